@@ -1,0 +1,185 @@
+/* The devtrace probe ABI: plain C functions that a tensor runtime calls at
+ * every tensor event, and that a tracer loaded with LD_PRELOAD implements.
+ *
+ * How it works. libdtrt (the devtrace runtime) defines every dtp_* function
+ * below as an empty function with default visibility and calls it across its
+ * shared-object boundary. A library that defines the same symbols and is
+ * loaded first (LD_PRELOAD=libdevtrace.so) wins the symbol lookup, so its
+ * definitions receive the events. Without a tracer a probe costs one call to
+ * an empty function. Any other C or C++ tensor code may emit the same probes
+ * (define the empty functions in a shared library of its own and call them);
+ * that is why this header depends on nothing but <stdint.h>.
+ *
+ * Rules for implementers (the tracer):
+ *  - Every pointer argument is valid only for the duration of the call; copy
+ *    what you keep. Strings are NUL-terminated UTF-8 and never NULL unless
+ *    documented.
+ *  - Probes are called from any thread, possibly concurrently, and may be
+ *    called before main() (static constructors) and after exit() started.
+ *  - A probe must not call back into the runtime.
+ *  - dtp_runtime_init() is called once per runtime before any other probe,
+ *    with the ABI version the runtime was built against. A tracer that does
+ *    not know that version must ignore every later call.
+ *
+ * Tensor ids are unique within a process and never reused; 0 means "no
+ * tensor". Op sequence numbers are unique within a process, start at 1 and
+ * increase in the order ops begin. */
+#ifndef DEVTRACE_PROBE_H
+#define DEVTRACE_PROBE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped on any change to a struct layout or a function signature below. */
+#define DTP_ABI_VERSION 1u
+
+/* ---------------------------------------------------------------- types */
+
+/* Device kinds; the numbers are part of the ABI. */
+enum dtp_device_type {
+    DTP_DEVICE_CPU = 0,  /* host memory; index is always 0 */
+    DTP_DEVICE_CUDA = 1, /* cuda:<index>, real or simulated */
+};
+
+/* A device, passed by value. */
+struct dtp_device {
+    int32_t type;  /* enum dtp_device_type */
+    int32_t index; /* ordinal within the type: N of cuda:N */
+};
+
+/* Element types; the numbers are part of the ABI. */
+enum dtp_dtype {
+    DTP_DTYPE_F32 = 0,  /* 32-bit IEEE float */
+    DTP_DTYPE_I64 = 1,  /* 64-bit signed integer */
+    DTP_DTYPE_BOOL = 2, /* one byte, 0 or 1 */
+};
+
+/* A tensor as it is at the moment of the event. */
+struct dtp_tensor {
+    uint64_t id;              /* process-unique tensor id, never reused */
+    uint64_t storage_id;      /* id of the storage; views share their base's */
+    int32_t dtype;            /* enum dtp_dtype */
+    int32_t ndim;             /* number of dimensions, 0 for a scalar */
+    const int64_t *shape;     /* [ndim] sizes */
+    const int64_t *strides;   /* [ndim] strides, in elements */
+    int64_t storage_offset;   /* first element's offset in the storage, in elements */
+    struct dtp_device device; /* where the storage lives */
+    uint64_t nbytes;          /* numel * element size (this view, not the storage) */
+    const char *name;         /* name given so far, or NULL */
+};
+
+/* How a tensor came to exist. */
+enum dtp_origin_kind {
+    DTP_ORIGIN_FACTORY = 0,    /* zeros, randn, from_data...: what = factory name */
+    DTP_ORIGIN_OP_OUTPUT = 1,  /* output of an op: what = op name, op_seq set */
+    DTP_ORIGIN_VIEW = 2,       /* view of src_id: what = view kind ("transpose") */
+    DTP_ORIGIN_TRANSFER = 3,   /* copy of src_id on another device: what = "to", ... */
+    DTP_ORIGIN_CHECKPOINT = 4, /* loaded from a checkpoint: what = key, detail = file */
+    DTP_ORIGIN_OTHER = 5,      /* anything else: what says what */
+};
+
+struct dtp_origin {
+    int32_t kind;       /* enum dtp_origin_kind */
+    const char *what;   /* see enum dtp_origin_kind; never NULL */
+    uint64_t src_id;    /* base (view) or source (transfer) tensor, else 0 */
+    uint64_t op_seq;    /* op that produced it (op output), else 0 */
+    const char *detail; /* extra text (checkpoint path), or NULL */
+};
+
+/* What kind of copy a transfer was. */
+enum dtp_transfer_kind {
+    DTP_TRANSFER_TO = 0,   /* a new tensor on another device (to, cpu, cuda) */
+    DTP_TRANSFER_COPY = 1, /* copy_ into an existing tensor on another device */
+    DTP_TRANSFER_READ = 2, /* values read back into a host buffer (dst_id = 0) */
+    DTP_TRANSFER_MOVE = 3, /* the tensor itself moved in place (module to): src_id == dst_id */
+};
+
+struct dtp_transfer {
+    uint64_t src_id;        /* tensor copied from */
+    uint64_t dst_id;        /* tensor copied into, 0 for DTP_TRANSFER_READ */
+    struct dtp_device from; /* source device */
+    struct dtp_device to;   /* destination device (cpu for a read) */
+    uint64_t bytes;         /* payload size */
+    int32_t kind;           /* enum dtp_transfer_kind */
+    const char *via;        /* API that asked: "to", "cpu", "copy_", "to_host", ... */
+};
+
+/* One argument of an op. Non-tensor arguments are not listed. */
+struct dtp_arg {
+    const char *name;         /* argument name as in the error text: "self", "mat2" */
+    uint64_t id;              /* tensor id */
+    struct dtp_device device; /* its device at the call */
+};
+
+/* An op being dispatched. */
+struct dtp_op {
+    uint64_t seq;               /* unique, increasing; pairs begin with end */
+    const char *name;           /* "matmul", "cross_entropy", ... */
+    int32_t nargs;              /* entries in args */
+    const struct dtp_arg *args; /* [nargs] tensor arguments in signature order */
+};
+
+/* Error kinds reported by dtp_error(). */
+enum dtp_error_kind {
+    DTP_ERROR_DEVICE = 1,  /* device mismatch (also reported by dtp_device_mismatch) */
+    DTP_ERROR_SHAPE = 2,   /* shapes do not fit */
+    DTP_ERROR_DTYPE = 3,   /* dtype not supported or not castable */
+    DTP_ERROR_INDEX = 4,   /* index out of range */
+    DTP_ERROR_MEMORY = 5,  /* allocation failed */
+    DTP_ERROR_BACKEND = 6, /* the device backend failed (CUDA error, ...) */
+    DTP_ERROR_ARG = 7,     /* bad argument value */
+    DTP_ERROR_STATE = 8,   /* call not allowed now */
+    DTP_ERROR_IO = 9,      /* file read or write failed */
+};
+
+/* ---------------------------------------------------------------- probes */
+
+/* Once per runtime, before its first other probe. abi_version is the
+ * DTP_ABI_VERSION the runtime was compiled with. */
+void dtp_runtime_init(uint32_t abi_version, const char *runtime, const char *version);
+
+/* A device was first used; backend names what serves it: "cpu", "cuda"
+ * (real CUDA), "cuda-sim" (the simulated backend). */
+void dtp_device_backend(struct dtp_device device, const char *backend);
+
+/* A tensor was created. Fired after it is fully initialised. */
+void dtp_tensor_created(const struct dtp_tensor *tensor, const struct dtp_origin *origin);
+
+/* Data crossed devices. For DTP_TRANSFER_TO, dtp_tensor_created() for dst_id
+ * fired just before. */
+void dtp_tensor_transferred(const struct dtp_transfer *transfer);
+
+/* A tensor was given a name (by the program, or by module registration). */
+void dtp_tensor_named(uint64_t id, const char *name);
+
+/* The last reference to a tensor was dropped. */
+void dtp_tensor_freed(uint64_t id);
+
+/* An op starts: after its arguments are known, before the device check. */
+void dtp_op_begin(const struct dtp_op *op);
+
+/* The op with this seq finished. status is 0 on success, else the
+ * enum dtp_error_kind of its failure; outputs lists the tensors it made, or,
+ * for an in-place op (add_, copy_), the tensor it wrote. When the runtime's
+ * error handler ends the process, the failing op's end may never come:
+ * dtp_error() then follows its dtp_op_begin(). */
+void dtp_op_end(uint64_t seq, const char *name, int32_t status, int32_t noutputs, const uint64_t *outputs);
+
+/* The device check of op failed. first and other index op->args: the operand
+ * that fixed the op's device and the first operand found elsewhere. message is
+ * the full error text. Fired before the runtime's error handler runs (which
+ * may exit the process). */
+void dtp_device_mismatch(const struct dtp_op *op, int32_t first, int32_t other, const char *message);
+
+/* Any runtime error, device mismatch included, before the error handler runs.
+ * op is the op or API function that failed ("" when none). */
+void dtp_error(const char *op, int32_t kind, const char *message);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DEVTRACE_PROBE_H */
