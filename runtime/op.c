@@ -55,11 +55,14 @@ int dt__op_kernel_status(struct dt_opctx *c, int status) {
 int dt__op_begin(struct dt_opctx *c, const char *name, int n, const dt_tensor *const *tensors, const char *const *names,
                  enum dt_check check) {
     dt__runtime_init();
-    memset(c, 0, offsetof(struct dt_opctx, args_inline));
     c->seq = atomic_fetch_add(&g_op_seq, 1);
     c->name = name;
+    c->nargs = 0;
     c->args = c->args_inline;
     c->tensors = c->tensors_inline;
+    c->device = dt_cpu_device();
+    c->backend = NULL;
+    c->ended = 0;
     if (n > DT_OP_INLINE_ARGS) {
         c->args = malloc(sizeof *c->args * (size_t)n);
         c->tensors = malloc(sizeof *c->tensors * (size_t)n);

@@ -65,8 +65,7 @@ typedef enum dt_error_kind {
 } dt_error_kind;
 
 /* Shape literal for the factories: dt_zeros(DT_SHAPE(64, 10), DT_F32, dev). */
-#define DT_SHAPE(...)                                                                                                  \
-    (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (const int64_t[]) { __VA_ARGS__ }
+#define DT_SHAPE(...) (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), ((const int64_t[]){__VA_ARGS__})
 /* Scalar (0-dim) shape for the factories. */
 #define DT_SCALAR 0, NULL
 
