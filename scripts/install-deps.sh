@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the Debian packages devtrace builds and tests with, if any is
+# missing (uses sudo when not root). The CUDA toolkit is optional and not
+# installed here: when /usr/local/cuda exists, the build finds it.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config check)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "devtrace: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs devtrace's whole test suite: installs what is missing, builds with
+# warnings as errors and runs every test (ctest); then builds again with
+# AddressSanitizer + UndefinedBehaviorSanitizer and runs every test there.
+# DEVTRACE_SKIP_SANITIZE=1 skips the second build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+jobs=$(nproc)
+
+echo "== build (warnings are errors)"
+cmake -S . -B build -DDEVTRACE_WERROR=ON >/dev/null
+cmake --build build -j "$jobs"
+echo "== tests"
+(cd build && ctest --output-on-failure -j "$jobs")
+
+if [ "${DEVTRACE_SKIP_SANITIZE:-0}" != 1 ]; then
+  # The real CUDA backend cannot run without a GPU; the sanitized build
+  # covers the cpu and simulated backends (CUDA off keeps it fast).
+  echo "== build with ASan + UBSan"
+  cmake -S . -B build-asan -DDEVTRACE_SANITIZE=ON -DDEVTRACE_WERROR=ON -DDEVTRACE_CUDA=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+  cmake --build build-asan -j "$jobs"
+  echo "== tests under ASan + UBSan"
+  (cd build-asan && ctest --output-on-failure -j "$jobs")
+fi
