@@ -3,6 +3,7 @@
  * index_select. Float math runs in double and rounds to float32 on store;
  * integer math in int64. The real CUDA backend has its own kernels. */
 #include "backend.h"
+#include "ew_math.h"
 
 #include <math.h>
 #include <string.h>
@@ -45,73 +46,6 @@ static int64_t view_numel(const struct dt_view *v) {
 }
 
 /* ---------------------------------------------------------------- elementwise */
-
-static inline double ew_f(enum dt_ew_op op, double x, double y, double z, double p0, double p1) {
-    switch (op) {
-    case DT_EW_COPY: return x;
-    case DT_EW_FILL: return p0;
-    case DT_EW_NEG: return -x;
-    case DT_EW_EXP: return exp(x);
-    case DT_EW_LOG: return log(x);
-    case DT_EW_SQRT: return sqrt(x);
-    case DT_EW_ABS: return fabs(x);
-    case DT_EW_RELU: return x > 0 ? x : (isnan(x) ? x : 0.0);
-    case DT_EW_SIGMOID: return 1.0 / (1.0 + exp(-x));
-    case DT_EW_TANH: return tanh(x);
-    case DT_EW_CLAMP: return isnan(x) ? x : x < p0 ? p0 : x > p1 ? p1 : x;
-    case DT_EW_ADD: return x + p0 * y;
-    case DT_EW_SUB: return x - p0 * y;
-    case DT_EW_MUL: return x * y;
-    case DT_EW_DIV: return x / y;
-    case DT_EW_POW: return pow(x, y);
-    case DT_EW_EQ: return x == y;
-    case DT_EW_NE: return x != y;
-    case DT_EW_LT: return x < y;
-    case DT_EW_LE: return x <= y;
-    case DT_EW_GT: return x > y;
-    case DT_EW_GE: return x >= y;
-    case DT_EW_WHERE: return x != 0 ? y : z;
-    default: return NAN;
-    }
-}
-
-/* Integer form; *bad set for a negative integer power. */
-static inline int64_t ew_i(enum dt_ew_op op, int64_t x, int64_t y, int64_t z, double p0, double p1, int *bad) {
-    switch (op) {
-    case DT_EW_COPY: return x;
-    case DT_EW_FILL: return (int64_t)p0;
-    case DT_EW_NEG: return (int64_t)(0 - (uint64_t)x);
-    case DT_EW_ABS: return x < 0 ? (int64_t)(0 - (uint64_t)x) : x;
-    case DT_EW_RELU: return x > 0 ? x : 0;
-    case DT_EW_CLAMP: {
-        double v = (double)x;
-        return v < p0 ? (int64_t)ceil(p0) : v > p1 ? (int64_t)floor(p1) : x;
-    }
-    case DT_EW_ADD: return (int64_t)((uint64_t)x + (uint64_t)((int64_t)p0 * y));
-    case DT_EW_SUB: return (int64_t)((uint64_t)x - (uint64_t)((int64_t)p0 * y));
-    case DT_EW_MUL: return (int64_t)((uint64_t)x * (uint64_t)y);
-    case DT_EW_POW: {
-        if (y < 0) {
-            if (x == 1) return 1;
-            if (x == -1) return (y & 1) ? -1 : 1;
-            *bad = 1;
-            return 0;
-        }
-        uint64_t r = 1, b = (uint64_t)x;
-        for (int64_t e = y; e; e >>= 1, b *= b)
-            if (e & 1) r *= b;
-        return (int64_t)r;
-    }
-    case DT_EW_EQ: return x == y;
-    case DT_EW_NE: return x != y;
-    case DT_EW_LT: return x < y;
-    case DT_EW_LE: return x <= y;
-    case DT_EW_GT: return x > y;
-    case DT_EW_GE: return x >= y;
-    case DT_EW_WHERE: return x ? y : z;
-    default: return 0;
-    }
-}
 
 static int is_contig_of(const struct dt_operand *o, const struct dt_view *out) {
     if (o->is_scalar) return 1;
@@ -180,13 +114,13 @@ int dt__host_ew(const struct dt_ew_args *a) {
             double v[3] = {0, 0, 0};
             for (int k = 0; k < nin; k++)
                 v[k] = a->in[k].is_scalar ? a->in[k].scalar : ld_d(a->in[k].v.base, a->in[k].v.dtype, off[k + 1]);
-            st_d(a->out.base, a->out.dtype, off[0], ew_f(a->op, v[0], v[1], v[2], a->p0, a->p1));
+            st_d(a->out.base, a->out.dtype, off[0], dt_ew_f(a->op, v[0], v[1], v[2], a->p0, a->p1));
         } else {
             int64_t v[3] = {0, 0, 0};
             for (int k = 0; k < nin; k++)
                 v[k] =
                     a->in[k].is_scalar ? (int64_t)a->in[k].scalar : ld_i(a->in[k].v.base, a->in[k].v.dtype, off[k + 1]);
-            st_i(a->out.base, a->out.dtype, off[0], ew_i(a->op, v[0], v[1], v[2], a->p0, a->p1, &bad));
+            st_i(a->out.base, a->out.dtype, off[0], dt_ew_i(a->op, v[0], v[1], v[2], a->p0, a->p1, &bad));
         }
         for (int d = nd - 1; d >= 0; d--) { /* advance the odometer */
             off[0] += a->out.strides[d];

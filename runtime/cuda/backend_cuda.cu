@@ -1,14 +1,16 @@
 /* The real CUDA backend of libdtrt: device memory through the shared cudart,
  * and kernels for the backend contract of backend.h (elementwise, reduce,
  * softmax, matmul, index_select). Used for cuda:N when a GPU is present and
- * simulation was not asked for. Float math runs in float32 (the host kernels
- * use double, so results agree within float tolerance, not bit for bit).
+ * simulation was not asked for. Elementwise math is shared with the host
+ * kernels (ew_math.h); reductions, softmax and matmul accumulate in their
+ * own order, so they agree with the host within float tolerance.
  * Memory movement between devices is requested by transfer.c only. */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
 
 #include "../backend.h"
+#include "../ew_math.h"
 
 namespace {
 
@@ -76,72 +78,6 @@ __device__ void flag_bad(long long v) {
     if (atomicExch(&d_bad_flag, 1) == 0) d_bad_value = v;
 }
 
-__device__ float ew_f(int op, float x, float y, float z, float p0, float p1) {
-    switch (op) {
-    case DT_EW_COPY: return x;
-    case DT_EW_FILL: return p0;
-    case DT_EW_NEG: return -x;
-    case DT_EW_EXP: return expf(x);
-    case DT_EW_LOG: return logf(x);
-    case DT_EW_SQRT: return sqrtf(x);
-    case DT_EW_ABS: return fabsf(x);
-    case DT_EW_RELU: return x > 0 ? x : (isnan(x) ? x : 0.0f);
-    case DT_EW_SIGMOID: return 1.0f / (1.0f + expf(-x));
-    case DT_EW_TANH: return tanhf(x);
-    case DT_EW_CLAMP: return isnan(x) ? x : x < p0 ? p0 : x > p1 ? p1 : x;
-    case DT_EW_ADD: return x + p0 * y;
-    case DT_EW_SUB: return x - p0 * y;
-    case DT_EW_MUL: return x * y;
-    case DT_EW_DIV: return x / y;
-    case DT_EW_POW: return powf(x, y);
-    case DT_EW_EQ: return x == y;
-    case DT_EW_NE: return x != y;
-    case DT_EW_LT: return x < y;
-    case DT_EW_LE: return x <= y;
-    case DT_EW_GT: return x > y;
-    case DT_EW_GE: return x >= y;
-    case DT_EW_WHERE: return x != 0 ? y : z;
-    default: return nanf("");
-    }
-}
-
-__device__ int64_t ew_i(int op, int64_t x, int64_t y, int64_t z, double p0, double p1) {
-    switch (op) {
-    case DT_EW_COPY: return x;
-    case DT_EW_FILL: return (int64_t)p0;
-    case DT_EW_NEG: return (int64_t)(0 - (uint64_t)x);
-    case DT_EW_ABS: return x < 0 ? (int64_t)(0 - (uint64_t)x) : x;
-    case DT_EW_RELU: return x > 0 ? x : 0;
-    case DT_EW_CLAMP: {
-        double v = (double)x;
-        return v < p0 ? (int64_t)ceil(p0) : v > p1 ? (int64_t)floor(p1) : x;
-    }
-    case DT_EW_ADD: return (int64_t)((uint64_t)x + (uint64_t)((int64_t)p0 * y));
-    case DT_EW_SUB: return (int64_t)((uint64_t)x - (uint64_t)((int64_t)p0 * y));
-    case DT_EW_MUL: return (int64_t)((uint64_t)x * (uint64_t)y);
-    case DT_EW_POW: {
-        if (y < 0) {
-            if (x == 1) return 1;
-            if (x == -1) return (y & 1) ? -1 : 1;
-            flag_bad(y);
-            return 0;
-        }
-        uint64_t r = 1, b = (uint64_t)x;
-        for (int64_t e = y; e; e >>= 1, b *= b)
-            if (e & 1) r *= b;
-        return (int64_t)r;
-    }
-    case DT_EW_EQ: return x == y;
-    case DT_EW_NE: return x != y;
-    case DT_EW_LT: return x < y;
-    case DT_EW_LE: return x <= y;
-    case DT_EW_GT: return x > y;
-    case DT_EW_GE: return x >= y;
-    case DT_EW_WHERE: return x ? y : z;
-    default: return 0;
-    }
-}
-
 /* ---------------------------------------------------------------- kernels */
 
 __global__ void k_ew(dt_ew_args a, int64_t n) {
@@ -154,16 +90,17 @@ __global__ void k_ew(dt_ew_args a, int64_t n) {
             for (int k = 0; k < a.nin; k++) off[k + 1] += i * a.in[k].v.strides[d];
         }
         if (a.compute == DT_F32) {
-            float v[3] = {0, 0, 0};
+            double v[3] = {0, 0, 0};
             for (int k = 0; k < a.nin; k++)
-                v[k] = a.in[k].is_scalar ? (float)a.in[k].scalar
-                                         : (float)ld_d(a.in[k].v.base, a.in[k].v.dtype, off[k + 1]);
-            st_f(a.out.base, a.out.dtype, off[0], ew_f(a.op, v[0], v[1], v[2], (float)a.p0, (float)a.p1));
+                v[k] = a.in[k].is_scalar ? a.in[k].scalar : ld_d(a.in[k].v.base, a.in[k].v.dtype, off[k + 1]);
+            st_f(a.out.base, a.out.dtype, off[0], (float)dt_ew_f(a.op, v[0], v[1], v[2], a.p0, a.p1));
         } else {
             int64_t v[3] = {0, 0, 0};
+            int bad = 0;
             for (int k = 0; k < a.nin; k++)
                 v[k] = a.in[k].is_scalar ? (int64_t)a.in[k].scalar : ld_i(a.in[k].v.base, a.in[k].v.dtype, off[k + 1]);
-            st_i(a.out.base, a.out.dtype, off[0], ew_i(a.op, v[0], v[1], v[2], a.p0, a.p1));
+            st_i(a.out.base, a.out.dtype, off[0], dt_ew_i(a.op, v[0], v[1], v[2], a.p0, a.p1, &bad));
+            if (bad) flag_bad(v[1]);
         }
     }
 }
