@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#define N 8       /* batch */
-#define D 4       /* features */
-#define C 3       /* classes */
+#define N 8 /* batch */
+#define D 4 /* features */
+#define C 3 /* classes */
 
 int main(int argc, char **argv) {
     int fixed = argc > 1 && strcmp(argv[1], "--fixed") == 0;

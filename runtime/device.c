@@ -8,9 +8,10 @@
 #include <pthread.h>
 #include <string.h>
 
-/* THREAD SAFETY NOTES: g_cfg is written under g_lock only; readers take the
- * lock too except for `frozen` paths, which never change the config again.
- * Announced-device flags and memory counters are atomics. */
+/* THREAD SAFETY NOTES: g_cfg is written under g_lock only. What every op
+ * reads (the simulated and real counts, whether the environment was bad) is
+ * also published in g_published, an atomic snapshot, so the hot path takes no
+ * lock. Announced-device flags and memory counters are atomics. */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     int loaded;         /* environment read */
@@ -21,6 +22,8 @@ static struct {
     char env_value[64]; /* its text, for the error message */
 } g_cfg;
 
+/* (sim << 16) | (real << 8) | env_error, plus 1 << 24 once loaded. */
+static atomic_int g_published;
 static atomic_int g_announced[1 + DT_MAX_CUDA]; /* dtp_device_backend fired */
 static _Atomic int64_t g_mem[1 + DT_MAX_CUDA];  /* live bytes per device */
 static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
@@ -102,16 +105,24 @@ static void cfg_load_locked(void) {
     if (g_cfg.real_count > DT_MAX_CUDA) g_cfg.real_count = DT_MAX_CUDA;
 }
 
+static void cfg_publish_locked(void) {
+    atomic_store(&g_published, 1 << 24 | g_cfg.sim_count << 16 | g_cfg.real_count << 8 | g_cfg.env_error);
+}
+
 /* The config, loaded. Raises (once per call) when the environment was bad. */
 static int cfg_get(int *sim, int *real) {
-    dt__runtime_init();
-    pthread_mutex_lock(&g_lock);
-    cfg_load_locked();
-    int err = g_cfg.env_error;
-    *sim = g_cfg.sim_count;
-    *real = g_cfg.real_count;
-    pthread_mutex_unlock(&g_lock);
-    if (err) {
+    int p = atomic_load(&g_published);
+    if (!p) {
+        dt__runtime_init();
+        pthread_mutex_lock(&g_lock);
+        cfg_load_locked();
+        cfg_publish_locked();
+        pthread_mutex_unlock(&g_lock);
+        p = atomic_load(&g_published);
+    }
+    *sim = (p >> 16) & 0xff;
+    *real = (p >> 8) & 0xff;
+    if (p & 1) {
         dt__raise(DT_ERR_ARG, "DEVTRACE_SIM_CUDA",
                   "DEVTRACE_SIM_CUDA='%s' is not a number of simulated GPUs: set it to 1..%d, or "
                   "unset it to use real GPUs",
@@ -133,6 +144,7 @@ int dt_sim_cuda_enable(int n) {
     if (!frozen || cur == n) {
         g_cfg.sim_count = n;
         g_cfg.env_error = 0;
+        cfg_publish_locked();
     }
     pthread_mutex_unlock(&g_lock);
     if (frozen && cur != n) {
@@ -209,7 +221,8 @@ const struct dt_backend *dt__backend_for(dt_device d, const char *op) {
         return NULL;
     }
     int slot = dev_slot(d);
-    if (!atomic_exchange(&g_announced[slot], 1)) dtp_device_backend(dt__pdev(d), b->name);
+    if (!atomic_load_explicit(&g_announced[slot], memory_order_relaxed) && !atomic_exchange(&g_announced[slot], 1))
+        dtp_device_backend(dt__pdev(d), b->name);
     return b;
 }
 
