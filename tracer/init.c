@@ -1,0 +1,188 @@
+/* Process lifecycle of libdevtrace.so: configuration from the environment,
+ * start-up (output file, writer thread, signal handlers), fork (the child
+ * records into a file of its own), and exit (drain, finish, say where the
+ * trace is). Also the one-warning failure path every module uses. */
+#include "tr_impl.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+struct tr_state g_tr = {
+    .writer_lock = PTHREAD_MUTEX_INITIALIZER,
+    .wake_fd = {-1, -1},
+    .exit_status = -1,
+};
+
+static pthread_mutex_t g_init_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int g_forked; /* set in the child of a fork until it re-initialises */
+static pid_t g_owner_pid;    /* process whose trace g_tr describes */
+static int g_once_done;      /* one-time setup (atfork, signals, stack) done */
+
+uint64_t tr_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int64_t tr_gettid(void) { return (int64_t)syscall(SYS_gettid); }
+
+void tr_fail(const char *fmt, ...) {
+    atomic_store(&g_tr.enabled, 0);
+    if (atomic_exchange(&g_tr.warned, 1)) return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "devtrace: warning: %s; tracing is off, the program goes on\n", msg);
+}
+
+void tr_info(const char *fmt, ...) {
+    if (g_tr.cfg.quiet) return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "devtrace: %s\n", msg);
+}
+
+/* An integer setting from the environment; a bad value is said and ignored. */
+static long env_long(const char *name, long def, long lo, long hi) {
+    const char *v = getenv(name);
+    if (!v || !*v) return def;
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (errno || *end || n < lo || n > hi) {
+        fprintf(stderr, "devtrace: %s='%s' is not a number in %ld..%ld; using %ld\n", name, v, lo, hi, def);
+        return def;
+    }
+    return n;
+}
+
+static void read_config(void) {
+    struct tr_config *c = &g_tr.cfg;
+    const char *q = getenv("DEVTRACE_QUIET");
+    c->quiet = q && strcmp(q, "1") == 0;
+    c->depth = (int)env_long("DEVTRACE_STACK_DEPTH", 32, 0, TR_MAX_DEPTH);
+    long kb = env_long("DEVTRACE_RING_KB", 8192, 64, 1L << 20);
+    size_t bytes = 1;
+    while (bytes < (size_t)kb * 1024) bytes <<= 1; /* a power of two */
+    c->ring_bytes = bytes;
+    c->python = (int)env_long("DEVTRACE_PYTHON", 1, 0, 1);
+    c->commit_ms = (int)env_long("DEVTRACE_COMMIT_MS", 20, 1, 50);
+}
+
+static void append_manifest(void) {
+    const char *m = getenv("DEVTRACE_MANIFEST");
+    if (!m || !*m) return;
+    int fd = open(m, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) return;
+    char line[4200];
+    int n = snprintf(line, sizeof line, "%d\t%s\n", (int)getpid(), g_tr.cfg.path);
+    if (write(fd, line, (size_t)n) < 0) {
+    }
+    close(fd);
+}
+
+static void on_prepare(void) {
+    if (g_tr.writer_running) pthread_mutex_lock(&g_tr.writer_lock);
+}
+static void on_parent(void) {
+    if (g_tr.writer_running) pthread_mutex_unlock(&g_tr.writer_lock);
+}
+static void on_child(void) {
+    pthread_mutex_init(&g_tr.writer_lock, NULL);
+    pthread_mutex_init(&g_init_lock, NULL);
+    if (atomic_load(&g_tr.initialized)) {
+        atomic_store(&g_tr.enabled, 0);
+        atomic_store(&g_forked, 1); /* re-initialised at this process's first event */
+    }
+}
+
+/* Starts tracing in this process; forked_child names the file accordingly.
+ * Called with g_init_lock held. */
+static void start(int forked_child) {
+    if (!g_once_done) {
+        read_config();
+        tr_stack_init();
+        pthread_atfork(on_prepare, on_parent, on_child);
+        tr_signals_install();
+        g_once_done = 1;
+    }
+    tr_py_init();
+    g_owner_pid = getpid();
+    g_tr.pid = g_owner_pid;
+    g_tr.t0 = tr_now_ns();
+    atomic_store(&g_tr.next_seq, 1);
+    atomic_store(&g_tr.initialized, 1);
+    const char *root = getenv("DEVTRACE_ROOT_PID");
+    int other_process = forked_child || (root && *root && atoi(root) != (int)g_owner_pid);
+    if (tr_output_claim(g_tr.cfg.path, sizeof g_tr.cfg.path, other_process) < 0) return;
+    if (tr_writer_open(g_tr.cfg.path) < 0) return;
+    tr_modules_scan(0);
+    atomic_store(&g_tr.enabled, 1);
+    if (tr_writer_start() < 0) return;
+    append_manifest();
+}
+
+int tr_ensure_init(void) {
+    if (atomic_load(&g_tr.initialized) && !atomic_load(&g_forked)) return atomic_load(&g_tr.enabled);
+    pthread_mutex_lock(&g_init_lock);
+    if (atomic_load(&g_forked)) {
+        tr_writer_abandon();
+        tr_ring_forget_all();
+        atomic_store(&g_forked, 0);
+        start(1);
+    } else if (!atomic_load(&g_tr.initialized)) {
+        start(0);
+    }
+    pthread_mutex_unlock(&g_init_lock);
+    return atomic_load(&g_tr.enabled);
+}
+
+__attribute__((constructor)) static void tracer_init(void) { tr_ensure_init(); }
+
+/* Finishes this process's trace (once). */
+static void finish_trace(void) {
+    static _Atomic int done;
+    if (!atomic_load(&g_tr.initialized) || atomic_load(&g_forked) || getpid() != g_owner_pid) return;
+    if (atomic_exchange(&done, 1)) return;
+    int was_on = atomic_load(&g_tr.enabled) || g_tr.writer_running;
+    tr_writer_stop(1);
+    atomic_store(&g_tr.enabled, 0);
+    if (was_on && !atomic_load(&g_tr.warned) && !getenv("DEVTRACE_MANIFEST"))
+        tr_info("trace written to %s", g_tr.cfg.path);
+}
+
+__attribute__((destructor)) static void tracer_fini(void) { finish_trace(); }
+
+/* exit() and _exit() are wrapped to note the status (a return from main
+ * calls exit inside libc, unseen: `devtrace run` records that status). */
+TR_EXPORT __attribute__((noreturn)) void exit(int status) {
+    static void (*real)(int);
+    if (!real) *(void **)&real = dlsym(RTLD_NEXT, "exit");
+    atomic_store(&g_tr.exit_status, status & 0xff);
+    if (real) real(status);
+    syscall(SYS_exit_group, status);
+    __builtin_unreachable();
+}
+
+TR_EXPORT __attribute__((noreturn)) void _exit(int status) {
+    static void (*real)(int);
+    if (!real) *(void **)&real = dlsym(RTLD_NEXT, "_exit");
+    atomic_store(&g_tr.exit_status, status & 0xff);
+    finish_trace(); /* no destructors will run */
+    if (real) real(status);
+    syscall(SYS_exit_group, status);
+    __builtin_unreachable();
+}

@@ -1,0 +1,130 @@
+/* Python stacks of the calling thread, when the process is CPython 3.10 to
+ * 3.13 and the thread holds the GIL: (code object, line) per frame, through
+ * the frame API found with dlsym(RTLD_DEFAULT) — libpython is never linked.
+ * Each code object is resolved (file, qualified name, first line) once, when
+ * first seen, emitted as a TR_EV_PYCODE record, and kept alive with a
+ * reference so its address is never reused for another. The table of seen
+ * code objects is touched only with the GIL held, which serialises it. */
+#include "tr_impl.h"
+
+TR_HIDDEN const char *tr_py_version(void);
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+typedef void PyObject;
+static char g_version[32]; /* "3.11" once the frame API was found */
+static struct {
+    int ready; /* 1 when every symbol was found and the version fits */
+    int (*is_initialized)(void);
+    int (*gil_check)(void);
+    void *(*this_tstate)(void);
+    PyObject *(*tstate_frame)(void *);
+    PyObject *(*frame_back)(PyObject *);
+    PyObject *(*frame_code)(PyObject *);
+    int (*frame_line)(PyObject *);
+    void (*incref)(PyObject *);
+    void (*decref)(PyObject *);
+    PyObject *(*getattr)(PyObject *, const char *);
+    const char *(*as_utf8)(PyObject *);
+    long (*as_long)(PyObject *);
+    void (*err_fetch)(PyObject **, PyObject **, PyObject **);
+    void (*err_restore)(PyObject *, PyObject *, PyObject *);
+} py;
+
+#define PY_TABLE (1u << 16) /* code objects remembered (open addressing) */
+static uintptr_t *g_seen;   /* mmap'd; guarded by the GIL */
+static unsigned g_nseen;
+
+#define SYM(field, name) (*(void **)&py.field = dlsym(RTLD_DEFAULT, name))
+
+void tr_py_init(void) {
+    if (py.ready) return;
+    const char *(*version)(void);
+    *(void **)&version = dlsym(RTLD_DEFAULT, "Py_GetVersion");
+    if (!version) return; /* not a Python process (yet) */
+    int major = 0, minor = 0;
+    if (sscanf(version(), "%d.%d", &major, &minor) != 2 || major != 3 || minor < 10 || minor > 13) {
+        tr_info("Python %d.%d: Python stacks are recorded for CPython 3.10 to 3.13 only", major, minor);
+        return;
+    }
+    int ok = SYM(is_initialized, "Py_IsInitialized") && SYM(gil_check, "PyGILState_Check") &&
+             SYM(this_tstate, "PyGILState_GetThisThreadState") && SYM(tstate_frame, "PyThreadState_GetFrame") &&
+             SYM(frame_back, "PyFrame_GetBack") && SYM(frame_code, "PyFrame_GetCode") &&
+             SYM(frame_line, "PyFrame_GetLineNumber") && SYM(incref, "Py_IncRef") && SYM(decref, "Py_DecRef") &&
+             SYM(getattr, "PyObject_GetAttrString") && SYM(as_utf8, "PyUnicode_AsUTF8") &&
+             SYM(as_long, "PyLong_AsLong") && SYM(err_fetch, "PyErr_Fetch") && SYM(err_restore, "PyErr_Restore");
+    if (!ok) {
+        tr_info("Python %d.%d: part of the frame API is missing; Python stacks are off", major, minor);
+        return;
+    }
+    void *m = mmap(NULL, PY_TABLE * sizeof(uintptr_t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return;
+    g_seen = m;
+    snprintf(g_version, sizeof g_version, "%d.%d", major, minor);
+    py.ready = 1;
+}
+
+const char *tr_py_version(void) { return py.ready ? g_version : NULL; }
+
+/* Text of attribute `name` of code (borrowed from the interpreter; copied
+ * into the record before the attribute object is released). */
+static PyObject *attr(PyObject *code, const char *name) {
+    PyObject *o = py.getattr(code, name);
+    return o;
+}
+
+/* Records a code object the first time it is seen. */
+static void note_code(PyObject *code) {
+    uintptr_t key = (uintptr_t)code;
+    unsigned h = (unsigned)((key >> 4) * 2654435761u) & (PY_TABLE - 1);
+    for (unsigned i = 0; i < PY_TABLE; i++, h = (h + 1) & (PY_TABLE - 1)) {
+        if (g_seen[h] == key) return;
+        if (g_seen[h] == 0) break;
+    }
+    if (g_nseen >= PY_TABLE * 3 / 4) return; /* table full: frames still recorded, names not */
+    g_seen[h] = key;
+    g_nseen++;
+    py.incref(code); /* never freed: its address stays unique */
+    PyObject *et, *ev, *tb;
+    py.err_fetch(&et, &ev, &tb); /* leave the thread's exception state as it was */
+    PyObject *file = attr(code, "co_filename"), *name = attr(code, "co_qualname");
+    if (!name) name = attr(code, "co_name");
+    PyObject *first = attr(code, "co_firstlineno");
+    struct tr_ev e = {.kind = TR_EV_PYCODE, .nint = 2, .nstr = 2};
+    e.ints[0] = key;
+    e.ints[1] = first ? (uint64_t)py.as_long(first) : 0;
+    e.strs[0] = file ? py.as_utf8(file) : "?";
+    e.strs[1] = name ? py.as_utf8(name) : "?";
+    if (!e.strs[0]) e.strs[0] = "?";
+    if (!e.strs[1]) e.strs[1] = "?";
+    tr_ev_emit(&e);
+    if (file) py.decref(file);
+    if (name) py.decref(name);
+    if (first) py.decref(first);
+    py.err_restore(et, ev, tb);
+}
+
+int tr_py_capture(uint64_t *pairs, int max) {
+    if (!py.ready || !py.is_initialized() || !py.gil_check()) return 0;
+    void *ts = py.this_tstate();
+    if (!ts) return 0;
+    PyObject *f = py.tstate_frame(ts); /* new reference, or NULL */
+    int n = 0;
+    while (f && n < max) {
+        PyObject *code = py.frame_code(f); /* new reference */
+        note_code(code);
+        pairs[2 * n] = (uint64_t)(uintptr_t)code;
+        pairs[2 * n + 1] = (uint64_t)py.frame_line(f);
+        n++;
+        py.decref(code); /* the table holds its own reference */
+        PyObject *back = py.frame_back(f);
+        py.decref(f);
+        f = back;
+    }
+    if (f) py.decref(f);
+    return n;
+}

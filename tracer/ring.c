@@ -1,0 +1,94 @@
+/* Per-thread rings: each thread that records gets its own mmap'd ring on
+ * first use, published on a lock-free list for the writer. The producer
+ * (the thread) moves head, the writer moves tail; a record that does not fit
+ * is dropped and counted, never waited for. No malloc, stdio or locks here. */
+#include "tr_impl.h"
+
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+
+static _Thread_local struct tr_ring *tl_ring; /* this thread's ring */
+static _Thread_local int tl_ring_failed;      /* mmap failed once: stop trying */
+static pthread_key_t g_exit_key;              /* marks rings of exited threads */
+static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+
+static void on_thread_exit(void *p) {
+    struct tr_ring *r = p;
+    atomic_store(&r->state, TR_RING_EXITED);
+    if (r->altstack) { /* stop using it before the writer may unmap it */
+        stack_t ss = {.ss_flags = SS_DISABLE};
+        sigaltstack(&ss, NULL);
+    }
+}
+
+static void make_key(void) { pthread_key_create(&g_exit_key, on_thread_exit); }
+
+struct tr_ring *tr_ring_self(void) {
+    struct tr_ring *r = tl_ring;
+    if (r || tl_ring_failed) return r;
+    size_t hdr = 4096, bytes = hdr + g_tr.cfg.ring_bytes;
+    void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) {
+        tl_ring_failed = 1;
+        return NULL; /* this thread's events are lost; counted nowhere but harmless */
+    }
+    r = m;
+    r->size = g_tr.cfg.ring_bytes;
+    r->data = (unsigned char *)m + hdr;
+    r->map_bytes = bytes;
+    r->tid = tr_gettid();
+    pthread_getname_np(pthread_self(), r->name, sizeof r->name);
+    tr_signals_thread_init(r);
+    pthread_once(&g_key_once, make_key);
+    pthread_setspecific(g_exit_key, r);
+    struct tr_ring *old = atomic_load(&g_tr.rings);
+    do r->next = old;
+    while (!atomic_compare_exchange_weak(&g_tr.rings, &old, r));
+    tl_ring = r;
+    return r;
+}
+
+void *tr_ring_reserve(struct tr_ring *r, uint32_t len) {
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+    uint64_t pos = head & (r->size - 1), to_end = r->size - pos;
+    uint64_t need = len <= to_end ? len : to_end + len; /* a record never wraps */
+    if (len > r->size / 2 || head - tail + need > r->size) {
+        atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
+        return NULL;
+    }
+    if (len > to_end) { /* pad to the end, start over at 0 */
+        struct tr_rec *pad = (struct tr_rec *)(r->data + pos);
+        pad->size = (uint32_t)to_end;
+        pad->kind = TR_EV_PAD;
+        atomic_store_explicit(&r->head, head + to_end, memory_order_release);
+        return r->data;
+    }
+    return r->data + pos;
+}
+
+void tr_ring_commit(struct tr_ring *r, uint32_t len) {
+    atomic_fetch_add_explicit(&r->written, 1, memory_order_relaxed);
+    atomic_store_explicit(&r->head, atomic_load_explicit(&r->head, memory_order_relaxed) + len, memory_order_release);
+}
+
+void tr_ring_forget_all(void) {
+    /* After fork the child holds private copies of the parent's rings: their
+     * events belong to the parent's trace. Unmap them all but this thread's
+     * own copy, which is emptied and kept (its TLS still points at it). */
+    struct tr_ring *r = atomic_load(&g_tr.rings), *mine = tl_ring;
+    while (r) {
+        struct tr_ring *next = r->next;
+        if (r != mine) munmap(r, r->map_bytes);
+        r = next;
+    }
+    if (mine) {
+        atomic_store(&mine->tail, atomic_load(&mine->head));
+        atomic_store(&mine->dropped, 0);
+        atomic_store(&mine->written, 0);
+        mine->tid = tr_gettid();
+        mine->next = NULL;
+    }
+    atomic_store(&g_tr.rings, mine);
+}

@@ -1,0 +1,189 @@
+/* Internals of libdevtrace.so, shared by its sources: the per-thread ring
+ * and its record format (producer side), the writer (consumer side), stack
+ * capture, the module table, and the global state. Nothing here is public. */
+#ifndef DEVTRACE_TR_IMPL_H
+#define DEVTRACE_TR_IMPL_H
+
+#include <devtrace/probe.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TR_HIDDEN         __attribute__((visibility("hidden")))
+#define TR_EXPORT         __attribute__((visibility("default")))
+#define TR_VERSION        "0.1.0"
+#define TR_SCHEMA_VERSION 1
+
+/* ---------------------------------------------------------------- records */
+
+/* What a ring record describes (the `kind` column of the events table). */
+enum tr_kind {
+    TR_EV_INIT = 1,     /* runtime announced itself: ints {abi}, strs {runtime, version} */
+    TR_EV_BACKEND = 2,  /* device first used: ints {device}, strs {backend} */
+    TR_EV_CREATED = 3,  /* ints {id, storage, dtype, ndim, device, nbytes, offset, origin, src, op,
+                           shape[ndim], strides[ndim]}, strs {what, name, detail} */
+    TR_EV_TRANSFER = 4, /* ints {src, dst, from, to, bytes, kind}, strs {via} */
+    TR_EV_NAMED = 5,    /* ints {id}, strs {name} */
+    TR_EV_FREED = 6,    /* ints {id} */
+    TR_EV_OP_BEGIN = 7, /* ints {op, nargs, (id, device) * nargs}, strs {op, argname * nargs} */
+    TR_EV_OP_END = 8,   /* ints {op, status, nout, id * nout}, strs {op} */
+    TR_EV_MISMATCH = 9, /* ints {op, first, other, nargs, (id, device) * nargs},
+                           strs {op, message, argname * nargs} */
+    TR_EV_ERROR = 10,   /* ints {kind}, strs {op, message} */
+    TR_EV_SIGNAL = 11,  /* ints {signo, code, addr} */
+    TR_EV_PYCODE = 12,  /* a Python code object seen first: ints {code, firstline}, strs {file, name} */
+    TR_EV_PAD = 15,     /* filler to the end of the ring (never a real event) */
+};
+
+/* A record in a ring. size covers the whole record and is a multiple of 8.
+ * After the header: ints[nint], ips[nips], py[npy] (code, line pairs as two
+ * uint64), then nstr strings, each a uint16 length and its bytes. */
+struct tr_rec {
+    uint32_t size;  /* bytes, header included */
+    uint16_t kind;  /* enum tr_kind */
+    uint16_t nint;  /* integers */
+    uint16_t nips;  /* native frames, innermost first */
+    uint16_t npy;   /* Python frames, innermost first */
+    uint16_t nstr;  /* strings */
+    uint16_t flags; /* unused, 0 */
+    uint64_t seq;   /* global event sequence number */
+    uint64_t t_ns;  /* CLOCK_MONOTONIC, ns since the trace started */
+};
+
+#define TR_MAX_INTS  160  /* integers in one record (op args are truncated to fit) */
+#define TR_MAX_STRS  40   /* strings in one record */
+#define TR_MAX_STR   1024 /* longest string kept (longer ones are cut) */
+#define TR_MAX_DEPTH 128  /* deepest native stack */
+#define TR_MAX_PY    64   /* deepest Python stack */
+
+/* ---------------------------------------------------------------- rings */
+
+enum { TR_RING_LIVE = 0, TR_RING_EXITED = 1 };
+
+/* One thread's ring, in its own mmap'd block: written only by its thread
+ * (head), read only by the writer (tail). */
+struct tr_ring {
+    _Atomic uint64_t head;    /* bytes produced, ever */
+    _Atomic uint64_t tail;    /* bytes consumed, ever */
+    uint64_t size;            /* data bytes, a power of two */
+    _Atomic uint64_t dropped; /* events that found the ring full */
+    _Atomic uint64_t written; /* events accepted into the ring */
+    int64_t tid;              /* OS thread id */
+    _Atomic int state;        /* TR_RING_LIVE / TR_RING_EXITED */
+    struct tr_ring *next;     /* registry list, newest first */
+    size_t map_bytes;         /* the whole mapping, for munmap */
+    char name[16];            /* thread name at registration */
+    void *altstack;           /* this thread's signal stack, or NULL */
+    size_t altstack_bytes;
+    unsigned char *data; /* size bytes after the header */
+    /* owned by the writer thread: */
+    int64_t writer_id;                       /* row of the threads table, 0 until seen */
+    int writer_state;                        /* 1 once drained for good after the thread exited */
+    uint64_t writer_dropped, writer_written; /* counters last written */
+};
+
+/* ---------------------------------------------------------------- global state */
+
+struct tr_config {
+    char path[4096];   /* the trace file */
+    int depth;         /* native frames per event */
+    size_t ring_bytes; /* per thread */
+    int python;        /* capture Python stacks */
+    int commit_ms;     /* commit interval */
+    int quiet;         /* no informational lines on stderr */
+};
+
+/* THREAD SAFETY NOTES: g_tr.enabled is read by every producer and cleared
+ * by whoever hits an internal failure; rings are published through the
+ * lock-free list g_tr.rings (push only; the writer unlinks under
+ * g_tr.writer_lock). Everything the writer owns (SQLite handle, interning
+ * tables) is touched by the writer thread only, or by the exit and fatal
+ * paths after they stopped it. */
+struct tr_state {
+    _Atomic int enabled;             /* producers record only while 1 */
+    _Atomic int initialized;         /* init ran in this process */
+    _Atomic uint64_t next_seq;       /* global event counter */
+    uint64_t t0;                     /* CLOCK_MONOTONIC at start, ns */
+    _Atomic(struct tr_ring *) rings; /* all rings of this process */
+    struct tr_config cfg;
+    pid_t pid;        /* process that owns the trace */
+    pthread_t writer; /* the writer thread */
+    int writer_running;
+    pthread_mutex_t writer_lock; /* held while the writer works; fork takes it */
+    int wake_fd[2];              /* pipe: wakes the writer (signal-safe) */
+    _Atomic int stop;            /* writer: drain and exit */
+    _Atomic int flush_request;   /* fatal path: drain and commit now */
+    _Atomic int flush_done;      /* writer: request served */
+    _Atomic int warned;          /* the one warning was printed */
+    _Atomic int fatal_signal;    /* signal that is killing us, or 0 */
+    _Atomic int exit_status;     /* status passed to exit(), or -1 */
+};
+
+extern TR_HIDDEN struct tr_state g_tr;
+
+/* ---------------------------------------------------------------- functions */
+
+/* Turns tracing off with one warning line on stderr (printf-like). */
+TR_HIDDEN void tr_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+TR_HIDDEN void tr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+TR_HIDDEN uint64_t tr_now_ns(void);
+TR_HIDDEN int64_t tr_gettid(void);
+
+/* Lazy, idempotent process init (config, output file, writer thread). */
+TR_HIDDEN int tr_ensure_init(void);
+
+/* Rings (ring.c). The calling thread's ring, created on first use; NULL when
+ * it cannot be had (tracing off, or mmap failed). */
+TR_HIDDEN struct tr_ring *tr_ring_self(void);
+/* Reserves len bytes (a multiple of 8) in r; NULL (and a drop counted) when
+ * full. Publish with tr_ring_commit. */
+TR_HIDDEN void *tr_ring_reserve(struct tr_ring *r, uint32_t len);
+TR_HIDDEN void tr_ring_commit(struct tr_ring *r, uint32_t len);
+TR_HIDDEN void tr_ring_forget_all(void); /* fork child: drop inherited rings */
+
+/* Event building (event.c): one record on the calling thread's ring. */
+struct tr_ev {
+    enum tr_kind kind;
+    int nint, nstr;
+    uint64_t ints[TR_MAX_INTS];
+    const char *strs[TR_MAX_STRS];
+    int stack;     /* capture native and Python stacks */
+    int skip;      /* innermost frames to leave out (the tracer's own) */
+    int no_python; /* never call into Python (signal handlers) */
+};
+extern TR_HIDDEN _Thread_local int tr_in_emit; /* a probe is building a record on this thread */
+TR_HIDDEN void tr_ev_emit(struct tr_ev *ev);
+
+/* Native stacks (stack.c). */
+TR_HIDDEN void tr_stack_init(void);
+TR_HIDDEN int tr_stack_capture(uint64_t *ips, int max, int skip);
+
+/* Python stacks (pystack.c): frames of the calling thread when it holds the
+ * GIL, as (code object, line) pairs; 0 when not in Python. May emit
+ * TR_EV_PYCODE records for code objects seen the first time. */
+TR_HIDDEN void tr_py_init(void);
+TR_HIDDEN int tr_py_capture(uint64_t *pairs, int max);
+
+/* Modules (modules.c): the loaded objects, rescanned when they change. */
+TR_HIDDEN void tr_modules_scan(uint64_t seq);
+TR_HIDDEN int tr_modules_changed(void);
+TR_HIDDEN void tr_modules_flush(int64_t (*fn)(void *ctx, const char *path, uint64_t base, uint64_t start, uint64_t end,
+                                              const char *build_id, uint64_t loaded, uint64_t unloaded, int64_t row),
+                                void *ctx);
+
+/* The writer (writer.c). */
+TR_HIDDEN int tr_writer_open(const char *path); /* creates schema; 0 or -1 (warned) */
+TR_HIDDEN int tr_writer_start(void);
+TR_HIDDEN void tr_writer_stop(int final); /* drain, finish, close */
+TR_HIDDEN void tr_writer_flush_now(void); /* fatal path: drain and commit in this thread */
+TR_HIDDEN void tr_writer_abandon(void);   /* fork child: forget the parent's handle */
+
+/* Output naming (output.c): claims a fresh file per the config and env. */
+TR_HIDDEN int tr_output_claim(char *path, size_t size, int forked_child);
+
+/* Signals (signals.c). */
+TR_HIDDEN void tr_signals_install(void);
+TR_HIDDEN void tr_signals_thread_init(struct tr_ring *r);
+
+#endif /* DEVTRACE_TR_IMPL_H */

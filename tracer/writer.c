@@ -1,0 +1,796 @@
+/* The writer: one thread that drains every ring into the SQLite trace (WAL,
+ * prepared multi-row inserts, a commit every cycle, at least every 50 ms),
+ * interns strings, shapes and stacks (native and Python, as tries), keeps
+ * the module, thread and device tables, and at the end builds the indexes.
+ * Any SQLite failure (disk full, unwritable file) turns tracing off with one
+ * warning; what was committed stays readable. Only this thread touches the
+ * database, except the exit and fatal paths, which stop it first. */
+#include "tr_impl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+extern const char tr_schema_tables[], tr_schema_views[], tr_schema_indexes[];
+TR_HIDDEN const char *tr_py_version(void);
+
+#define NULLV INT64_MIN /* a NULL column in a batch */
+#define BATCH 32        /* rows per multi-row INSERT */
+
+/* ---------------------------------------------------------------- hash map */
+
+/* Open addressing from a (k1, k2) key to a nonzero id. */
+struct map2 {
+    uint64_t *k1, *k2;
+    int64_t *v;
+    size_t cap, n;
+};
+
+static uint64_t mix(uint64_t a, uint64_t b) {
+    uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull + (a << 6) + (a >> 2));
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 29);
+}
+
+static int map2_grow(struct map2 *m) {
+    size_t cap = m->cap ? 2 * m->cap : 4096;
+    uint64_t *k1 = calloc(cap, 8), *k2 = calloc(cap, 8);
+    int64_t *v = calloc(cap, 8);
+    if (!k1 || !k2 || !v) {
+        free(k1), free(k2), free(v);
+        return -1;
+    }
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->v[i]) continue;
+        size_t j = mix(m->k1[i], m->k2[i]) & (cap - 1);
+        while (v[j]) j = (j + 1) & (cap - 1);
+        k1[j] = m->k1[i], k2[j] = m->k2[i], v[j] = m->v[i];
+    }
+    free(m->k1), free(m->k2), free(m->v);
+    m->k1 = k1, m->k2 = k2, m->v = v, m->cap = cap;
+    return 0;
+}
+
+/* The slot of (k1, k2), or of the empty slot where it belongs; verify (if
+ * given) confirms a key match (strings compare their text). */
+static size_t map2_slot(const struct map2 *m, uint64_t k1, uint64_t k2, int (*verify)(int64_t, const void *),
+                        const void *ctx) {
+    size_t j = mix(k1, k2) & (m->cap - 1);
+    while (m->v[j] && !(m->k1[j] == k1 && m->k2[j] == k2 && (!verify || verify(m->v[j], ctx))))
+        j = (j + 1) & (m->cap - 1);
+    return j;
+}
+
+static void map2_free(struct map2 *m) {
+    free(m->k1), free(m->k2), free(m->v);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---------------------------------------------------------------- batches */
+
+/* Rows of integers (or NULLV) inserted BATCH at a time. */
+struct batch {
+    sqlite3_stmt *multi, *single;
+    int ncols, n;
+    int64_t vals[BATCH * 16];
+};
+
+/* ---------------------------------------------------------------- writer state */
+
+static struct {
+    sqlite3 *db;
+    char path[4096];
+    int failed; /* an SQLite call failed: nothing more is written */
+    struct batch events, tensors, args, outs, names, transfers, ops, frames, pyframes;
+    sqlite3_stmt *ins_string, *ins_pycode, *ins_error, *ins_thread, *upd_thread, *ins_device, *ins_module, *upd_module,
+        *ins_meta;
+    struct map2 strings, stacks, pystacks, pycode;
+    char **texts; /* interned strings by id - 1 */
+    int64_t ntexts, captexts;
+    int64_t nframes, npyframes, npycode, nthreads;
+    uint64_t events_written;
+} W;
+
+static void sql_fail(const char *what) {
+    if (W.failed) return;
+    W.failed = 1;
+    tr_fail("cannot write trace %s (%s: %s)", W.path, what, W.db ? sqlite3_errmsg(W.db) : "no database");
+}
+
+#define SQL_CHECK(call, what)                                                                                          \
+    do {                                                                                                               \
+        int rc_ = (call);                                                                                              \
+        if (rc_ != SQLITE_OK && rc_ != SQLITE_DONE && rc_ != SQLITE_ROW) {                                             \
+            sql_fail(what);                                                                                            \
+            return -1;                                                                                                 \
+        }                                                                                                              \
+    } while (0)
+
+static int exec(const char *sql) {
+    if (W.failed) return -1;
+    char *err = NULL;
+    if (sqlite3_exec(W.db, sql, NULL, NULL, &err) != SQLITE_OK) {
+        sqlite3_free(err);
+        sql_fail(sql);
+        return -1;
+    }
+    return 0;
+}
+
+static sqlite3_stmt *prep(const char *sql) {
+    sqlite3_stmt *st = NULL;
+    if (!W.failed && sqlite3_prepare_v3(W.db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
+        sql_fail(sql);
+        return NULL;
+    }
+    return st;
+}
+
+static int batch_init(struct batch *b, const char *table, int ncols) {
+    char sql[8192], row[128];
+    int n = snprintf(row, sizeof row, "(");
+    for (int c = 0; c < ncols; c++) n += snprintf(row + n, sizeof row - (size_t)n, c ? ",?" : "?");
+    snprintf(row + n, sizeof row - (size_t)n, ")");
+    int k = snprintf(sql, sizeof sql, "INSERT INTO %s VALUES %s", table, row);
+    b->single = prep(sql);
+    for (int r = 1; r < BATCH; r++) k += snprintf(sql + k, sizeof sql - (size_t)k, ",%s", row);
+    b->multi = prep(sql);
+    b->ncols = ncols;
+    b->n = 0;
+    return b->single && b->multi ? 0 : -1;
+}
+
+static int bind_row(sqlite3_stmt *st, int first, const int64_t *v, int ncols) {
+    for (int c = 0; c < ncols; c++) {
+        int rc = v[c] == NULLV ? sqlite3_bind_null(st, first + c) : sqlite3_bind_int64(st, first + c, v[c]);
+        if (rc != SQLITE_OK) return rc;
+    }
+    return SQLITE_OK;
+}
+
+static int batch_flush(struct batch *b) {
+    if (W.failed || b->n == 0) return W.failed ? -1 : 0;
+    if (b->n == BATCH) {
+        for (int r = 0; r < BATCH; r++)
+            SQL_CHECK(bind_row(b->multi, 1 + r * b->ncols, b->vals + r * b->ncols, b->ncols), "bind");
+        SQL_CHECK(sqlite3_step(b->multi), "insert");
+        sqlite3_reset(b->multi);
+    } else {
+        for (int r = 0; r < b->n; r++) {
+            SQL_CHECK(bind_row(b->single, 1, b->vals + r * b->ncols, b->ncols), "bind");
+            SQL_CHECK(sqlite3_step(b->single), "insert");
+            sqlite3_reset(b->single);
+        }
+    }
+    b->n = 0;
+    return 0;
+}
+
+static int batch_add(struct batch *b, const int64_t *row) {
+    memcpy(b->vals + b->n * b->ncols, row, sizeof(int64_t) * (size_t)b->ncols);
+    if (++b->n == BATCH) return batch_flush(b);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- interning */
+
+struct strkey {
+    const char *s;
+    size_t len;
+};
+static int str_equal(int64_t id, const void *ctx) {
+    const struct strkey *k = ctx;
+    const char *t = W.texts[id - 1];
+    return strlen(t) == k->len && memcmp(t, k->s, k->len) == 0;
+}
+
+/* The id of a string (inserted on first sight); 0 on failure. */
+static int64_t intern(const char *s, size_t len) {
+    if (W.failed) return 0;
+    if (W.strings.n * 2 >= W.strings.cap && map2_grow(&W.strings) < 0) return 0;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    struct strkey key = {s, len};
+    size_t j = map2_slot(&W.strings, h, len, str_equal, &key);
+    if (W.strings.v[j]) return W.strings.v[j];
+    if (W.ntexts == W.captexts) {
+        int64_t cap = W.captexts ? 2 * W.captexts : 1024;
+        char **t = realloc(W.texts, sizeof *t * (size_t)cap);
+        if (!t) return 0;
+        W.texts = t, W.captexts = cap;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy) return 0;
+    memcpy(copy, s, len);
+    copy[len] = '\0';
+    int64_t id = ++W.ntexts;
+    W.texts[id - 1] = copy;
+    W.strings.k1[j] = h, W.strings.k2[j] = len, W.strings.v[j] = id;
+    W.strings.n++;
+    sqlite3_bind_int64(W.ins_string, 1, id);
+    sqlite3_bind_text(W.ins_string, 2, copy, (int)len, SQLITE_STATIC);
+    int rc = sqlite3_step(W.ins_string);
+    sqlite3_reset(W.ins_string);
+    if (rc != SQLITE_DONE) {
+        sql_fail("insert string");
+        return 0;
+    }
+    return id;
+}
+
+/* A node of a trie (frames or py_frames): the id of (parent, key). */
+static int64_t trie_node(struct map2 *m, struct batch *b, int64_t *count, int64_t parent, uint64_t key, int64_t line,
+                         int py) {
+    if (m->n * 2 >= m->cap && map2_grow(m) < 0) return 0;
+    uint64_t k2 = py ? key << 24 ^ (uint64_t)line : key;
+    size_t j = map2_slot(m, (uint64_t)parent, k2, NULL, NULL);
+    if (m->v[j]) return m->v[j];
+    int64_t id = ++*count;
+    m->k1[j] = (uint64_t)parent, m->k2[j] = k2, m->v[j] = id;
+    m->n++;
+    int64_t row[4] = {id, parent ? parent : NULLV, (int64_t)key, line}; /* frames takes the first 3 */
+    if (batch_add(b, row) < 0) return 0;
+    return id;
+}
+
+/* A native stack (innermost first) as the id of its innermost trie node. */
+static int64_t intern_stack(const uint64_t *ips, int n) {
+    int64_t parent = 0;
+    for (int i = n - 1; i >= 0; i--) parent = trie_node(&W.stacks, &W.frames, &W.nframes, parent, ips[i], 0, 0);
+    return parent ? parent : NULLV;
+}
+
+/* The py_code id of a code object address (unknown ones get a "?" row). */
+static int64_t pycode_id(uint64_t code, int64_t first_line, const char *file, size_t flen, const char *name,
+                         size_t nlen, int define) {
+    if (W.pycode.n * 2 >= W.pycode.cap && map2_grow(&W.pycode) < 0) return 0;
+    size_t j = map2_slot(&W.pycode, code, 0, NULL, NULL);
+    if (W.pycode.v[j] && !define) return W.pycode.v[j];
+    int64_t id = W.pycode.v[j] ? W.pycode.v[j] : ++W.npycode;
+    if (!W.pycode.v[j]) {
+        W.pycode.k1[j] = code, W.pycode.k2[j] = 0, W.pycode.v[j] = id;
+        W.pycode.n++;
+    }
+    sqlite3_bind_int64(W.ins_pycode, 1, id);
+    sqlite3_bind_int64(W.ins_pycode, 2, intern(file, flen));
+    sqlite3_bind_int64(W.ins_pycode, 3, intern(name, nlen));
+    sqlite3_bind_int64(W.ins_pycode, 4, first_line);
+    int rc = sqlite3_step(W.ins_pycode);
+    sqlite3_reset(W.ins_pycode);
+    if (rc != SQLITE_DONE) sql_fail("insert py_code");
+    return id;
+}
+
+static int64_t intern_pystack(const uint64_t *pairs, int n) {
+    int64_t parent = 0;
+    for (int i = n - 1; i >= 0; i--) {
+        int64_t code = pycode_id(pairs[2 * i], 0, "?", 1, "?", 1, 0);
+        parent =
+            trie_node(&W.pystacks, &W.pyframes, &W.npyframes, parent, (uint64_t)code, (int64_t)pairs[2 * i + 1], 1);
+    }
+    return parent ? parent : NULLV;
+}
+
+/* "[64,10]" for a shape of n dims. */
+static int64_t intern_dims(const uint64_t *d, int n) {
+    char buf[256];
+    int k = snprintf(buf, sizeof buf, "[");
+    for (int i = 0; i < n && k < (int)sizeof buf - 24; i++)
+        k += snprintf(buf + k, sizeof buf - (size_t)k, "%s%lld", i ? "," : "", (long long)(int64_t)d[i]);
+    k += snprintf(buf + k, sizeof buf - (size_t)k, "]");
+    return intern(buf, (size_t)k);
+}
+
+/* ---------------------------------------------------------------- metadata */
+
+static int meta_textn(const char *key, const char *value, size_t len) {
+    if (W.failed) return -1;
+    sqlite3_bind_text(W.ins_meta, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(W.ins_meta, 2, value, (int)len, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(W.ins_meta);
+    sqlite3_reset(W.ins_meta);
+    if (rc != SQLITE_DONE) sql_fail("meta");
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int meta_text(const char *key, const char *value) { return meta_textn(key, value, strlen(value)); }
+
+static int meta_int(const char *key, int64_t value) {
+    if (W.failed) return -1;
+    sqlite3_bind_text(W.ins_meta, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(W.ins_meta, 2, value);
+    int rc = sqlite3_step(W.ins_meta);
+    sqlite3_reset(W.ins_meta);
+    if (rc != SQLITE_DONE) sql_fail("meta");
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int64_t unix_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* argv as a JSON array, from /proc/self/cmdline. */
+static void argv_json(char *out, size_t size) {
+    char buf[16384];
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0) close(fd);
+    size_t k = 0;
+    out[k++] = '[';
+    for (ssize_t i = 0, first = 1; i < n && k + 8 < size; first = 0) {
+        if (!first) out[k++] = ',';
+        out[k++] = '"';
+        for (; i < n && buf[i] && k + 8 < size; i++) {
+            unsigned char c = (unsigned char)buf[i];
+            if (c == '"' || c == '\\')
+                out[k++] = '\\', out[k++] = (char)c;
+            else if (c < 0x20)
+                k += (size_t)snprintf(out + k, size - k, "\\u%04x", c);
+            else
+                out[k++] = (char)c;
+        }
+        out[k++] = '"';
+        i++;
+    }
+    out[k++] = ']';
+    out[k] = '\0';
+}
+
+static const char *rank_env(void) {
+    static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v) return v;
+    }
+    return NULL;
+}
+
+static int write_start_meta(void) {
+    char buf[16384];
+    meta_int("schema_version", TR_SCHEMA_VERSION);
+    meta_text("devtrace_version", TR_VERSION);
+    meta_int("probe_abi", DTP_ABI_VERSION);
+    meta_int("pid", getpid());
+    meta_int("ppid", getppid());
+    gethostname(buf, 256);
+    buf[255] = '\0';
+    meta_text("host", buf);
+    const char *rank = rank_env();
+    if (rank) meta_text("rank", rank);
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    buf[n > 0 ? n : 0] = '\0';
+    meta_text("program", buf);
+    if (getcwd(buf, sizeof buf)) meta_text("cwd", buf);
+    argv_json(buf, sizeof buf);
+    meta_text("argv", buf);
+    meta_int("start_time_ns", unix_ns());
+    meta_int("stack_depth", g_tr.cfg.depth);
+    meta_int("ring_bytes", (int64_t)g_tr.cfg.ring_bytes);
+    meta_int("complete", 0);
+    return W.failed ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- records */
+
+struct strs {
+    const char *p[TR_MAX_STRS];
+    size_t len[TR_MAX_STRS];
+};
+
+static int64_t S(const struct strs *s, int i, int n) { return i < n ? intern(s->p[i], s->len[i]) : NULLV; }
+
+static int64_t thread_of(struct tr_ring *r) {
+    if (r->writer_id) return r->writer_id;
+    r->writer_id = ++W.nthreads;
+    sqlite3_bind_int64(W.ins_thread, 1, r->writer_id);
+    sqlite3_bind_int64(W.ins_thread, 2, r->tid);
+    sqlite3_bind_text(W.ins_thread, 3, r->name, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(W.ins_thread);
+    sqlite3_reset(W.ins_thread);
+    if (rc != SQLITE_DONE) sql_fail("insert thread");
+    return r->writer_id;
+}
+
+static int handle(struct tr_ring *r, const struct tr_rec *h) {
+    const uint64_t *I = (const uint64_t *)(h + 1), *ips = I + h->nint, *py = ips + h->nips;
+    const unsigned char *sp = (const unsigned char *)(py + 2 * h->npy), *end = (const unsigned char *)h + h->size;
+    struct strs s;
+    int ns = 0;
+    for (; ns < h->nstr && ns < TR_MAX_STRS && sp + 2 <= end; ns++) {
+        uint16_t len;
+        memcpy(&len, sp, 2);
+        if (sp + 2 + len > end) break;
+        s.p[ns] = (const char *)sp + 2;
+        s.len[ns] = len;
+        sp += 2 + len;
+    }
+    int ni = h->nint;
+#define INT(i) ((i) < ni ? (int64_t)I[i] : NULLV)
+    if (h->kind == TR_EV_PYCODE) { /* bookkeeping only, no event row */
+        pycode_id(I[0], INT(1), ns > 0 ? s.p[0] : "?", ns > 0 ? s.len[0] : 1, ns > 1 ? s.p[1] : "?",
+                  ns > 1 ? s.len[1] : 1, 1);
+        return W.failed ? -1 : 0;
+    }
+    int64_t ev[9] = {(int64_t)h->seq,
+                     (int64_t)h->t_ns,
+                     thread_of(r),
+                     h->kind,
+                     NULLV,
+                     NULLV,
+                     intern_stack(ips, h->nips),
+                     intern_pystack(py, h->npy),
+                     NULLV};
+    int64_t seq = (int64_t)h->seq;
+    switch (h->kind) {
+    case TR_EV_INIT:
+        meta_int("runtime_abi", INT(0));
+        if (ns > 0) meta_textn("runtime", s.p[0], s.len[0]);
+        if (ns > 1) meta_textn("runtime_version", s.p[1], s.len[1]);
+        break;
+    case TR_EV_BACKEND: {
+        char name[32];
+        int64_t d = INT(0);
+        if ((d >> 16) == DTP_DEVICE_CUDA)
+            snprintf(name, sizeof name, "cuda:%lld", (long long)(d & 0xffff));
+        else
+            snprintf(name, sizeof name, d == 0 ? "cpu" : "device%lld", (long long)d);
+        sqlite3_bind_int64(W.ins_device, 1, d);
+        sqlite3_bind_text(W.ins_device, 2, name, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(W.ins_device, 3, ns > 0 ? s.p[0] : "?", ns > 0 ? (int)s.len[0] : 1, SQLITE_TRANSIENT);
+        int rc = sqlite3_step(W.ins_device);
+        sqlite3_reset(W.ins_device);
+        if (rc != SQLITE_DONE) sql_fail("insert device");
+        break;
+    }
+    case TR_EV_CREATED: {
+        int nd = (int)INT(3);
+        if (nd < 0 || 10 + 2 * nd > ni) nd = 0;
+        ev[4] = INT(0);
+        ev[5] = INT(9) ? INT(9) : NULLV;
+        int64_t t[15] = {INT(0),
+                         seq,
+                         INT(2),
+                         intern_dims(I + 10, nd),
+                         intern_dims(I + 10 + nd, nd),
+                         INT(6),
+                         INT(4),
+                         INT(1),
+                         INT(5),
+                         INT(7),
+                         S(&s, 0, ns),
+                         INT(8) ? INT(8) : NULLV,
+                         ev[5],
+                         ns > 2 && s.len[2] ? S(&s, 2, ns) : NULLV,
+                         ns > 1 && s.len[1] ? S(&s, 1, ns) : NULLV};
+        if (batch_add(&W.tensors, t) < 0) return -1;
+        break;
+    }
+    case TR_EV_TRANSFER: {
+        ev[4] = INT(0);
+        int64_t x[8] = {seq, INT(0), INT(1) ? INT(1) : NULLV, INT(2), INT(3), INT(4), INT(5), S(&s, 0, ns)};
+        if (batch_add(&W.transfers, x) < 0) return -1;
+        break;
+    }
+    case TR_EV_NAMED: {
+        ev[4] = INT(0);
+        int64_t x[3] = {seq, INT(0), S(&s, 0, ns)};
+        if (batch_add(&W.names, x) < 0) return -1;
+        break;
+    }
+    case TR_EV_FREED: ev[4] = INT(0); break;
+    case TR_EV_OP_BEGIN: {
+        ev[5] = INT(0);
+        int64_t o[3] = {INT(0), S(&s, 0, ns), seq};
+        if (batch_add(&W.ops, o) < 0) return -1;
+        int nargs = (int)INT(1);
+        for (int a = 0; a < nargs && 2 + 2 * a + 1 < ni; a++) {
+            int64_t row[5] = {INT(0), a, S(&s, 1 + a, ns), INT(2 + 2 * a), INT(3 + 2 * a)};
+            if (batch_add(&W.args, row) < 0) return -1;
+        }
+        break;
+    }
+    case TR_EV_OP_END: {
+        ev[5] = INT(0);
+        ev[8] = INT(1);
+        int nout = (int)INT(2);
+        for (int o = 0; o < nout && 3 + o < ni; o++) {
+            int64_t row[3] = {INT(0), o, INT(3 + o)};
+            if (batch_add(&W.outs, row) < 0) return -1;
+        }
+        break;
+    }
+    case TR_EV_MISMATCH:
+    case TR_EV_ERROR:
+    case TR_EV_SIGNAL: {
+        int mm = h->kind == TR_EV_MISMATCH, sig = h->kind == TR_EV_SIGNAL;
+        if (mm) ev[5] = INT(0);
+        ev[8] = sig ? INT(0) : mm ? DTP_ERROR_DEVICE : INT(0);
+        sqlite3_stmt *st = W.ins_error;
+        sqlite3_bind_int64(st, 1, seq);
+        if (sig)
+            sqlite3_bind_null(st, 2);
+        else
+            sqlite3_bind_int64(st, 2, mm ? DTP_ERROR_DEVICE : INT(0));
+        if (sig)
+            sqlite3_bind_null(st, 3);
+        else
+            sqlite3_bind_int64(st, 3, S(&s, 0, ns));
+        if (!sig && ns > 1)
+            sqlite3_bind_text(st, 4, s.p[1], (int)s.len[1], SQLITE_TRANSIENT);
+        else
+            sqlite3_bind_null(st, 4);
+        if (sig)
+            sqlite3_bind_int64(st, 5, INT(0));
+        else
+            sqlite3_bind_null(st, 5);
+        if (mm) {
+            sqlite3_bind_int64(st, 6, INT(1));
+            sqlite3_bind_int64(st, 7, INT(2));
+        } else {
+            sqlite3_bind_null(st, 6);
+            sqlite3_bind_null(st, 7);
+        }
+        int rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE) sql_fail("insert error");
+        break;
+    }
+    default: return 0; /* unknown kinds from a newer producer are skipped */
+    }
+#undef INT
+    W.events_written++;
+    return batch_add(&W.events, ev);
+}
+
+/* Drains one ring; returns records handled, or -1. */
+static int64_t drain(struct tr_ring *r) {
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+    int64_t n = 0;
+    while (tail < head && !W.failed) {
+        const struct tr_rec *h = (const struct tr_rec *)(r->data + (tail & (r->size - 1)));
+        if (h->size < 8 || h->size > r->size) { /* never happens unless memory was corrupted */
+            tr_fail("ring of thread %lld is corrupt", (long long)r->tid);
+            return -1;
+        }
+        if (h->kind != TR_EV_PAD) {
+            if (handle(r, h) < 0) return -1;
+            n++;
+        }
+        tail += h->size;
+        atomic_store_explicit(&r->tail, tail, memory_order_release);
+    }
+    if (atomic_load(&r->state) == TR_RING_EXITED && tail == atomic_load(&r->head) && r->writer_state == 0) {
+        r->writer_state = 1; /* drained for good: give its pages back */
+        madvise(r->data, r->size, MADV_DONTNEED);
+    }
+    return n;
+}
+
+static int64_t module_row(void *ctx, const char *path, uint64_t base, uint64_t start, uint64_t end,
+                          const char *build_id, uint64_t loaded, uint64_t unloaded, int64_t row) {
+    (void)ctx;
+    if (W.failed) return -1;
+    sqlite3_stmt *st = row ? W.upd_module : W.ins_module;
+    if (row) {
+        sqlite3_bind_int64(st, 1, (int64_t)unloaded);
+        sqlite3_bind_int64(st, 2, row);
+    } else {
+        sqlite3_bind_text(st, 1, path, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 2, (int64_t)base);
+        sqlite3_bind_int64(st, 3, (int64_t)start);
+        sqlite3_bind_int64(st, 4, (int64_t)end);
+        sqlite3_bind_text(st, 5, build_id, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 6, (int64_t)loaded);
+        if (unloaded)
+            sqlite3_bind_int64(st, 7, (int64_t)unloaded);
+        else
+            sqlite3_bind_null(st, 7);
+    }
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) {
+        sql_fail("module");
+        return -1;
+    }
+    return row ? row : sqlite3_last_insert_rowid(W.db);
+}
+
+static void update_threads(void) {
+    for (struct tr_ring *r = atomic_load(&g_tr.rings); r && !W.failed; r = r->next) {
+        uint64_t d = atomic_load(&r->dropped), w = atomic_load(&r->written);
+        if (!r->writer_id || (d == r->writer_dropped && w == r->writer_written)) continue;
+        r->writer_dropped = d, r->writer_written = w;
+        sqlite3_bind_int64(W.upd_thread, 1, (int64_t)w);
+        sqlite3_bind_int64(W.upd_thread, 2, (int64_t)d);
+        sqlite3_bind_int64(W.upd_thread, 3, r->writer_id);
+        int rc = sqlite3_step(W.upd_thread);
+        sqlite3_reset(W.upd_thread);
+        if (rc != SQLITE_DONE) sql_fail("update thread");
+    }
+}
+
+/* One transaction: drain every ring, flush modules and counters. */
+static int cycle(void) {
+    if (W.failed) return -1;
+    if (exec("BEGIN") < 0) return -1;
+    if (tr_modules_changed()) tr_modules_scan(atomic_load(&g_tr.next_seq));
+    tr_modules_flush(module_row, NULL);
+    for (struct tr_ring *r = atomic_load(&g_tr.rings); r; r = r->next) {
+        if (drain(r) < 0) break;
+        thread_of(r);
+    }
+    struct batch *all[] = {&W.frames, &W.pyframes,  &W.tensors, &W.args,  &W.outs,
+                           &W.names,  &W.transfers, &W.ops,     &W.events};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) batch_flush(all[i]);
+    update_threads();
+    if (W.failed) return -1;
+    return exec("COMMIT");
+}
+
+/* ---------------------------------------------------------------- lifecycle */
+
+int tr_writer_open(const char *path) {
+    memset(&W, 0, sizeof W);
+    snprintf(W.path, sizeof W.path, "%s", path);
+    if (sqlite3_open_v2(path, &W.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        sql_fail("open");
+        return -1;
+    }
+    sqlite3_busy_timeout(W.db, 2000);
+    char pragmas[256];
+    snprintf(pragmas, sizeof pragmas,
+             "PRAGMA page_size=65536; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+             " PRAGMA application_id=%d; PRAGMA user_version=%d;",
+             0x44545243, TR_SCHEMA_VERSION);
+    if (exec(pragmas) < 0 || exec("BEGIN") < 0 || exec(tr_schema_tables) < 0 || exec(tr_schema_views) < 0) return -1;
+    W.ins_string = prep("INSERT INTO strings VALUES(?,?)");
+    W.ins_pycode = prep("INSERT OR REPLACE INTO py_code VALUES(?,?,?,?)");
+    W.ins_error = prep("INSERT INTO errors VALUES(?,?,?,?,?,?,?)");
+    W.ins_thread = prep("INSERT INTO threads VALUES(?,?,?,0,0)");
+    W.upd_thread = prep("UPDATE threads SET events=?, dropped=? WHERE id=?");
+    W.ins_device = prep("INSERT OR REPLACE INTO devices VALUES(?,?,?)");
+    W.ins_module =
+        prep("INSERT INTO modules(path,base,start,end,build_id,loaded_seq,unloaded_seq) VALUES(?,?,?,?,?,?,?)");
+    W.upd_module = prep("UPDATE modules SET unloaded_seq=? WHERE id=?");
+    W.ins_meta = prep("INSERT OR REPLACE INTO meta VALUES(?,?)");
+    if (W.failed || batch_init(&W.events, "events", 9) || batch_init(&W.tensors, "tensors", 15) ||
+        batch_init(&W.args, "op_args", 5) || batch_init(&W.outs, "op_outputs", 3) || batch_init(&W.names, "names", 3) ||
+        batch_init(&W.transfers, "transfers", 8) || batch_init(&W.ops, "ops", 3) ||
+        batch_init(&W.frames, "frames", 3) || batch_init(&W.pyframes, "py_frames", 4))
+        return -1;
+    if (map2_grow(&W.strings) || map2_grow(&W.stacks) || map2_grow(&W.pystacks) || map2_grow(&W.pycode)) {
+        sql_fail("out of memory");
+        return -1;
+    }
+    if (write_start_meta() < 0 || exec("COMMIT") < 0) return -1;
+    return 0;
+}
+
+static void *writer_main(void *arg) {
+    (void)arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL); /* signals belong to the program's threads */
+    pthread_setname_np(pthread_self(), "devtrace-writer");
+    while (!atomic_load(&g_tr.stop)) {
+        struct pollfd p = {.fd = g_tr.wake_fd[0], .events = POLLIN};
+        if (poll(&p, 1, g_tr.cfg.commit_ms) > 0) {
+            char buf[64];
+            while (read(g_tr.wake_fd[0], buf, sizeof buf) > 0) {
+            }
+        }
+        pthread_mutex_lock(&g_tr.writer_lock);
+        int rc = cycle();
+        if (atomic_load(&g_tr.flush_request)) {
+            if (rc == 0 && exec("BEGIN") == 0) {
+                meta_int("fatal_signal", atomic_load(&g_tr.fatal_signal));
+                meta_int("end_time_ns", unix_ns());
+                exec("COMMIT");
+            }
+            atomic_store(&g_tr.flush_request, 0);
+            atomic_store(&g_tr.flush_done, 1);
+        }
+        pthread_mutex_unlock(&g_tr.writer_lock);
+        if (rc < 0) break;
+    }
+    return NULL;
+}
+
+int tr_writer_start(void) {
+    if (pipe2(g_tr.wake_fd, O_CLOEXEC | O_NONBLOCK) < 0) {
+        tr_fail("cannot create the writer's pipe: %s", strerror(errno));
+        return -1;
+    }
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int rc = pthread_create(&g_tr.writer, NULL, writer_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        tr_fail("cannot start the writer thread: %s", strerror(rc));
+        return -1;
+    }
+    g_tr.writer_running = 1;
+    return 0;
+}
+
+static void finish(int complete) {
+    if (W.failed || !W.db) return;
+    if (cycle() < 0) return;
+    uint64_t dropped = 0, written = 0;
+    for (struct tr_ring *r = atomic_load(&g_tr.rings); r; r = r->next)
+        dropped += atomic_load(&r->dropped), written += atomic_load(&r->written);
+    if (exec("BEGIN") < 0) return;
+    meta_int("end_time_ns", unix_ns());
+    meta_int("events_recorded", (int64_t)W.events_written);
+    meta_int("events_dropped", (int64_t)dropped);
+    int st = atomic_load(&g_tr.exit_status);
+    if (st >= 0) meta_int("exit_status", st);
+    const char *pyv = tr_py_version();
+    if (pyv) meta_text("python", pyv);
+    meta_int("complete", complete);
+    if (exec("COMMIT") < 0) return;
+    exec(tr_schema_indexes);
+    exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    (void)written;
+}
+
+void tr_writer_stop(int final) {
+    if (g_tr.writer_running) {
+        atomic_store(&g_tr.stop, 1);
+        if (write(g_tr.wake_fd[1], "x", 1) < 0) {
+        }
+        pthread_join(g_tr.writer, NULL);
+        g_tr.writer_running = 0;
+    }
+    pthread_mutex_lock(&g_tr.writer_lock);
+    finish(final);
+    if (W.db) {
+        sqlite3_stmt *st = NULL;
+        while ((st = sqlite3_next_stmt(W.db, NULL)) != NULL) sqlite3_finalize(st);
+        sqlite3_close(W.db);
+        W.db = NULL;
+    }
+    for (int64_t i = 0; i < W.ntexts; i++) free(W.texts[i]);
+    free(W.texts);
+    map2_free(&W.strings), map2_free(&W.stacks), map2_free(&W.pystacks), map2_free(&W.pycode);
+    pthread_mutex_unlock(&g_tr.writer_lock);
+}
+
+void tr_writer_flush_now(void) {
+    /* Called on the fatal path from a program thread: the writer does the
+     * work (SQLite is not async-signal-safe); this only asks and waits. */
+    if (!g_tr.writer_running || pthread_equal(pthread_self(), g_tr.writer)) return;
+    atomic_store(&g_tr.flush_done, 0);
+    atomic_store(&g_tr.flush_request, 1);
+    if (write(g_tr.wake_fd[1], "x", 1) < 0) {
+    }
+    for (int i = 0; i < 2000 && !atomic_load(&g_tr.flush_done); i++) { /* up to 2 s */
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+void tr_writer_abandon(void) {
+    /* Fork child: the handle and its memory belong to the parent's trace.
+     * Closing it here could checkpoint or delete the parent's WAL: forget it. */
+    memset(&W, 0, sizeof W);
+    g_tr.writer_running = 0;
+    if (g_tr.wake_fd[0] > 0) close(g_tr.wake_fd[0]), close(g_tr.wake_fd[1]);
+    g_tr.wake_fd[0] = g_tr.wake_fd[1] = -1;
+    atomic_store(&g_tr.stop, 0);
+    atomic_store(&g_tr.flush_request, 0);
+}

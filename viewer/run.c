@@ -1,0 +1,261 @@
+/* devtrace run [-o FILE] [--overwrite] [--] PROG [ARGS...]: runs PROG with
+ * libdevtrace.so preloaded (found next to this executable, in the build tree
+ * or the install prefix), passes PROG's exit status through (128+N when a
+ * signal N killed it), writes that status into the trace, and says where the
+ * trace is. A PROG that does not exist or cannot be executed is reported as
+ * a shell would, with 127 or 126, before anything runs. */
+#include "vw.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void run_usage(FILE *f) {
+    fprintf(f, "usage: devtrace run [-o FILE] [--overwrite] [--] PROG [ARGS...]\n\n"
+               "Runs PROG with the tracer loaded and records every tensor event into a trace.\n\n"
+               "  -o, --output FILE   write the trace to FILE (default: devtrace.PROG.PID.db here);\n"
+               "                      an existing FILE is kept and a fresh name is used instead\n"
+               "  --overwrite         replace FILE if it exists\n\n"
+               "Exit status: PROG's own (128+N when signal N killed it); 126 PROG is not executable,\n"
+               "127 PROG not found, 125 devtrace could not start it, 2 bad usage.\n"
+               "Environment read by the tracer: DEVTRACE_STACK_DEPTH (32), DEVTRACE_RING_KB (8192),\n"
+               "DEVTRACE_PYTHON (1), DEVTRACE_COMMIT_MS (20), DEVTRACE_QUIET.\n");
+}
+
+/* libdevtrace.so next to this executable: build tree or install prefix. */
+static int find_tracer(char *out, size_t size) {
+    const char *env = getenv("DEVTRACE_LIB");
+    if (env && *env) {
+        snprintf(out, size, "%s", env);
+        return access(out, R_OK) == 0 ? 0 : -1;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return -1;
+    exe[n] = '\0';
+    const char *dir = dirname(exe);
+    static const char *const rel[] = {"libdevtrace.so", "../tracer/libdevtrace.so", "../lib/devtrace/libdevtrace.so",
+                                      "../lib/libdevtrace.so"};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        char cand[PATH_MAX + 64];
+        snprintf(cand, sizeof cand, "%s/%s", dir, rel[i]);
+        if (access(cand, R_OK) == 0 && realpath(cand, out)) return 0;
+    }
+    return -1;
+}
+
+/* Resolves PROG as execvp would; returns 0, or 126/127 after saying why. */
+static int resolve(const char *prog, char *out, size_t size) {
+    struct stat st;
+    if (strchr(prog, '/')) {
+        if (stat(prog, &st) != 0) {
+            vw_error("%s: %s", prog, strerror(errno));
+            return errno == ENOENT || errno == ENOTDIR ? 127 : 126;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            vw_error("%s: Is a directory", prog);
+            return 126;
+        }
+        if (access(prog, X_OK) != 0) {
+            vw_error("%s: Permission denied", prog);
+            return 126;
+        }
+        snprintf(out, size, "%s", prog);
+        return 0;
+    }
+    const char *path = getenv("PATH");
+    char buf[8192];
+    snprintf(buf, sizeof buf, "%s", path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+    int denied = 0;
+    for (char *save, *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        char cand[PATH_MAX + 256];
+        snprintf(cand, sizeof cand, "%s/%s", *d ? d : ".", prog);
+        if (stat(cand, &st) != 0 || S_ISDIR(st.st_mode)) continue;
+        if (access(cand, X_OK) != 0) {
+            denied = 1;
+            continue;
+        }
+        snprintf(out, size, "%s", cand);
+        return 0;
+    }
+    vw_error(denied ? "%s: Permission denied" : "%s: command not found", prog);
+    return denied ? 126 : 127;
+}
+
+/* Can a file be created at path? Says why not. */
+static int check_output(const char *path) {
+    char copy[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s", path);
+    const char *dir = dirname(copy);
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        vw_error("cannot write the trace to %s: %s: %s", path, dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        vw_error("cannot write the trace to %s: %s is not a directory", path, dir);
+        return -1;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        vw_error("cannot write the trace to %s: %s: %s", path, dir, strerror(errno));
+        return -1;
+    }
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        vw_error("cannot write the trace to %s: it is a directory", path);
+        return -1;
+    }
+    return 0;
+}
+
+/* Writes how the program ended into its trace. */
+static void record_status(const char *trace, int status) {
+    sqlite3 *db;
+    if (sqlite3_open_v2(trace, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return;
+    }
+    sqlite3_busy_timeout(db, 5000);
+    char sql[256];
+    if (WIFEXITED(status))
+        snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta VALUES('exit_status', %d)", WEXITSTATUS(status));
+    else
+        snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta VALUES('killed_by_signal', %d)", WTERMSIG(status));
+    if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        vw_error("could not record the exit status in %s: %s", trace, sqlite3_errmsg(db));
+    sqlite3_close(db);
+}
+
+static pid_t g_child;
+static void forward(int sig) {
+    if (g_child > 0) kill(g_child, sig);
+}
+
+int vw_cmd_run(int argc, char **argv) {
+    const char *output = NULL;
+    int overwrite = 0, i = 1;
+    for (; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            i++;
+            break;
+        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            run_usage(stdout);
+            return VW_EXIT_OK;
+        } else if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
+            if (++i == argc) {
+                vw_error("%s needs a file name", argv[i - 1]);
+                return VW_EXIT_USAGE;
+            }
+            output = argv[i];
+        } else if (strncmp(argv[i], "--output=", 9) == 0) {
+            output = argv[i] + 9;
+        } else if (strcmp(argv[i], "--overwrite") == 0) {
+            overwrite = 1;
+        } else if (argv[i][0] == '-') {
+            vw_error("run: unknown option '%s'; see 'devtrace run --help'", argv[i]);
+            return VW_EXIT_USAGE;
+        } else {
+            break;
+        }
+    }
+    if (i >= argc) {
+        run_usage(stderr);
+        return VW_EXIT_USAGE;
+    }
+    char prog[PATH_MAX + 256], lib[PATH_MAX], out_abs[2 * PATH_MAX + 2];
+    int rc = resolve(argv[i], prog, sizeof prog);
+    if (rc) return rc;
+    if (find_tracer(lib, sizeof lib) < 0) {
+        vw_error("cannot find libdevtrace.so next to this devtrace (nor in DEVTRACE_LIB); reinstall devtrace");
+        return VW_EXIT_LAUNCH;
+    }
+    if (output) {
+        if (check_output(output) < 0) return VW_EXIT_LAUNCH;
+        if (output[0] == '/')
+            snprintf(out_abs, sizeof out_abs, "%s", output);
+        else {
+            char cwd[PATH_MAX];
+            if (!getcwd(cwd, sizeof cwd)) cwd[0] = '\0';
+            snprintf(out_abs, sizeof out_abs, "%s/%s", cwd, output);
+        }
+    }
+    char manifest[] = "/tmp/devtrace-run-XXXXXX";
+    int mfd = mkstemp(manifest);
+    if (mfd < 0) {
+        vw_error("cannot create a temporary file in /tmp: %s", strerror(errno));
+        return VW_EXIT_LAUNCH;
+    }
+    close(mfd);
+
+    struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward}, old_int, old_quit, old_term, old_hup;
+    sigaction(SIGINT, &ign, &old_int); /* the terminal's ^C reaches the program itself */
+    sigaction(SIGQUIT, &ign, &old_quit);
+    sigaction(SIGTERM, &fwd, &old_term);
+    sigaction(SIGHUP, &fwd, &old_hup);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        vw_error("cannot fork: %s", strerror(errno));
+        unlink(manifest);
+        return VW_EXIT_LAUNCH;
+    }
+    if (pid == 0) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGQUIT, &old_quit, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        sigaction(SIGHUP, &old_hup, NULL);
+        const char *pre = getenv("LD_PRELOAD");
+        char preload[2 * PATH_MAX + 2];
+        snprintf(preload, sizeof preload, "%s%s%s", lib, pre && *pre ? ":" : "", pre && *pre ? pre : "");
+        char rootpid[32];
+        snprintf(rootpid, sizeof rootpid, "%d", (int)getpid());
+        setenv("LD_PRELOAD", preload, 1);
+        setenv("DEVTRACE_MANIFEST", manifest, 1);
+        setenv("DEVTRACE_ROOT_PID", rootpid, 1);
+        if (output) setenv("DEVTRACE_OUTPUT", out_abs, 1);
+        if (overwrite) setenv("DEVTRACE_OVERWRITE", "1", 1);
+        execv(prog, argv + i);
+        int e = errno;
+        vw_error("%s: %s", argv[i], strerror(e));
+        _exit(e == ENOENT ? 127 : 126);
+    }
+    g_child = pid;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
+
+    /* the traces the processes wrote: "pid\tpath" lines */
+    FILE *m = fopen(manifest, "r");
+    char line[PATH_MAX + 64];
+    int ntraces = 0;
+    while (m && fgets(line, sizeof line, m)) {
+        char *tab = strchr(line, '\t');
+        if (!tab) continue;
+        *tab = '\0';
+        char *path = tab + 1;
+        path[strcspn(path, "\n")] = '\0';
+        int tpid = atoi(line);
+        if (tpid == pid) record_status(path, status);
+        if (tpid == pid)
+            fprintf(stderr, "devtrace: trace written to %s\n", path);
+        else
+            fprintf(stderr, "devtrace: trace of process %d written to %s\n", tpid, path);
+        ntraces++;
+    }
+    if (m) fclose(m);
+    unlink(manifest);
+    if (ntraces == 0) vw_error("no trace was written (the tracer said why above)");
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return WEXITSTATUS(status);
+}
