@@ -16,6 +16,7 @@ Suite *make_device_suite(void);
 Suite *make_backends_suite(void);
 Suite *make_errors_suite(void);
 Suite *make_probes_suite(void);
+Suite *make_tracer_suite(void);
 
 #define CPU     dt_cpu_device()
 #define CUDA(i) dt_cuda_device(i)

@@ -199,6 +199,12 @@ int vw_cmd_run(int argc, char **argv) {
     sigaction(SIGQUIT, &ign, &old_quit);
     sigaction(SIGTERM, &fwd, &old_term);
     sigaction(SIGHUP, &fwd, &old_hup);
+    int errpipe[2]; /* the child reports a failed exec here; a successful one closes it */
+    if (pipe2(errpipe, O_CLOEXEC) < 0) {
+        vw_error("cannot create a pipe: %s", strerror(errno));
+        unlink(manifest);
+        return VW_EXIT_LAUNCH;
+    }
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
@@ -221,11 +227,19 @@ int vw_cmd_run(int argc, char **argv) {
         setenv("DEVTRACE_ROOT_PID", rootpid, 1);
         if (output) setenv("DEVTRACE_OUTPUT", out_abs, 1);
         if (overwrite) setenv("DEVTRACE_OVERWRITE", "1", 1);
+        close(errpipe[0]);
         execv(prog, argv + i);
         int e = errno;
-        vw_error("%s: %s", argv[i], strerror(e));
+        if (write(errpipe[1], &e, sizeof e) < 0) {
+        }
         _exit(e == ENOENT ? 127 : 126);
     }
+    close(errpipe[1]);
+    int exec_errno = 0;
+    ssize_t got;
+    while ((got = read(errpipe[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+    }
+    close(errpipe[0]);
     g_child = pid;
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -234,6 +248,11 @@ int vw_cmd_run(int argc, char **argv) {
     sigaction(SIGQUIT, &old_quit, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
+    if (got == (ssize_t)sizeof exec_errno) { /* PROG never ran */
+        vw_error("%s: %s", argv[i], strerror(exec_errno));
+        unlink(manifest);
+        return exec_errno == ENOENT ? 127 : 126;
+    }
 
     /* the traces the processes wrote: "pid\tpath" lines */
     FILE *m = fopen(manifest, "r");

@@ -1,0 +1,560 @@
+/* Tests of libdevtrace.so and `devtrace run`: programs run traced (in child
+ * processes), their traces opened with SQLite and checked for the rows each
+ * probe must become, stacks that resolve to the right modules, nothing lost
+ * on abort/SIGSEGV, at most the last window lost on SIGKILL, fork, threads,
+ * output naming, full disk, and a traced run that behaves as the untraced. */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[64]; /* per-test scratch directory */
+static char out_buf[65536], err_buf[65536], plain_out[65536];
+
+static void rm_rf(const char *path) {
+    DIR *d = opendir(path);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char p[512];
+        snprintf(p, sizeof p, "%s/%s", path, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    rmdir(path);
+}
+
+static void setup(void) {
+    snprintf(dir, sizeof dir, "/tmp/dt_tracer_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+static void teardown(void) { rm_rf(dir); }
+
+static void slurp(const char *path, char *buf, size_t size) {
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
+    buf[n] = '\0';
+    if (f) fclose(f);
+}
+
+/* Runs argv with env entries ("NAME=value", or "NAME=" to unset) added;
+ * stdout/stderr land in out_buf/err_buf. traced adds the tracer. Returns
+ * the wait status. */
+static int run(int traced, const char *const *env, const char *const *argv) {
+    char out_path[128], err_path[128];
+    snprintf(out_path, sizeof out_path, "%s/stdout", dir);
+    snprintf(err_path, sizeof err_path, "%s/stderr", dir);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600),
+            e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(o, 1);
+        dup2(e, 2);
+        setenv("DEVTRACE_SIM_CUDA", "2", 1);
+        unsetenv("DEVTRACE_OUTPUT");
+        unsetenv("DEVTRACE_OVERWRITE");
+        unsetenv("LD_PRELOAD");
+        if (traced) setenv("LD_PRELOAD", TRACER_LIB, 1);
+        for (int i = 0; env && env[i]; i++) {
+            char name[128];
+            const char *eq = strchr(env[i], '=');
+            snprintf(name, sizeof name, "%.*s", (int)(eq - env[i]), env[i]);
+            if (eq[1])
+                setenv(name, eq + 1, 1);
+            else
+                unsetenv(name);
+        }
+        if (chdir(dir) != 0) _exit(99);
+        execv(argv[0], (char *const *)argv);
+        _exit(98);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    slurp(out_path, out_buf, sizeof out_buf);
+    slurp(err_path, err_buf, sizeof err_buf);
+    return st;
+}
+
+static sqlite3 *open_trace(const char *name) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    sqlite3 *db;
+    ck_assert_msg(access(path, R_OK) == 0, "no trace at %s; stderr: %s", path, err_buf);
+    ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    return db;
+}
+
+static int64_t q_int(sqlite3 *db, const char *sql) {
+    sqlite3_stmt *st;
+    ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK, "%s: %s", sql, sqlite3_errmsg(db));
+    int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    return v;
+}
+
+static char *q_text(sqlite3 *db, const char *sql) {
+    static char buf[4096];
+    sqlite3_stmt *st;
+    ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK, "%s: %s", sql, sqlite3_errmsg(db));
+    buf[0] = '\0';
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        snprintf(buf, sizeof buf, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return buf;
+}
+
+#define TARGET(...) ((const char *const[]){TRACE_TARGET, __VA_ARGS__, NULL})
+#define ENV(...)    ((const char *const[]){__VA_ARGS__, NULL})
+
+START_TEST(test_probes_become_rows) {
+    int st = run(1, ENV("DEVTRACE_OUTPUT=t.db"), TARGET("basic"));
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d, stderr: %s", st, err_buf);
+    sqlite3 *db = open_trace("t.db");
+    ck_assert_str_eq(q_text(db, "PRAGMA integrity_check"), "ok");
+    ck_assert_int_eq(q_int(db, "PRAGMA user_version"), 1);
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='complete'"), 1);
+    ck_assert(strstr(q_text(db, "SELECT value FROM meta WHERE key='argv'"), "\"basic\"") != NULL);
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='events_dropped'"), 0);
+    ck_assert_str_eq(q_text(db, "SELECT backend FROM devices WHERE name='cuda:0'"), "cuda-sim");
+    /* the factory, its name, its transfer and the copy's origin */
+    ck_assert_str_eq(
+        q_text(
+            db,
+            "SELECT what||' '||dtype||' '||shape||' '||device FROM v_tensors WHERE name='inputs' AND origin='factory'"),
+        "randn float32 [4,3] cpu");
+    int64_t x = q_int(db, "SELECT id FROM v_tensors WHERE name='inputs' AND origin='factory'");
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT src_device||'>'||dst_device||' '||bytes||' '||kind||' '||via FROM v_transfers WHERE src=%lld",
+             (long long)x);
+    ck_assert_str_eq(q_text(db, sql), "cpu>cuda:0 48 to to");
+    snprintf(sql, sizeof sql, "SELECT origin||' '||device FROM v_tensors WHERE src=%lld AND origin='transfer'",
+             (long long)x);
+    ck_assert_str_eq(q_text(db, sql), "transfer cuda:0");
+    /* ops: arguments, outputs, status */
+    ck_assert_str_eq(q_text(db, "SELECT args FROM v_ops WHERE name='linear'"),
+                     q_text(db, "SELECT 'input=t'||(SELECT id FROM v_tensors WHERE origin='transfer')||', weight=t'||"
+                                "(SELECT id FROM v_tensors WHERE what='ones' AND device='cuda:0')"));
+    ck_assert_int_eq(q_int(db, "SELECT status FROM v_ops WHERE name='linear'"), 0);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM op_outputs o JOIN ops p ON p.op=o.op JOIN strings s ON "
+                               "s.id=p.name WHERE s.text='linear'"),
+                     1);
+    ck_assert_int_eq(q_int(db, "SELECT status FROM v_ops WHERE name='matmul'"), 1);
+    /* the mismatch: message, which operand was elsewhere, before the error row */
+    ck_assert_str_eq(q_text(db, "SELECT message FROM v_errors WHERE what='device_mismatch'"),
+                     "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu! "
+                     "(when checking argument for argument mat2 in method matmul)");
+    ck_assert_int_eq(q_int(db, "SELECT other_arg FROM v_errors WHERE what='device_mismatch'"), 1);
+    ck_assert_int_eq(q_int(db, "SELECT a.device FROM op_args a JOIN errors e ON 1 JOIN events v ON v.seq=e.seq AND "
+                               "v.op=a.op WHERE e.first_arg IS NOT NULL AND a.pos=1"),
+                     0);
+    /* a view points at its base; a read back is a transfer to the host; frees */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_tensors v JOIN v_tensors b ON b.id=v.src WHERE v.origin='view' "
+                               "AND v.what='transpose' AND b.what='linear'"),
+                     1);
+    ck_assert_int_eq(
+        q_int(db, "SELECT count(*) FROM v_transfers WHERE kind='read' AND dst IS NULL AND src_device='cuda:0'"), 1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM events WHERE kind=6"), q_int(db, "SELECT count(*) FROM tensors"));
+    /* every event has a stack, one thread, sequence numbers without holes */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM events WHERE stack IS NULL"), 0);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM threads"), 1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM events"),
+                     q_int(db, "SELECT value FROM meta WHERE key='events_recorded'"));
+    ck_assert_int_ge(q_int(db, "SELECT count(*) FROM sqlite_master WHERE type='index'"), 5);
+    sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_stacks_resolve_to_modules) {
+    int st = run(1, ENV("DEVTRACE_OUTPUT=t.db"), TARGET("basic"));
+    ck_assert(WIFEXITED(st));
+    unsigned long long marker = 0;
+    ck_assert_int_eq(sscanf(out_buf, "marker %llx", &marker), 1);
+    sqlite3 *db = open_trace("t.db");
+    /* the creation stack of "marked" passes through make_marked_tensor() in
+     * trace_target, at the very address the target printed */
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "WITH RECURSIVE w(id, ip) AS (SELECT f.id, f.ip FROM frames f WHERE f.id = (SELECT stack FROM v_tensors"
+             " WHERE name_at_creation='' AND id=(SELECT tensor FROM names n JOIN strings s ON s.id=n.name WHERE"
+             " s.text='marked'))"
+             " UNION ALL SELECT p.id, p.ip FROM w JOIN frames c ON c.id = w.id JOIN frames p ON p.id = c.parent)"
+             " SELECT count(*) FROM w JOIN modules m ON w.ip >= m.start AND w.ip < m.end"
+             " WHERE m.path LIKE '%%/trace_target' AND w.ip = %llu",
+             marker);
+    ck_assert_int_eq(q_int(db, sql), 1);
+    /* and through libdtrt, with the main program's build-id recorded */
+    ck_assert_int_ge(q_int(db, "SELECT count(*) FROM v_stack_frames WHERE module LIKE '%libdtrt%'"), 1);
+    ck_assert_int_eq(q_int(db, "SELECT length(build_id) FROM modules WHERE path LIKE '%/trace_target'"), 40);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM modules WHERE path LIKE '%libc.so%'"), 1);
+    sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_stack_depth_setting) {
+    run(1, ENV("DEVTRACE_OUTPUT=t.db", "DEVTRACE_STACK_DEPTH=2"), TARGET("basic"));
+    sqlite3 *db = open_trace("t.db");
+    ck_assert_int_eq(q_int(db, "SELECT max(level) FROM v_stack_frames"), 1);
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='stack_depth'"), 2);
+    sqlite3_close(db);
+}
+END_TEST
+
+/* Traced and untraced runs end the same way; the trace holds every event. */
+static void crash_case(const char *mode, int sig) {
+    /* in the sanitizer build ASan would take SIGSEGV itself: these tests are
+     * about our handler, so ASan leaves the signal alone here */
+    const char *const plain_env[] = {"ASAN_OPTIONS=verify_asan_link_order=0:handle_segv=0:handle_abort=0", NULL};
+    int plain = run(0, plain_env, TARGET(mode));
+    int st = run(1, ENV("DEVTRACE_OUTPUT=t.db", "ASAN_OPTIONS=verify_asan_link_order=0:handle_segv=0:handle_abort=0"),
+                 TARGET(mode));
+    ck_assert_msg(st == plain, "traced status %#x, untraced %#x; stderr: %s", st, plain, err_buf);
+    sqlite3 *db = open_trace("t.db");
+    ck_assert_str_eq(q_text(db, "PRAGMA integrity_check"), "ok");
+    ck_assert_int_eq(
+        q_int(db, "SELECT count(*) FROM names n JOIN strings s ON s.id=n.name WHERE s.text='before_crash'"), 1000);
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='fatal_signal'"), sig);
+    ck_assert_int_eq(q_int(db, "SELECT signal FROM v_errors WHERE what='fatal_signal'"), sig);
+    ck_assert_int_gt(q_int(db, "SELECT stack FROM v_errors WHERE what='fatal_signal'"), 0);
+    sqlite3_close(db);
+}
+
+START_TEST(test_abort_loses_nothing) { crash_case("abort", SIGABRT); }
+END_TEST
+
+START_TEST(test_segv_loses_nothing) { crash_case("segv", SIGSEGV); }
+END_TEST
+
+START_TEST(test_sigkill_loses_at_most_last_window) {
+    int st = run(1, ENV("DEVTRACE_OUTPUT=t.db"), TARGET("sigkill"));
+    ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    sqlite3 *db = open_trace("t.db");
+    ck_assert_str_eq(q_text(db, "PRAGMA integrity_check"), "ok");
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM names n JOIN strings s ON s.id=n.name WHERE s.text='before_kill'"),
+                     100);
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='complete'"), 0);
+    sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_fork_child_has_own_trace) {
+    int st = run(1, ENV("DEVTRACE_OUTPUT=t.db"), TARGET("fork"));
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "stderr: %s", err_buf);
+    int child = 0;
+    ck_assert_msg(sscanf(strstr(out_buf, "child "), "child %d", &child) == 1, "%s", out_buf);
+    char host[256] = "", name[512];
+    gethostname(host, sizeof host - 1);
+    snprintf(name, sizeof name, "t.%s.%d.db", host, child);
+    sqlite3 *parent = open_trace("t.db"), *kid = open_trace(name);
+    const char *count = "SELECT count(*) FROM names n JOIN strings s ON s.id=n.name WHERE s.text='%s'";
+    char sql[256];
+    snprintf(sql, sizeof sql, count, "parent_before");
+    ck_assert_int_eq(q_int(parent, sql), 5);
+    ck_assert_int_eq(q_int(kid, sql), 0);
+    snprintf(sql, sizeof sql, count, "parent_after");
+    ck_assert_int_eq(q_int(parent, sql), 3);
+    snprintf(sql, sizeof sql, count, "child_only");
+    ck_assert_int_eq(q_int(parent, sql), 0);
+    ck_assert_int_eq(q_int(kid, sql), 7);
+    ck_assert_int_eq(q_int(kid, "SELECT value FROM meta WHERE key='pid'"), child);
+    ck_assert_int_eq(q_int(kid, "SELECT value FROM meta WHERE key='complete'"), 1);
+    ck_assert_str_eq(q_text(parent, "PRAGMA integrity_check"), "ok");
+    sqlite3_close(parent);
+    sqlite3_close(kid);
+}
+END_TEST
+
+START_TEST(test_eight_threads) {
+    int st = run(1, ENV("DEVTRACE_OUTPUT=t.db"), TARGET("threads", "8", "2000"));
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    sqlite3 *db = open_trace("t.db");
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='events_dropped'"), 0);
+    /* 6 events per iteration; the first thread to touch the runtime also carries
+     * runtime_init and device_backend */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM threads WHERE events BETWEEN 12000 AND 12002"), 8);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM events"), 8 * 12000 + 2);
+    ck_assert_int_eq(
+        q_int(db, "SELECT count(*) FROM (SELECT thread FROM events GROUP BY thread HAVING count(*) >= 12000)"), 8);
+    ck_assert_int_eq(q_int(db, "SELECT count(DISTINCT thread) FROM events WHERE kind=3"), 8);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM events"), q_int(db, "SELECT max(seq) - min(seq) + 1 FROM events"));
+    sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_full_ring_drops_and_counts) {
+    int st = run(1, ENV("DEVTRACE_OUTPUT=t.db", "DEVTRACE_RING_KB=64"), TARGET("burst", "200000"));
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    ck_assert(strstr(out_buf, "burst done") != NULL);
+    sqlite3 *db = open_trace("t.db");
+    int64_t dropped = q_int(db, "SELECT value FROM meta WHERE key='events_dropped'");
+    ck_assert_int_gt(dropped, 0);
+    ck_assert_int_eq(q_int(db, "SELECT sum(dropped) FROM threads"), dropped);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM events") + dropped,
+                     q_int(db, "SELECT sum(events) FROM threads") + dropped);
+    sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_existing_output_kept) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/t.db", dir);
+    FILE *f = fopen(path, "w");
+    fputs("precious", f);
+    fclose(f);
+    run(1, ENV("DEVTRACE_OUTPUT=t.db"), TARGET("exit", "0"));
+    slurp(path, out_buf, sizeof out_buf);
+    ck_assert_str_eq(out_buf, "precious");
+    ck_assert_msg(strstr(err_buf, "t.db exists; writing") && strstr(err_buf, "t.1.db instead"), "%s", err_buf);
+    sqlite3 *db = open_trace("t.1.db");
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='complete'"), 1);
+    sqlite3_close(db);
+    /* unless told to overwrite */
+    run(1, ENV("DEVTRACE_OUTPUT=t.db", "DEVTRACE_OVERWRITE=1"), TARGET("exit", "0"));
+    db = open_trace("t.db");
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='complete'"), 1);
+    sqlite3_close(db);
+    struct stat sb;
+    ck_assert_int_eq(stat(path, &sb), 0);
+    ck_assert_int_eq(sb.st_mode & 0777, 0600); /* owner only: it holds argv, paths and stacks */
+}
+END_TEST
+
+START_TEST(test_default_name) {
+    run(1, NULL, TARGET("exit", "0"));
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int found = 0;
+    while ((e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, "devtrace.trace_target.", 22) == 0 && strstr(e->d_name, ".db") &&
+            !strstr(e->d_name, "-"))
+            found++;
+    closedir(d);
+    ck_assert_int_eq(found, 1);
+    ck_assert_msg(strstr(err_buf, "devtrace: trace written to ") != NULL, "%s", err_buf);
+}
+END_TEST
+
+START_TEST(test_ranks_get_their_own_names) {
+    run(1, ENV("DEVTRACE_OUTPUT=t.db", "RANK=3"), TARGET("exit", "0"));
+    char host[256] = "", pat[300];
+    gethostname(host, sizeof host - 1);
+    snprintf(pat, sizeof pat, "t.%s.rank3.", host);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int found = 0;
+    while ((e = readdir(d)) != NULL) found += strncmp(e->d_name, pat, strlen(pat)) == 0 && !strstr(e->d_name, "-");
+    closedir(d);
+    ck_assert_int_eq(found, 1);
+}
+END_TEST
+
+START_TEST(test_unwritable_output_warns_once) {
+    int plain = run(0, NULL, TARGET("exit", "7"));
+    strcpy(plain_out, out_buf);
+    int st = run(1, ENV("DEVTRACE_OUTPUT=/nonexistent/dir/t.db"), TARGET("exit", "7"));
+    ck_assert_int_eq(st, plain);
+    ck_assert_str_eq(out_buf, plain_out);
+    ck_assert_msg(strstr(err_buf, "cannot create trace file /nonexistent/dir/t.db") != NULL, "%s", err_buf);
+    char *first = strstr(err_buf, "devtrace: warning");
+    ck_assert_ptr_nonnull(first);
+    ck_assert_ptr_null(strstr(first + 1, "devtrace: warning")); /* one line */
+}
+END_TEST
+
+START_TEST(test_full_disk_warns_and_program_goes_on) {
+    int plain = run(0, NULL, TARGET("fulldisk"));
+    strcpy(plain_out, out_buf);
+    int st = run(1, ENV("DEVTRACE_OUTPUT=t.db"), TARGET("fulldisk"));
+    ck_assert_int_eq(st, plain);
+    ck_assert_str_eq(out_buf, plain_out);
+    ck_assert_str_eq(out_buf, "sum 400000\n");
+    ck_assert_msg(strstr(err_buf, "devtrace: warning: cannot write trace") && strstr(err_buf, "tracing is off"), "%s",
+                  err_buf);
+    sqlite3 *db = open_trace("t.db"); /* what was committed stays readable */
+    ck_assert_str_eq(q_text(db, "PRAGMA integrity_check"), "ok");
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM names n JOIN strings s ON s.id=n.name WHERE s.text='before_full'"),
+                     10);
+    sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_traced_run_behaves_as_untraced) {
+    const char *modes[][2] = {{"basic", NULL}, {"exit", "0"}, {"exit", "42"}, {"threads", "4"}};
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        const char *const argv[] = {TRACE_TARGET, modes[i][0], modes[i][1], NULL};
+        int plain = run(0, NULL, argv);
+        /* the marker line carries an address that moves between runs */
+        strcpy(plain_out, strchr(out_buf, '\n') && modes[i][0][0] == 'b' ? strchr(out_buf, '\n') : out_buf);
+        int st = run(1, ENV("DEVTRACE_OVERWRITE=1", "DEVTRACE_OUTPUT=same.db"), argv);
+        const char *traced = strchr(out_buf, '\n') && modes[i][0][0] == 'b' ? strchr(out_buf, '\n') : out_buf;
+        ck_assert_msg(st == plain, "%s: status %#x vs %#x", modes[i][0], st, plain);
+        ck_assert_str_eq(traced, plain_out);
+    }
+}
+END_TEST
+
+START_TEST(test_dlclose_keeps_module_table) {
+    int st = run(1, ENV("DEVTRACE_OUTPUT=t.db"), TARGET("dlopen", DUMMY_LIB));
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s%s", out_buf, err_buf);
+    sqlite3 *db = open_trace("t.db");
+    /* unloaded after the last event that ran while it was loaded, before the next */
+    const char *named = "(SELECT n.seq FROM names n JOIN strings s ON s.id=n.name WHERE s.text='%s')";
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM modules WHERE path LIKE '%%libdt_dummy.so' AND unloaded_seq > ");
+    snprintf(sql + strlen(sql), sizeof sql - strlen(sql), named, "while_loaded");
+    strcat(sql, " AND unloaded_seq <= ");
+    snprintf(sql + strlen(sql), sizeof sql - strlen(sql), named, "after_unload");
+    ck_assert_int_eq(q_int(db, sql), 1);
+    sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_python_stacks) {
+    const char *py = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : NULL;
+#ifdef DEVTRACE_SANITIZED
+    printf("test_python_stacks: skipped under the sanitizers (python3 is not built with ASan, so the ASan-built tracer "
+           "cannot be preloaded into it); the normal build runs it\n");
+    return;
+#endif
+    if (!py) {
+        printf("test_python_stacks: skipped: no /usr/bin/python3 on this machine\n");
+        return;
+    }
+    char script[256];
+    snprintf(script, sizeof script, "%s/script.py", dir);
+    FILE *f = fopen(script, "w");
+    fprintf(f,
+            "import ctypes\n"
+            "rt = ctypes.PyDLL('%s')  # PyDLL keeps the GIL held during calls\n"
+            "rt.dt_cpu_device.restype = ctypes.c_uint64\n"
+            "def make():\n"
+            "    return rt.dt_zeros(1, (ctypes.c_int64 * 1)(4), 0, ctypes.c_uint64(rt.dt_cpu_device()))\n"
+            "t = make()\n"
+            "print('made')\n",
+            DTRT_LIB);
+    fclose(f);
+    const char *const argv[] = {py, script, NULL};
+    int st = run(1, ENV("DEVTRACE_OUTPUT=t.db"), argv);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s%s", out_buf, err_buf);
+    sqlite3 *db = open_trace("t.db");
+    char sql[512];
+    snprintf(
+        sql, sizeof sql,
+        "SELECT count(*) FROM v_py_frames p JOIN v_tensors t ON t.pystack = p.stack WHERE t.what='zeros'"
+        " AND p.file = '%s' AND ((p.line = 5 AND p.function = 'make') OR (p.line = 6 AND p.function = '<module>'))",
+        script);
+    ck_assert_int_eq(q_int(db, sql), 2);
+    ck_assert_str_eq(q_text(db, "SELECT value FROM meta WHERE key='python'"), "3.11");
+    sqlite3_close(db);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- devtrace run */
+
+START_TEST(test_run_passes_status_and_records_it) {
+    const char *const argv[] = {DEVTRACE_CLI, "run", "-o", "r.db", TRACE_TARGET, "exit", "42", NULL};
+    int st = run(0, NULL, argv);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 42);
+    ck_assert_msg(strstr(err_buf, "devtrace: trace written to ") && strstr(err_buf, "/r.db"), "%s", err_buf);
+    sqlite3 *db = open_trace("r.db");
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='exit_status'"), 42);
+    sqlite3_close(db);
+    /* killed by a signal: 128 + N, and the trace says so */
+    const char *const kill_argv[] = {DEVTRACE_CLI, "run", "-o", "k.db", TRACE_TARGET, "sigkill", NULL};
+    st = run(0, NULL, kill_argv);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 128 + SIGKILL);
+    db = open_trace("k.db");
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='killed_by_signal'"), SIGKILL);
+    sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_run_bad_programs) {
+    const char *const missing[] = {DEVTRACE_CLI, "run", "no-such-program-xyz", NULL};
+    int st = run(0, NULL, missing);
+    ck_assert_int_eq(WEXITSTATUS(st), 127);
+    ck_assert_str_eq(err_buf, "devtrace: no-such-program-xyz: command not found\n");
+    char plain_file[128], junk[128], expect[256];
+    snprintf(plain_file, sizeof plain_file, "%s/notes.txt", dir);
+    snprintf(junk, sizeof junk, "%s/junk.bin", dir);
+    FILE *f = fopen(plain_file, "w");
+    fputs("not a program", f);
+    fclose(f);
+    f = fopen(junk, "w");
+    fputs("\x01\x02 garbage", f);
+    fclose(f);
+    chmod(plain_file, 0644);
+    chmod(junk, 0755);
+    const char *const noexec[] = {DEVTRACE_CLI, "run", plain_file, NULL};
+    st = run(0, NULL, noexec);
+    ck_assert_int_eq(WEXITSTATUS(st), 126);
+    snprintf(expect, sizeof expect, "devtrace: %s: Permission denied\n", plain_file);
+    ck_assert_str_eq(err_buf, expect);
+    const char *const badexec[] = {DEVTRACE_CLI, "run", junk, NULL};
+    st = run(0, NULL, badexec);
+    ck_assert_int_eq(WEXITSTATUS(st), 126);
+    snprintf(expect, sizeof expect, "devtrace: %s: Exec format error\n", junk);
+    ck_assert_str_eq(err_buf, expect);
+    const char *const nofile[] = {DEVTRACE_CLI, "run", "./nope", NULL};
+    st = run(0, NULL, nofile);
+    ck_assert_int_eq(WEXITSTATUS(st), 127);
+    const char *const badout[] = {DEVTRACE_CLI, "run", "-o", "/nonexistent/x.db", TRACE_TARGET, NULL};
+    st = run(0, NULL, badout);
+    ck_assert_int_eq(WEXITSTATUS(st), 125);
+    ck_assert(strstr(err_buf, "cannot write the trace to /nonexistent/x.db") != NULL);
+    ck_assert_str_eq(out_buf, ""); /* nothing ran */
+    const char *const noprog[] = {DEVTRACE_CLI, "run", NULL};
+    st = run(0, NULL, noprog);
+    ck_assert_int_eq(WEXITSTATUS(st), 2);
+    ck_assert(strstr(err_buf, "usage: devtrace run") != NULL);
+}
+END_TEST
+
+START_TEST(test_run_keeps_existing_preload_and_fork_traces) {
+    const char *const argv[] = {DEVTRACE_CLI, "run", "-o", "f.db", TRACE_TARGET, "fork", NULL};
+    int st = run(0, ENV("LD_PRELOAD=" DUMMY_LIB), argv);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    ck_assert_msg(strstr(err_buf, "devtrace: trace of process ") != NULL, "%s", err_buf);
+    sqlite3 *db = open_trace("f.db");
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM modules WHERE path LIKE '%libdt_dummy.so'"), 1);
+    sqlite3_close(db);
+}
+END_TEST
+
+Suite *make_tracer_suite(void) {
+    Suite *s = suite_create("tracer");
+    TCase *tc = tcase_create("traced");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_probes_become_rows);
+    tcase_add_test(tc, test_stacks_resolve_to_modules);
+    tcase_add_test(tc, test_stack_depth_setting);
+    tcase_add_test(tc, test_abort_loses_nothing);
+    tcase_add_test(tc, test_segv_loses_nothing);
+    tcase_add_test(tc, test_sigkill_loses_at_most_last_window);
+    tcase_add_test(tc, test_fork_child_has_own_trace);
+    tcase_add_test(tc, test_eight_threads);
+    tcase_add_test(tc, test_full_ring_drops_and_counts);
+    tcase_add_test(tc, test_existing_output_kept);
+    tcase_add_test(tc, test_default_name);
+    tcase_add_test(tc, test_ranks_get_their_own_names);
+    tcase_add_test(tc, test_unwritable_output_warns_once);
+    tcase_add_test(tc, test_full_disk_warns_and_program_goes_on);
+    tcase_add_test(tc, test_traced_run_behaves_as_untraced);
+    tcase_add_test(tc, test_dlclose_keeps_module_table);
+    tcase_add_test(tc, test_python_stacks);
+    tcase_add_test(tc, test_run_passes_status_and_records_it);
+    tcase_add_test(tc, test_run_bad_programs);
+    tcase_add_test(tc, test_run_keeps_existing_preload_and_fork_traces);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,150 @@
+/* A program for the tracer's tests: each mode exercises one situation
+ * (plain ops and a mismatch, threads, fork, crashes, SIGKILL, dlopen, a full
+ * disk, ring overflow) so check_tracer.c can run it traced and untraced and
+ * read what the trace holds. Prints only deterministic lines. */
+#include <devtrace/dt.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define DEV dt_cuda_device(0)
+
+/* The tensor whose creation stack the tests check: made in create_marked(),
+ * which prints the address its caller resumes at; that exact address must
+ * be a frame of the tensor's creation stack. */
+__attribute__((noinline)) static dt_tensor *create_marked(void) {
+    dt_tensor *t = dt_ones(DT_SHAPE(3), DT_F32, dt_cpu_device());
+    printf("marker %p\n", __builtin_return_address(0));
+    return t;
+}
+
+__attribute__((noinline)) static dt_tensor *make_marked_tensor(void) {
+    dt_tensor *t = create_marked();
+    dt_set_name(t, "marked");
+    return t;
+}
+
+static void basic(void) {
+    dt_set_error_handler(dt_error_handler_return, NULL, NULL);
+    dt_tensor *m = make_marked_tensor();
+    dt_tensor *x = dt_randn(DT_SHAPE(4, 3), dt_cpu_device());
+    dt_set_name(x, "inputs");
+    dt_tensor *g = dt_to(x, DEV);
+    dt_tensor *w = dt_ones(DT_SHAPE(2, 3), DT_F32, DEV);
+    dt_tensor *y = dt_linear(g, w, NULL);
+    dt_tensor *bad = dt_matmul(y, m); /* cuda:0 vs cpu: a recorded mismatch */
+    dt_tensor *v = dt_transpose(y, 0, 1);
+    float host[8];
+    dt_to_host(y, host, sizeof host);
+    dt_free(bad);
+    dt_free(v);
+    dt_free(y);
+    dt_free(w);
+    dt_free(g);
+    dt_free(x);
+    dt_free(m);
+    printf("basic done\n");
+}
+
+static void *worker(void *arg) {
+    int n = *(int *)arg;
+    for (int i = 0; i < n; i++) {
+        dt_tensor *a = dt_zeros(DT_SHAPE(4), DT_F32, dt_cpu_device());
+        dt_tensor *b = dt_add_scalar(a, 1);
+        dt_free(a);
+        dt_free(b);
+    }
+    return NULL;
+}
+
+/* Each iteration: zeros (created), add (begin, created, end), 2 frees = 6 events. */
+static void threads(int nthreads, int n) {
+    pthread_t th[64];
+    for (int i = 0; i < nthreads; i++) pthread_create(&th[i], NULL, worker, &n);
+    for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
+    printf("threads done\n");
+}
+
+static void named(const char *name, int n) {
+    for (int i = 0; i < n; i++) {
+        dt_tensor *t = dt_zeros(DT_SHAPE(2), DT_F32, dt_cpu_device());
+        dt_set_name(t, name);
+        dt_free(t);
+    }
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "basic";
+    setvbuf(stdout, NULL, _IONBF, 0);
+    if (strcmp(mode, "basic") == 0) {
+        basic();
+    } else if (strcmp(mode, "threads") == 0) {
+        threads(argc > 2 ? atoi(argv[2]) : 8, argc > 3 ? atoi(argv[3]) : 1000);
+    } else if (strcmp(mode, "fork") == 0) {
+        named("parent_before", 5);
+        pid_t pid = fork();
+        if (pid == 0) {
+            named("child_only", 7);
+            printf("child %d\n", (int)getpid());
+            exit(0);
+        }
+        int st;
+        waitpid(pid, &st, 0);
+        named("parent_after", 3);
+        printf("fork done\n");
+    } else if (strcmp(mode, "abort") == 0 || strcmp(mode, "segv") == 0) {
+        named("before_crash", 1000);
+        if (mode[0] == 'a') abort();
+        volatile int *p = (volatile int *)(uintptr_t)8; /* a real fault (not a null UBSan would catch) */
+        *p = 1;
+    } else if (strcmp(mode, "sigkill") == 0) {
+        named("before_kill", 100);
+        usleep(300 * 1000); /* several commit windows */
+        named("in_last_window", 1);
+        raise(SIGKILL);
+    } else if (strcmp(mode, "exit") == 0) {
+        named("x", 1);
+        printf("exiting with %s\n", argv[2]);
+        return atoi(argv[2]);
+    } else if (strcmp(mode, "dlopen") == 0) {
+        void *h = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            printf("dlopen failed: %s\n", dlerror());
+            return 3;
+        }
+        named("while_loaded", 1);
+        usleep(100 * 1000);
+        dlclose(h);
+        named("after_unload", 1);
+    } else if (strcmp(mode, "fulldisk") == 0) {
+        /* a 4 MiB file size limit stands in for a full disk, reached after a
+         * first phase had time to be committed */
+        named("before_full", 10);
+        usleep(200 * 1000);
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl = {4 << 20, 4 << 20};
+        setrlimit(RLIMIT_FSIZE, &rl);
+        dt_tensor *sum = dt_zeros(DT_SCALAR, DT_F32, dt_cpu_device());
+        for (int i = 0; i < 400000; i++) {
+            dt_tensor *t = dt_ones(DT_SCALAR, DT_F32, dt_cpu_device());
+            dt_add_(sum, t);
+            dt_free(t);
+        }
+        printf("sum %.0f\n", dt_item(sum));
+        dt_free(sum);
+    } else if (strcmp(mode, "burst") == 0) {
+        named("burst", argc > 2 ? atoi(argv[2]) : 100000);
+        printf("burst done\n");
+    } else {
+        fprintf(stderr, "trace_target: unknown mode %s\n", mode);
+        return 2;
+    }
+    return 0;
+}
