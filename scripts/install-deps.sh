@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages devtrace builds and tests with, if any is
-# missing (uses sudo when not root). The CUDA toolkit is optional and not
-# installed here: when /usr/local/cuda exists, the build finds it.
+# missing (uses sudo when not root): compilers and CMake, Check, SQLite
+# (library and shell), libunwind (opened at run time for native stacks), and
+# Debian's python3 (the Python-stack test). The CUDA toolkit is optional and
+# not installed here: when /usr/local/cuda exists, the build finds it.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config check)
+pkgs=(build-essential cmake pkg-config check libsqlite3-dev sqlite3 libunwind8 python3 bc)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -28,7 +28,8 @@ struct tr_ring *tr_ring_self(void) {
     struct tr_ring *r = tl_ring;
     if (r || tl_ring_failed) return r;
     size_t hdr = 4096, bytes = hdr + g_tr.cfg.ring_bytes;
-    void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    /* populated now: a page fault on the producer path costs more than the event */
+    void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (m == MAP_FAILED) {
         tl_ring_failed = 1;
         return NULL; /* this thread's events are lost; counted nowhere but harmless */

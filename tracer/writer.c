@@ -95,10 +95,12 @@ static struct {
     sqlite3_stmt *ins_string, *ins_pycode, *ins_error, *ins_thread, *upd_thread, *ins_device, *ins_module, *upd_module,
         *ins_meta;
     struct map2 strings, stacks, pystacks, pycode;
-    char **texts; /* interned strings by id - 1 */
+    struct map2 stack_cache, dims_cache; /* whole stack / whole shape (128-bit key) -> id */
+    char **texts;                        /* interned strings by id - 1 */
     int64_t ntexts, captexts;
     int64_t nframes, npyframes, npycode, nthreads;
     uint64_t events_written;
+    uint64_t busy_ns; /* CPU time spent in cycles (for the throughput benchmark) */
 } W;
 
 static void sql_fail(const char *what) {
@@ -141,7 +143,9 @@ static int batch_init(struct batch *b, const char *table, int ncols) {
     int n = snprintf(row, sizeof row, "(");
     for (int c = 0; c < ncols; c++) n += snprintf(row + n, sizeof row - (size_t)n, c ? ",?" : "?");
     snprintf(row + n, sizeof row - (size_t)n, ")");
-    int k = snprintf(sql, sizeof sql, "INSERT INTO %s VALUES %s", table, row);
+    /* OR IGNORE: a producer that breaks the contract and reuses an id must
+     * not cost the whole trace; the first row stays */
+    int k = snprintf(sql, sizeof sql, "INSERT OR IGNORE INTO %s VALUES %s", table, row);
     b->single = prep(sql);
     for (int r = 1; r < BATCH; r++) k += snprintf(sql + k, sizeof sql - (size_t)k, ",%s", row);
     b->multi = prep(sql);
@@ -243,10 +247,43 @@ static int64_t trie_node(struct map2 *m, struct batch *b, int64_t *count, int64_
     return id;
 }
 
+/* Two independent 64-bit hashes of n words: together a 128-bit key, whose
+ * collisions are too rare to matter, so a cache hit needs no verification. */
+static void hash128(const uint64_t *w, int n, uint64_t *h1, uint64_t *h2) {
+    uint64_t a = 0x243f6a8885a308d3ull ^ (uint64_t)n, b = 0x13198a2e03707344ull + (uint64_t)n;
+    for (int i = 0; i < n; i++) {
+        a = (a ^ w[i]) * 0x100000001b3ull;
+        a ^= a >> 29;
+        b = (b + w[i]) * 0x9e3779b97f4a7c15ull;
+        b ^= b >> 32;
+    }
+    *h1 = a | 1; /* nonzero */
+    *h2 = b;
+}
+
+/* id cached under a 128-bit key, or 0. */
+static int64_t cache_get(struct map2 *m, uint64_t h1, uint64_t h2, size_t *slot) {
+    if (m->n * 2 >= m->cap && map2_grow(m) < 0) return -1;
+    *slot = map2_slot(m, h1, h2, NULL, NULL);
+    return m->v[*slot];
+}
+
+static void cache_put(struct map2 *m, size_t slot, uint64_t h1, uint64_t h2, int64_t id) {
+    m->k1[slot] = h1, m->k2[slot] = h2, m->v[slot] = id;
+    m->n++;
+}
+
 /* A native stack (innermost first) as the id of its innermost trie node. */
 static int64_t intern_stack(const uint64_t *ips, int n) {
+    if (n == 0) return NULLV;
+    uint64_t h1, h2;
+    size_t slot;
+    hash128(ips, n, &h1, &h2);
+    int64_t id = cache_get(&W.stack_cache, h1, h2, &slot);
+    if (id) return id;
     int64_t parent = 0;
     for (int i = n - 1; i >= 0; i--) parent = trie_node(&W.stacks, &W.frames, &W.nframes, parent, ips[i], 0, 0);
+    if (parent > 0 && slot != (size_t)-1) cache_put(&W.stack_cache, slot, h1, h2, parent);
     return parent ? parent : NULLV;
 }
 
@@ -623,7 +660,21 @@ static void update_threads(void) {
 }
 
 /* One transaction: drain every ring, flush modules and counters. */
+static int cycle_body(void);
+static uint64_t thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static int cycle(void) {
+    uint64_t t0 = thread_cpu_ns();
+    int rc = cycle_body();
+    W.busy_ns += thread_cpu_ns() - t0;
+    return rc;
+}
+
+static int cycle_body(void) {
     if (W.failed) return -1;
     if (exec("BEGIN") < 0) return -1;
     if (tr_modules_changed()) tr_modules_scan(atomic_load(&g_tr.next_seq));
@@ -671,7 +722,8 @@ int tr_writer_open(const char *path) {
         batch_init(&W.transfers, "transfers", 8) || batch_init(&W.ops, "ops", 3) ||
         batch_init(&W.frames, "frames", 3) || batch_init(&W.pyframes, "py_frames", 4))
         return -1;
-    if (map2_grow(&W.strings) || map2_grow(&W.stacks) || map2_grow(&W.pystacks) || map2_grow(&W.pycode)) {
+    if (map2_grow(&W.strings) || map2_grow(&W.stacks) || map2_grow(&W.pystacks) || map2_grow(&W.pycode) ||
+        map2_grow(&W.stack_cache) || map2_grow(&W.dims_cache)) {
         sql_fail("out of memory");
         return -1;
     }
@@ -737,6 +789,7 @@ static void finish(int complete) {
     meta_int("end_time_ns", unix_ns());
     meta_int("events_recorded", (int64_t)W.events_written);
     meta_int("events_dropped", (int64_t)dropped);
+    meta_int("writer_busy_ns", (int64_t)W.busy_ns);
     int st = atomic_load(&g_tr.exit_status);
     if (st >= 0) meta_int("exit_status", st);
     const char *pyv = tr_py_version();
@@ -767,6 +820,7 @@ void tr_writer_stop(int final) {
     for (int64_t i = 0; i < W.ntexts; i++) free(W.texts[i]);
     free(W.texts);
     map2_free(&W.strings), map2_free(&W.stacks), map2_free(&W.pystacks), map2_free(&W.pycode);
+    map2_free(&W.stack_cache), map2_free(&W.dims_cache);
     pthread_mutex_unlock(&g_tr.writer_lock);
 }
 

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Tracer benchmarks, measured as ratios against untraced runs in the same
+# invocation (never as timed assertions in tests):
+#   producer cost per event with a ~20-frame stack (target <= 300 ns),
+#   writer throughput (target >= 2 M events/s, from the writer's own busy time),
+#   bytes per event in the finished trace (target <= 40),
+#   the workload traced over untraced wall time (target <= 1.05).
+# Usage: bench/run.sh [BUILD_DIR]   (default: build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+B=${1:-build}
+LIB=$B/tracer/libdevtrace.so
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+command -v sqlite3 >/dev/null || { echo "bench: needs the sqlite3 shell (apt-get install sqlite3)" >&2; exit 2; }
+
+best() { sort -n | head -1; }
+wall() { local s e; s=$(date +%s%N); "$@" >/dev/null; e=$(date +%s%N); echo $(( (e - s) / 1000 )); }
+
+echo "== producer: ns per probe call (20-frame stack), best of 5"
+for probe in freed created; do
+  base=$(for i in 1 2 3 4 5; do $B/bench/bench_probe $probe 200000 | awk '{print $2}'; done | best)
+  traced=$(for i in 1 2 3 4 5; do DEVTRACE_QUIET=1 DEVTRACE_RING_KB=524288 DEVTRACE_OUTPUT=$tmp/p$probe$i.db LD_PRELOAD=$LIB \
+            $B/bench/bench_probe $probe 200000 | awk '{print $2}'; done | best)
+  drop=$(sqlite3 $tmp/p${probe}1.db "select value from meta where key='events_dropped'")
+  echo "  $probe: untraced $base ns, traced $traced ns, producer cost $(echo "$traced - $base" | bc) ns (dropped $drop)"
+done
+
+echo "== writer: events per second of the writer thread's CPU time"
+DEVTRACE_QUIET=1 DEVTRACE_RING_KB=524288 DEVTRACE_OUTPUT=$tmp/w.db LD_PRELOAD=$LIB $B/bench/bench_probe created 1000000 >/dev/null
+sqlite3 $tmp/w.db "select printf('  %d events in %.3f s of writer time: %.2f M events/s',
+  (select value from meta where key='events_recorded'),
+  (select value from meta where key='writer_busy_ns') / 1e9,
+  (select value from meta where key='events_recorded') * 1e3 / (select value from meta where key='writer_busy_ns'))"
+
+echo "== workload: traced / untraced wall time (bench_workload, simulated GPU), best of 3"
+export DEVTRACE_SIM_CUDA=1
+u=$(for i in 1 2 3; do wall $B/bench/bench_workload; done | best)
+t=$(for i in 1 2 3; do wall env DEVTRACE_QUIET=1 DEVTRACE_OUTPUT=$tmp/r$i.db LD_PRELOAD=$LIB $B/bench/bench_workload; done | best)
+echo "  untraced $((u / 1000)) ms, traced $((t / 1000)) ms, ratio $(echo "scale=3; $t / $u" | bc)"
+lu=$($B/bench/bench_workload); lt=$(DEVTRACE_QUIET=1 DEVTRACE_OUTPUT=$tmp/same.db LD_PRELOAD=$LIB $B/bench/bench_workload)
+[ "$lu" = "$lt" ] && echo "  same result traced and untraced: $lu" || echo "  RESULT CHANGED: '$lu' vs '$lt'"
+
+echo "== bytes per event in the finished trace (workload, 3000 steps)"
+DEVTRACE_QUIET=1 DEVTRACE_OUTPUT=$tmp/big.db LD_PRELOAD=$LIB $B/bench/bench_workload 3000 >/dev/null
+ev=$(sqlite3 $tmp/big.db "select value from meta where key='events_recorded'")
+sz=$(stat -c %s $tmp/big.db)
+sqlite3 $tmp/big.db "select printf('  writer on this mix: %.2f M events/s of writer CPU time',
+  (select value from meta where key='events_recorded') * 1e3 / (select value from meta where key='writer_busy_ns'))"
+echo "  $ev events, $sz bytes: $(echo "scale=1; $sz / $ev" | bc) bytes/event"
