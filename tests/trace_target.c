@@ -102,7 +102,7 @@ int main(int argc, char **argv) {
     } else if (strcmp(mode, "abort") == 0 || strcmp(mode, "segv") == 0) {
         named("before_crash", 1000);
         if (mode[0] == 'a') abort();
-        volatile int *p = (volatile int *)(uintptr_t)8; /* a real fault (not a null UBSan would catch) */
+        volatile int *volatile p = (volatile int *)(uintptr_t)8; /* a real fault, not a null UBSan would catch */
         *p = 1;
     } else if (strcmp(mode, "sigkill") == 0) {
         named("before_kill", 100);

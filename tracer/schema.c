@@ -24,9 +24,8 @@ TR_HIDDEN const char tr_schema_tables[] =
     "CREATE TABLE transfers(seq INTEGER PRIMARY KEY, src INTEGER, dst INTEGER, src_device INTEGER,"
     " dst_device INTEGER, bytes INTEGER, kind INTEGER, via INTEGER);\n"
     "CREATE TABLE ops(op INTEGER PRIMARY KEY, name INTEGER, begin_seq INTEGER);\n"
-    "CREATE TABLE op_args(op INTEGER, pos INTEGER, name INTEGER, tensor INTEGER, device INTEGER,"
-    " PRIMARY KEY(op, pos)) WITHOUT ROWID;\n"
-    "CREATE TABLE op_outputs(op INTEGER, pos INTEGER, tensor INTEGER, PRIMARY KEY(op, pos)) WITHOUT ROWID;\n"
+    "CREATE TABLE op_args(op INTEGER, pos INTEGER, name INTEGER, tensor INTEGER, device INTEGER);\n"
+    "CREATE TABLE op_outputs(op INTEGER, pos INTEGER, tensor INTEGER);\n"
     "CREATE TABLE errors(seq INTEGER PRIMARY KEY, kind INTEGER, op INTEGER, message TEXT, signal INTEGER,"
     " first_arg INTEGER, other_arg INTEGER);\n"
     "CREATE TABLE kinds(kind INTEGER PRIMARY KEY, name TEXT);\n"
@@ -76,14 +75,14 @@ TR_HIDDEN const char tr_schema_views[] =
     " fs.text AS file, w.line, ns.text AS function FROM walk w JOIN py_code c ON c.id = w.code LEFT JOIN"
     " strings fs ON fs.id = c.file LEFT JOIN strings ns ON ns.id = c.name;\n";
 
-TR_HIDDEN const char tr_schema_indexes[] = "CREATE INDEX IF NOT EXISTS events_tensor ON events(tensor, kind);\n"
-                                           "CREATE INDEX IF NOT EXISTS events_op ON events(op, kind);\n"
-                                           "CREATE INDEX IF NOT EXISTS events_kind ON events(kind);\n"
-                                           "CREATE INDEX IF NOT EXISTS tensors_src ON tensors(src);\n"
-                                           "CREATE INDEX IF NOT EXISTS tensors_op ON tensors(op);\n"
-                                           "CREATE INDEX IF NOT EXISTS names_tensor ON names(tensor);\n"
-                                           "CREATE INDEX IF NOT EXISTS transfers_src ON transfers(src);\n"
-                                           "CREATE INDEX IF NOT EXISTS transfers_dst ON transfers(dst);\n"
-                                           "CREATE INDEX IF NOT EXISTS op_args_tensor ON op_args(tensor);\n"
-                                           "CREATE INDEX IF NOT EXISTS op_outputs_tensor ON op_outputs(tensor);\n"
-                                           "CREATE INDEX IF NOT EXISTS frames_parent ON frames(parent);\n";
+TR_HIDDEN const char tr_schema_indexes[] =
+    "CREATE INDEX IF NOT EXISTS events_freed ON events(tensor) WHERE kind = 6;\n"
+    "CREATE INDEX IF NOT EXISTS events_op_end ON events(op) WHERE kind = 8;\n"
+    "CREATE INDEX IF NOT EXISTS tensors_src ON tensors(src) WHERE src IS NOT NULL;\n"
+    "CREATE INDEX IF NOT EXISTS names_tensor ON names(tensor);\n"
+    "CREATE INDEX IF NOT EXISTS transfers_src ON transfers(src);\n"
+    "CREATE INDEX IF NOT EXISTS transfers_dst ON transfers(dst) WHERE dst IS NOT NULL;\n"
+    "CREATE INDEX IF NOT EXISTS op_args_op ON op_args(op);\n"
+    "CREATE INDEX IF NOT EXISTS op_args_tensor ON op_args(tensor);\n"
+    "CREATE INDEX IF NOT EXISTS op_outputs_op ON op_outputs(op);\n"
+    "CREATE INDEX IF NOT EXISTS op_outputs_tensor ON op_outputs(tensor);\n";
