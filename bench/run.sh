@@ -33,10 +33,14 @@ sqlite3 $tmp/w.db "select printf('  %d events in %.3f s of writer time: %.2f M e
   (select value from meta where key='writer_busy_ns') / 1e9,
   (select value from meta where key='events_recorded') * 1e3 / (select value from meta where key='writer_busy_ns'))"
 
-echo "== workload: traced / untraced wall time (bench_workload, simulated GPU), best of 3"
+echo "== workload: traced / untraced wall time (bench_workload, simulated GPU), interleaved, best of 5"
 export DEVTRACE_SIM_CUDA=1
-u=$(for i in 1 2 3; do wall $B/bench/bench_workload; done | best)
-t=$(for i in 1 2 3; do wall env DEVTRACE_QUIET=1 DEVTRACE_OUTPUT=$tmp/r$i.db LD_PRELOAD=$LIB $B/bench/bench_workload; done | best)
+: > $tmp/u; : > $tmp/t
+for i in 1 2 3 4 5; do
+  wall $B/bench/bench_workload >> $tmp/u
+  wall env DEVTRACE_QUIET=1 DEVTRACE_OUTPUT=$tmp/r$i.db LD_PRELOAD=$LIB $B/bench/bench_workload >> $tmp/t
+done
+u=$(best < $tmp/u); t=$(best < $tmp/t)
 echo "  untraced $((u / 1000)) ms, traced $((t / 1000)) ms, ratio $(echo "scale=3; $t / $u" | bc)"
 lu=$($B/bench/bench_workload); lt=$(DEVTRACE_QUIET=1 DEVTRACE_OUTPUT=$tmp/same.db LD_PRELOAD=$LIB $B/bench/bench_workload)
 [ "$lu" = "$lt" ] && echo "  same result traced and untraced: $lu" || echo "  RESULT CHANGED: '$lu' vs '$lt'"
