@@ -402,6 +402,17 @@ START_TEST(test_traced_run_behaves_as_untraced) {
 }
 END_TEST
 
+START_TEST(test_vfork_child_status_is_not_ours) {
+    int st = run(1, ENV("DEVTRACE_OUTPUT=t.db"), TARGET("vfork"));
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3);
+    ck_assert_str_eq(out_buf, "vfork child 127\n");
+    sqlite3 *db = open_trace("t.db");
+    /* the child's 127 must not pass for ours; ours went unseen (devtrace run records it) */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM meta WHERE key='exit_status'"), 0);
+    sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_dlclose_keeps_module_table) {
     int st = run(1, ENV("DEVTRACE_OUTPUT=t.db"), TARGET("dlopen", DUMMY_LIB));
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s%s", out_buf, err_buf);
@@ -550,6 +561,7 @@ Suite *make_tracer_suite(void) {
     tcase_add_test(tc, test_unwritable_output_warns_once);
     tcase_add_test(tc, test_full_disk_warns_and_program_goes_on);
     tcase_add_test(tc, test_traced_run_behaves_as_untraced);
+    tcase_add_test(tc, test_vfork_child_status_is_not_ours);
     tcase_add_test(tc, test_dlclose_keeps_module_table);
     tcase_add_test(tc, test_python_stacks);
     tcase_add_test(tc, test_run_passes_status_and_records_it);

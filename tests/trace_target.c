@@ -139,6 +139,14 @@ int main(int argc, char **argv) {
         }
         printf("sum %.0f\n", dt_item(sum));
         dt_free(sum);
+    } else if (strcmp(mode, "vfork") == 0) {
+        named("x", 1);
+        pid_t pid = vfork();
+        if (pid == 0) _exit(127); /* as posix_spawn's child does when exec fails */
+        int st;
+        waitpid(pid, &st, 0);
+        printf("vfork child %d\n", WEXITSTATUS(st));
+        return 3; /* from main: unseen by the exit wrapper */
     } else if (strcmp(mode, "burst") == 0) {
         named("burst", argc > 2 ? atoi(argv[2]) : 100000);
         printf("burst done\n");

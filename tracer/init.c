@@ -167,11 +167,17 @@ static void finish_trace(void) {
 __attribute__((destructor)) static void tracer_fini(void) { finish_trace(); }
 
 /* exit() and _exit() are wrapped to note the status (a return from main
- * calls exit inside libc, unseen: `devtrace run` records that status). */
+ * calls exit inside libc, unseen: `devtrace run` records that status). Only
+ * the process that owns the trace notes it: a vfork or posix_spawn child
+ * runs in its parent's memory until it execs or calls _exit. */
+static void note_exit_status(int status) {
+    if (atomic_load(&g_tr.initialized) && getpid() == g_owner_pid) atomic_store(&g_tr.exit_status, status & 0xff);
+}
+
 TR_EXPORT __attribute__((noreturn)) void exit(int status) {
     static void (*real)(int);
     if (!real) *(void **)&real = dlsym(RTLD_NEXT, "exit");
-    atomic_store(&g_tr.exit_status, status & 0xff);
+    note_exit_status(status);
     if (real) real(status);
     syscall(SYS_exit_group, status);
     __builtin_unreachable();
@@ -180,7 +186,7 @@ TR_EXPORT __attribute__((noreturn)) void exit(int status) {
 TR_EXPORT __attribute__((noreturn)) void _exit(int status) {
     static void (*real)(int);
     if (!real) *(void **)&real = dlsym(RTLD_NEXT, "_exit");
-    atomic_store(&g_tr.exit_status, status & 0xff);
+    note_exit_status(status);
     finish_trace(); /* no destructors will run */
     if (real) real(status);
     syscall(SYS_exit_group, status);
