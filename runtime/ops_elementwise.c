@@ -132,12 +132,9 @@ static dt_tensor *unary(const char *name, enum dt_ew_op op, const dt_tensor *x, 
     if (dt__op_begin(&c, name, 1, &x, names, DT_CHECK_SCALARS) < 0) return NULL;
     if (check_dtypes(&c, op, x->dtype, x->dtype, 1) < 0) return NULL;
     dt_dtype od = force ? *force : out_dtype_of(op, x->dtype);
-    struct dt_ew_args a = {.op = op,
-                           .compute = force ? dt__promote(x->dtype, od) : compute_of(op, x->dtype),
-                           .nin = 1,
-                           .p0 = p0,
-                           .p1 = p1};
-    if (force && (x->dtype == DT_F32) != (od == DT_F32)) a.compute = x->dtype == DT_F32 ? DT_F32 : DT_I64;
+    /* a cast computes in its source's category: exact for integers */
+    dt_dtype compute = force ? (x->dtype == DT_F32 ? DT_F32 : DT_I64) : compute_of(op, x->dtype);
+    struct dt_ew_args a = {.op = op, .compute = compute, .nin = 1, .p0 = p0, .p1 = p1};
     operand_of(&c, x, x->ndim, x->shape, &a.in[0]);
     dt_tensor *out = dt__op_output(&c, x->ndim, x->shape, od);
     return out ? finish(&c, &a, out) : NULL;

@@ -61,11 +61,13 @@ static int batch3(struct dt_opctx *c, struct dt_view *v, int nb, struct dt_stora
     return 0;
 }
 
-static int check_f32(struct dt_opctx *c, const dt_tensor *a, const char *an, const dt_tensor *b, const char *bn) {
-    if (a->dtype == DT_F32 && (!b || b->dtype == DT_F32)) return 0;
-    return dt__op_fail(c, DT_ERR_DTYPE, "%s: expected float32 operands, got %s (%s)%s%s%s%s", c->name,
-                       dt_dtype_name(a->dtype), an, b ? " and " : "", b ? dt_dtype_name(b->dtype) : "", b ? " " : "",
-                       b ? (b->dtype == DT_F32 ? "(float32)" : bn) : "");
+/* float32 only: names the first operand that is not (NULL operands skipped). */
+static int check_f32(struct dt_opctx *c, int n, const dt_tensor *const *ts, const char *const *names) {
+    for (int i = 0; i < n; i++)
+        if (ts[i] && ts[i]->dtype != DT_F32)
+            return dt__op_fail(c, DT_ERR_DTYPE, "%s: expected float32 operands, got %s (%s)", c->name,
+                               dt_dtype_name(ts[i]->dtype), names[i]);
+    return 0;
 }
 
 dt_tensor *dt_matmul(const dt_tensor *x, const dt_tensor *y) {
@@ -78,11 +80,7 @@ dt_tensor *dt_matmul(const dt_tensor *x, const dt_tensor *y) {
                     x->ndim, y->ndim);
         return NULL;
     }
-    if (x->dtype != DT_F32 || y->dtype != DT_F32) {
-        dt__op_fail(&c, DT_ERR_DTYPE, "matmul: expected float32 operands, got %s (self) and %s (mat2)",
-                    dt_dtype_name(x->dtype), dt_dtype_name(y->dtype));
-        return NULL;
-    }
+    if (check_f32(&c, 2, ts, names) < 0) return NULL;
     struct dt_view A, B;
     dt__view_of(x, &A);
     dt__view_of(y, &B);
@@ -168,8 +166,7 @@ dt_tensor *dt_linear(const dt_tensor *input, const dt_tensor *weight, const dt_t
     const dt_tensor *ts[] = {input, weight, bias};
     struct dt_opctx c;
     if (dt__op_begin(&c, "linear", 3, ts, names, DT_CHECK_STRICT) < 0) return NULL;
-    if (check_f32(&c, input, "input", weight, "weight") < 0 || (bias && check_f32(&c, bias, "bias", NULL, NULL) < 0))
-        return NULL;
+    if (check_f32(&c, 3, ts, names) < 0) return NULL;
     if (input->ndim < 1 || weight->ndim != 2) {
         dt__op_fail(&c, DT_ERR_SHAPE,
                     "linear: expected input of at least 1 dimension and a 2-D weight, got %dD and %dD", input->ndim,

@@ -265,7 +265,7 @@ static dt_tensor *squeeze(const dt_tensor *self, int only) {
 
 dt_tensor *dt_squeeze(const dt_tensor *self, int dim) {
     int d = dt__wrap_dim(dim, self->ndim, "squeeze");
-    return d < 0 ? NULL : squeeze(self, self->ndim ? d : -2);
+    return d < 0 ? NULL : squeeze(self, d);
 }
 dt_tensor *dt_squeeze_all(const dt_tensor *self) { return squeeze(self, -1); }
 

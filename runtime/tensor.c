@@ -379,14 +379,12 @@ dt_tensor *dt_randint(int64_t low, int64_t high, int ndim, const int64_t *shape,
 
 dt_tensor *dt_from_data(const void *data, dt_dtype dtype, int ndim, const int64_t *shape, dt_device dev) {
     dt__runtime_init();
-    if (!data && (ndim < 0 || ndim > DT_MAX_DIMS || !shape || dt__numel(ndim, shape) != 0)) {
-        if (check_shape(ndim, shape, dtype, "from_data") < 0) return NULL;
-        if (dt__numel(ndim, shape) != 0) {
-            dt__raise(DT_ERR_ARG, "from_data", "from_data: data is NULL");
-            return NULL;
-        }
+    if (check_shape(ndim, shape, dtype, "from_data") < 0) return NULL;
+    if (!data && dt__numel(ndim, shape) != 0) {
+        dt__raise(DT_ERR_ARG, "from_data", "from_data: data is NULL");
+        return NULL;
     }
-    static const char zero = 0;
+    static const char zero = 0; /* an empty tensor may come from NULL */
     return factory_from_host(ndim, shape, dtype, dev, "from_data", data ? data : &zero, NULL, NULL);
 }
 

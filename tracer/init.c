@@ -121,7 +121,6 @@ static void start(int forked_child) {
     }
     tr_py_init();
     g_owner_pid = getpid();
-    g_tr.pid = g_owner_pid;
     g_tr.t0 = tr_now_ns();
     atomic_store(&g_tr.next_seq, 1);
     atomic_store(&g_tr.initialized, 1);

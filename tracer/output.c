@@ -24,7 +24,7 @@ __attribute__((format(printf, 3, 4))) static int fmt(char *buf, size_t size, con
     return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
-static const char *rank(void) {
+const char *tr_rank(void) {
     static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = getenv(vars[i]);
@@ -68,7 +68,7 @@ static int try_create(const char *path, int overwrite) {
 }
 
 int tr_output_claim(char *path, size_t size, int forked_child) {
-    const char *env = getenv("DEVTRACE_OUTPUT"), *r = rank(), *ow = getenv("DEVTRACE_OVERWRITE");
+    const char *env = getenv("DEVTRACE_OUTPUT"), *r = tr_rank(), *ow = getenv("DEVTRACE_OVERWRITE");
     int overwrite = ow && strcmp(ow, "1") == 0;
     char host[256] = "", prog[256], want[4096], stem[4096];
     gethostname(host, sizeof host - 1);

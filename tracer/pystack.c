@@ -70,13 +70,6 @@ void tr_py_init(void) {
 
 const char *tr_py_version(void) { return py.ready ? g_version : NULL; }
 
-/* Text of attribute `name` of code (borrowed from the interpreter; copied
- * into the record before the attribute object is released). */
-static PyObject *attr(PyObject *code, const char *name) {
-    PyObject *o = py.getattr(code, name);
-    return o;
-}
-
 /* Records a code object the first time it is seen. */
 static void note_code(PyObject *code) {
     uintptr_t key = (uintptr_t)code;
@@ -91,9 +84,9 @@ static void note_code(PyObject *code) {
     py.incref(code); /* never freed: its address stays unique */
     PyObject *et, *ev, *tb;
     py.err_fetch(&et, &ev, &tb); /* leave the thread's exception state as it was */
-    PyObject *file = attr(code, "co_filename"), *name = attr(code, "co_qualname");
-    if (!name) name = attr(code, "co_name");
-    PyObject *first = attr(code, "co_firstlineno");
+    PyObject *file = py.getattr(code, "co_filename"), *name = py.getattr(code, "co_qualname");
+    if (!name) name = py.getattr(code, "co_name");
+    PyObject *first = py.getattr(code, "co_firstlineno");
     struct tr_ev e = {.kind = TR_EV_PYCODE, .nint = 2, .nstr = 2};
     e.ints[0] = key;
     e.ints[1] = first ? (uint64_t)py.as_long(first) : 0;

@@ -107,7 +107,6 @@ struct tr_state {
     uint64_t t0;                     /* CLOCK_MONOTONIC at start, ns */
     _Atomic(struct tr_ring *) rings; /* all rings of this process */
     struct tr_config cfg;
-    pid_t pid;        /* process that owns the trace */
     pthread_t writer; /* the writer thread */
     int writer_running;
     pthread_mutex_t writer_lock; /* held while the writer works; fork takes it */
@@ -180,6 +179,7 @@ TR_HIDDEN void tr_writer_flush_now(void); /* fatal path: drain and commit in thi
 TR_HIDDEN void tr_writer_abandon(void);   /* fork child: forget the parent's handle */
 
 /* Output naming (output.c): claims a fresh file per the config and env. */
+TR_HIDDEN const char *tr_rank(void); /* RANK, OMPI_COMM_WORLD_RANK, ... or NULL */
 TR_HIDDEN int tr_output_claim(char *path, size_t size, int forked_child);
 
 /* Signals (signals.c). */

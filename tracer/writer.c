@@ -330,26 +330,27 @@ static int64_t intern_dims(const uint64_t *d, int n) {
 
 /* ---------------------------------------------------------------- metadata */
 
-static int meta_textn(const char *key, const char *value, size_t len) {
-    if (W.failed) return -1;
+/* Binds the key, steps and resets W.ins_meta (value already bound). */
+static int meta_step(const char *key) {
     sqlite3_bind_text(W.ins_meta, 1, key, -1, SQLITE_STATIC);
-    sqlite3_bind_text(W.ins_meta, 2, value, (int)len, SQLITE_TRANSIENT);
     int rc = sqlite3_step(W.ins_meta);
     sqlite3_reset(W.ins_meta);
     if (rc != SQLITE_DONE) sql_fail("meta");
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
+static int meta_textn(const char *key, const char *value, size_t len) {
+    if (W.failed) return -1;
+    sqlite3_bind_text(W.ins_meta, 2, value, (int)len, SQLITE_TRANSIENT);
+    return meta_step(key);
+}
+
 static int meta_text(const char *key, const char *value) { return meta_textn(key, value, strlen(value)); }
 
 static int meta_int(const char *key, int64_t value) {
     if (W.failed) return -1;
-    sqlite3_bind_text(W.ins_meta, 1, key, -1, SQLITE_STATIC);
     sqlite3_bind_int64(W.ins_meta, 2, value);
-    int rc = sqlite3_step(W.ins_meta);
-    sqlite3_reset(W.ins_meta);
-    if (rc != SQLITE_DONE) sql_fail("meta");
-    return rc == SQLITE_DONE ? 0 : -1;
+    return meta_step(key);
 }
 
 static int64_t unix_ns(void) {
@@ -385,15 +386,6 @@ static void argv_json(char *out, size_t size) {
     out[k] = '\0';
 }
 
-static const char *rank_env(void) {
-    static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && *v) return v;
-    }
-    return NULL;
-}
-
 static int write_start_meta(void) {
     char buf[16384];
     meta_int("schema_version", TR_SCHEMA_VERSION);
@@ -404,7 +396,7 @@ static int write_start_meta(void) {
     gethostname(buf, 256);
     buf[255] = '\0';
     meta_text("host", buf);
-    const char *rank = rank_env();
+    const char *rank = tr_rank();
     if (rank) meta_text("rank", rank);
     ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
     buf[n > 0 ? n : 0] = '\0';
@@ -787,9 +779,8 @@ int tr_writer_start(void) {
 static void finish(int complete) {
     if (W.failed || !W.db) return;
     if (cycle() < 0) return;
-    uint64_t dropped = 0, written = 0;
-    for (struct tr_ring *r = atomic_load(&g_tr.rings); r; r = r->next)
-        dropped += atomic_load(&r->dropped), written += atomic_load(&r->written);
+    uint64_t dropped = 0;
+    for (struct tr_ring *r = atomic_load(&g_tr.rings); r; r = r->next) dropped += atomic_load(&r->dropped);
     if (exec("BEGIN") < 0) return;
     meta_int("end_time_ns", unix_ns());
     meta_int("events_recorded", (int64_t)W.events_written);
@@ -803,7 +794,6 @@ static void finish(int complete) {
     if (exec("COMMIT") < 0) return;
     exec(tr_schema_indexes);
     exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    (void)written;
 }
 
 void tr_writer_stop(int final) {
