@@ -24,10 +24,10 @@ static void cpu_free(int index, void *p, size_t bytes) {
     (void)bytes;
     free(p);
 }
-static int cpu_copy(int di, void *dst, int si, const void *src, size_t bytes) {
+static int cpu_copy(int di, void *dst, size_t doff, int si, const void *src, size_t soff, size_t bytes) {
     (void)di;
     (void)si;
-    memmove(dst, src, bytes);
+    memmove((char *)dst + doff, (const char *)src + soff, bytes);
     return 0;
 }
 static int cpu_ew(int i, const struct dt_ew_args *a) {
@@ -113,10 +113,10 @@ static void sim_free(int index, void *p, size_t bytes) {
     h->magic = 0;
     free(h);
 }
-static int sim_copy(int di, void *dst, int si, const void *src, size_t bytes) {
+static int sim_copy(int di, void *dst, size_t doff, int si, const void *src, size_t soff, size_t bytes) {
     sim_own(di, dst);
     sim_own(si, src);
-    memmove(dst, src, bytes);
+    memmove((char *)dst + doff, (const char *)src + soff, bytes);
     return 0;
 }
 static int sim_ew(int i, const struct dt_ew_args *a) {

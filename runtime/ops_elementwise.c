@@ -140,11 +140,11 @@ static dt_tensor *unary(const char *name, enum dt_ew_op op, const dt_tensor *x, 
     return out ? finish(&c, &a, out) : NULL;
 }
 
-dt_tensor *dt_add(const dt_tensor *a, const dt_tensor *b) { return binary("add", DT_EW_ADD, a, b); }
-dt_tensor *dt_sub(const dt_tensor *a, const dt_tensor *b) { return binary("sub", DT_EW_SUB, a, b); }
-dt_tensor *dt_mul(const dt_tensor *a, const dt_tensor *b) { return binary("mul", DT_EW_MUL, a, b); }
-dt_tensor *dt_div(const dt_tensor *a, const dt_tensor *b) { return binary("div", DT_EW_DIV, a, b); }
-dt_tensor *dt_pow(const dt_tensor *a, const dt_tensor *b) { return binary("pow", DT_EW_POW, a, b); }
+dt_tensor *dt_add(const dt_tensor *a, const dt_tensor *b) { return dt__ag2(binary("add", DT_EW_ADD, a, b), DT_AG_ADD, a, b, 1); }
+dt_tensor *dt_sub(const dt_tensor *a, const dt_tensor *b) { return dt__ag2(binary("sub", DT_EW_SUB, a, b), DT_AG_ADD, a, b, -1); }
+dt_tensor *dt_mul(const dt_tensor *a, const dt_tensor *b) { return dt__ag2(binary("mul", DT_EW_MUL, a, b), DT_AG_MUL, a, b, 0); }
+dt_tensor *dt_div(const dt_tensor *a, const dt_tensor *b) { return dt__ag2(binary("div", DT_EW_DIV, a, b), DT_AG_DIV, a, b, 0); }
+dt_tensor *dt_pow(const dt_tensor *a, const dt_tensor *b) { return dt__ag2(binary("pow", DT_EW_POW, a, b), DT_AG_POW, a, b, 0); }
 dt_tensor *dt_eq(const dt_tensor *a, const dt_tensor *b) { return binary("eq", DT_EW_EQ, a, b); }
 dt_tensor *dt_ne(const dt_tensor *a, const dt_tensor *b) { return binary("ne", DT_EW_NE, a, b); }
 dt_tensor *dt_lt(const dt_tensor *a, const dt_tensor *b) { return binary("lt", DT_EW_LT, a, b); }
@@ -152,31 +152,33 @@ dt_tensor *dt_le(const dt_tensor *a, const dt_tensor *b) { return binary("le", D
 dt_tensor *dt_gt(const dt_tensor *a, const dt_tensor *b) { return binary("gt", DT_EW_GT, a, b); }
 dt_tensor *dt_ge(const dt_tensor *a, const dt_tensor *b) { return binary("ge", DT_EW_GE, a, b); }
 
-dt_tensor *dt_add_scalar(const dt_tensor *a, double s) { return binary_scalar("add", DT_EW_ADD, a, s, 0); }
-dt_tensor *dt_sub_scalar(const dt_tensor *a, double s) { return binary_scalar("sub", DT_EW_SUB, a, s, 0); }
-dt_tensor *dt_mul_scalar(const dt_tensor *a, double s) { return binary_scalar("mul", DT_EW_MUL, a, s, 0); }
-dt_tensor *dt_div_scalar(const dt_tensor *a, double s) { return binary_scalar("div", DT_EW_DIV, a, s, 0); }
-dt_tensor *dt_pow_scalar(const dt_tensor *a, double s) { return binary_scalar("pow", DT_EW_POW, a, s, 0); }
-dt_tensor *dt_rsub_scalar(const dt_tensor *a, double s) { return binary_scalar("rsub", DT_EW_SUB, a, s, 1); }
+dt_tensor *dt_add_scalar(const dt_tensor *a, double s) { return dt__ag1(binary_scalar("add", DT_EW_ADD, a, s, 0), DT_AG_SCALE, a, 1, 0); }
+dt_tensor *dt_sub_scalar(const dt_tensor *a, double s) { return dt__ag1(binary_scalar("sub", DT_EW_SUB, a, s, 0), DT_AG_SCALE, a, 1, 0); }
+dt_tensor *dt_mul_scalar(const dt_tensor *a, double s) { return dt__ag1(binary_scalar("mul", DT_EW_MUL, a, s, 0), DT_AG_SCALE, a, s, 0); }
+dt_tensor *dt_div_scalar(const dt_tensor *a, double s) { return dt__ag1(binary_scalar("div", DT_EW_DIV, a, s, 0), DT_AG_SCALE, a, 1.0 / s, 0); }
+dt_tensor *dt_pow_scalar(const dt_tensor *a, double s) { return dt__ag1(binary_scalar("pow", DT_EW_POW, a, s, 0), DT_AG_POW_S, a, s, 0); }
+dt_tensor *dt_rsub_scalar(const dt_tensor *a, double s) { return dt__ag1(binary_scalar("rsub", DT_EW_SUB, a, s, 1), DT_AG_SCALE, a, -1, 0); }
 dt_tensor *dt_eq_scalar(const dt_tensor *a, double s) { return binary_scalar("eq", DT_EW_EQ, a, s, 0); }
 dt_tensor *dt_gt_scalar(const dt_tensor *a, double s) { return binary_scalar("gt", DT_EW_GT, a, s, 0); }
 dt_tensor *dt_lt_scalar(const dt_tensor *a, double s) { return binary_scalar("lt", DT_EW_LT, a, s, 0); }
 
-dt_tensor *dt_neg(const dt_tensor *a) { return unary("neg", DT_EW_NEG, a, 0, 0, NULL); }
-dt_tensor *dt_exp(const dt_tensor *a) { return unary("exp", DT_EW_EXP, a, 0, 0, NULL); }
-dt_tensor *dt_log(const dt_tensor *a) { return unary("log", DT_EW_LOG, a, 0, 0, NULL); }
-dt_tensor *dt_sqrt(const dt_tensor *a) { return unary("sqrt", DT_EW_SQRT, a, 0, 0, NULL); }
-dt_tensor *dt_abs(const dt_tensor *a) { return unary("abs", DT_EW_ABS, a, 0, 0, NULL); }
-dt_tensor *dt_relu(const dt_tensor *a) { return unary("relu", DT_EW_RELU, a, 0, 0, NULL); }
-dt_tensor *dt_sigmoid(const dt_tensor *a) { return unary("sigmoid", DT_EW_SIGMOID, a, 0, 0, NULL); }
-dt_tensor *dt_tanh(const dt_tensor *a) { return unary("tanh", DT_EW_TANH, a, 0, 0, NULL); }
-dt_tensor *dt_clamp(const dt_tensor *a, double lo, double hi) { return unary("clamp", DT_EW_CLAMP, a, lo, hi, NULL); }
+dt_tensor *dt_neg(const dt_tensor *a) { return dt__ag1(unary("neg", DT_EW_NEG, a, 0, 0, NULL), DT_AG_SCALE, a, -1, 0); }
+dt_tensor *dt_exp(const dt_tensor *a) { return dt__ag1(unary("exp", DT_EW_EXP, a, 0, 0, NULL), DT_AG_EXP, a, 0, 0); }
+dt_tensor *dt_log(const dt_tensor *a) { return dt__ag1(unary("log", DT_EW_LOG, a, 0, 0, NULL), DT_AG_LOG, a, 0, 0); }
+dt_tensor *dt_sqrt(const dt_tensor *a) { return dt__ag1(unary("sqrt", DT_EW_SQRT, a, 0, 0, NULL), DT_AG_SQRT, a, 0, 0); }
+dt_tensor *dt_abs(const dt_tensor *a) { return dt__ag1(unary("abs", DT_EW_ABS, a, 0, 0, NULL), DT_AG_ABS, a, 0, 0); }
+dt_tensor *dt_relu(const dt_tensor *a) { return dt__ag1(unary("relu", DT_EW_RELU, a, 0, 0, NULL), DT_AG_RELU, a, 0, 0); }
+dt_tensor *dt_sigmoid(const dt_tensor *a) { return dt__ag1(unary("sigmoid", DT_EW_SIGMOID, a, 0, 0, NULL), DT_AG_SIGMOID, a, 0, 0); }
+dt_tensor *dt_tanh(const dt_tensor *a) { return dt__ag1(unary("tanh", DT_EW_TANH, a, 0, 0, NULL), DT_AG_TANH, a, 0, 0); }
+dt_tensor *dt_clamp(const dt_tensor *a, double lo, double hi) {
+    return dt__ag1(unary("clamp", DT_EW_CLAMP, a, lo, hi, NULL), DT_AG_CLAMP, a, lo, hi);
+}
 dt_tensor *dt_cast(const dt_tensor *a, dt_dtype dtype) {
     if ((unsigned)dtype > DT_BOOL) {
         dt__raise(DT_ERR_DTYPE, "to", "invalid dtype %d", (int)dtype);
         return NULL;
     }
-    return unary("to", DT_EW_COPY, a, 0, 0, &dtype);
+    return dt__ag1(unary("to", DT_EW_COPY, a, 0, 0, &dtype), DT_AG_IDENTITY, a, 0, 0);
 }
 
 dt_tensor *dt_where(const dt_tensor *cond, const dt_tensor *x, const dt_tensor *y) {
@@ -199,7 +201,7 @@ dt_tensor *dt_where(const dt_tensor *cond, const dt_tensor *x, const dt_tensor *
     struct dt_ew_args a = {.op = DT_EW_WHERE, .compute = p == DT_F32 ? DT_F32 : DT_I64, .nin = 3};
     for (int i = 0; i < 3; i++) operand_of(&c, ts[i], nd, shape, &a.in[i]);
     dt_tensor *out = dt__op_output(&c, nd, shape, p);
-    return out ? finish(&c, &a, out) : NULL;
+    return out ? dt__ag_record(finish(&c, &a, out), DT_AG_WHERE, 3, ts, 0, 0, 0, NULL) : NULL;
 }
 
 dt_tensor *dt_masked_fill(const dt_tensor *x, const dt_tensor *mask, double value) {
@@ -223,7 +225,7 @@ dt_tensor *dt_masked_fill(const dt_tensor *x, const dt_tensor *mask, double valu
     scalar_operand(value, x->dtype, x->ndim, x->shape, &a.in[1]);
     operand_of(&c, x, x->ndim, x->shape, &a.in[2]);
     dt_tensor *out = dt__op_output(&c, x->ndim, x->shape, x->dtype);
-    return out ? finish(&c, &a, out) : NULL;
+    return out ? dt__ag2(finish(&c, &a, out), DT_AG_MASKED, x, mask, 0) : NULL;
 }
 
 /* ---------------------------------------------------------------- in place */
@@ -237,6 +239,10 @@ static int inplace(const char *name, enum dt_ew_op op, dt_tensor *self, const dt
     const dt_tensor *ts[] = {self, other};
     struct dt_opctx c;
     if (dt__op_begin(&c, name, other ? 2 : 1, ts, names, DT_CHECK_SCALARS) < 0) return -1;
+    if (dt__ag_check_inplace(self, name) < 0) {
+        dt__op_end(&c, DT_ERR_STATE, 0, NULL);
+        return -1;
+    }
     if (other && !dt__can_broadcast_to(other, self->ndim, self->shape)) {
         char a[160], b[160];
         return dt__op_fail(&c, DT_ERR_SHAPE, "output with shape %s doesn't match the broadcast shape %s",

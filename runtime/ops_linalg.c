@@ -70,7 +70,7 @@ static int check_f32(struct dt_opctx *c, int n, const dt_tensor *const *ts, cons
     return 0;
 }
 
-dt_tensor *dt_matmul(const dt_tensor *x, const dt_tensor *y) {
+static dt_tensor *matmul_raw(const dt_tensor *x, const dt_tensor *y) {
     static const char *const names[] = {"self", "mat2"};
     const dt_tensor *ts[] = {x, y};
     struct dt_opctx c;
@@ -161,7 +161,7 @@ fail:
     return NULL;
 }
 
-dt_tensor *dt_linear(const dt_tensor *input, const dt_tensor *weight, const dt_tensor *bias) {
+static dt_tensor *linear_raw(const dt_tensor *input, const dt_tensor *weight, const dt_tensor *bias) {
     static const char *const names[] = {"input", "weight", "bias"};
     const dt_tensor *ts[] = {input, weight, bias};
     struct dt_opctx c;
@@ -304,7 +304,7 @@ static dt_tensor *gather(struct dt_opctx *c, const dt_tensor *self, int dim, con
     return out;
 }
 
-dt_tensor *dt_embedding(const dt_tensor *weight, const dt_tensor *indices) {
+static dt_tensor *embedding_raw(const dt_tensor *weight, const dt_tensor *indices) {
     static const char *const names[] = {"weight", "indices"};
     const dt_tensor *ts[] = {weight, indices};
     struct dt_opctx c;
@@ -323,7 +323,7 @@ dt_tensor *dt_embedding(const dt_tensor *weight, const dt_tensor *indices) {
     return gather(&c, weight, 0, indices);
 }
 
-dt_tensor *dt_index_select(const dt_tensor *self, int dim, const dt_tensor *index) {
+static dt_tensor *index_select_raw(const dt_tensor *self, int dim, const dt_tensor *index) {
     static const char *const names[] = {"self", "index"};
     const dt_tensor *ts[] = {self, index};
     struct dt_opctx c;
@@ -354,4 +354,22 @@ dt_tensor *dt_index_select(const dt_tensor *self, int dim, const dt_tensor *inde
         return out;
     }
     return gather(&c, self, d, index);
+}
+
+/* ---------------------------------------------------------------- autograd entry points */
+
+dt_tensor *dt_matmul(const dt_tensor *self, const dt_tensor *mat2) {
+    return dt__ag2(matmul_raw(self, mat2), DT_AG_MATMUL, self, mat2, 0);
+}
+dt_tensor *dt_linear(const dt_tensor *input, const dt_tensor *weight, const dt_tensor *bias) {
+    const dt_tensor *in[3] = {input, weight, bias};
+    return dt__ag_record(linear_raw(input, weight, bias), DT_AG_LINEAR, 3, in, 0, 0, 0, NULL);
+}
+dt_tensor *dt_embedding(const dt_tensor *weight, const dt_tensor *indices) {
+    return dt__ag2(embedding_raw(weight, indices), DT_AG_EMBED, weight, indices, 0);
+}
+dt_tensor *dt_index_select(const dt_tensor *self, int dim, const dt_tensor *index) {
+    const dt_tensor *in[2] = {self, index};
+    int64_t d = dim < 0 ? dim + (self->ndim ? self->ndim : 1) : dim;
+    return dt__ag_record(index_select_raw(self, dim, index), DT_AG_INDEX, 2, in, 0, 0, 1, &d);
 }

@@ -78,27 +78,27 @@ fail:
     return -1;
 }
 
-dt_tensor *dt_sum(const dt_tensor *self) {
+static dt_tensor *sum_raw(const dt_tensor *self) {
     dt_tensor *v;
     return reduce("sum", DT_RED_SUM, self, RED_ALL, 0, &v, NULL) ? NULL : v;
 }
-dt_tensor *dt_sum_dim(const dt_tensor *self, int dim, int keepdim) {
+static dt_tensor *sum_dim_raw(const dt_tensor *self, int dim, int keepdim) {
     dt_tensor *v;
     return reduce("sum", DT_RED_SUM, self, dim, keepdim, &v, NULL) ? NULL : v;
 }
-dt_tensor *dt_mean(const dt_tensor *self) {
+static dt_tensor *mean_raw(const dt_tensor *self) {
     dt_tensor *v;
     return reduce("mean", DT_RED_MEAN, self, RED_ALL, 0, &v, NULL) ? NULL : v;
 }
-dt_tensor *dt_mean_dim(const dt_tensor *self, int dim, int keepdim) {
+static dt_tensor *mean_dim_raw(const dt_tensor *self, int dim, int keepdim) {
     dt_tensor *v;
     return reduce("mean", DT_RED_MEAN, self, dim, keepdim, &v, NULL) ? NULL : v;
 }
-dt_tensor *dt_max(const dt_tensor *self) {
+static dt_tensor *max_raw(const dt_tensor *self) {
     dt_tensor *v;
     return reduce("max", DT_RED_MAX, self, RED_ALL, 0, &v, NULL) ? NULL : v;
 }
-dt_tensor *dt_max_dim(const dt_tensor *self, int dim, int keepdim, dt_tensor **indices) {
+static dt_tensor *max_dim_raw(const dt_tensor *self, int dim, int keepdim, dt_tensor **indices) {
     dt_tensor *v;
     return reduce("max", DT_RED_MAX, self, dim, keepdim, &v, indices) ? NULL : v;
 }
@@ -145,5 +145,31 @@ static dt_tensor *softmax(const char *name, const dt_tensor *self, int dim, int 
     return out;
 }
 
-dt_tensor *dt_softmax(const dt_tensor *self, int dim) { return softmax("softmax", self, dim, 0); }
-dt_tensor *dt_log_softmax(const dt_tensor *self, int dim) { return softmax("log_softmax", self, dim, 1); }
+static int64_t wrapped(int dim, int ndim) { return dim < 0 ? dim + (ndim ? ndim : 1) : dim; }
+
+dt_tensor *dt_softmax(const dt_tensor *self, int dim) {
+    int64_t d = wrapped(dim, self->ndim);
+    return dt__agi(softmax("softmax", self, dim, 0), DT_AG_SOFTMAX, self, 1, &d);
+}
+dt_tensor *dt_log_softmax(const dt_tensor *self, int dim) {
+    int64_t d = wrapped(dim, self->ndim);
+    return dt__agi(softmax("log_softmax", self, dim, 1), DT_AG_LOGSM, self, 1, &d);
+}
+
+/* ---------------------------------------------------------------- autograd entry points */
+
+dt_tensor *dt_sum(const dt_tensor *self) { return dt__agi(sum_raw(self), DT_AG_SUM, self, 0, NULL); }
+dt_tensor *dt_mean(const dt_tensor *self) { return dt__agi(mean_raw(self), DT_AG_MEAN, self, 0, NULL); }
+dt_tensor *dt_max(const dt_tensor *self) { return dt__agi(max_raw(self), DT_AG_MAX, self, 0, NULL); }
+dt_tensor *dt_sum_dim(const dt_tensor *self, int dim, int keepdim) {
+    int64_t ip[2] = {wrapped(dim, self->ndim), keepdim != 0};
+    return dt__agi(sum_dim_raw(self, dim, keepdim), DT_AG_SUM_DIM, self, 2, ip);
+}
+dt_tensor *dt_mean_dim(const dt_tensor *self, int dim, int keepdim) {
+    int64_t ip[2] = {wrapped(dim, self->ndim), keepdim != 0};
+    return dt__agi(mean_dim_raw(self, dim, keepdim), DT_AG_MEAN_DIM, self, 2, ip);
+}
+dt_tensor *dt_max_dim(const dt_tensor *self, int dim, int keepdim, dt_tensor **indices) {
+    int64_t ip[2] = {wrapped(dim, self->ndim), keepdim != 0};
+    return dt__agi(max_dim_raw(self, dim, keepdim, indices), DT_AG_MAX_DIM, self, 2, ip);
+}

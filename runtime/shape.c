@@ -95,7 +95,7 @@ static int view_strides(const dt_tensor *self, int ndim, const int64_t *shape, i
     return view_d == -1 ? 0 : -1;
 }
 
-dt_tensor *dt_view(const dt_tensor *self, int ndim, const int64_t *in) {
+static dt_tensor *view_raw(const dt_tensor *self, int ndim, const int64_t *in) {
     int64_t shape[DT_MAX_DIMS], strides[DT_MAX_DIMS];
     if (infer_shape(self, ndim, in, shape, "view") < 0) return NULL;
     if (view_strides(self, ndim, shape, strides) < 0) {
@@ -107,7 +107,7 @@ dt_tensor *dt_view(const dt_tensor *self, int ndim, const int64_t *in) {
     return make_view(self, ndim, shape, strides, self->offset, "view");
 }
 
-dt_tensor *dt_reshape(const dt_tensor *self, int ndim, const int64_t *in) {
+static dt_tensor *reshape_raw(const dt_tensor *self, int ndim, const int64_t *in) {
     int64_t shape[DT_MAX_DIMS], strides[DT_MAX_DIMS];
     if (infer_shape(self, ndim, in, shape, "reshape") < 0) return NULL;
     if (view_strides(self, ndim, shape, strides) == 0)
@@ -115,7 +115,7 @@ dt_tensor *dt_reshape(const dt_tensor *self, int ndim, const int64_t *in) {
     return copy_op("reshape", self, ndim, shape);
 }
 
-dt_tensor *dt_flatten(const dt_tensor *self, int start_dim, int end_dim) {
+static dt_tensor *flatten_raw(const dt_tensor *self, int start_dim, int end_dim) {
     if (self->ndim == 0) return dt_reshape(self, DT_SHAPE(1));
     int s = dt__wrap_dim(start_dim, self->ndim, "flatten"),
         e = s < 0 ? -1 : dt__wrap_dim(end_dim, self->ndim, "flatten");
@@ -134,7 +134,7 @@ dt_tensor *dt_flatten(const dt_tensor *self, int start_dim, int end_dim) {
 
 /* ---------------------------------------------------------------- strided views */
 
-dt_tensor *dt_transpose(const dt_tensor *self, int dim0, int dim1) {
+static dt_tensor *transpose_raw(const dt_tensor *self, int dim0, int dim1) {
     int a = dt__wrap_dim(dim0, self->ndim, "transpose"), b = a < 0 ? -1 : dt__wrap_dim(dim1, self->ndim, "transpose");
     if (a < 0 || b < 0) return NULL;
     int64_t shape[DT_MAX_DIMS], strides[DT_MAX_DIMS];
@@ -147,7 +147,7 @@ dt_tensor *dt_transpose(const dt_tensor *self, int dim0, int dim1) {
     return make_view(self, self->ndim, shape, strides, self->offset, "transpose");
 }
 
-dt_tensor *dt_permute(const dt_tensor *self, const int *dims) {
+static dt_tensor *permute_raw(const dt_tensor *self, const int *dims) {
     int64_t shape[DT_MAX_DIMS], strides[DT_MAX_DIMS];
     int seen[DT_MAX_DIMS] = {0};
     for (int i = 0; i < self->ndim; i++) {
@@ -163,7 +163,7 @@ dt_tensor *dt_permute(const dt_tensor *self, const int *dims) {
     return make_view(self, self->ndim, shape, strides, self->offset, "permute");
 }
 
-dt_tensor *dt_slice(const dt_tensor *self, int dim, int64_t start, int64_t end, int64_t step) {
+static dt_tensor *slice_raw(const dt_tensor *self, int dim, int64_t start, int64_t end, int64_t step) {
     if (self->ndim == 0) {
         dt__raise(DT_ERR_INDEX, "slice", "slice() cannot be applied to a 0-dim tensor.");
         return NULL;
@@ -187,7 +187,7 @@ dt_tensor *dt_slice(const dt_tensor *self, int dim, int64_t start, int64_t end, 
     return make_view(self, self->ndim, shape, strides, self->offset + start * self->strides[d], "slice");
 }
 
-dt_tensor *dt_narrow(const dt_tensor *self, int dim, int64_t start, int64_t length) {
+static dt_tensor *narrow_raw(const dt_tensor *self, int dim, int64_t start, int64_t length) {
     if (self->ndim == 0) {
         dt__raise(DT_ERR_INDEX, "narrow", "narrow() cannot be applied to a 0-dim tensor.");
         return NULL;
@@ -212,7 +212,7 @@ dt_tensor *dt_narrow(const dt_tensor *self, int dim, int64_t start, int64_t leng
     return make_view(self, self->ndim, shape, self->strides, self->offset + start * self->strides[d], "narrow");
 }
 
-dt_tensor *dt_select(const dt_tensor *self, int dim, int64_t index) {
+static dt_tensor *select_raw(const dt_tensor *self, int dim, int64_t index) {
     if (self->ndim == 0) {
         dt__raise(DT_ERR_INDEX, "select", "select() cannot be applied to a 0-dim tensor.");
         return NULL;
@@ -234,7 +234,7 @@ dt_tensor *dt_select(const dt_tensor *self, int dim, int64_t index) {
     return make_view(self, nd, shape, strides, self->offset + index * self->strides[d], "select");
 }
 
-dt_tensor *dt_unsqueeze(const dt_tensor *self, int dim) {
+static dt_tensor *unsqueeze_raw(const dt_tensor *self, int dim) {
     if (self->ndim >= DT_MAX_DIMS) {
         dt__raise(DT_ERR_SHAPE, "unsqueeze", "unsqueeze: a tensor has at most %d dimensions", DT_MAX_DIMS);
         return NULL;
@@ -263,13 +263,13 @@ static dt_tensor *squeeze(const dt_tensor *self, int only) {
     return make_view(self, nd, shape, strides, self->offset, "squeeze");
 }
 
-dt_tensor *dt_squeeze(const dt_tensor *self, int dim) {
+static dt_tensor *squeeze_raw(const dt_tensor *self, int dim) {
     int d = dt__wrap_dim(dim, self->ndim, "squeeze");
     return d < 0 ? NULL : squeeze(self, d);
 }
-dt_tensor *dt_squeeze_all(const dt_tensor *self) { return squeeze(self, -1); }
+static dt_tensor *squeeze_all_raw(const dt_tensor *self) { return squeeze(self, -1); }
 
-dt_tensor *dt_expand(const dt_tensor *self, int ndim, const int64_t *in) {
+static dt_tensor *expand_raw(const dt_tensor *self, int ndim, const int64_t *in) {
     char a[160], b[160];
     if (ndim < self->ndim || ndim > DT_MAX_DIMS) {
         dt__raise(DT_ERR_SHAPE, "expand",
@@ -306,12 +306,12 @@ dt_tensor *dt_expand(const dt_tensor *self, int ndim, const int64_t *in) {
 
 /* ---------------------------------------------------------------- copies */
 
-dt_tensor *dt_contiguous(const dt_tensor *self) {
+static dt_tensor *contiguous_raw(const dt_tensor *self) {
     if (dt_is_contiguous(self)) return dt_retain((dt_tensor *)self);
     return copy_op("contiguous", self, self->ndim, self->shape);
 }
 
-dt_tensor *dt_clone(const dt_tensor *self) { return copy_op("clone", self, self->ndim, self->shape); }
+static dt_tensor *clone_raw(const dt_tensor *self) { return copy_op("clone", self, self->ndim, self->shape); }
 
 /* cat (stack = 0) or stack (stack = 1) of n tensors along dim. */
 static dt_tensor *join(const char *name, int n, dt_tensor *const *ts, int dim, int stack) {
@@ -420,5 +420,72 @@ done:
     return out;
 }
 
-dt_tensor *dt_cat(int n, dt_tensor *const *tensors, int dim) { return join("cat", n, tensors, dim, 0); }
-dt_tensor *dt_stack(int n, dt_tensor *const *tensors, int dim) { return join("stack", n, tensors, dim, 1); }
+static dt_tensor *cat_raw(int n, dt_tensor *const *tensors, int dim) { return join("cat", n, tensors, dim, 0); }
+static dt_tensor *stack_raw(int n, dt_tensor *const *tensors, int dim) { return join("stack", n, tensors, dim, 1); }
+
+/* ---------------------------------------------------------------- autograd entry points */
+
+static int64_t wrapped(int dim, int ndim) { return dim < 0 ? dim + (ndim ? ndim : 1) : dim; }
+
+dt_tensor *dt_view(const dt_tensor *self, int ndim, const int64_t *shape) {
+    return dt__agi(view_raw(self, ndim, shape), DT_AG_RESHAPE, self, 0, NULL);
+}
+dt_tensor *dt_reshape(const dt_tensor *self, int ndim, const int64_t *shape) {
+    return dt__agi(reshape_raw(self, ndim, shape), DT_AG_RESHAPE, self, 0, NULL);
+}
+dt_tensor *dt_flatten(const dt_tensor *self, int start_dim, int end_dim) {
+    return dt__agi(flatten_raw(self, start_dim, end_dim), DT_AG_RESHAPE, self, 0, NULL);
+}
+dt_tensor *dt_unsqueeze(const dt_tensor *self, int dim) {
+    return dt__agi(unsqueeze_raw(self, dim), DT_AG_RESHAPE, self, 0, NULL);
+}
+dt_tensor *dt_squeeze(const dt_tensor *self, int dim) {
+    return dt__agi(squeeze_raw(self, dim), DT_AG_RESHAPE, self, 0, NULL);
+}
+dt_tensor *dt_squeeze_all(const dt_tensor *self) {
+    return dt__agi(squeeze_all_raw(self), DT_AG_RESHAPE, self, 0, NULL);
+}
+dt_tensor *dt_transpose(const dt_tensor *self, int dim0, int dim1) {
+    int64_t ip[2] = {wrapped(dim0, self->ndim), wrapped(dim1, self->ndim)};
+    return dt__agi(transpose_raw(self, dim0, dim1), DT_AG_TRANSPOSE, self, 2, ip);
+}
+dt_tensor *dt_permute(const dt_tensor *self, const int *dims) {
+    int64_t ip[DT_MAX_DIMS];
+    for (int i = 0; i < self->ndim; i++) ip[i] = wrapped(dims[i], self->ndim);
+    return dt__agi(permute_raw(self, dims), DT_AG_PERMUTE, self, self->ndim, ip);
+}
+dt_tensor *dt_slice(const dt_tensor *self, int dim, int64_t start, int64_t end, int64_t step) {
+    int64_t ip[4] = {wrapped(dim, self->ndim), start, end, step};
+    return dt__agi(slice_raw(self, dim, start, end, step), DT_AG_SLICE, self, 4, ip);
+}
+dt_tensor *dt_narrow(const dt_tensor *self, int dim, int64_t start, int64_t length) {
+    dt_tensor *out = narrow_raw(self, dim, start, length);
+    if (!out) return NULL;
+    int d = (int)wrapped(dim, self->ndim);
+    if (start < 0) start += self->shape[d];
+    int64_t ip[4] = {d, start, start + length, 1};
+    return dt__agi(out, DT_AG_SLICE, self, 4, ip);
+}
+dt_tensor *dt_select(const dt_tensor *self, int dim, int64_t index) {
+    int64_t ip[2] = {wrapped(dim, self->ndim), index};
+    return dt__agi(select_raw(self, dim, index), DT_AG_SELECT, self, 2, ip);
+}
+dt_tensor *dt_expand(const dt_tensor *self, int ndim, const int64_t *shape) {
+    return dt__agi(expand_raw(self, ndim, shape), DT_AG_EXPAND, self, 0, NULL);
+}
+dt_tensor *dt_contiguous(const dt_tensor *self) {
+    return dt__agi(contiguous_raw(self), DT_AG_IDENTITY, self, 0, NULL);
+}
+dt_tensor *dt_clone(const dt_tensor *self) { return dt__agi(clone_raw(self), DT_AG_IDENTITY, self, 0, NULL); }
+
+static dt_tensor *join_grad(dt_tensor *out, enum dt_ag_kind kind, int n, dt_tensor *const *ts, int dim) {
+    if (!out) return NULL;
+    int64_t d = wrapped(dim, kind == DT_AG_STACK ? ts[0]->ndim + 1 : ts[0]->ndim);
+    return dt__ag_record(out, kind, n, (const dt_tensor *const *)ts, 0, 0, 1, &d);
+}
+dt_tensor *dt_cat(int n, dt_tensor *const *tensors, int dim) {
+    return join_grad(cat_raw(n, tensors, dim), DT_AG_CAT, n, tensors, dim);
+}
+dt_tensor *dt_stack(int n, dt_tensor *const *tensors, int dim) {
+    return join_grad(stack_raw(n, tensors, dim), DT_AG_STACK, n, tensors, dim);
+}

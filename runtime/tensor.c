@@ -155,6 +155,11 @@ dt_tensor *dt__tensor_alloc(int ndim, const int64_t *shape, dt_dtype dtype, dt_d
 }
 
 void dt__tensor_announce(const dt_tensor *t, int kind, const char *what, uint64_t src_id, uint64_t op_seq) {
+    dt__tensor_announce_detail(t, kind, what, src_id, op_seq, NULL);
+}
+
+void dt__tensor_announce_detail(const dt_tensor *t, int kind, const char *what, uint64_t src_id, uint64_t op_seq,
+                                const char *detail) {
     struct dtp_tensor pt = {
         .id = t->id,
         .storage_id = t->storage->id,
@@ -167,7 +172,7 @@ void dt__tensor_announce(const dt_tensor *t, int kind, const char *what, uint64_
         .nbytes = (uint64_t)dt_numel(t) * dt_dtype_size(t->dtype),
         .name = t->name,
     };
-    struct dtp_origin o = {.kind = kind, .what = what, .src_id = src_id, .op_seq = op_seq, .detail = NULL};
+    struct dtp_origin o = {.kind = kind, .what = what, .src_id = src_id, .op_seq = op_seq, .detail = detail};
     dtp_tensor_created(&pt, &o);
 }
 
@@ -179,6 +184,7 @@ dt_tensor *dt_retain(dt_tensor *t) {
 void dt_free(dt_tensor *t) {
     if (!t || atomic_fetch_sub(&t->refs, 1) != 1) return;
     dtp_tensor_freed(t->id);
+    dt__ag_release(t);
     dt__storage_release(t->storage);
     free(t->name);
     free(t);
@@ -271,7 +277,7 @@ static dt_tensor *factory_from_host(int ndim, const int64_t *shape, dt_dtype dty
         }
         fill_host(buf, n, arg);
     }
-    if (buf != t->storage->data && dt__mem_copy(dev, t->storage->data, dt_cpu_device(), buf, bytes, what) < 0) {
+    if (buf != t->storage->data && dt__mem_copy(dev, t->storage->data, 0, dt_cpu_device(), buf, 0, bytes, what) < 0) {
         if (!data) free(buf);
         dt_free(t);
         return NULL;

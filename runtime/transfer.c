@@ -8,13 +8,16 @@
 #include <math.h>
 #include <string.h>
 
-int dt__mem_copy(dt_device dst_dev, void *dst, dt_device src_dev, const void *src, size_t bytes, const char *op) {
+int dt__mem_copy(dt_device dst_dev, void *dst_base, size_t dst_off, dt_device src_dev, const void *src_base,
+                 size_t src_off, size_t bytes, const char *op) {
     if (bytes == 0) return 0;
     const struct dt_backend *db = dt__backend_for(dst_dev, op), *sb = dt__backend_for(src_dev, op);
     if (!db || !sb) return -1;
+    void *dst = (char *)dst_base + dst_off;
+    const void *src = (const char *)src_base + src_off;
     int st;
     if (db == sb)
-        st = db->copy_peer(dst_dev.index, dst, src_dev.index, src, bytes);
+        st = db->copy_peer(dst_dev.index, dst_base, dst_off, src_dev.index, src_base, src_off, bytes);
     else if (db->host_accessible && sb->host_accessible) {
         memcpy(dst, src, bytes);
         st = 0;
@@ -55,18 +58,18 @@ static int transfer(dt_tensor *dst, const dt_tensor *src, int kind, const char *
     struct dt_view sv;
     struct dt_storage *stmp = NULL, *dtmp = NULL;
     if (dt__contig_view(src, &sv, &stmp, via) < 0) return -1;
-    const char *sp = (const char *)sv.base + sv.offset * (int64_t)esz;
+    size_t soff = (size_t)(sv.offset * (int64_t)esz);
 
     int direct = dst->dtype == src->dtype && dt_is_contiguous(dst) && dst->ndim == src->ndim &&
                  memcmp(dst->shape, src->shape, sizeof(int64_t) * (size_t)src->ndim) == 0;
     int rc = 0;
     if (direct) {
-        char *dp = (char *)dst->storage->data + dst->offset * (int64_t)esz;
-        rc = dt__mem_copy(dd, dp, sd, sp, (size_t)n * esz, via);
+        rc = dt__mem_copy(dd, dst->storage->data, (size_t)(dst->offset * (int64_t)esz), sd, sv.base, soff,
+                          (size_t)n * esz, via);
     } else {
         /* land the raw bytes on dst's device, then convert / scatter there */
         dtmp = dt__storage_new(dd, (size_t)n * esz, via);
-        rc = dtmp ? dt__mem_copy(dd, dtmp->data, sd, sp, (size_t)n * esz, via) : -1;
+        rc = dtmp ? dt__mem_copy(dd, dtmp->data, 0, sd, sv.base, soff, (size_t)n * esz, via) : -1;
         if (rc == 0) {
             struct dt_ew_args a = {.op = DT_EW_COPY, .compute = dt__promote(src->dtype, dst->dtype), .nin = 1};
             dt__view_of(dst, &a.out);
@@ -100,15 +103,49 @@ static dt_tensor *to_device(const dt_tensor *t, dt_device dev, const char *via) 
     return out;
 }
 
-dt_tensor *dt_to(const dt_tensor *t, dt_device dev) { return to_device(t, dev, "to"); }
-dt_tensor *dt_cpu(const dt_tensor *t) { return to_device(t, dt_cpu_device(), "cpu"); }
-dt_tensor *dt_cuda(const dt_tensor *t, int index) { return to_device(t, dt_cuda_device(index), "cuda"); }
+dt_tensor *dt_to(const dt_tensor *t, dt_device dev) { return dt__ag1(to_device(t, dev, "to"), DT_AG_TO, t, 0, 0); }
+dt_tensor *dt_cpu(const dt_tensor *t) { return dt__ag1(to_device(t, dt_cpu_device(), "cpu"), DT_AG_TO, t, 0, 0); }
+dt_tensor *dt_cuda(const dt_tensor *t, int index) {
+    return dt__ag1(to_device(t, dt_cuda_device(index), "cuda"), DT_AG_TO, t, 0, 0);
+}
+
+int dt__move_inplace(dt_tensor *t, dt_device dev, const char *via) {
+    dt__runtime_init();
+    dt_device from = t->storage->device;
+    if (dt_device_equal(from, dev)) return 0;
+    size_t esz = dt_dtype_size(t->dtype);
+    int64_t n = dt_numel(t);
+    struct dt_view v;
+    struct dt_storage *tmp = NULL, *st = dt__storage_new(dev, (size_t)n * esz, via);
+    if (!st) return -1;
+    if (dt__contig_view(t, &v, &tmp, via) < 0 ||
+        dt__mem_copy(dev, st->data, 0, from, v.base, (size_t)(v.offset * (int64_t)esz), (size_t)n * esz, via) < 0) {
+        dt__storage_release(tmp);
+        dt__storage_release(st);
+        return -1;
+    }
+    dt__storage_release(tmp);
+    if (t->grad && dt__move_inplace(t->grad, dev, via) < 0) {
+        dt__storage_release(st);
+        return -1;
+    }
+    dt__storage_release(t->storage);
+    t->storage = st; /* same tensor, new memory: strides become contiguous */
+    t->offset = 0;
+    dt__contig_strides(t->ndim, t->shape, t->strides);
+    fire_transfer(t->id, t->id, from, dev, (uint64_t)n * esz, DTP_TRANSFER_MOVE, via);
+    return 0;
+}
 
 int dt_copy_(dt_tensor *dst, const dt_tensor *src) {
     static const char *const names[] = {"self", "src"};
     const dt_tensor *ts[] = {dst, src};
     struct dt_opctx c; /* copy_ is the one op that may cross devices */
     if (dt__op_begin(&c, "copy_", 2, ts, names, DT_CHECK_NONE) < 0) return -1;
+    if (dt__ag_check_inplace(dst, "copy_") < 0) {
+        dt__op_end(&c, DT_ERR_STATE, 0, NULL);
+        return -1;
+    }
     if (!dt__can_broadcast_to(src, dst->ndim, dst->shape)) {
         char a[160], b[160];
         return dt__op_fail(&c, DT_ERR_SHAPE, "output with shape %s doesn't match the broadcast shape %s",
@@ -132,7 +169,7 @@ int dt_to_host(const dt_tensor *t, void *buf, size_t size) {
     struct dt_view v;
     struct dt_storage *tmp;
     if (dt__contig_view(t, &v, &tmp, "to_host") < 0) return -1;
-    int rc = dt__mem_copy(dt_cpu_device(), buf, t->storage->device, (const char *)v.base + v.offset * (int64_t)esz,
+    int rc = dt__mem_copy(dt_cpu_device(), buf, 0, t->storage->device, v.base, (size_t)(v.offset * (int64_t)esz),
                           need, "to_host");
     dt__storage_release(tmp);
     if (rc == 0 && t->storage->device.type != DT_DEVICE_CPU)

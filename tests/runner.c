@@ -11,7 +11,7 @@ static const struct {
 } suites[] = {
     {"tensor", make_tensor_suite},     {"ops", make_ops_suite},       {"device", make_device_suite},
     {"backends", make_backends_suite}, {"errors", make_errors_suite}, {"probes", make_probes_suite},
-    {"tracer", make_tracer_suite},
+    {"tracer", make_tracer_suite},     {"autograd", make_autograd_suite}, {"train", make_train_suite},
 };
 
 /* `dt_tests backends-real`: the backends suite on the real CUDA backend; exits

@@ -17,6 +17,8 @@ Suite *make_backends_suite(void);
 Suite *make_errors_suite(void);
 Suite *make_probes_suite(void);
 Suite *make_tracer_suite(void);
+Suite *make_autograd_suite(void);
+Suite *make_train_suite(void);
 
 #define CPU     dt_cpu_device()
 #define CUDA(i) dt_cuda_device(i)

@@ -5,7 +5,8 @@
  * Ownership: every function that returns a dt_tensor * returns a new
  * reference that the caller releases with dt_free(), including dt_to() when
  * the tensor is already on the device (it then returns the same tensor with
- * one more reference). Arguments are borrowed.
+ * one more reference), except dt_grad() and the accessors documented as
+ * BORROWED. Arguments are borrowed.
  *
  * Errors: a failing call sets a thread-local error (dt_last_error()), runs
  * the process-wide error handler, and, if the handler returns, returns NULL
@@ -293,6 +294,32 @@ DT_API dt_tensor *dt_contiguous(const dt_tensor *self);
 DT_API dt_tensor *dt_clone(const dt_tensor *self); /* always a contiguous copy */
 DT_API dt_tensor *dt_cat(int n, dt_tensor *const *tensors, int dim);
 DT_API dt_tensor *dt_stack(int n, dt_tensor *const *tensors, int dim);
+
+/* ---------------------------------------------------------------- autograd */
+/* As in PyTorch: a float tensor may require grad; while grad mode is on (the
+ * default, per thread), ops on such tensors record a graph, and
+ * dt_backward(loss) accumulates d loss / d leaf into each leaf's grad, which
+ * lives on the leaf's device. The graph lives as long as the tensors that
+ * hold it. In-place ops on a tensor that requires grad are refused while grad
+ * mode is on: update parameters with grad mode off, as optimizers do. */
+
+/* Marks a float leaf as wanting a gradient (or not). Returns 0 or -1. */
+DT_API int dt_set_requires_grad(dt_tensor *t, int on);
+DT_API int dt_requires_grad(const dt_tensor *t);
+DT_API int dt_is_leaf(const dt_tensor *t); /* made by no recorded op */
+/* The accumulated gradient, or NULL. BORROWED: owned by t, valid until the
+ * next backward, zero_grad or free of t (do not dt_free it). */
+DT_API dt_tensor *dt_grad(const dt_tensor *t);
+DT_API void dt_zero_grad(dt_tensor *t); /* drops the gradient (PyTorch's set_to_none) */
+/* Backpropagates from a one-element loss. Returns 0 or -1. */
+DT_API int dt_backward(const dt_tensor *loss);
+/* Turns graph recording on or off for this thread; returns the previous state. */
+DT_API int dt_set_grad_enabled(int on);
+DT_API int dt_is_grad_enabled(void);
+/* A view of t outside any graph (shares storage, requires no grad). */
+DT_API dt_tensor *dt_detach(const dt_tensor *t);
+/* Name of the node that made t ("MulBackward0"), or NULL for a leaf. */
+DT_API const char *dt_grad_fn_name(const dt_tensor *t);
 
 /* ---------------------------------------------------------------- misc */
 

@@ -320,7 +320,9 @@ void cu_free(int index, void *p, size_t bytes) {
     (void)cudaGetLastError();
 }
 
-int cu_copy_peer(int di, void *dst, int si, const void *src, size_t bytes) {
+int cu_copy_peer(int di, void *dst_base, size_t doff, int si, const void *src_base, size_t soff, size_t bytes) {
+    void *dst = (char *)dst_base + doff;
+    const void *src = (const char *)src_base + soff;
     if (di == si) {
         CUDA_CHECK(cudaSetDevice(di));
         CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice));
