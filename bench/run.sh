@@ -33,20 +33,21 @@ sqlite3 $tmp/w.db "select printf('  %d events in %.3f s of writer time: %.2f M e
   (select value from meta where key='writer_busy_ns') / 1e9,
   (select value from meta where key='events_recorded') * 1e3 / (select value from meta where key='writer_busy_ns'))"
 
-echo "== workload: traced / untraced wall time (bench_workload, simulated GPU), interleaved, best of 5"
+W=$B/examples/mlp_train
+echo "== workload: traced / untraced wall time (examples/mlp_train, simulated GPU), interleaved, best of 5"
 export DEVTRACE_SIM_CUDA=1
 : > $tmp/u; : > $tmp/t
 for i in 1 2 3 4 5; do
-  wall $B/bench/bench_workload >> $tmp/u
-  wall env DEVTRACE_QUIET=1 DEVTRACE_OUTPUT=$tmp/r$i.db LD_PRELOAD=$LIB $B/bench/bench_workload >> $tmp/t
+  wall $W >> $tmp/u
+  wall env DEVTRACE_QUIET=1 DEVTRACE_OUTPUT=$tmp/r$i.db LD_PRELOAD=$LIB $W >> $tmp/t
 done
 u=$(best < $tmp/u); t=$(best < $tmp/t)
 echo "  untraced $((u / 1000)) ms, traced $((t / 1000)) ms, ratio $(echo "scale=3; $t / $u" | bc)"
-lu=$($B/bench/bench_workload); lt=$(DEVTRACE_QUIET=1 DEVTRACE_OUTPUT=$tmp/same.db LD_PRELOAD=$LIB $B/bench/bench_workload)
-[ "$lu" = "$lt" ] && echo "  same result traced and untraced: $lu" || echo "  RESULT CHANGED: '$lu' vs '$lt'"
+lu=$($W); lt=$(DEVTRACE_QUIET=1 DEVTRACE_OUTPUT=$tmp/same.db LD_PRELOAD=$LIB $W)
+[ "$lu" = "$lt" ] && echo "  same result traced and untraced: $(echo "$lu" | tail -1)" || echo "  RESULT CHANGED: '$lu' vs '$lt'"
 
-echo "== bytes per event in the finished trace (workload, 3000 steps)"
-DEVTRACE_QUIET=1 DEVTRACE_OUTPUT=$tmp/big.db LD_PRELOAD=$LIB $B/bench/bench_workload 3000 >/dev/null
+echo "== bytes per event in the finished trace (mlp_train, 16 epochs)"
+DEVTRACE_QUIET=1 DEVTRACE_OUTPUT=$tmp/big.db LD_PRELOAD=$LIB $W --epochs 16 >/dev/null
 ev=$(sqlite3 $tmp/big.db "select value from meta where key='events_recorded'")
 sz=$(stat -c %s $tmp/big.db)
 sqlite3 $tmp/big.db "select printf('  writer on this mix: %.2f M events/s of writer CPU time',
