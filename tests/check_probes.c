@@ -6,7 +6,10 @@
 #include "probe_recorder.h"
 #include "testutil.h"
 
+#include <devtrace/dt_nn.h>
 #include <dlfcn.h>
+#include <stdio.h>
+#include <unistd.h>
 
 static rec_count_fn rcount;
 static rec_get_fn rget;
@@ -275,6 +278,59 @@ START_TEST(test_error_probe_for_other_errors) {
 }
 END_TEST
 
+START_TEST(test_training_layer_probes) {
+    /* registration names the parameter with its dotted path */
+    dt_module *seq = dt_nn_sequential(1, (dt_module *[]){dt_nn_linear(2, 3, 1)});
+    dt_tensor *w = dt_module_get(seq, "0.weight");
+    /* module.to moves the same tensor: one MOVE transfer with src == dst */
+    rreset();
+    ck_assert_int_eq(dt_module_to(seq, CUDA(0)), 0);
+    int p = 0;
+    const struct rec_event *mv = next(REC_TRANSFER, &p);
+    ck_assert_int_eq(mv->i1, DTP_TRANSFER_MOVE);
+    ck_assert_uint_eq(mv->id, dt_id(w));
+    ck_assert_uint_eq(mv->id2, dt_id(w));
+    ck_assert_str_eq(mv->s1, "module.to");
+    ck_assert_int_eq(mv->d2.type, DTP_DEVICE_CUDA);
+    ck_assert_int_eq(count(REC_CREATED), 0); /* no new tensor */
+    /* a checkpoint load creates tensors whose origin is their key and file */
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/dt_probe_%d.ckpt", (int)getpid());
+    dt_state_dict *sd = dt_module_state_dict(seq);
+    ck_assert_int_eq(dt_save(sd, path), 0);
+    dt_state_dict_free(sd);
+    rreset();
+    dt_device cpu = CPU;
+    sd = dt_load(path, &cpu);
+    unlink(path);
+    ck_assert_ptr_nonnull(sd);
+    p = 0;
+    const struct rec_event *cr = next(REC_CREATED, &p);
+    ck_assert_int_eq(cr->i1, DTP_ORIGIN_CHECKPOINT);
+    ck_assert_str_eq(cr->s1, "0.weight");
+    ck_assert_str_eq(cr->detail, path);
+    ck_assert_uint_eq(cr->id, dt_id(dt_state_dict_tensor(sd, "0.weight")));
+    dt_state_dict_free(sd);
+    /* a data loader's batches are made by "dataloader" on the calling thread */
+    dt_tensor *x = dt_ones(DT_SHAPE(4, 2), DT_F32, CPU);
+    dt_dataset *ds = dt_tensor_dataset(1, &x);
+    dt_dataloader *dl = dt_dataloader_new(ds, 2, 0, 0, 0, 1);
+    dt_tensor *b;
+    rreset();
+    ck_assert_int_eq(dt_dataloader_next(dl, &b), 1);
+    p = 0;
+    const struct rec_event *bc = next(REC_CREATED, &p);
+    ck_assert_int_eq(bc->i1, DTP_ORIGIN_FACTORY);
+    ck_assert_str_eq(bc->s1, "dataloader");
+    ck_assert_uint_eq(bc->id, dt_id(b));
+    dt_free(b);
+    dt_dataloader_free(dl);
+    dt_dataset_free(ds);
+    dt_free(x);
+    dt_module_free(seq);
+}
+END_TEST
+
 Suite *make_probes_suite(void) {
     Suite *s = suite_create("probes");
     TCase *tc = tcase_create("recorded");
@@ -287,6 +343,7 @@ Suite *make_probes_suite(void) {
     tcase_add_test(tc, test_named_and_freed);
     tcase_add_test(tc, test_mismatch_before_handler);
     tcase_add_test(tc, test_error_probe_for_other_errors);
+    tcase_add_test(tc, test_training_layer_probes);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -67,6 +67,7 @@ EXPORT void dtp_tensor_created(const struct dtp_tensor *t, const struct dtp_orig
     e->i1 = o->kind;
     snprintf(e->s1, sizeof e->s1, "%s", o->what);
     snprintf(e->s2, sizeof e->s2, "%s", t->name ? t->name : "");
+    snprintf(e->detail, sizeof e->detail, "%s", o->detail ? o->detail : "");
     e->id2 = o->src_id;
     e->seq = o->op_seq;
 }

@@ -30,6 +30,7 @@ struct rec_event {
     uint64_t id, id2, seq;    /* tensor ids / op sequence */
     int32_t i1, i2, i3;       /* abi version, origin kind, status, first/other, error kind */
     char s1[64], s2[512];     /* names, op, what; message */
+    char detail[256];         /* origin detail (checkpoint path) */
     struct dtp_device d1, d2; /* devices */
     uint64_t u1;              /* bytes, storage id */
     int32_t ndim, dtype;
