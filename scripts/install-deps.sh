@@ -5,7 +5,7 @@
 # Debian's python3 (the Python-stack test). The CUDA toolkit is optional and
 # not installed here: when /usr/local/cuda exists, the build finds it.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config check libsqlite3-dev sqlite3 libunwind8 python3 bc)
+pkgs=(build-essential cmake pkg-config check libsqlite3-dev sqlite3 libunwind8 libdw-dev python3 bc)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -20,6 +20,7 @@ static const struct {
     const char *summary;
 } cmds[] = {
     {"run", vw_cmd_run, "run a program with the tracer loaded and record its trace"},
+    {"report", vw_cmd_report, "explain each device mismatch in a trace: the chain, and where the move belongs"},
 };
 
 static void usage(FILE *f) {

@@ -16,6 +16,53 @@ enum {
 };
 
 int vw_cmd_run(int argc, char **argv);
+int vw_cmd_report(int argc, char **argv);
+
+/* ---------------------------------------------------------------- traces (trace.c) */
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+struct vw_trace {
+    sqlite3 *db;
+    const char *path;  /* as given */
+    char tmpdir[64];   /* private copy of a trace left with a WAL, or "" */
+};
+/* Opens a trace read-only, or prints one line saying what is wrong and
+ * returns -1 (the caller exits VW_EXIT_USAGE). */
+int vw_trace_open(const char *path, struct vw_trace *t);
+void vw_trace_close(struct vw_trace *t);
+/* A prepared statement, or NULL after printing why. */
+sqlite3_stmt *vw_prep(struct vw_trace *t, const char *sql);
+/* A meta value ("" when absent) into buf. */
+const char *vw_meta(struct vw_trace *t, const char *key, char *buf, size_t size);
+/* Untrusted text for a terminal (control characters escaped) or for JSON. */
+void vw_put_escaped(FILE *f, const char *s);
+void vw_put_json_string(FILE *f, const char *s);
+/* "cpu" / "cuda:N" from the trace's packed device number. */
+const char *vw_device_name(int64_t dev, char *buf, size_t size);
+
+/* ---------------------------------------------------------------- symbols (sym.c) */
+
+struct vw_frame {
+    uint64_t ip, offset;  /* return address; offset in its module */
+    char module[256];     /* file name of the module, "?" when unknown */
+    char function[256];   /* "" when unknown */
+    char file[512];       /* source file, relative to the cwd when under it; "" when unknown */
+    int line;
+    int hidden;           /* inside libdtrt, libdevtrace or libc */
+    int changed;          /* the module's file changed since the trace */
+};
+struct vw_sym;
+struct vw_sym *vw_sym_new(struct vw_trace *t);
+void vw_sym_free(struct vw_sym *s);
+void vw_sym_frame(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *f);
+/* Frames of a recorded stack, innermost first; returns how many. */
+int vw_sym_stack(struct vw_sym *s, int64_t stack, int64_t seq, struct vw_frame *out, int max);
+/* The innermost frame of the program itself (not hidden); 0 when none. */
+int vw_sym_site(struct vw_sym *s, int64_t stack, int64_t seq, struct vw_frame *site);
+/* "file:line (function)" or "module+0xoff". */
+const char *vw_site_str(const struct vw_frame *f, char *buf, size_t size);
 
 /* "devtrace: <message>" on stderr. */
 void vw_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,0 +1,564 @@
+/* devtrace report: for each device mismatch in a trace, the op and where it
+ * was called, its operands, which one is the odd one out, the chain of
+ * events that put it on its device, where its peers reached theirs, and the
+ * line where the missing move belongs. With no mismatch: says so, and
+ * summarizes tensors per device and transfers by call site.
+ *
+ * The chain walks provenance backwards: op output -> the input on the same
+ * device, transfer -> source, view -> base, until a factory or a checkpoint
+ * load; in-place moves (module.to) are steps too. The fix is, in order: the
+ * checkpoint load that needed a map_location; the place a peer that came
+ * from the same line was moved; else right after the odd operand reached its
+ * device. */
+#include "vw.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_STEPS 24
+#define MAX_ARGS 16
+
+struct step {
+    int64_t tensor, dev, seq, stack;
+    int origin;            /* tensors.origin, or -1 for an in-place move */
+    char text[1024];
+    struct vw_frame site;
+    int has_site;
+};
+
+struct operand {
+    char arg[64], name[256], dtype[16], shape[96];
+    int64_t tensor, dev;
+    int scalar, odd;
+    struct step chain[MAX_STEPS]; /* newest first */
+    int nsteps;
+    int arrived; /* index in chain where it reached its device */
+};
+
+struct ctx {
+    struct vw_trace *t;
+    struct vw_sym *sym;
+    int json;
+    FILE *out;
+    sqlite3_stmt *tensor, *moves, *args, *opname;
+};
+
+static const char *dtype_name(int d) { return d == 0 ? "float32" : d == 1 ? "int64" : d == 2 ? "bool" : "?"; }
+
+static int site_of(struct ctx *c, int64_t stack, int64_t seq, struct vw_frame *f) {
+    return stack ? vw_sym_site(c->sym, stack, seq, f) : 0;
+}
+
+/* Row of tensor id: fills what the chain needs; 0 when unknown. */
+static int tensor_row(struct ctx *c, int64_t id, int64_t *seq, int64_t *dev, int *origin, int64_t *src, int64_t *op,
+                      int64_t *stack, char *what, size_t wsize, char *detail, size_t dsize) {
+    sqlite3_stmt *st = c->tensor;
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) != SQLITE_ROW) return 0;
+    *seq = sqlite3_column_int64(st, 0);
+    *dev = sqlite3_column_int64(st, 1);
+    *origin = sqlite3_column_int(st, 2);
+    *src = sqlite3_column_int64(st, 3);
+    *op = sqlite3_column_int64(st, 4);
+    *stack = sqlite3_column_int64(st, 5);
+    snprintf(what, wsize, "%s", sqlite3_column_text(st, 6) ? (const char *)sqlite3_column_text(st, 6) : "?");
+    snprintf(detail, dsize, "%s", sqlite3_column_text(st, 7) ? (const char *)sqlite3_column_text(st, 7) : "");
+    return 1;
+}
+
+static void op_name(struct ctx *c, int64_t op, char *buf, size_t size) {
+    sqlite3_reset(c->opname);
+    sqlite3_bind_int64(c->opname, 1, op);
+    snprintf(buf, size, "%s",
+             sqlite3_step(c->opname) == SQLITE_ROW && sqlite3_column_text(c->opname, 0)
+                 ? (const char *)sqlite3_column_text(c->opname, 0)
+                 : "?");
+}
+
+static struct step *add_step(struct operand *o) { return o->nsteps < MAX_STEPS ? &o->chain[o->nsteps++] : NULL; }
+
+/* Walks tensor id's provenance backwards from event `before`. */
+static void build_chain(struct ctx *c, struct operand *o, int64_t id, int64_t before) {
+    char d1[32], d2[32], what[256], detail[512];
+    for (int guard = 0; id && guard < MAX_STEPS; guard++) {
+        int64_t seq, dev, src, op, stack;
+        int origin;
+        if (!tensor_row(c, id, &seq, &dev, &origin, &src, &op, &stack, what, sizeof what, detail, sizeof detail))
+            return;
+        /* in-place moves of this tensor before `before`, newest first */
+        sqlite3_reset(c->moves);
+        sqlite3_bind_int64(c->moves, 1, id);
+        sqlite3_bind_int64(c->moves, 2, before);
+        while (sqlite3_step(c->moves) == SQLITE_ROW) {
+            struct step *s = add_step(o);
+            if (!s) return;
+            s->tensor = id;
+            s->seq = sqlite3_column_int64(c->moves, 0);
+            s->dev = sqlite3_column_int64(c->moves, 2);
+            s->stack = sqlite3_column_int64(c->moves, 4);
+            s->origin = -1;
+            snprintf(s->text, sizeof s->text, "moved in place %s -> %s by %s",
+                     vw_device_name(sqlite3_column_int64(c->moves, 1), d1, sizeof d1), vw_device_name(s->dev, d2, sizeof d2),
+                     sqlite3_column_text(c->moves, 3) ? (const char *)sqlite3_column_text(c->moves, 3) : "?");
+            s->has_site = site_of(c, s->stack, s->seq, &s->site);
+        }
+        struct step *s = add_step(o);
+        if (!s) return;
+        s->tensor = id;
+        s->seq = seq;
+        s->dev = dev;
+        s->stack = stack;
+        s->origin = origin;
+        s->has_site = site_of(c, stack, seq, &s->site);
+        vw_device_name(dev, d1, sizeof d1);
+        int64_t next = 0;
+        switch (origin) {
+        case 0: snprintf(s->text, sizeof s->text, "t%lld created on %s by %s", (long long)id, d1, what); break;
+        case 4:
+            snprintf(s->text, sizeof s->text, "t%lld loaded on %s from checkpoint key \"%s\" of %s", (long long)id, d1,
+                     what, detail);
+            break;
+        case 2:
+            snprintf(s->text, sizeof s->text, "t%lld is a view (%s) of t%lld", (long long)id, what, (long long)src);
+            next = src;
+            break;
+        case 3: {
+            char via[256];
+            snprintf(via, sizeof via, "%s", what);
+            int64_t sseq, sdev, ssrc, sop, sstack;
+            int sorigin;
+            if (tensor_row(c, src, &sseq, &sdev, &sorigin, &ssrc, &sop, &sstack, what, sizeof what, detail,
+                           sizeof detail))
+                vw_device_name(sdev, d2, sizeof d2);
+            else
+                snprintf(d2, sizeof d2, "?");
+            snprintf(s->text, sizeof s->text, "t%lld copied %s -> %s from t%lld by %s", (long long)id, d2, d1,
+                     (long long)src, via);
+            next = src;
+            break;
+        }
+        case 1: {
+            char name[128];
+            op_name(c, op, name, sizeof name);
+            /* follow the input that carried the device (first one on it) */
+            int64_t pick = 0, first = 0;
+            char arg[64] = "";
+            sqlite3_reset(c->args);
+            sqlite3_bind_int64(c->args, 1, op);
+            while (sqlite3_step(c->args) == SQLITE_ROW) {
+                int64_t tid = sqlite3_column_int64(c->args, 0), adev = sqlite3_column_int64(c->args, 1);
+                if (!first) first = tid;
+                if (!pick && adev == dev) {
+                    pick = tid;
+                    snprintf(arg, sizeof arg, "%s", (const char *)sqlite3_column_text(c->args, 2));
+                }
+            }
+            if (!pick) pick = first;
+            if (pick)
+                snprintf(s->text, sizeof s->text, "t%lld made on %s by %s from t%lld ('%s')", (long long)id, d1, name,
+                         (long long)pick, arg);
+            else
+                snprintf(s->text, sizeof s->text, "t%lld made on %s by %s", (long long)id, d1, name);
+            next = pick;
+            break;
+        }
+        default: snprintf(s->text, sizeof s->text, "t%lld created on %s (%s)", (long long)id, d1, what); break;
+        }
+        before = s->seq;
+        id = next;
+    }
+}
+
+/* The oldest step, counting from the newest, still on dev: where it got there. */
+static int arrival(const struct operand *o) {
+    int a = 0;
+    for (int i = 0; i < o->nsteps && o->chain[i].dev == o->dev; i++) a = i;
+    return a;
+}
+
+static void print_site(FILE *f, const struct step *s) {
+    char buf[1024];
+    if (s->has_site) {
+        fputs("  ", f);
+        vw_put_escaped(f, vw_site_str(&s->site, buf, sizeof buf));
+    }
+}
+
+static void json_site(FILE *f, const struct step *s) {
+    if (!s || !s->has_site) {
+        fputs("null", f);
+        return;
+    }
+    fputs("{\"file\": ", f);
+    vw_put_json_string(f, s->site.file);
+    fprintf(f, ", \"line\": %d, \"function\": ", s->site.line);
+    vw_put_json_string(f, s->site.function);
+    fputs(", \"module\": ", f);
+    vw_put_json_string(f, s->site.module);
+    fprintf(f, ", \"module_changed\": %s}", s->site.changed ? "true" : "false");
+}
+
+static int same_site(const struct step *a, const struct step *b) {
+    return a->has_site && b->has_site && a->site.file[0] && !strcmp(a->site.file, b->site.file) &&
+           a->site.line == b->site.line;
+}
+
+/* One mismatch: returns 0, or -1 on a read error. */
+static int report_one(struct ctx *c, int64_t seq, int first, int other, const char *message, int64_t op,
+                      int64_t stack, int index) {
+    FILE *f = c->out;
+    char name[128], d1[32], buf[1024];
+    op_name(c, op, name, sizeof name);
+    struct operand *ops = calloc(MAX_ARGS, sizeof *ops);
+    int n = 0;
+    if (!ops) {
+        vw_error("out of memory");
+        return -1;
+    }
+    sqlite3_stmt *st = vw_prep(c->t, "SELECT a.pos, s.text, a.tensor, a.device, t.dtype, COALESCE(sh.text, '?'), "
+                                     "(SELECT s2.text FROM names m JOIN strings s2 ON s2.id = m.name WHERE m.tensor = "
+                                     "a.tensor AND m.seq < ?2 ORDER BY m.seq DESC LIMIT 1) FROM op_args a JOIN strings s "
+                                     "ON s.id = a.name LEFT JOIN tensors t ON t.id = a.tensor LEFT JOIN strings sh ON "
+                                     "sh.id = t.shape WHERE a.op = ?1 ORDER BY a.pos");
+    if (!st) {
+        free(ops);
+        return -1;
+    }
+    sqlite3_bind_int64(st, 1, op);
+    sqlite3_bind_int64(st, 2, seq);
+    while (n < MAX_ARGS && sqlite3_step(st) == SQLITE_ROW) {
+        struct operand *o = &ops[n++];
+        memset(o, 0, sizeof *o);
+        snprintf(o->arg, sizeof o->arg, "%s", (const char *)sqlite3_column_text(st, 1));
+        o->tensor = sqlite3_column_int64(st, 2);
+        o->dev = sqlite3_column_int64(st, 3);
+        snprintf(o->dtype, sizeof o->dtype, "%s", dtype_name(sqlite3_column_int(st, 4)));
+        snprintf(o->shape, sizeof o->shape, "%s", (const char *)sqlite3_column_text(st, 5));
+        snprintf(o->name, sizeof o->name, "%s", sqlite3_column_text(st, 6) ? (const char *)sqlite3_column_text(st, 6) : "");
+        o->scalar = !strcmp(o->shape, "[]") && o->dev == 0;
+    }
+    sqlite3_finalize(st);
+    /* the intended device: the one most operands are on; a tie goes to the
+     * accelerator (a program that has one means to use it) */
+    int64_t devs[MAX_ARGS];
+    int counts[MAX_ARGS], nd = 0;
+    for (int i = 0; i < n; i++) {
+        if (ops[i].scalar) continue;
+        int k = 0;
+        while (k < nd && devs[k] != ops[i].dev) k++;
+        if (k == nd) devs[nd] = ops[i].dev, counts[nd++] = 0;
+        counts[k]++;
+    }
+    int best = 0, tie = 0;
+    int64_t first_dev = first >= 0 && first < n ? ops[first].dev : -1;
+    for (int k = 1; k < nd; k++)
+        if (counts[k] > counts[best] || (counts[k] == counts[best] && devs[best] == 0 && devs[k] != 0) ||
+            (counts[k] == counts[best] && devs[best] != 0 && devs[k] == first_dev))
+            best = k;
+    /* a tie between two accelerators has no obvious culprit: say so, show both */
+    for (int k = 0; k < nd; k++)
+        if (k != best && counts[k] == counts[best] && devs[k] != 0 && devs[best] != 0) tie = 1;
+    int64_t want = nd ? devs[best] : 0;
+    for (int i = 0; i < n; i++) {
+        ops[i].odd = !ops[i].scalar && ops[i].dev != want;
+        build_chain(c, &ops[i], ops[i].tensor, seq);
+        ops[i].arrived = arrival(&ops[i]);
+    }
+    struct step call = {.stack = stack, .seq = seq};
+    call.has_site = site_of(c, stack, seq, &call.site);
+
+    /* the fix */
+    const struct operand *odd = NULL;
+    for (int i = 0; i < n && !odd; i++)
+        if (ops[i].odd) odd = &ops[i];
+    const struct step *fix = NULL;
+    char fixtext[1024] = "";
+    if (odd) {
+        const struct step *a = &odd->chain[odd->arrived];
+        const char *oname = odd->name[0] ? odd->name : odd->arg;
+        vw_device_name(want, d1, sizeof d1);
+        if (a->origin == 4) {
+            fix = a;
+            snprintf(fixtext, sizeof fixtext, "load the checkpoint with map_location %s (or move \"%s\" to %s after loading)",
+                     d1, oname, d1);
+        }
+        for (int i = 0; i < n && !fix; i++) {
+            const struct operand *p = &ops[i];
+            if (p->odd || p->scalar) continue;
+            const struct step *pa = &p->chain[p->arrived];
+            /* a peer copied to the device from something made where the odd one was made */
+            if (pa->origin == 3 && p->arrived + 1 < p->nsteps && same_site(&p->chain[p->arrived + 1], a)) {
+                fix = pa;
+                snprintf(fixtext, sizeof fixtext, "move \"%s\" to %s where its peer \"%s\" is moved", oname, d1,
+                         p->name[0] ? p->name : p->arg);
+            }
+        }
+        if (!fix && a->origin == 3) { /* it was copied here: that copy is the mistake */
+            fix = a;
+            snprintf(fixtext, sizeof fixtext, "keep \"%s\" on %s: it was copied off the device here; use the "
+                     "device tensor, or move the copy back to %s", oname, d1, d1);
+        }
+        if (!fix) { /* never moved: right where the operand itself was made */
+            int own = 0;
+            while (own < odd->nsteps - 1 && odd->chain[own].origin == -1) own++;
+            fix = &odd->chain[own];
+            snprintf(fixtext, sizeof fixtext, "move \"%s\" to %s right after it is made", oname, d1);
+        }
+    }
+
+    if (c->json) {
+        fprintf(f, "%s\n    {\"index\": %d, \"seq\": %lld, \"op\": ", index ? "," : "", index, (long long)seq);
+        vw_put_json_string(f, name);
+        fputs(", \"message\": ", f);
+        vw_put_json_string(f, message);
+        fputs(", \"site\": ", f);
+        json_site(f, &call);
+        fprintf(f, ", \"intended_device\": \"%s\", \"tie\": %s, \"operands\": [", vw_device_name(want, d1, sizeof d1),
+                tie ? "true" : "false");
+        for (int i = 0; i < n; i++) {
+            const struct operand *o = &ops[i];
+            fprintf(f, "%s\n      {\"arg\": ", i ? "," : "");
+            vw_put_json_string(f, o->arg);
+            fprintf(f, ", \"tensor\": %lld, \"device\": \"%s\", \"name\": ", (long long)o->tensor,
+                    vw_device_name(o->dev, d1, sizeof d1));
+            vw_put_json_string(f, o->name);
+            fprintf(f, ", \"dtype\": \"%s\", \"shape\": ", o->dtype);
+            vw_put_json_string(f, o->shape);
+            fprintf(f, ", \"odd\": %s, \"first\": %s, \"other\": %s, \"chain\": [", o->odd ? "true" : "false",
+                    i == first ? "true" : "false", i == other ? "true" : "false");
+            for (int k = o->nsteps - 1; k >= 0; k--) {
+                fprintf(f, "%s{\"tensor\": %lld, \"device\": \"%s\", \"text\": ", k == o->nsteps - 1 ? "" : ", ",
+                        (long long)o->chain[k].tensor, vw_device_name(o->chain[k].dev, d1, sizeof d1));
+                vw_put_json_string(f, o->chain[k].text);
+                fputs(", \"site\": ", f);
+                json_site(f, &o->chain[k]);
+                fputs("}", f);
+            }
+            fputs("], \"reached_device_at\": ", f);
+            json_site(f, o->nsteps ? &o->chain[o->arrived] : NULL);
+            fputs("}", f);
+        }
+        fputs("],\n     \"fix\": ", f);
+        if (fix) {
+            fputs("{\"text\": ", f);
+            vw_put_json_string(f, fixtext);
+            fputs(", \"site\": ", f);
+            json_site(f, fix);
+            fputs("}", f);
+        } else
+            fputs("null", f);
+        fputs("}", f);
+        free(ops);
+        return 0;
+    }
+
+    fprintf(f, "error: device mismatch in %s", name);
+    if (call.has_site) fprintf(f, " at "), vw_put_escaped(f, vw_site_str(&call.site, buf, sizeof buf));
+    fputs("\n  ", f);
+    vw_put_escaped(f, message);
+    fputs("\n\n  arg         device   tensor\n", f);
+    for (int i = 0; i < n; i++) {
+        const struct operand *o = &ops[i];
+        fprintf(f, "  %-11s %-8s t%-6lld ", o->arg, vw_device_name(o->dev, d1, sizeof d1), (long long)o->tensor);
+        if (o->name[0]) fputc('"', f), vw_put_escaped(f, o->name), fputs("\" ", f);
+        fprintf(f, "%s%s%s\n", o->dtype, o->shape, o->odd ? "   <- the odd one out" : o->scalar ? "   (cpu scalar: allowed)" : "");
+    }
+    if (tie)
+        fprintf(f, "\n  (the operands are split evenly between two GPUs; %s, where the first operand is, is taken as "
+                   "intended: check both chains)\n",
+                vw_device_name(want, d1, sizeof d1));
+    for (int i = 0; i < n; i++) {
+        const struct operand *o = &ops[i];
+        if (!o->odd) continue;
+        fprintf(f, "\nwhy t%lld%s%s%s is on %s:\n", (long long)o->tensor, o->name[0] ? " \"" : "", o->name,
+                o->name[0] ? "\"" : "", vw_device_name(o->dev, d1, sizeof d1));
+        int k = 1;
+        for (int s = o->nsteps - 1; s >= 0; s--, k++) {
+            fprintf(f, "  %d. ", k);
+            vw_put_escaped(f, o->chain[s].text);
+            print_site(f, &o->chain[s]);
+            fputc('\n', f);
+        }
+        fprintf(f, "  %d. passed to %s as '%s'", k, name, o->arg);
+        if (call.has_site) fputs("  ", f), vw_put_escaped(f, vw_site_str(&call.site, buf, sizeof buf));
+        fputc('\n', f);
+        int moved = 0;
+        for (int s = 0; s < o->nsteps; s++) moved |= o->chain[s].origin == 3 || o->chain[s].origin == -1;
+        if (!moved) fprintf(f, "     never moved to another device\n");
+    }
+    for (int i = 0; i < n; i++) {
+        const struct operand *p = &ops[i];
+        if (p->odd || p->scalar || !p->nsteps) continue;
+        const struct step *a = &p->chain[p->arrived];
+        fprintf(f, "\nits peer t%lld%s%s%s reached %s here:\n  ", (long long)p->tensor, p->name[0] ? " \"" : "", p->name,
+                p->name[0] ? "\"" : "", vw_device_name(p->dev, d1, sizeof d1));
+        vw_put_escaped(f, a->text);
+        print_site(f, a);
+        fputc('\n', f);
+    }
+    if (fix) {
+        fputs("\nfix: ", f);
+        vw_put_escaped(f, fixtext);
+        if (fix->has_site) fputs(", after ", f), vw_put_escaped(f, vw_site_str(&fix->site, buf, sizeof buf));
+        fputc('\n', f);
+    }
+    free(ops);
+    return 0;
+}
+
+static void summary(struct ctx *c) {
+    FILE *f = c->out;
+    char d[32], buf[1024];
+    sqlite3_stmt *st = vw_prep(c->t, "SELECT device, count(*), sum(nbytes) FROM tensors GROUP BY device ORDER BY device");
+    if (c->json) fputs(", \"summary\": {\"tensors_per_device\": [", f);
+    else
+        fputs("\ntensors per device:\n", f);
+    for (int i = 0; st && sqlite3_step(st) == SQLITE_ROW; i++) {
+        vw_device_name(sqlite3_column_int64(st, 0), d, sizeof d);
+        if (c->json)
+            fprintf(f, "%s{\"device\": \"%s\", \"tensors\": %lld, \"bytes\": %lld}", i ? ", " : "", d,
+                    (long long)sqlite3_column_int64(st, 1), (long long)sqlite3_column_int64(st, 2));
+        else
+            fprintf(f, "  %-8s %lld tensors, %lld bytes made\n", d, (long long)sqlite3_column_int64(st, 1),
+                    (long long)sqlite3_column_int64(st, 2));
+    }
+    if (st) sqlite3_finalize(st);
+    st = vw_prep(c->t, "SELECT count(*), COALESCE(sum(bytes), 0) FROM transfers");
+    if (st && sqlite3_step(st) == SQLITE_ROW) {
+        if (c->json)
+            fprintf(f, "], \"transfers\": %lld, \"bytes_moved\": %lld, \"busiest_transfer_sites\": [",
+                    (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1));
+        else
+            fprintf(f, "transfers: %lld, %lld bytes moved\n", (long long)sqlite3_column_int64(st, 0),
+                    (long long)sqlite3_column_int64(st, 1));
+    }
+    if (st) sqlite3_finalize(st);
+    st = vw_prep(c->t, "SELECT e.stack, count(*) AS n, sum(x.bytes), min(x.seq) FROM transfers x JOIN events e ON "
+                       "e.seq = x.seq GROUP BY e.stack ORDER BY n DESC LIMIT 5");
+    if (!c->json) fputs("busiest transfer sites:\n", f);
+    for (int i = 0; st && sqlite3_step(st) == SQLITE_ROW; i++) {
+        struct step s = {.stack = sqlite3_column_int64(st, 0)};
+        s.has_site = site_of(c, s.stack, sqlite3_column_int64(st, 3), &s.site);
+        if (c->json) {
+            fprintf(f, "%s{\"count\": %lld, \"bytes\": %lld, \"site\": ", i ? ", " : "",
+                    (long long)sqlite3_column_int64(st, 1), (long long)sqlite3_column_int64(st, 2));
+            json_site(f, &s);
+            fputs("}", f);
+        } else {
+            fprintf(f, "  %6lld x  %10lld bytes  ", (long long)sqlite3_column_int64(st, 1),
+                    (long long)sqlite3_column_int64(st, 2));
+            vw_put_escaped(f, s.has_site ? vw_site_str(&s.site, buf, sizeof buf) : "(unknown site)");
+            fputc('\n', f);
+        }
+    }
+    if (st) sqlite3_finalize(st);
+    if (c->json) fputs("]}", f);
+}
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: devtrace report [--json] FILE...\n\n"
+               "For each device mismatch in the traces: the op and where it was called, its operands, the odd one\n"
+               "out, the chain of events that put it on its device, where its peers reached theirs, and the line\n"
+               "where the move belongs. With no mismatch, a summary of tensors and transfers.\n\n"
+               "Exit status: 0 no mismatch, 1 a mismatch was found, 2 bad usage or an unreadable trace.\n");
+}
+
+int vw_cmd_report(int argc, char **argv) {
+    int json = 0, nfiles = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return VW_EXIT_OK;
+        } else if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (argv[i][0] == '-' && argv[i][1]) {
+            vw_error("report: unknown option '%s'; see 'devtrace report --help'", argv[i]);
+            return VW_EXIT_USAGE;
+        } else
+            nfiles++;
+    }
+    if (!nfiles) {
+        usage(stderr);
+        return VW_EXIT_USAGE;
+    }
+    /* every file must be readable before anything is printed */
+    struct vw_trace *tr = calloc((size_t)nfiles, sizeof *tr);
+    int k = 0, rc = VW_EXIT_OK;
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-' && argv[i][1]) continue;
+        if (vw_trace_open(argv[i], &tr[k]) < 0) {
+            for (int j = 0; j < k; j++) vw_trace_close(&tr[j]);
+            free(tr);
+            return VW_EXIT_USAGE;
+        }
+        k++;
+    }
+    if (json) printf("{\"traces\": [");
+    for (int i = 0; i < nfiles; i++) {
+        struct ctx c = {.t = &tr[i], .json = json, .out = stdout};
+        c.sym = vw_sym_new(&tr[i]);
+        c.tensor = vw_prep(&tr[i], "SELECT t.seq, t.device, t.origin, COALESCE(t.src, 0), COALESCE(t.op, 0), "
+                                   "COALESCE(e.stack, 0), w.text, t.detail FROM tensors t LEFT JOIN strings w ON w.id = "
+                                   "t.what LEFT JOIN events e ON e.seq = t.seq WHERE t.id = ?");
+        c.moves = vw_prep(&tr[i], "SELECT x.seq, x.src_device, x.dst_device, v.text, COALESCE(e.stack, 0) FROM "
+                                  "transfers x LEFT JOIN strings v ON v.id = x.via LEFT JOIN events e ON e.seq = x.seq "
+                                  "WHERE x.dst = ?1 AND x.kind = 3 AND x.seq < ?2 ORDER BY x.seq DESC");
+        c.args = vw_prep(&tr[i], "SELECT a.tensor, a.device, s.text FROM op_args a JOIN strings s ON s.id = a.name "
+                                 "WHERE a.op = ? ORDER BY a.pos");
+        c.opname = vw_prep(&tr[i], "SELECT s.text FROM ops o JOIN strings s ON s.id = o.name WHERE o.op = ?");
+        sqlite3_stmt *mm = vw_prep(&tr[i], "SELECT r.seq, r.first_arg, r.other_arg, r.message, COALESCE(e.op, 0), "
+                                           "COALESCE(e.stack, 0) FROM errors r JOIN events e ON e.seq = r.seq WHERE "
+                                           "r.first_arg IS NOT NULL ORDER BY r.seq");
+        if (!c.sym || !c.tensor || !c.moves || !c.args || !c.opname || !mm) {
+            rc = VW_EXIT_USAGE;
+            goto next;
+        }
+        char prog[512], pid[32], status[32];
+        vw_meta(&tr[i], "program", prog, sizeof prog);
+        vw_meta(&tr[i], "pid", pid, sizeof pid);
+        vw_meta(&tr[i], "exit_status", status, sizeof status);
+        if (json) {
+            printf("%s\n  {\"file\": ", i ? "," : "");
+            vw_put_json_string(stdout, tr[i].path);
+            printf(", \"program\": ");
+            vw_put_json_string(stdout, prog);
+            printf(", \"pid\": %s, \"exit_status\": %s, \"mismatches\": [", pid[0] ? pid : "null",
+                   status[0] ? status : "null");
+        } else {
+            if (nfiles > 1 || i) printf("%s== %s (pid %s)\n", i ? "\n" : "", tr[i].path, pid);
+        }
+        int found = 0;
+        while (sqlite3_step(mm) == SQLITE_ROW) {
+            if (!json && found) printf("\n");
+            report_one(&c, sqlite3_column_int64(mm, 0), sqlite3_column_int(mm, 1), sqlite3_column_int(mm, 2),
+                       (const char *)sqlite3_column_text(mm, 3), sqlite3_column_int64(mm, 4),
+                       sqlite3_column_int64(mm, 5), found);
+            found++;
+        }
+        if (json) {
+            printf("]");
+            summary(&c);
+            printf("}");
+        } else if (!found) {
+            printf("no device mismatch in ");
+            vw_put_escaped(stdout, tr[i].path);
+            printf(" (");
+            vw_put_escaped(stdout, prog);
+            printf(", exit status %s)\n", status[0] ? status : "unknown");
+            summary(&c);
+        }
+        if (found && rc == VW_EXIT_OK) rc = VW_EXIT_FOUND;
+    next:
+        if (mm) sqlite3_finalize(mm);
+        sqlite3_stmt *sts[] = {c.tensor, c.moves, c.args, c.opname};
+        for (int s = 0; s < 4; s++)
+            if (sts[s]) sqlite3_finalize(sts[s]);
+        vw_sym_free(c.sym);
+        vw_trace_close(&tr[i]);
+    }
+    if (json) printf("\n]}\n");
+    free(tr);
+    return rc;
+}

@@ -1,0 +1,203 @@
+/* Symbolizing recorded stacks after the process is gone: each return
+ * address is matched to the module that held it at that event (the trace's
+ * module table), and libdwfl (elfutils) reads that file's symbols and line
+ * tables at the recorded load address. A file whose build-id is not the
+ * recorded one is flagged, never silently misread. */
+#include "vw.h"
+
+#include <elfutils/libdwfl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct mod {
+    int64_t id;
+    char *path;
+    uint64_t base, start, end;
+    int64_t loaded, unloaded; /* seq range, unloaded 0 = never */
+    char *build_id;
+    Dwfl *dwfl;   /* one per module: reported at its own base */
+    int tried;    /* dwfl attempted */
+    int changed;  /* the file on disk is not the one that ran */
+};
+
+struct vw_sym {
+    struct mod *m;
+    int n;
+    char cwd[4096];
+    struct vw_trace *t;
+    sqlite3_stmt *frame; /* id -> parent, ip */
+};
+
+static const Dwfl_Callbacks callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+};
+
+struct vw_sym *vw_sym_new(struct vw_trace *t) {
+    struct vw_sym *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->t = t;
+    if (!getcwd(s->cwd, sizeof s->cwd)) s->cwd[0] = '\0';
+    sqlite3_stmt *st = vw_prep(t, "SELECT id, path, base, start, end, loaded_seq, COALESCE(unloaded_seq, 0), "
+                                  "COALESCE(build_id, '') FROM modules ORDER BY id");
+    if (st) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            struct mod *nm = realloc(s->m, sizeof *nm * (size_t)(s->n + 1));
+            if (!nm) break;
+            s->m = nm;
+            struct mod *m = &s->m[s->n++];
+            memset(m, 0, sizeof *m);
+            m->id = sqlite3_column_int64(st, 0);
+            m->path = strdup(sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1) : "");
+            m->base = (uint64_t)sqlite3_column_int64(st, 2);
+            m->start = (uint64_t)sqlite3_column_int64(st, 3);
+            m->end = (uint64_t)sqlite3_column_int64(st, 4);
+            m->loaded = sqlite3_column_int64(st, 5);
+            m->unloaded = sqlite3_column_int64(st, 6);
+            m->build_id = strdup((const char *)sqlite3_column_text(st, 7));
+        }
+        sqlite3_finalize(st);
+    }
+    s->frame = vw_prep(t, "SELECT parent, ip FROM frames WHERE id = ?");
+    return s;
+}
+
+void vw_sym_free(struct vw_sym *s) {
+    if (!s) return;
+    for (int i = 0; i < s->n; i++) {
+        if (s->m[i].dwfl) dwfl_end(s->m[i].dwfl);
+        free(s->m[i].path);
+        free(s->m[i].build_id);
+    }
+    free(s->m);
+    if (s->frame) sqlite3_finalize(s->frame);
+    free(s);
+}
+
+static struct mod *module_at(struct vw_sym *s, uint64_t ip, int64_t seq) {
+    struct mod *best = NULL;
+    for (int i = 0; i < s->n; i++) {
+        struct mod *m = &s->m[i];
+        if (ip < m->start || ip >= m->end) continue;
+        if (m->unloaded && seq >= m->unloaded) continue;
+        if (seq && m->loaded > seq + 1) continue;
+        best = m; /* the latest matching load wins */
+    }
+    return best;
+}
+
+static void open_dwfl(struct mod *m) {
+    m->tried = 1;
+    if (!m->path[0] || access(m->path, R_OK) != 0) return;
+    m->dwfl = dwfl_begin(&callbacks);
+    if (!m->dwfl) return;
+    dwfl_report_begin(m->dwfl);
+    Dwfl_Module *dm = dwfl_report_elf(m->dwfl, m->path, m->path, -1, m->base, false);
+    dwfl_report_end(m->dwfl, NULL, NULL);
+    if (!dm) {
+        dwfl_end(m->dwfl);
+        m->dwfl = NULL;
+        return;
+    }
+    const unsigned char *bits;
+    GElf_Addr vaddr;
+    int len = dwfl_module_build_id(dm, &bits, &vaddr);
+    if (len > 0 && m->build_id[0]) {
+        char hex[256];
+        int k = 0;
+        for (int i = 0; i < len && k + 2 < (int)sizeof hex; i++) k += snprintf(hex + k, sizeof hex - (size_t)k, "%02x", bits[i]);
+        if (strcmp(hex, m->build_id) != 0) m->changed = 1;
+    }
+}
+
+/* Hidden by default: frames inside the runtime, the tracer, and libc. */
+static int hidden_module(const char *path) {
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    return !strncmp(b, "libdtrt.", 8) || !strncmp(b, "libdevtrace.", 12) || !strncmp(b, "libc.so", 7) ||
+           !strncmp(b, "ld-linux", 8);
+}
+
+static const char *relative(struct vw_sym *s, const char *file) {
+    size_t n = strlen(s->cwd);
+    if (n && !strncmp(file, s->cwd, n) && file[n] == '/') return file + n + 1;
+    return file;
+}
+
+void vw_sym_frame(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *f) {
+    memset(f, 0, sizeof *f);
+    f->ip = ip;
+    struct mod *m = module_at(s, ip, seq);
+    if (!m) {
+        snprintf(f->module, sizeof f->module, "?");
+        return;
+    }
+    const char *b = strrchr(m->path, '/');
+    snprintf(f->module, sizeof f->module, "%s", b ? b + 1 : m->path);
+    f->offset = ip - m->base;
+    f->hidden = hidden_module(m->path);
+    if (!m->tried) open_dwfl(m);
+    f->changed = m->changed;
+    if (!m->dwfl || m->changed) return;
+    Dwarf_Addr pc = ip - 1; /* a return address: the call is just before it */
+    Dwfl_Module *dm = dwfl_addrmodule(m->dwfl, pc);
+    if (!dm) return;
+    const char *fn = dwfl_module_addrname(dm, pc);
+    if (fn) snprintf(f->function, sizeof f->function, "%s", fn);
+    Dwfl_Line *line = dwfl_module_getsrc(dm, pc);
+    int lineno = 0;
+    const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+    if (file) {
+        snprintf(f->file, sizeof f->file, "%s", relative(s, file));
+        f->line = lineno;
+    }
+}
+
+int vw_sym_stack(struct vw_sym *s, int64_t stack, int64_t seq, struct vw_frame *out, int max) {
+    int n = 0;
+    while (stack && n < max && s->frame) {
+        sqlite3_reset(s->frame);
+        sqlite3_bind_int64(s->frame, 1, stack);
+        if (sqlite3_step(s->frame) != SQLITE_ROW) break;
+        int64_t parent = sqlite3_column_type(s->frame, 0) == SQLITE_NULL ? 0 : sqlite3_column_int64(s->frame, 0);
+        uint64_t ip = (uint64_t)sqlite3_column_int64(s->frame, 1);
+        vw_sym_frame(s, ip, seq, &out[n++]);
+        stack = parent;
+    }
+    return n;
+}
+
+int vw_sym_site(struct vw_sym *s, int64_t stack, int64_t seq, struct vw_frame *site) {
+    struct vw_frame fr[64];
+    int n = vw_sym_stack(s, stack, seq, fr, 64);
+    for (int i = 0; i < n; i++)
+        if (!fr[i].hidden && fr[i].file[0]) {
+            *site = fr[i];
+            return 1;
+        }
+    for (int i = 0; i < n; i++)
+        if (!fr[i].hidden) {
+            *site = fr[i];
+            return 1;
+        }
+    memset(site, 0, sizeof *site);
+    return 0;
+}
+
+const char *vw_site_str(const struct vw_frame *f, char *buf, size_t size) {
+    if (f->file[0])
+        snprintf(buf, size, "%s:%d%s%s%s", f->file, f->line, f->function[0] ? " (" : "", f->function,
+                 f->function[0] ? ")" : "");
+    else if (f->module[0])
+        snprintf(buf, size, "%s+0x%llx%s%s%s", f->module, (unsigned long long)f->offset,
+                 f->function[0] ? " (" : "", f->function, f->function[0] ? ")" : "");
+    else
+        snprintf(buf, size, "(unknown site)");
+    if (f->changed) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, size - n, " [module changed since the trace: not symbolized]");
+    }
+    return buf;
+}

@@ -1,0 +1,236 @@
+/* Opening a trace for reading, refusing anything that is not a finished,
+ * readable devtrace trace with one clear line, and never writing to the
+ * input: a finished trace is opened immutable; one left with a write-ahead
+ * log (the program was killed) is read from a private copy. */
+#include "vw.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TRACE_APP_ID 0x44545243
+#define TRACE_SCHEMA 1
+
+static int copy_file(const char *from, const char *to) {
+    int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, rc = -1;
+    if (in < 0) return -1;
+    out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (out >= 0) {
+        char buf[1 << 16];
+        ssize_t n;
+        rc = 0;
+        while ((n = read(in, buf, sizeof buf)) > 0)
+            if (write(out, buf, (size_t)n) != n) {
+                rc = -1;
+                break;
+            }
+        if (n < 0) rc = -1;
+        if (close(out) != 0) rc = -1;
+    }
+    close(in);
+    return rc;
+}
+
+static int64_t scalar_int(sqlite3 *db, const char *sql, int64_t dflt) {
+    sqlite3_stmt *st;
+    int64_t v = dflt;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return dflt;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+void vw_trace_close(struct vw_trace *t) {
+    if (t->db) sqlite3_close(t->db);
+    t->db = NULL;
+    if (t->tmpdir[0]) {
+        char p[4200];
+        snprintf(p, sizeof p, "%s/trace.db", t->tmpdir);
+        unlink(p);
+        snprintf(p, sizeof p, "%s/trace.db-wal", t->tmpdir);
+        unlink(p);
+        snprintf(p, sizeof p, "%s/trace.db-shm", t->tmpdir);
+        unlink(p);
+        rmdir(t->tmpdir);
+        t->tmpdir[0] = '\0';
+    }
+}
+
+int vw_trace_open(const char *path, struct vw_trace *t) {
+    memset(t, 0, sizeof *t);
+    t->path = path;
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        vw_error("%s: %s (give the path of a trace written by 'devtrace run')", path, strerror(errno));
+        return -1;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        vw_error("%s: is a directory, not a trace file", path);
+        return -1;
+    }
+    if (st.st_size == 0) {
+        vw_error("%s: empty file: the traced program ended before the tracer wrote anything", path);
+        return -1;
+    }
+    char head[16] = {0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        vw_error("%s: cannot read: %s", path, strerror(errno));
+        return -1;
+    }
+    ssize_t n = read(fd, head, sizeof head);
+    close(fd);
+    if (n != (ssize_t)sizeof head || memcmp(head, "SQLite format 3", 16) != 0) {
+        vw_error("%s: not a devtrace trace (not an SQLite database)", path);
+        return -1;
+    }
+    char wal[4200];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    struct stat ws;
+    int has_wal = stat(wal, &ws) == 0 && ws.st_size > 0;
+    char uri[8400];
+    const char *target = path;
+    char copy[4200];
+    if (has_wal) {
+        /* killed, or still running: read committed data from a copy */
+        snprintf(t->tmpdir, sizeof t->tmpdir, "/tmp/devtrace-read.XXXXXX");
+        if (!mkdtemp(t->tmpdir)) {
+            t->tmpdir[0] = '\0';
+            vw_error("%s: has a write-ahead log and no private copy could be made: %s", path, strerror(errno));
+            return -1;
+        }
+        char cwal[4200];
+        snprintf(copy, sizeof copy, "%s/trace.db", t->tmpdir);
+        snprintf(cwal, sizeof cwal, "%s/trace.db-wal", t->tmpdir);
+        if (copy_file(path, copy) != 0 || copy_file(wal, cwal) != 0) {
+            vw_error("%s: cannot copy it with its write-ahead log for reading: %s", path, strerror(errno));
+            vw_trace_close(t);
+            return -1;
+        }
+        target = copy;
+        snprintf(uri, sizeof uri, "file:%s", target);
+    } else {
+        /* immutable: no locks, no -shm, nothing written next to the input */
+        sqlite3_snprintf((int)sizeof uri, uri, "file:%s?immutable=1", target);
+    }
+    int flags = (has_wal ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_URI;
+    if (sqlite3_open_v2(uri, &t->db, flags, NULL) != SQLITE_OK) {
+        vw_error("%s: cannot open as SQLite: %s", path, t->db ? sqlite3_errmsg(t->db) : "out of memory");
+        vw_trace_close(t);
+        return -1;
+    }
+    int64_t app = scalar_int(t->db, "PRAGMA application_id", -1);
+    if (app == -1) {
+        vw_error("%s: truncated or corrupt SQLite file (%s)", path, sqlite3_errmsg(t->db));
+        vw_trace_close(t);
+        return -1;
+    }
+    if (app != TRACE_APP_ID) {
+        vw_error("%s: an SQLite database, but not a devtrace trace (application_id 0x%llx)", path,
+                 (unsigned long long)app);
+        vw_trace_close(t);
+        return -1;
+    }
+    int64_t ver = scalar_int(t->db, "PRAGMA user_version", -1);
+    if (ver > TRACE_SCHEMA || ver < 1) {
+        vw_error("%s: trace schema version %lld; this devtrace (%s) reads version %d: %s", path, (long long)ver,
+                 VW_VERSION, TRACE_SCHEMA, ver > TRACE_SCHEMA ? "upgrade devtrace" : "the file is damaged");
+        vw_trace_close(t);
+        return -1;
+    }
+    if (!has_wal) { /* a cut file: SQLite would only notice on the pages that are gone */
+        int64_t pages = scalar_int(t->db, "PRAGMA page_count", -1), psize = scalar_int(t->db, "PRAGMA page_size", -1);
+        if (pages < 0 || psize <= 0 || pages * psize > (int64_t)st.st_size) {
+            vw_error("%s: truncated trace (%lld bytes, its header says %lld): copy it again from where it was "
+                     "written", path, (long long)st.st_size, (long long)(pages * psize));
+            vw_trace_close(t);
+            return -1;
+        }
+    }
+    if (has_wal) {
+        /* a live writer on this host: the trace is not finished */
+        int64_t pid = scalar_int(t->db, "SELECT value FROM meta WHERE key = 'pid'", 0);
+        char host[256] = "", thost[256] = "";
+        gethostname(host, sizeof host - 1);
+        sqlite3_stmt *h;
+        if (sqlite3_prepare_v2(t->db, "SELECT value FROM meta WHERE key = 'host'", -1, &h, NULL) == SQLITE_OK) {
+            if (sqlite3_step(h) == SQLITE_ROW && sqlite3_column_text(h, 0))
+                snprintf(thost, sizeof thost, "%s", (const char *)sqlite3_column_text(h, 0));
+            sqlite3_finalize(h);
+        }
+        if (pid > 0 && !strcmp(host, thost) && kill((pid_t)pid, 0) == 0) {
+            vw_error("%s: still being written by process %lld; wait for it to finish (or stop it) and read it again",
+                     path, (long long)pid);
+            vw_trace_close(t);
+            return -1;
+        }
+    }
+    if (scalar_int(t->db, "SELECT count(*) FROM events", 0) == 0) {
+        vw_error("%s: the trace holds no events (the program made no tensor, or tracing was turned off at start)",
+                 path);
+        vw_trace_close(t);
+        return -1;
+    }
+    return 0;
+}
+
+sqlite3_stmt *vw_prep(struct vw_trace *t, const char *sql) {
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(t->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        vw_error("%s: unexpected trace contents (%s)", t->path, sqlite3_errmsg(t->db));
+        return NULL;
+    }
+    return st;
+}
+
+const char *vw_meta(struct vw_trace *t, const char *key, char *buf, size_t size) {
+    buf[0] = '\0';
+    sqlite3_stmt *st = vw_prep(t, "SELECT value FROM meta WHERE key = ?");
+    if (!st) return buf;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        snprintf(buf, size, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return buf;
+}
+
+/* ---------------------------------------------------------------- output escaping */
+
+void vw_put_escaped(FILE *f, const char *s) {
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            fprintf(f, "\\x%02x", *p);
+        else
+            fputc(*p, f);
+    }
+}
+
+void vw_put_json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\t': fputs("\\t", f); break;
+        default:
+            if (*p < 0x20 || *p == 0x7f)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+const char *vw_device_name(int64_t dev, char *buf, size_t size) {
+    if ((dev >> 16) == 0)
+        snprintf(buf, size, "cpu");
+    else
+        snprintf(buf, size, "cuda:%lld", (long long)(dev & 0xffff));
+    return buf;
+}
