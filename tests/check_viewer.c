@@ -1,0 +1,241 @@
+/* The viewer: `devtrace report` on real traces (the bundled example, traced
+ * with `devtrace run` on a simulated GPU) names the op, the call line, the
+ * odd operand, its chain and the fix line marked in the source, in text and
+ * JSON; and every kind of bad input gets one clear line, exit 2, and is left
+ * untouched. */
+#include "testutil.h"
+
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[64], trace[128], fixed[128];
+static char out[1 << 16], err[1 << 16];
+
+static void slurp(const char *path, char *buf, size_t size) {
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
+    buf[n] = '\0';
+    if (f) fclose(f);
+}
+
+/* Runs a shell command; stdout and stderr land in out and err. */
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...) {
+    char cmd[4096], full[4400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    snprintf(full, sizeof full, "(%s) >%s/out 2>%s/err", cmd, dir, dir);
+    int st = system(full);
+    char p[128];
+    snprintf(p, sizeof p, "%s/out", dir);
+    slurp(p, out, sizeof out);
+    snprintf(p, sizeof p, "%s/err", dir);
+    slurp(p, err, sizeof err);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Line of the first source line holding marker. */
+static int marker_line(const char *source, const char *marker) {
+    FILE *f = fopen(source, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[1024];
+    for (int n = 1; fgets(line, sizeof line, f); n++)
+        if (strstr(line, marker)) {
+            fclose(f);
+            return n;
+        }
+    fclose(f);
+    ck_abort_msg("no marker %s in %s", marker, source);
+    return 0;
+}
+
+static void setup(void) {
+    snprintf(dir, sizeof dir, "/tmp/dt_viewer.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(trace, sizeof trace, "%s/bug.db", dir);
+    snprintf(fixed, sizeof fixed, "%s/fixed.db", dir);
+    ck_assert_int_eq(sh("DEVTRACE_SIM_CUDA=1 %s run -o %s -- %s", DEVTRACE_CLI, trace, MISMATCH_EXAMPLE), 1);
+    ck_assert_int_eq(sh("DEVTRACE_SIM_CUDA=1 %s run -o %s -- %s --fixed", DEVTRACE_CLI, fixed, MISMATCH_EXAMPLE), 0);
+}
+
+static void teardown(void) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(test_report_names_the_chain_and_the_fix) {
+    int fix = marker_line(MISMATCH_SOURCE, "devtrace: fix"), origin = marker_line(MISMATCH_SOURCE, "devtrace: origin");
+    ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, trace), 1);
+    ck_assert_msg(strstr(out, "error: device mismatch in mul at "), "%s", out);
+    ck_assert_msg(strstr(out, "mismatch_minimal.c:51 (main)"), "no call site in:\n%s", out);
+    ck_assert(strstr(out, "Expected all tensors to be on the same device, but found at least two devices, cuda:0 "
+                          "and cpu!"));
+    ck_assert_msg(strstr(out, "cpu      ") && strstr(out, "\"targets\" bool[8,3]   <- the odd one out"), "%s", out);
+    ck_assert(strstr(out, "why t"));
+    ck_assert(strstr(out, "created on cpu by randint"));
+    ck_assert(strstr(out, "never moved to another device"));
+    ck_assert_msg(strstr(out, "reached cuda:0 here:"), "%s", out);
+    char want[128];
+    snprintf(want, sizeof want, "made on cpu by eq from t");
+    ck_assert(strstr(out, want));
+    snprintf(want, sizeof want, "mismatch_minimal.c:%d (main)", origin);
+    ck_assert_msg(strstr(out, want), "origin line %d not in:\n%s", origin, out);
+    snprintf(want, sizeof want, "fix: move \"targets\" to cuda:0 right after it is made, after ");
+    char *f = strstr(out, want);
+    ck_assert_msg(f, "%s", out);
+    snprintf(want, sizeof want, "mismatch_minimal.c:%d", fix);
+    ck_assert_msg(strstr(f, want), "fix line %d not in: %s", fix, f);
+
+    ck_assert_int_eq(sh("%s report --json %s", DEVTRACE_CLI, trace), 1);
+    ck_assert_msg(strstr(out, "\"op\": \"mul\""), "%s", out);
+    ck_assert(strstr(out, "\"odd\": true"));
+    ck_assert(strstr(out, "\"intended_device\": \"cuda:0\""));
+    f = strstr(out, "\"fix\": {");
+    ck_assert_ptr_nonnull(f);
+    snprintf(want, sizeof want, "\"line\": %d", fix);
+    ck_assert_msg(strstr(f, want), "fix line %d not in JSON: %s", fix, f);
+    /* the JSON is valid: python's parser accepts it */
+    ck_assert_int_eq(sh("%s report --json %s | python3 -c 'import json,sys; d=json.load(sys.stdin); "
+                        "print(d[\"traces\"][0][\"mismatches\"][0][\"fix\"][\"site\"][\"line\"])'",
+                        DEVTRACE_CLI, trace),
+                     0);
+    ck_assert_int_eq(atoi(out), fix);
+}
+END_TEST
+
+START_TEST(test_report_without_mismatch) {
+    ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, fixed), 0);
+    ck_assert_msg(strstr(out, "no device mismatch in "), "%s", out);
+    ck_assert(strstr(out, "tensors per device:"));
+    ck_assert(strstr(out, "cuda:0"));
+    ck_assert(strstr(out, "busiest transfer sites:"));
+    ck_assert(strstr(out, "mismatch_minimal.c:"));
+    ck_assert_int_eq(sh("%s report --json %s %s", DEVTRACE_CLI, fixed, trace), 1); /* several files */
+    ck_assert(strstr(out, "\"mismatches\": []"));
+    ck_assert(strstr(out, "\"tensors_per_device\""));
+}
+END_TEST
+
+/* The input is left exactly as it was, with nothing created beside it. */
+static void expect_untouched(const char *path, const struct stat *before) {
+    struct stat now;
+    if (before) {
+        ck_assert_int_eq(stat(path, &now), 0);
+        ck_assert_int_eq(now.st_size, before->st_size);
+        ck_assert(now.st_mtim.tv_sec == before->st_mtim.tv_sec && now.st_mtim.tv_nsec == before->st_mtim.tv_nsec);
+    }
+    char side[256];
+    snprintf(side, sizeof side, "%s-shm", path);
+    ck_assert_msg(access(side, F_OK) != 0, "%s was created", side);
+}
+
+static void expect_refused(const char *path, const char *why) {
+    struct stat before;
+    int exists = stat(path, &before) == 0;
+    ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, path), 2);
+    ck_assert_msg(strstr(err, why), "for %s expected \"%s\" in: %s", path, why, err);
+    ck_assert_msg(strchr(err, '\n') == err + strlen(err) - 1, "more than one line: %s", err);
+    ck_assert_str_eq(out, "");
+    if (exists && !S_ISDIR(before.st_mode)) expect_untouched(path, &before);
+}
+
+static void copy_trace(const char *to) { ck_assert_int_eq(sh("cp %s %s", trace, to), 0); }
+
+static void exec_sql(const char *path, const char *sql) {
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    ck_assert_msg(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK, "%s", sqlite3_errmsg(db));
+    sqlite3_close(db);
+}
+
+START_TEST(test_bad_inputs) {
+    char p[256];
+    snprintf(p, sizeof p, "%s/missing.db", dir);
+    expect_refused(p, "No such file or directory");
+    ck_assert_int_ne(access(p, F_OK), 0); /* not created */
+    expect_refused(dir, "is a directory");
+    snprintf(p, sizeof p, "%s/empty.db", dir);
+    ck_assert_int_eq(sh(": > %s", p), 0);
+    expect_refused(p, "empty file");
+    snprintf(p, sizeof p, "%s/text.db", dir);
+    ck_assert_int_eq(sh("echo hello > %s", p), 0);
+    expect_refused(p, "not a devtrace trace (not an SQLite database)");
+    snprintf(p, sizeof p, "%s/other.db", dir);
+    exec_sql(p, "CREATE TABLE t(x); INSERT INTO t VALUES (1);");
+    expect_refused(p, "an SQLite database, but not a devtrace trace");
+    snprintf(p, sizeof p, "%s/newer.db", dir);
+    copy_trace(p);
+    exec_sql(p, "PRAGMA user_version = 99;");
+    expect_refused(p, "trace schema version 99; this devtrace");
+    snprintf(p, sizeof p, "%s/cut.db", dir);
+    ck_assert_int_eq(sh("head -c $(( $(stat -c %%s %s) / 2 )) %s > %s", trace, trace, p), 0);
+    expect_refused(p, "truncated");
+    snprintf(p, sizeof p, "%s/noevents.db", dir);
+    copy_trace(p);
+    exec_sql(p, "DELETE FROM events;");
+    expect_refused(p, "the trace holds no events");
+    /* still being written: a WAL and a live writer (this process) */
+    snprintf(p, sizeof p, "%s/live.db", dir);
+    copy_trace(p);
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open(p, &db), SQLITE_OK);
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0; UPDATE meta SET value = '%d' WHERE key = 'pid';",
+             (int)getpid());
+    ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, p), 2);
+    ck_assert_msg(strstr(err, "still being written by process"), "%s", err);
+    sqlite3_close(db);
+    /* unknown option, no file */
+    ck_assert_int_eq(sh("%s report --bogus %s", DEVTRACE_CLI, trace), 2);
+    ck_assert(strstr(err, "unknown option '--bogus'"));
+    ck_assert_int_eq(sh("%s report", DEVTRACE_CLI), 2);
+    ck_assert_int_eq(sh("%s report --help", DEVTRACE_CLI), 0);
+    ck_assert(strstr(out, "Exit status: 0 no mismatch, 1 a mismatch was found, 2"));
+    /* the good trace itself was never written to */
+    struct stat st;
+    ck_assert_int_eq(stat(trace, &st), 0);
+    ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, trace), 1);
+    expect_untouched(trace, &st);
+}
+END_TEST
+
+START_TEST(test_killed_writer_trace_is_read_from_a_copy) {
+    /* a WAL left by a writer that is gone: read through a private copy */
+    char p[256];
+    snprintf(p, sizeof p, "%s/killed.db", dir);
+    copy_trace(p);
+    ck_assert_int_eq(sh("cd %s && python3 -c \"import sqlite3,os; c=sqlite3.connect('killed.db'); "
+                        "c.execute('PRAGMA journal_mode=WAL'); c.execute('PRAGMA wal_autocheckpoint=0'); "
+                        "c.execute(\\\"UPDATE meta SET value='999999999' WHERE key='pid'\\\"); c.commit(); "
+                        "os.system('cp killed.db-wal keep-wal'); c.close(); os.rename('keep-wal', 'killed.db-wal')\"",
+                        dir),
+                     0);
+    struct stat before;
+    ck_assert_int_eq(stat(p, &before), 0);
+    ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, p), 1);
+    ck_assert_msg(strstr(out, "<- the odd one out"), "%s%s", out, err);
+    expect_untouched(p, &before);
+}
+END_TEST
+
+Suite *make_viewer_suite(void) {
+    Suite *s = suite_create("viewer");
+    TCase *tc = tcase_create("report");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_report_names_the_chain_and_the_fix);
+    tcase_add_test(tc, test_report_without_mismatch);
+    tcase_add_test(tc, test_bad_inputs);
+    tcase_add_test(tc, test_killed_writer_trace_is_read_from_a_copy);
+    suite_add_tcase(s, tc);
+    return s;
+}
