@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages devtrace builds and tests with, if any is
 # missing (uses sudo when not root): compilers and CMake, Check, SQLite
-# (library and shell), libunwind (opened at run time for native stacks), and
+# (library and shell), libunwind (opened at run time for native stacks),
+# elfutils' libdw (the viewer symbolizes stacks with libdwfl), and
 # Debian's python3 (the Python-stack test). The CUDA toolkit is optional and
 # not installed here: when /usr/local/cuda exists, the build finds it.
 set -euo pipefail
