@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SAMPLES 512
-#define SIDE 12
-#define CLASSES 4
-#define BATCH 32
+#define SAMPLES        512
+#define SIDE           12
+#define CLASSES        4
+#define BATCH          32
 #define LOSS_THRESHOLD 0.3
 
 static void *must(void *p) {
@@ -35,9 +35,9 @@ static void draw(float *img, int label, unsigned *seed) {
     for (int k = 0; k < 8; k++) {
         int y = 0, x = 0;
         switch (label) {
-        case 0: y = oy + 3, x = ox + k; break;       /* horizontal */
-        case 1: y = oy + k, x = ox + 3; break;       /* vertical */
-        case 2: y = oy + k, x = ox + k; break;       /* diagonal */
+        case 0: y = oy + 3, x = ox + k; break;                  /* horizontal */
+        case 1: y = oy + k, x = ox + 3; break;                  /* vertical */
+        case 2: y = oy + k, x = ox + k; break;                  /* diagonal */
         default: y = oy + 2 + k / 3, x = ox + 2 + k % 3; break; /* square */
         }
         img[y * SIDE + x] += 1.0f;
@@ -73,9 +73,14 @@ int main(int argc, char **argv) {
     dt_dataset *ds = must(dt_tensor_dataset(2, (dt_tensor *[]){x, y}));
     dt_dataloader *loader = must(dt_dataloader_new(ds, BATCH, 1, 99, 0, 0));
 
-    dt_module *layers[] = {must(dt_nn_conv2d(1, 8, 3, 1, 1, 1)), must(dt_nn_relu()), must(dt_nn_max_pool2d(2, 2)),
-                           must(dt_nn_conv2d(8, 16, 3, 1, 1, 1)), must(dt_nn_relu()), must(dt_nn_max_pool2d(2, 2)),
-                           must(dt_nn_flatten()), must(dt_nn_linear(16 * 3 * 3, CLASSES, 1))};
+    dt_module *layers[] = {must(dt_nn_conv2d(1, 8, 3, 1, 1, 1)),
+                           must(dt_nn_relu()),
+                           must(dt_nn_max_pool2d(2, 2)),
+                           must(dt_nn_conv2d(8, 16, 3, 1, 1, 1)),
+                           must(dt_nn_relu()),
+                           must(dt_nn_max_pool2d(2, 2)),
+                           must(dt_nn_flatten()),
+                           must(dt_nn_linear(16 * 3 * 3, CLASSES, 1))};
     dt_module *model = must(dt_nn_sequential(8, layers));
     if (dt_module_to(model, dev) < 0) return 1;
     dt_optimizer *opt = must(dt_sgd(model, 0.05, 0.9, 0));

@@ -37,7 +37,8 @@ int main(int argc, char **argv) {
     dt_set_name(x, "inputs");
     dt_tensor *classes = dt_arange(0, C, 1, DT_I64, dt_cpu_device());
     dt_tensor *lab_col = dt_unsqueeze(labels, 1);
-    dt_tensor *onehot = dt_eq(lab_col, classes); /* (N, C) bool, on the cpu */ /* devtrace: origin */ /* devtrace: fix */
+    /* (N, C) bool, on the cpu */
+    dt_tensor *onehot = dt_eq(lab_col, classes); /* devtrace: origin */ /* devtrace: fix */
     dt_set_name(onehot, "targets");
     if (fixed) {
         dt_tensor *moved = dt_to(onehot, dev);

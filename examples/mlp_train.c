@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SAMPLES 2048
-#define FEATURES 32
-#define HIDDEN 96
-#define CLASSES 4
-#define BATCH 64
+#define SAMPLES        2048
+#define FEATURES       32
+#define HIDDEN         96
+#define CLASSES        4
+#define BATCH          64
 #define LOSS_THRESHOLD 0.2
 
 /* Exits with the runtime's error when a call failed (the default handler

@@ -169,8 +169,8 @@ int dt_set_requires_grad(dt_tensor *t, int on) {
         return -1;
     }
     if (on && t->dtype != DT_F32) {
-        dt__raise(DT_ERR_DTYPE, "requires_grad_",
-                  "only Tensors of floating point dtype can require gradients (got %s)", dt_dtype_name(t->dtype));
+        dt__raise(DT_ERR_DTYPE, "requires_grad_", "only Tensors of floating point dtype can require gradients (got %s)",
+                  dt_dtype_name(t->dtype));
         return -1;
     }
     t->requires_grad = on != 0;
@@ -198,11 +198,12 @@ static dt_tensor *sum_to(struct dt_arena *ar, dt_tensor *g, int ndim, const int6
 fail:
     return NULL;
 }
-#define SUM_TO(g, t) ({                                                                                                \
-    dt_tensor *s_ = sum_to(ar, (g), (t)->ndim, (t)->shape);                                                            \
-    if (!s_) goto fail;                                                                                                \
-    s_;                                                                                                                \
-})
+#define SUM_TO(g, t)                                                                                                   \
+    ({                                                                                                                 \
+        dt_tensor *s_ = sum_to(ar, (g), (t)->ndim, (t)->shape);                                                        \
+        if (!s_) goto fail;                                                                                            \
+        s_;                                                                                                            \
+    })
 
 /* A one-hot f32 matrix (numel(idx), classes) on idx's device. */
 static dt_tensor *one_hot(struct dt_arena *ar, const dt_tensor *idx, int64_t classes) {
@@ -244,14 +245,14 @@ static int node_grads(struct dt_node *n, dt_tensor *g, dt_tensor **gin) {
         break;
     case DT_AG_SCALE: r[0] = n->p0 == 1 ? g : T(dt_mul_scalar(g, n->p0)); break;
     case DT_AG_POW_S:
-        r[0] = n->p0 == 0 ? T(dt_zeros_like(a))
-                          : T(dt_mul(T(dt_mul_scalar(g, n->p0)), T(dt_pow_scalar(a, n->p0 - 1))));
+        r[0] = n->p0 == 0 ? T(dt_zeros_like(a)) : T(dt_mul(T(dt_mul_scalar(g, n->p0)), T(dt_pow_scalar(a, n->p0 - 1))));
         break;
     case DT_AG_EXP: r[0] = T(dt_mul(g, T(dt_exp(a)))); break;
     case DT_AG_LOG: r[0] = T(dt_div(g, a)); break;
     case DT_AG_SQRT: r[0] = T(dt_div(T(dt_mul_scalar(g, 0.5)), T(dt_sqrt(a)))); break;
     case DT_AG_ABS: {
-        dt_tensor *sign = T(dt_sub(T(dt_cast(T(dt_gt_scalar(a, 0)), DT_F32)), T(dt_cast(T(dt_lt_scalar(a, 0)), DT_F32))));
+        dt_tensor *sign =
+            T(dt_sub(T(dt_cast(T(dt_gt_scalar(a, 0)), DT_F32)), T(dt_cast(T(dt_lt_scalar(a, 0)), DT_F32))));
         r[0] = T(dt_mul(g, sign));
         break;
     }
@@ -365,8 +366,8 @@ static int node_grads(struct dt_node *n, dt_tensor *g, dt_tensor **gin) {
         }
         int64_t shape[DT_MAX_DIMS];
         for (int d = 0; d < a->ndim; d++) shape[d] = d == dim ? a->shape[d] : 1;
-        dt_tensor *pos = T(dt_reshape(T(dt_arange(0, (double)a->shape[dim], 1, DT_I64, a->storage->device)), a->ndim,
-                                      shape));
+        dt_tensor *pos =
+            T(dt_reshape(T(dt_arange(0, (double)a->shape[dim], 1, DT_I64, a->storage->device)), a->ndim, shape));
         dt_tensor *mask = T(dt_eq(T(dt_argmax_dim(a, dim, 1)), pos));
         r[0] = T(dt_mul(mask, keepdim ? g : T(dt_unsqueeze(g, dim))));
         break;
@@ -415,7 +416,8 @@ static int node_grads(struct dt_node *n, dt_tensor *g, dt_tensor **gin) {
         dt_tensor *z = T(dt_zeros(a->ndim, a->shape, DT_F32, g->storage->device));
         for (int64_t i = 0; i < kh; i++)
             for (int64_t j = 0; j < kw; j++) {
-                dt_tensor *dst = T(dt_slice(T(dt_slice(z, 2, i, i + s * (oh - 1) + 1, s)), 3, j, j + s * (ow - 1) + 1, s));
+                dt_tensor *dst =
+                    T(dt_slice(T(dt_slice(z, 2, i, i + s * (oh - 1) + 1, s)), 3, j, j + s * (ow - 1) + 1, s));
                 if (dt_add_(dst, T(dt_select(T(dt_select(g, 5, j)), 4, i))) < 0) goto fail;
             }
         r[0] = z;

@@ -123,8 +123,8 @@ struct dt_backend {
     void (*free)(int index, void *ptr, size_t bytes);
     /* Copies within the backend, possibly between two of its devices; each
      * pointer is an allocation's base plus a byte offset. */
-    int (*copy_peer)(int dst_index, void *dst_base, size_t dst_off, int src_index, const void *src_base,
-                     size_t src_off, size_t bytes);
+    int (*copy_peer)(int dst_index, void *dst_base, size_t dst_off, int src_index, const void *src_base, size_t src_off,
+                     size_t bytes);
     /* Host memory <-> this backend; NULL when host_accessible. */
     int (*upload)(int index, void *dst, const void *host_src, size_t bytes);
     int (*download)(int index, void *host_dst, const void *src, size_t bytes);

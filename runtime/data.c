@@ -11,10 +11,10 @@
 #define DS_MAX 8 /* most tensors per sample */
 
 struct dt_dataset {
-    int n;                  /* tensors per sample */
-    dt_tensor *t[DS_MAX];   /* contiguous cpu tensors, retained */
-    int64_t len;            /* samples (first dimension) */
-    size_t row[DS_MAX];     /* bytes per sample of each tensor */
+    int n;                /* tensors per sample */
+    dt_tensor *t[DS_MAX]; /* contiguous cpu tensors, retained */
+    int64_t len;          /* samples (first dimension) */
+    size_t row[DS_MAX];   /* bytes per sample of each tensor */
 };
 
 dt_dataset *dt_tensor_dataset(int n, dt_tensor *const *tensors) {
@@ -27,7 +27,9 @@ dt_dataset *dt_tensor_dataset(int n, dt_tensor *const *tensors) {
         char d[32];
         if (!tensors[i] || tensors[i]->ndim == 0 || tensors[i]->shape[0] != tensors[0]->shape[0]) {
             dt__raise(DT_ERR_SHAPE, "TensorDataset", "Size mismatch between tensors (tensor %d: %s)", i,
-                      !tensors[i] ? "NULL" : tensors[i]->ndim == 0 ? "0-dim" : "first dimension differs");
+                      !tensors[i]             ? "NULL"
+                      : tensors[i]->ndim == 0 ? "0-dim"
+                                              : "first dimension differs");
             return NULL;
         }
         if (tensors[i]->storage->device.type != DT_DEVICE_CPU) {
@@ -70,26 +72,26 @@ void dt_dataset_free(dt_dataset *ds) {
 /* ---------------------------------------------------------------- loader */
 
 struct slot {
-    int64_t batch;           /* which batch it holds */
-    int ready;               /* filled and not yet consumed */
-    void *buf[DS_MAX];       /* gathered rows, one buffer per tensor */
+    int64_t batch;     /* which batch it holds */
+    int ready;         /* filled and not yet consumed */
+    void *buf[DS_MAX]; /* gathered rows, one buffer per tensor */
 };
 
 struct dt_dataloader {
     dt_dataset *ds;
-    int64_t bs, nb;          /* batch size, batches per epoch */
+    int64_t bs, nb; /* batch size, batches per epoch */
     int shuffle, drop_last;
     uint64_t seed, epoch;
-    int64_t *order;          /* sample order of this epoch */
-    int64_t next;            /* next batch the consumer takes */
+    int64_t *order; /* sample order of this epoch */
+    int64_t next;   /* next batch the consumer takes */
     /* workers */
     int nw;
     pthread_t *threads;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    struct slot *slots;      /* nslots batches in flight */
+    struct slot *slots; /* nslots batches in flight */
     int nslots;
-    int64_t claim;           /* next batch a worker takes */
+    int64_t claim; /* next batch a worker takes */
     int stop;
 };
 
@@ -124,7 +126,8 @@ static void gather(const dt_dataloader *dl, int64_t b, int i, void *dst) {
     const char *src = dt_data(dl->ds->t[i]);
     size_t row = dl->ds->row[i];
     int64_t n = batch_len(dl, b);
-    for (int64_t k = 0; k < n; k++) memcpy((char *)dst + (size_t)k * row, src + (size_t)dl->order[b * dl->bs + k] * row, row);
+    for (int64_t k = 0; k < n; k++)
+        memcpy((char *)dst + (size_t)k * row, src + (size_t)dl->order[b * dl->bs + k] * row, row);
 }
 
 static void *worker(void *arg) {
@@ -152,10 +155,10 @@ dt_dataloader *dt_dataloader_new(dt_dataset *ds, int64_t batch_size, int shuffle
                                  int num_workers) {
     dt__runtime_init();
     if (!ds || batch_size <= 0 || num_workers < 0 || num_workers > 64) {
-        dt__raise(DT_ERR_ARG, "DataLoader",
-                  "DataLoader: %s", !ds ? "dataset is NULL"
-                                    : batch_size <= 0 ? "batch_size should be a positive integer value"
-                                                      : "num_workers must be 0 to 64");
+        dt__raise(DT_ERR_ARG, "DataLoader", "DataLoader: %s",
+                  !ds               ? "dataset is NULL"
+                  : batch_size <= 0 ? "batch_size should be a positive integer value"
+                                    : "num_workers must be 0 to 64");
         return NULL;
     }
     dt_dataloader *dl = calloc(1, sizeof *dl);

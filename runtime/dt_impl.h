@@ -105,8 +105,8 @@ DT_HIDDEN dt_dtype dt__promote(dt_dtype a, dt_dtype b);
  * between devices or between host buffers and devices. */
 /* Pointers are a storage's base plus a byte offset, so that the simulated
  * backend can check which device each block belongs to. */
-DT_HIDDEN int dt__mem_copy(dt_device dst_dev, void *dst_base, size_t dst_off, dt_device src_dev,
-                           const void *src_base, size_t src_off, size_t bytes, const char *op);
+DT_HIDDEN int dt__mem_copy(dt_device dst_dev, void *dst_base, size_t dst_off, dt_device src_dev, const void *src_base,
+                           size_t src_off, size_t bytes, const char *op);
 
 /* Random numbers (random.c): fill host buffers from the global generator. */
 DT_HIDDEN void dt__rand_uniform(float *out, int64_t n);
@@ -152,46 +152,46 @@ DT_HIDDEN int dt__op_kernel_status(struct dt_opctx *c, int status);
 
 /* What a recorded node computes the gradient of. */
 enum dt_ag_kind {
-    DT_AG_ADD,      /* a + p0*b */
-    DT_AG_MUL,      /* a * b */
-    DT_AG_DIV,      /* a / b */
-    DT_AG_POW,      /* a ^ b */
-    DT_AG_SCALE,    /* p0*a + const (add/sub/mul/div by a scalar, rsub) */
-    DT_AG_POW_S,    /* a ^ p0 */
-    DT_AG_EXP,      /* exp(a) */
-    DT_AG_LOG,      /* log(a) */
-    DT_AG_SQRT,     /* sqrt(a) */
-    DT_AG_ABS,      /* |a| */
-    DT_AG_RELU,     /* relu(a) */
-    DT_AG_SIGMOID,  /* sigmoid(a) */
-    DT_AG_TANH,     /* tanh(a) */
-    DT_AG_CLAMP,    /* clamp(a, p0, p1) */
-    DT_AG_IDENTITY, /* a copy: clone, contiguous, float cast */
-    DT_AG_WHERE,    /* where(cond, a, b): in = {cond, a, b} */
-    DT_AG_MASKED,   /* masked_fill(a, mask, v): in = {a, mask} */
-    DT_AG_MATMUL,   /* a @ b */
-    DT_AG_LINEAR,   /* x @ w^T + bias: in = {x, w, bias or NULL} */
-    DT_AG_EMBED,    /* embedding(weight, idx): in = {weight, idx} */
-    DT_AG_INDEX,    /* index_select(a, i0, idx) */
-    DT_AG_SOFTMAX,  /* softmax(a, i0) */
-    DT_AG_LOGSM,    /* log_softmax(a, i0) */
-    DT_AG_SUM,      /* sum(a) */
-    DT_AG_SUM_DIM,  /* sum_dim(a, i0, i1) */
-    DT_AG_MEAN,     /* mean(a) */
-    DT_AG_MEAN_DIM, /* mean_dim(a, i0, i1) */
-    DT_AG_MAX,      /* max(a) */
-    DT_AG_MAX_DIM,  /* max_dim(a, i0, i1) */
-    DT_AG_RESHAPE,  /* any shape change keeping the order: view, reshape, flatten, squeeze, unsqueeze */
+    DT_AG_ADD,       /* a + p0*b */
+    DT_AG_MUL,       /* a * b */
+    DT_AG_DIV,       /* a / b */
+    DT_AG_POW,       /* a ^ b */
+    DT_AG_SCALE,     /* p0*a + const (add/sub/mul/div by a scalar, rsub) */
+    DT_AG_POW_S,     /* a ^ p0 */
+    DT_AG_EXP,       /* exp(a) */
+    DT_AG_LOG,       /* log(a) */
+    DT_AG_SQRT,      /* sqrt(a) */
+    DT_AG_ABS,       /* |a| */
+    DT_AG_RELU,      /* relu(a) */
+    DT_AG_SIGMOID,   /* sigmoid(a) */
+    DT_AG_TANH,      /* tanh(a) */
+    DT_AG_CLAMP,     /* clamp(a, p0, p1) */
+    DT_AG_IDENTITY,  /* a copy: clone, contiguous, float cast */
+    DT_AG_WHERE,     /* where(cond, a, b): in = {cond, a, b} */
+    DT_AG_MASKED,    /* masked_fill(a, mask, v): in = {a, mask} */
+    DT_AG_MATMUL,    /* a @ b */
+    DT_AG_LINEAR,    /* x @ w^T + bias: in = {x, w, bias or NULL} */
+    DT_AG_EMBED,     /* embedding(weight, idx): in = {weight, idx} */
+    DT_AG_INDEX,     /* index_select(a, i0, idx) */
+    DT_AG_SOFTMAX,   /* softmax(a, i0) */
+    DT_AG_LOGSM,     /* log_softmax(a, i0) */
+    DT_AG_SUM,       /* sum(a) */
+    DT_AG_SUM_DIM,   /* sum_dim(a, i0, i1) */
+    DT_AG_MEAN,      /* mean(a) */
+    DT_AG_MEAN_DIM,  /* mean_dim(a, i0, i1) */
+    DT_AG_MAX,       /* max(a) */
+    DT_AG_MAX_DIM,   /* max_dim(a, i0, i1) */
+    DT_AG_RESHAPE,   /* any shape change keeping the order: view, reshape, flatten, squeeze, unsqueeze */
     DT_AG_TRANSPOSE, /* transpose(a, i0, i1) */
-    DT_AG_PERMUTE,  /* permute(a, i[0..ndim)) */
-    DT_AG_SLICE,    /* slice(a, i0, i1, i2, i3) (narrow too) */
-    DT_AG_SELECT,   /* select(a, i0, i1) */
-    DT_AG_EXPAND,   /* expand(a, ...) */
-    DT_AG_CAT,      /* cat(in..., i0) */
-    DT_AG_STACK,    /* stack(in..., i0) */
-    DT_AG_TO,       /* a copied to another device */
-    DT_AG_PAD2D,    /* constant pad of the last two dims by i0 */
-    DT_AG_UNFOLD2D, /* (N,C,H,W) -> (N,C,OH,OW,KH,KW) view: i = {KH, KW, stride} */
+    DT_AG_PERMUTE,   /* permute(a, i[0..ndim)) */
+    DT_AG_SLICE,     /* slice(a, i0, i1, i2, i3) (narrow too) */
+    DT_AG_SELECT,    /* select(a, i0, i1) */
+    DT_AG_EXPAND,    /* expand(a, ...) */
+    DT_AG_CAT,       /* cat(in..., i0) */
+    DT_AG_STACK,     /* stack(in..., i0) */
+    DT_AG_TO,        /* a copied to another device */
+    DT_AG_PAD2D,     /* constant pad of the last two dims by i0 */
+    DT_AG_UNFOLD2D,  /* (N,C,H,W) -> (N,C,OH,OW,KH,KW) view: i = {KH, KW, stride} */
     DT_AG_NKINDS
 };
 
@@ -201,8 +201,8 @@ DT_HIDDEN int dt__grad_mode(void);
  * on and an input requires grad (else does nothing). Returns out; on
  * failure (no memory) frees out and returns NULL with an error raised. NULL
  * entries of in are allowed (an absent bias). */
-DT_HIDDEN dt_tensor *dt__ag_record(dt_tensor *out, enum dt_ag_kind kind, int nin, const dt_tensor *const *in,
-                                   double p0, double p1, int ni, const int64_t *ip);
+DT_HIDDEN dt_tensor *dt__ag_record(dt_tensor *out, enum dt_ag_kind kind, int nin, const dt_tensor *const *in, double p0,
+                                   double p1, int ni, const int64_t *ip);
 static inline dt_tensor *dt__ag1(dt_tensor *out, enum dt_ag_kind kind, const dt_tensor *a, double p0, double p1) {
     return dt__ag_record(out, kind, 1, &a, p0, p1, 0, NULL);
 }
@@ -211,8 +211,7 @@ static inline dt_tensor *dt__ag2(dt_tensor *out, enum dt_ag_kind kind, const dt_
     const dt_tensor *in[2] = {a, b};
     return dt__ag_record(out, kind, 2, in, p0, 0, 0, NULL);
 }
-static inline dt_tensor *dt__agi(dt_tensor *out, enum dt_ag_kind kind, const dt_tensor *a, int ni,
-                                 const int64_t *ip) {
+static inline dt_tensor *dt__agi(dt_tensor *out, enum dt_ag_kind kind, const dt_tensor *a, int ni, const int64_t *ip) {
     return dt__ag_record(out, kind, 1, &a, 0, 0, ni, ip);
 }
 /* Raises and returns -1 when self may not be written in place now (it

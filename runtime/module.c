@@ -127,7 +127,9 @@ int dt_module_add_child(dt_module *m, const char *name, dt_module *child) {
     if (!valid_name("add_module", name)) return -1;
     if (!child || child == m || child->parent) {
         dt__raise(DT_ERR_ARG, "add_module", "add_module: \"%s\" is %s", name,
-                  !child ? "NULL" : child == m ? "the module itself" : "already a child of another module");
+                  !child       ? "NULL"
+                  : child == m ? "the module itself"
+                               : "already a child of another module");
         return -1;
     }
     if (name_taken(m, name)) {
@@ -206,9 +208,8 @@ void dt_module_train(dt_module *m, int training) {
 int dt_module_is_training(const dt_module *m) { return m->training; }
 
 /* Calls fn on every entry, depth first, with its path relative to m. */
-int dt__module_walk(const dt_module *m, const char *prefix, int (*fn)(void *ctx, const char *path, dt_tensor *t,
-                                                                      int buffer),
-                    void *ctx) {
+int dt__module_walk(const dt_module *m, const char *prefix,
+                    int (*fn)(void *ctx, const char *path, dt_tensor *t, int buffer), void *ctx) {
     for (int i = 0; i < m->ne; i++) {
         char *path = join_name(prefix, m->e[i].local);
         if (!path) {

@@ -65,15 +65,14 @@ static dt_tensor *unfold2d(const dt_tensor *x, int64_t kh, int64_t kw, int64_t s
 static int check_window(struct dt_opctx *c, const dt_tensor *x, int64_t kh, int64_t kw, int64_t s, int64_t p) {
     char sh[160];
     if (x->ndim != 4)
-        return dt__op_fail(c, DT_ERR_SHAPE, "%s: expected a 4-D input (N, C, H, W), but got input of size: %s",
-                           c->name, dt__shape_str(x->ndim, x->shape, sh, sizeof sh));
+        return dt__op_fail(c, DT_ERR_SHAPE, "%s: expected a 4-D input (N, C, H, W), but got input of size: %s", c->name,
+                           dt__shape_str(x->ndim, x->shape, sh, sizeof sh));
     if (s <= 0 || p < 0 || kh <= 0 || kw <= 0)
         return dt__op_fail(c, DT_ERR_ARG, "%s: kernel and stride must be positive and padding non-negative", c->name);
     if (x->shape[2] + 2 * p < kh || x->shape[3] + 2 * p < kw)
-        return dt__op_fail(c, DT_ERR_SHAPE,
-                           "%s: kernel size (%lld x %lld) can't be greater than padded input size (%lld x %lld)",
-                           c->name, (long long)kh, (long long)kw, (long long)(x->shape[2] + 2 * p),
-                           (long long)(x->shape[3] + 2 * p));
+        return dt__op_fail(
+            c, DT_ERR_SHAPE, "%s: kernel size (%lld x %lld) can't be greater than padded input size (%lld x %lld)",
+            c->name, (long long)kh, (long long)kw, (long long)(x->shape[2] + 2 * p), (long long)(x->shape[3] + 2 * p));
     return 0;
 }
 
@@ -124,8 +123,10 @@ dt_tensor *dt_max_pool2d(const dt_tensor *input, int k, int stride, int padding)
     if (stride == 0) stride = k;
     if (need_f32(&c, input, "input") || check_window(&c, input, k, k, stride, padding) < 0) return NULL;
     if (padding * 2 > k)
-        return dt__op_fail(&c, DT_ERR_ARG, "pad should be at most half of effective kernel size, but got pad=%d, "
-                           "kernel_size=%d", padding, k),
+        return dt__op_fail(&c, DT_ERR_ARG,
+                           "pad should be at most half of effective kernel size, but got pad=%d, "
+                           "kernel_size=%d",
+                           padding, k),
                NULL;
     dt_tensor *xp = T(pad2d(input, padding, -INFINITY));
     dt_tensor *u = T(unfold2d(xp, k, k, stride));
@@ -236,8 +237,8 @@ static dt_tensor *nll_core(struct dt_opctx *c, struct dt_arena *ar, const dt_ten
     if (check_targets(c, target, classes, ignore) < 0) return NULL;
     /* one-hot rows select each sample's class; an ignored target's row is all
      * zero, so it counts neither in the sum nor in the weight total */
-    dt_tensor *cls = T(dt_reshape(T(dt_arange(0, (double)classes, 1, DT_I64, lp->storage->device)), 2,
-                                  (int64_t[]){1, classes}));
+    dt_tensor *cls =
+        T(dt_reshape(T(dt_arange(0, (double)classes, 1, DT_I64, lp->storage->device)), 2, (int64_t[]){1, classes}));
     dt_tensor *w = T(dt_cast(T(dt_eq(T(dt_unsqueeze(target, 1)), cls)), DT_F32));
     if (weight) w = T(dt_mul(w, T(dt_unsqueeze(weight, 0))));
     dt_tensor *num = T(dt_sum(T(dt_mul(lp, w))));
@@ -246,8 +247,7 @@ fail:
     return NULL;
 }
 
-dt_tensor *dt_nll_loss(const dt_tensor *input, const dt_tensor *target, const dt_tensor *weight,
-                       int64_t ignore_index) {
+dt_tensor *dt_nll_loss(const dt_tensor *input, const dt_tensor *target, const dt_tensor *weight, int64_t ignore_index) {
     static const char *const names[] = {"self", "target", "weight"};
     const dt_tensor *ts[] = {input, target, weight};
     struct dt_opctx c;
@@ -296,8 +296,8 @@ dt_tensor *dt_bce_with_logits(const dt_tensor *input, const dt_tensor *target, c
                NULL;
     /* (1 - y) x + (1 + (pw - 1) y) (log(1 + exp(-|x|)) + max(-x, 0)), stable for any x */
     dt_tensor *lin = T(dt_mul(T(dt_rsub_scalar(target, 1)), input));
-    dt_tensor *soft = T(dt_add(T(dt_log(T(dt_add_scalar(T(dt_exp(T(dt_neg(T(dt_abs(input)))))), 1)))),
-                               T(dt_relu(T(dt_neg(input))))));
+    dt_tensor *soft =
+        T(dt_add(T(dt_log(T(dt_add_scalar(T(dt_exp(T(dt_neg(T(dt_abs(input)))))), 1)))), T(dt_relu(T(dt_neg(input))))));
     if (pos_weight) soft = T(dt_mul(soft, T(dt_add_scalar(T(dt_mul(T(dt_sub_scalar(pos_weight, 1)), target)), 1))));
     return finish(&c, ar, dt_mean(T(dt_add(lin, soft))));
 fail:

@@ -19,19 +19,19 @@ struct dt_mod_child {
 };
 
 struct dt_module {
-    char *type;                      /* "Linear", or the program's own */
-    dt_forward_fn forward;           /* NULL: a container without forward */
-    void *self;                      /* the program's state */
-    void (*free_self)(void *);       /* frees self, or NULL */
-    int training;                    /* train() / eval() */
-    char *prefix;                    /* dotted path from the outermost module, "" or "fc1." */
-    dt_module *parent;               /* NULL for the outermost */
-    struct dt_mod_entry *e;          /* parameters and buffers, registration order */
+    char *type;                /* "Linear", or the program's own */
+    dt_forward_fn forward;     /* NULL: a container without forward */
+    void *self;                /* the program's state */
+    void (*free_self)(void *); /* frees self, or NULL */
+    int training;              /* train() / eval() */
+    char *prefix;              /* dotted path from the outermost module, "" or "fc1." */
+    dt_module *parent;         /* NULL for the outermost */
+    struct dt_mod_entry *e;    /* parameters and buffers, registration order */
     int ne, cap_e;
-    struct dt_mod_child *ch;         /* children, registration order */
+    struct dt_mod_child *ch; /* children, registration order */
     int nc, cap_c;
-    int64_t cfg[4];                  /* built-in layers: stride, padding, kernel... */
-    double fcfg;                     /* dropout p */
+    int64_t cfg[4]; /* built-in layers: stride, padding, kernel... */
+    double fcfg;    /* dropout p */
 };
 
 /* Calls fn(ctx, path, tensor, is_buffer) on every entry of m, depth first

@@ -140,11 +140,21 @@ static dt_tensor *unary(const char *name, enum dt_ew_op op, const dt_tensor *x, 
     return out ? finish(&c, &a, out) : NULL;
 }
 
-dt_tensor *dt_add(const dt_tensor *a, const dt_tensor *b) { return dt__ag2(binary("add", DT_EW_ADD, a, b), DT_AG_ADD, a, b, 1); }
-dt_tensor *dt_sub(const dt_tensor *a, const dt_tensor *b) { return dt__ag2(binary("sub", DT_EW_SUB, a, b), DT_AG_ADD, a, b, -1); }
-dt_tensor *dt_mul(const dt_tensor *a, const dt_tensor *b) { return dt__ag2(binary("mul", DT_EW_MUL, a, b), DT_AG_MUL, a, b, 0); }
-dt_tensor *dt_div(const dt_tensor *a, const dt_tensor *b) { return dt__ag2(binary("div", DT_EW_DIV, a, b), DT_AG_DIV, a, b, 0); }
-dt_tensor *dt_pow(const dt_tensor *a, const dt_tensor *b) { return dt__ag2(binary("pow", DT_EW_POW, a, b), DT_AG_POW, a, b, 0); }
+dt_tensor *dt_add(const dt_tensor *a, const dt_tensor *b) {
+    return dt__ag2(binary("add", DT_EW_ADD, a, b), DT_AG_ADD, a, b, 1);
+}
+dt_tensor *dt_sub(const dt_tensor *a, const dt_tensor *b) {
+    return dt__ag2(binary("sub", DT_EW_SUB, a, b), DT_AG_ADD, a, b, -1);
+}
+dt_tensor *dt_mul(const dt_tensor *a, const dt_tensor *b) {
+    return dt__ag2(binary("mul", DT_EW_MUL, a, b), DT_AG_MUL, a, b, 0);
+}
+dt_tensor *dt_div(const dt_tensor *a, const dt_tensor *b) {
+    return dt__ag2(binary("div", DT_EW_DIV, a, b), DT_AG_DIV, a, b, 0);
+}
+dt_tensor *dt_pow(const dt_tensor *a, const dt_tensor *b) {
+    return dt__ag2(binary("pow", DT_EW_POW, a, b), DT_AG_POW, a, b, 0);
+}
 dt_tensor *dt_eq(const dt_tensor *a, const dt_tensor *b) { return binary("eq", DT_EW_EQ, a, b); }
 dt_tensor *dt_ne(const dt_tensor *a, const dt_tensor *b) { return binary("ne", DT_EW_NE, a, b); }
 dt_tensor *dt_lt(const dt_tensor *a, const dt_tensor *b) { return binary("lt", DT_EW_LT, a, b); }
@@ -152,12 +162,24 @@ dt_tensor *dt_le(const dt_tensor *a, const dt_tensor *b) { return binary("le", D
 dt_tensor *dt_gt(const dt_tensor *a, const dt_tensor *b) { return binary("gt", DT_EW_GT, a, b); }
 dt_tensor *dt_ge(const dt_tensor *a, const dt_tensor *b) { return binary("ge", DT_EW_GE, a, b); }
 
-dt_tensor *dt_add_scalar(const dt_tensor *a, double s) { return dt__ag1(binary_scalar("add", DT_EW_ADD, a, s, 0), DT_AG_SCALE, a, 1, 0); }
-dt_tensor *dt_sub_scalar(const dt_tensor *a, double s) { return dt__ag1(binary_scalar("sub", DT_EW_SUB, a, s, 0), DT_AG_SCALE, a, 1, 0); }
-dt_tensor *dt_mul_scalar(const dt_tensor *a, double s) { return dt__ag1(binary_scalar("mul", DT_EW_MUL, a, s, 0), DT_AG_SCALE, a, s, 0); }
-dt_tensor *dt_div_scalar(const dt_tensor *a, double s) { return dt__ag1(binary_scalar("div", DT_EW_DIV, a, s, 0), DT_AG_SCALE, a, 1.0 / s, 0); }
-dt_tensor *dt_pow_scalar(const dt_tensor *a, double s) { return dt__ag1(binary_scalar("pow", DT_EW_POW, a, s, 0), DT_AG_POW_S, a, s, 0); }
-dt_tensor *dt_rsub_scalar(const dt_tensor *a, double s) { return dt__ag1(binary_scalar("rsub", DT_EW_SUB, a, s, 1), DT_AG_SCALE, a, -1, 0); }
+dt_tensor *dt_add_scalar(const dt_tensor *a, double s) {
+    return dt__ag1(binary_scalar("add", DT_EW_ADD, a, s, 0), DT_AG_SCALE, a, 1, 0);
+}
+dt_tensor *dt_sub_scalar(const dt_tensor *a, double s) {
+    return dt__ag1(binary_scalar("sub", DT_EW_SUB, a, s, 0), DT_AG_SCALE, a, 1, 0);
+}
+dt_tensor *dt_mul_scalar(const dt_tensor *a, double s) {
+    return dt__ag1(binary_scalar("mul", DT_EW_MUL, a, s, 0), DT_AG_SCALE, a, s, 0);
+}
+dt_tensor *dt_div_scalar(const dt_tensor *a, double s) {
+    return dt__ag1(binary_scalar("div", DT_EW_DIV, a, s, 0), DT_AG_SCALE, a, 1.0 / s, 0);
+}
+dt_tensor *dt_pow_scalar(const dt_tensor *a, double s) {
+    return dt__ag1(binary_scalar("pow", DT_EW_POW, a, s, 0), DT_AG_POW_S, a, s, 0);
+}
+dt_tensor *dt_rsub_scalar(const dt_tensor *a, double s) {
+    return dt__ag1(binary_scalar("rsub", DT_EW_SUB, a, s, 1), DT_AG_SCALE, a, -1, 0);
+}
 dt_tensor *dt_eq_scalar(const dt_tensor *a, double s) { return binary_scalar("eq", DT_EW_EQ, a, s, 0); }
 dt_tensor *dt_gt_scalar(const dt_tensor *a, double s) { return binary_scalar("gt", DT_EW_GT, a, s, 0); }
 dt_tensor *dt_lt_scalar(const dt_tensor *a, double s) { return binary_scalar("lt", DT_EW_LT, a, s, 0); }
@@ -165,11 +187,19 @@ dt_tensor *dt_lt_scalar(const dt_tensor *a, double s) { return binary_scalar("lt
 dt_tensor *dt_neg(const dt_tensor *a) { return dt__ag1(unary("neg", DT_EW_NEG, a, 0, 0, NULL), DT_AG_SCALE, a, -1, 0); }
 dt_tensor *dt_exp(const dt_tensor *a) { return dt__ag1(unary("exp", DT_EW_EXP, a, 0, 0, NULL), DT_AG_EXP, a, 0, 0); }
 dt_tensor *dt_log(const dt_tensor *a) { return dt__ag1(unary("log", DT_EW_LOG, a, 0, 0, NULL), DT_AG_LOG, a, 0, 0); }
-dt_tensor *dt_sqrt(const dt_tensor *a) { return dt__ag1(unary("sqrt", DT_EW_SQRT, a, 0, 0, NULL), DT_AG_SQRT, a, 0, 0); }
+dt_tensor *dt_sqrt(const dt_tensor *a) {
+    return dt__ag1(unary("sqrt", DT_EW_SQRT, a, 0, 0, NULL), DT_AG_SQRT, a, 0, 0);
+}
 dt_tensor *dt_abs(const dt_tensor *a) { return dt__ag1(unary("abs", DT_EW_ABS, a, 0, 0, NULL), DT_AG_ABS, a, 0, 0); }
-dt_tensor *dt_relu(const dt_tensor *a) { return dt__ag1(unary("relu", DT_EW_RELU, a, 0, 0, NULL), DT_AG_RELU, a, 0, 0); }
-dt_tensor *dt_sigmoid(const dt_tensor *a) { return dt__ag1(unary("sigmoid", DT_EW_SIGMOID, a, 0, 0, NULL), DT_AG_SIGMOID, a, 0, 0); }
-dt_tensor *dt_tanh(const dt_tensor *a) { return dt__ag1(unary("tanh", DT_EW_TANH, a, 0, 0, NULL), DT_AG_TANH, a, 0, 0); }
+dt_tensor *dt_relu(const dt_tensor *a) {
+    return dt__ag1(unary("relu", DT_EW_RELU, a, 0, 0, NULL), DT_AG_RELU, a, 0, 0);
+}
+dt_tensor *dt_sigmoid(const dt_tensor *a) {
+    return dt__ag1(unary("sigmoid", DT_EW_SIGMOID, a, 0, 0, NULL), DT_AG_SIGMOID, a, 0, 0);
+}
+dt_tensor *dt_tanh(const dt_tensor *a) {
+    return dt__ag1(unary("tanh", DT_EW_TANH, a, 0, 0, NULL), DT_AG_TANH, a, 0, 0);
+}
 dt_tensor *dt_clamp(const dt_tensor *a, double lo, double hi) {
     return dt__ag1(unary("clamp", DT_EW_CLAMP, a, lo, hi, NULL), DT_AG_CLAMP, a, lo, hi);
 }

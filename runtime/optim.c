@@ -20,9 +20,9 @@ static const char *const state_keys[][NSTATE] = {
 };
 
 struct param_state {
-    dt_tensor *p;          /* the parameter, retained */
-    char *name;            /* its name when the optimizer was made */
-    dt_tensor *s[NSTATE];  /* state, per state_keys; NULL until made */
+    dt_tensor *p;         /* the parameter, retained */
+    char *name;           /* its name when the optimizer was made */
+    dt_tensor *s[NSTATE]; /* state, per state_keys; NULL until made */
 };
 
 struct dt_optimizer {
@@ -86,8 +86,10 @@ dt_optimizer *dt_sgd(dt_module *m, double lr, double momentum, double weight_dec
 
 static dt_optimizer *adam(enum opt_kind kind, dt_module *m, double lr, double b1, double b2, double eps, double wd) {
     if (!(b1 >= 0 && b1 < 1) || !(b2 >= 0 && b2 < 1) || !(eps >= 0) || !(wd >= 0)) {
-        dt__raise(DT_ERR_ARG, kind_names[kind], "Invalid %s: betas (%g, %g) must be in [0, 1), eps %g and "
-                  "weight_decay %g non-negative", kind_names[kind], b1, b2, eps, wd);
+        dt__raise(DT_ERR_ARG, kind_names[kind],
+                  "Invalid %s: betas (%g, %g) must be in [0, 1), eps %g and "
+                  "weight_decay %g non-negative",
+                  kind_names[kind], b1, b2, eps, wd);
         return NULL;
     }
     dt_optimizer *o = make(kind, m, lr);

@@ -9,7 +9,7 @@
 #include <string.h>
 
 struct dt_data_parallel {
-    dt_module *m;       /* not owned */
+    dt_module *m; /* not owned */
     int n;
     dt_device *devs;
     dt_device out;

@@ -473,9 +473,7 @@ dt_tensor *dt_select(const dt_tensor *self, int dim, int64_t index) {
 dt_tensor *dt_expand(const dt_tensor *self, int ndim, const int64_t *shape) {
     return dt__agi(expand_raw(self, ndim, shape), DT_AG_EXPAND, self, 0, NULL);
 }
-dt_tensor *dt_contiguous(const dt_tensor *self) {
-    return dt__agi(contiguous_raw(self), DT_AG_IDENTITY, self, 0, NULL);
-}
+dt_tensor *dt_contiguous(const dt_tensor *self) { return dt__agi(contiguous_raw(self), DT_AG_IDENTITY, self, 0, NULL); }
 dt_tensor *dt_clone(const dt_tensor *self) { return dt__agi(clone_raw(self), DT_AG_IDENTITY, self, 0, NULL); }
 
 static dt_tensor *join_grad(dt_tensor *out, enum dt_ag_kind kind, int n, dt_tensor *const *ts, int dim) {

@@ -144,7 +144,7 @@ dt_state_dict *dt_module_state_dict(const dt_module *m) {
 /* Checking a state dict against a module before changing anything. */
 struct load_check {
     const dt_state_dict *sd;
-    char *used;       /* per sd entry: matched a module key */
+    char *used; /* per sd entry: matched a module key */
     char missing[1024];
     char sizes[2048];
 };
@@ -203,7 +203,8 @@ int dt_module_load_state_dict(dt_module *m, const dt_state_dict *sd, int strict)
     if (lc.sizes[0] || (strict && (lc.missing[0] || unexpected[0]))) {
         dt__raise(DT_ERR_ARG, "load_state_dict", "Error(s) in loading state_dict for %s:%s%s%s%s%s%s", m->type,
                   strict && lc.missing[0] ? "\n\tMissing key(s) in state_dict: " : "", strict ? lc.missing : "",
-                  strict && lc.missing[0] ? ". " : "", strict && unexpected[0] ? "\n\tUnexpected key(s) in state_dict: " : "",
+                  strict && lc.missing[0] ? ". " : "",
+                  strict && unexpected[0] ? "\n\tUnexpected key(s) in state_dict: " : "",
                   strict && unexpected[0] ? unexpected : "", lc.sizes);
         return -1;
     }
@@ -390,8 +391,8 @@ dt_state_dict *dt_load(const char *path, const dt_device *map_location) {
     READ_AS(&r, uint32_t, version);
     if (version > CKPT_VERSION || version == 0) {
         dt__raise(DT_ERR_IO, "load",
-                  "load: '%s' is checkpoint format version %u; this libdtrt (%s) reads versions 1 to %u", path,
-                  version, DT_VERSION, CKPT_VERSION);
+                  "load: '%s' is checkpoint format version %u; this libdtrt (%s) reads versions 1 to %u", path, version,
+                  DT_VERSION, CKPT_VERSION);
         goto fail;
     }
     if (size < sizeof k_magic + 16) goto truncated;

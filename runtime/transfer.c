@@ -169,8 +169,8 @@ int dt_to_host(const dt_tensor *t, void *buf, size_t size) {
     struct dt_view v;
     struct dt_storage *tmp;
     if (dt__contig_view(t, &v, &tmp, "to_host") < 0) return -1;
-    int rc = dt__mem_copy(dt_cpu_device(), buf, 0, t->storage->device, v.base, (size_t)(v.offset * (int64_t)esz),
-                          need, "to_host");
+    int rc = dt__mem_copy(dt_cpu_device(), buf, 0, t->storage->device, v.base, (size_t)(v.offset * (int64_t)esz), need,
+                          "to_host");
     dt__storage_release(tmp);
     if (rc == 0 && t->storage->device.type != DT_DEVICE_CPU)
         fire_transfer(t->id, 0, t->storage->device, dt_cpu_device(), need, DTP_TRANSFER_READ, "to_host");

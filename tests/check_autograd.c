@@ -36,7 +36,9 @@ struct gc_case {
 };
 
 static dt_device dev_of(dt_tensor *const *x) { return dt_device_of(x[0]); }
-static dt_tensor *idx_on(dt_device d, int n, const int64_t *v) { return G(dt_from_data(v, DT_I64, 1, (int64_t[]){n}, d)); }
+static dt_tensor *idx_on(dt_device d, int n, const int64_t *v) {
+    return G(dt_from_data(v, DT_I64, 1, (int64_t[]){n}, d));
+}
 
 /* ---- the functions under test */
 static dt_tensor *f_add(dt_tensor *const *x) { return G(dt_add(x[0], x[1])); }
@@ -76,11 +78,17 @@ static dt_tensor *f_index_select(dt_tensor *const *x) {
 static dt_tensor *f_softmax(dt_tensor *const *x) { return G(dt_softmax(x[0], 1)); }
 static dt_tensor *f_log_softmax(dt_tensor *const *x) { return G(dt_log_softmax(x[0], -1)); }
 static dt_tensor *f_sum(dt_tensor *const *x) { return G(dt_mul_scalar(G(dt_sum(x[0])), 1)); }
-static dt_tensor *f_sum_dim(dt_tensor *const *x) { return G(dt_add(G(dt_sum_dim(x[0], 0, 0)), G(dt_sum_dim(x[0], -1, 1)))); }
+static dt_tensor *f_sum_dim(dt_tensor *const *x) {
+    return G(dt_add(G(dt_sum_dim(x[0], 0, 0)), G(dt_sum_dim(x[0], -1, 1))));
+}
 static dt_tensor *f_mean(dt_tensor *const *x) { return G(dt_mean(x[0])); }
-static dt_tensor *f_mean_dim(dt_tensor *const *x) { return G(dt_add(G(dt_mean_dim(x[0], 1, 0)), G(dt_mean_dim(x[0], 0, 1)))); }
+static dt_tensor *f_mean_dim(dt_tensor *const *x) {
+    return G(dt_add(G(dt_mean_dim(x[0], 1, 0)), G(dt_mean_dim(x[0], 0, 1))));
+}
 static dt_tensor *f_max(dt_tensor *const *x) { return G(dt_max(x[0])); }
-static dt_tensor *f_max_dim(dt_tensor *const *x) { return G(dt_add(G(dt_max_dim(x[0], 1, 0, NULL)), G(dt_max_dim(x[0], -1, 1, NULL)))); }
+static dt_tensor *f_max_dim(dt_tensor *const *x) {
+    return G(dt_add(G(dt_max_dim(x[0], 1, 0, NULL)), G(dt_max_dim(x[0], -1, 1, NULL))));
+}
 static dt_tensor *f_views(dt_tensor *const *x) { /* (2,3,4) */
     dt_tensor *a = G(dt_reshape(x[0], 2, (int64_t[]){6, 4})), *b = G(dt_transpose(a, 0, 1));
     dt_tensor *c = G(dt_view(G(dt_contiguous(b)), 3, (int64_t[]){4, 3, 2}));
@@ -126,7 +134,8 @@ static dt_tensor *f_nll(dt_tensor *const *x) {
 static dt_tensor *f_bce(dt_tensor *const *x) { return G(dt_bce_with_logits(x[0], x[1], x[2])); }
 static dt_tensor *f_bce_plain(dt_tensor *const *x) { return G(dt_bce_with_logits(x[0], x[1], NULL)); }
 
-#define S(...) {__VA_ARGS__}
+#define S(...)                                                                                                         \
+    { __VA_ARGS__ }
 static const struct gc_case cases[] = {
     {"add", f_add, 2, {2, 1}, {S(2, 3), S(3)}, {ANY, ANY}, 0},
     {"sub", f_sub, 2, {2, 2}, {S(2, 3), S(2, 1)}, {ANY, ANY}, 0},

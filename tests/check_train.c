@@ -400,8 +400,8 @@ START_TEST(test_load_state_dict_errors_change_nothing) {
     dt_tensor *before = K(dt_clone(w));
     dt_state_dict *sd = dt_module_state_dict(other); /* keys weight, bias: none match */
     ck_assert_int_eq(dt_module_load_state_dict(m, sd, 1), -1);
-    EXPECT_ERROR(DT_ERR_ARG, "Error(s) in loading state_dict for Sequential", "Missing key(s) in state_dict: \"0.weight\"",
-                 "Unexpected key(s) in state_dict: \"weight\"");
+    EXPECT_ERROR(DT_ERR_ARG, "Error(s) in loading state_dict for Sequential",
+                 "Missing key(s) in state_dict: \"0.weight\"", "Unexpected key(s) in state_dict: \"weight\"");
     dt_state_dict *bad = dt_state_dict_new();
     dt_state_dict_set_tensor(bad, "0.weight", K(dt_zeros(DT_SHAPE(3, 3), DT_F32, CPU)));
     ck_assert_int_eq(dt_module_load_state_dict(m, bad, 0), -1);

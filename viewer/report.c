@@ -17,11 +17,11 @@
 #include <unistd.h>
 
 #define MAX_STEPS 24
-#define MAX_ARGS 16
+#define MAX_ARGS  16
 
 struct step {
     int64_t tensor, dev, seq, stack;
-    int origin;            /* tensors.origin, or -1 for an in-place move */
+    int origin; /* tensors.origin, or -1 for an in-place move */
     char text[1024];
     struct vw_frame site;
     int has_site;
@@ -100,7 +100,8 @@ static void build_chain(struct ctx *c, struct operand *o, int64_t id, int64_t be
             s->stack = sqlite3_column_int64(c->moves, 4);
             s->origin = -1;
             snprintf(s->text, sizeof s->text, "moved in place %s -> %s by %s",
-                     vw_device_name(sqlite3_column_int64(c->moves, 1), d1, sizeof d1), vw_device_name(s->dev, d2, sizeof d2),
+                     vw_device_name(sqlite3_column_int64(c->moves, 1), d1, sizeof d1),
+                     vw_device_name(s->dev, d2, sizeof d2),
                      sqlite3_column_text(c->moves, 3) ? (const char *)sqlite3_column_text(c->moves, 3) : "?");
             s->has_site = site_of(c, s->stack, s->seq, &s->site);
         }
@@ -206,8 +207,8 @@ static int same_site(const struct step *a, const struct step *b) {
 }
 
 /* One mismatch: returns 0, or -1 on a read error. */
-static int report_one(struct ctx *c, int64_t seq, int first, int other, const char *message, int64_t op,
-                      int64_t stack, int index) {
+static int report_one(struct ctx *c, int64_t seq, int first, int other, const char *message, int64_t op, int64_t stack,
+                      int index) {
     FILE *f = c->out;
     char name[128], d1[32], buf[1024];
     op_name(c, op, name, sizeof name);
@@ -217,11 +218,12 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         vw_error("out of memory");
         return -1;
     }
-    sqlite3_stmt *st = vw_prep(c->t, "SELECT a.pos, s.text, a.tensor, a.device, t.dtype, COALESCE(sh.text, '?'), "
-                                     "(SELECT s2.text FROM names m JOIN strings s2 ON s2.id = m.name WHERE m.tensor = "
-                                     "a.tensor AND m.seq < ?2 ORDER BY m.seq DESC LIMIT 1) FROM op_args a JOIN strings s "
-                                     "ON s.id = a.name LEFT JOIN tensors t ON t.id = a.tensor LEFT JOIN strings sh ON "
-                                     "sh.id = t.shape WHERE a.op = ?1 ORDER BY a.pos");
+    sqlite3_stmt *st =
+        vw_prep(c->t, "SELECT a.pos, s.text, a.tensor, a.device, t.dtype, COALESCE(sh.text, '?'), "
+                      "(SELECT s2.text FROM names m JOIN strings s2 ON s2.id = m.name WHERE m.tensor = "
+                      "a.tensor AND m.seq < ?2 ORDER BY m.seq DESC LIMIT 1) FROM op_args a JOIN strings s "
+                      "ON s.id = a.name LEFT JOIN tensors t ON t.id = a.tensor LEFT JOIN strings sh ON "
+                      "sh.id = t.shape WHERE a.op = ?1 ORDER BY a.pos");
     if (!st) {
         free(ops);
         return -1;
@@ -236,7 +238,8 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         o->dev = sqlite3_column_int64(st, 3);
         snprintf(o->dtype, sizeof o->dtype, "%s", dtype_name(sqlite3_column_int(st, 4)));
         snprintf(o->shape, sizeof o->shape, "%s", (const char *)sqlite3_column_text(st, 5));
-        snprintf(o->name, sizeof o->name, "%s", sqlite3_column_text(st, 6) ? (const char *)sqlite3_column_text(st, 6) : "");
+        snprintf(o->name, sizeof o->name, "%s",
+                 sqlite3_column_text(st, 6) ? (const char *)sqlite3_column_text(st, 6) : "");
         o->scalar = !strcmp(o->shape, "[]") && o->dev == 0;
     }
     sqlite3_finalize(st);
@@ -281,8 +284,8 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         vw_device_name(want, d1, sizeof d1);
         if (a->origin == 4) {
             fix = a;
-            snprintf(fixtext, sizeof fixtext, "load the checkpoint with map_location %s (or move \"%s\" to %s after loading)",
-                     d1, oname, d1);
+            snprintf(fixtext, sizeof fixtext,
+                     "load the checkpoint with map_location %s (or move \"%s\" to %s after loading)", d1, oname, d1);
         }
         for (int i = 0; i < n && !fix; i++) {
             const struct operand *p = &ops[i];
@@ -297,8 +300,10 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         }
         if (!fix && a->origin == 3) { /* it was copied here: that copy is the mistake */
             fix = a;
-            snprintf(fixtext, sizeof fixtext, "keep \"%s\" on %s: it was copied off the device here; use the "
-                     "device tensor, or move the copy back to %s", oname, d1, d1);
+            snprintf(fixtext, sizeof fixtext,
+                     "keep \"%s\" on %s: it was copied off the device here; use the "
+                     "device tensor, or move the copy back to %s",
+                     oname, d1, d1);
         }
         if (!fix) { /* never moved: right where the operand itself was made */
             int own = 0;
@@ -363,11 +368,15 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         const struct operand *o = &ops[i];
         fprintf(f, "  %-11s %-8s t%-6lld ", o->arg, vw_device_name(o->dev, d1, sizeof d1), (long long)o->tensor);
         if (o->name[0]) fputc('"', f), vw_put_escaped(f, o->name), fputs("\" ", f);
-        fprintf(f, "%s%s%s\n", o->dtype, o->shape, o->odd ? "   <- the odd one out" : o->scalar ? "   (cpu scalar: allowed)" : "");
+        fprintf(f, "%s%s%s\n", o->dtype, o->shape,
+                o->odd      ? "   <- the odd one out"
+                : o->scalar ? "   (cpu scalar: allowed)"
+                            : "");
     }
     if (tie)
-        fprintf(f, "\n  (the operands are split evenly between two GPUs; %s, where the first operand is, is taken as "
-                   "intended: check both chains)\n",
+        fprintf(f,
+                "\n  (the operands are split evenly between two GPUs; %s, where the first operand is, is taken as "
+                "intended: check both chains)\n",
                 vw_device_name(want, d1, sizeof d1));
     for (int i = 0; i < n; i++) {
         const struct operand *o = &ops[i];
@@ -392,8 +401,8 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         const struct operand *p = &ops[i];
         if (p->odd || p->scalar || !p->nsteps) continue;
         const struct step *a = &p->chain[p->arrived];
-        fprintf(f, "\nits peer t%lld%s%s%s reached %s here:\n  ", (long long)p->tensor, p->name[0] ? " \"" : "", p->name,
-                p->name[0] ? "\"" : "", vw_device_name(p->dev, d1, sizeof d1));
+        fprintf(f, "\nits peer t%lld%s%s%s reached %s here:\n  ", (long long)p->tensor, p->name[0] ? " \"" : "",
+                p->name, p->name[0] ? "\"" : "", vw_device_name(p->dev, d1, sizeof d1));
         vw_put_escaped(f, a->text);
         print_site(f, a);
         fputc('\n', f);
@@ -411,8 +420,10 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
 static void summary(struct ctx *c) {
     FILE *f = c->out;
     char d[32], buf[1024];
-    sqlite3_stmt *st = vw_prep(c->t, "SELECT device, count(*), sum(nbytes) FROM tensors GROUP BY device ORDER BY device");
-    if (c->json) fputs(", \"summary\": {\"tensors_per_device\": [", f);
+    sqlite3_stmt *st =
+        vw_prep(c->t, "SELECT device, count(*), sum(nbytes) FROM tensors GROUP BY device ORDER BY device");
+    if (c->json)
+        fputs(", \"summary\": {\"tensors_per_device\": [", f);
     else
         fputs("\ntensors per device:\n", f);
     for (int i = 0; st && sqlite3_step(st) == SQLITE_ROW; i++) {
@@ -499,9 +510,10 @@ int vw_cmd_report(int argc, char **argv) {
     for (int i = 0; i < nfiles; i++) {
         struct ctx c = {.t = &tr[i], .json = json, .out = stdout};
         c.sym = vw_sym_new(&tr[i]);
-        c.tensor = vw_prep(&tr[i], "SELECT t.seq, t.device, t.origin, COALESCE(t.src, 0), COALESCE(t.op, 0), "
-                                   "COALESCE(e.stack, 0), w.text, t.detail FROM tensors t LEFT JOIN strings w ON w.id = "
-                                   "t.what LEFT JOIN events e ON e.seq = t.seq WHERE t.id = ?");
+        c.tensor =
+            vw_prep(&tr[i], "SELECT t.seq, t.device, t.origin, COALESCE(t.src, 0), COALESCE(t.op, 0), "
+                            "COALESCE(e.stack, 0), w.text, t.detail FROM tensors t LEFT JOIN strings w ON w.id = "
+                            "t.what LEFT JOIN events e ON e.seq = t.seq WHERE t.id = ?");
         c.moves = vw_prep(&tr[i], "SELECT x.seq, x.src_device, x.dst_device, v.text, COALESCE(e.stack, 0) FROM "
                                   "transfers x LEFT JOIN strings v ON v.id = x.via LEFT JOIN events e ON e.seq = x.seq "
                                   "WHERE x.dst = ?1 AND x.kind = 3 AND x.seq < ?2 ORDER BY x.seq DESC");

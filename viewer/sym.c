@@ -16,9 +16,9 @@ struct mod {
     uint64_t base, start, end;
     int64_t loaded, unloaded; /* seq range, unloaded 0 = never */
     char *build_id;
-    Dwfl *dwfl;   /* one per module: reported at its own base */
-    int tried;    /* dwfl attempted */
-    int changed;  /* the file on disk is not the one that ran */
+    Dwfl *dwfl;  /* one per module: reported at its own base */
+    int tried;   /* dwfl attempted */
+    int changed; /* the file on disk is not the one that ran */
 };
 
 struct vw_sym {
@@ -107,7 +107,8 @@ static void open_dwfl(struct mod *m) {
     if (len > 0 && m->build_id[0]) {
         char hex[256];
         int k = 0;
-        for (int i = 0; i < len && k + 2 < (int)sizeof hex; i++) k += snprintf(hex + k, sizeof hex - (size_t)k, "%02x", bits[i]);
+        for (int i = 0; i < len && k + 2 < (int)sizeof hex; i++)
+            k += snprintf(hex + k, sizeof hex - (size_t)k, "%02x", bits[i]);
         if (strcmp(hex, m->build_id) != 0) m->changed = 1;
     }
 }
@@ -191,8 +192,8 @@ const char *vw_site_str(const struct vw_frame *f, char *buf, size_t size) {
         snprintf(buf, size, "%s:%d%s%s%s", f->file, f->line, f->function[0] ? " (" : "", f->function,
                  f->function[0] ? ")" : "");
     else if (f->module[0])
-        snprintf(buf, size, "%s+0x%llx%s%s%s", f->module, (unsigned long long)f->offset,
-                 f->function[0] ? " (" : "", f->function, f->function[0] ? ")" : "");
+        snprintf(buf, size, "%s+0x%llx%s%s%s", f->module, (unsigned long long)f->offset, f->function[0] ? " (" : "",
+                 f->function, f->function[0] ? ")" : "");
     else
         snprintf(buf, size, "(unknown site)");
     if (f->changed) {

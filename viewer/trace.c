@@ -146,7 +146,8 @@ int vw_trace_open(const char *path, struct vw_trace *t) {
         int64_t pages = scalar_int(t->db, "PRAGMA page_count", -1), psize = scalar_int(t->db, "PRAGMA page_size", -1);
         if (pages < 0 || psize <= 0 || pages * psize > (int64_t)st.st_size) {
             vw_error("%s: truncated trace (%lld bytes, its header says %lld): copy it again from where it was "
-                     "written", path, (long long)st.st_size, (long long)(pages * psize));
+                     "written",
+                     path, (long long)st.st_size, (long long)(pages * psize));
             vw_trace_close(t);
             return -1;
         }

@@ -25,8 +25,8 @@ int vw_cmd_report(int argc, char **argv);
 
 struct vw_trace {
     sqlite3 *db;
-    const char *path;  /* as given */
-    char tmpdir[64];   /* private copy of a trace left with a WAL, or "" */
+    const char *path; /* as given */
+    char tmpdir[64];  /* private copy of a trace left with a WAL, or "" */
 };
 /* Opens a trace read-only, or prints one line saying what is wrong and
  * returns -1 (the caller exits VW_EXIT_USAGE). */
@@ -45,13 +45,13 @@ const char *vw_device_name(int64_t dev, char *buf, size_t size);
 /* ---------------------------------------------------------------- symbols (sym.c) */
 
 struct vw_frame {
-    uint64_t ip, offset;  /* return address; offset in its module */
-    char module[256];     /* file name of the module, "?" when unknown */
-    char function[256];   /* "" when unknown */
-    char file[512];       /* source file, relative to the cwd when under it; "" when unknown */
+    uint64_t ip, offset; /* return address; offset in its module */
+    char module[256];    /* file name of the module, "?" when unknown */
+    char function[256];  /* "" when unknown */
+    char file[512];      /* source file, relative to the cwd when under it; "" when unknown */
     int line;
-    int hidden;           /* inside libdtrt, libdevtrace or libc */
-    int changed;          /* the module's file changed since the trace */
+    int hidden;  /* inside libdtrt, libdevtrace or libc */
+    int changed; /* the module's file changed since the trace */
 };
 struct vw_sym;
 struct vw_sym *vw_sym_new(struct vw_trace *t);

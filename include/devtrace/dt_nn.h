@@ -179,8 +179,8 @@ typedef struct dt_dataloader dt_dataloader;
  * shuffle: a new order each epoch from seed (same seed, same orders).
  * num_workers > 0: batches are gathered by that many threads ahead of the
  * consumer; the tensors are still made on the calling thread. */
-DT_API dt_dataloader *dt_dataloader_new(dt_dataset *ds, int64_t batch_size, int shuffle, uint64_t seed,
-                                        int drop_last, int num_workers);
+DT_API dt_dataloader *dt_dataloader_new(dt_dataset *ds, int64_t batch_size, int shuffle, uint64_t seed, int drop_last,
+                                        int num_workers);
 /* Fills out[0..n) (n = tensors of the dataset) with the next batch and
  * returns 1; returns 0 at the end of an epoch (the next call starts the
  * next epoch), -1 on error. */
