@@ -35,9 +35,8 @@ int main(int argc, char **argv) {
     dt_set_name(labels, "labels");
     dt_tensor *x = dt_to(x_cpu, dev);
     dt_set_name(x, "inputs");
-    dt_tensor *classes = dt_arange(0, C, 1, DT_I64, dt_cpu_device());
+    dt_tensor *classes = dt_arange(0, C, 1, DT_I64, dt_cpu_device()); /* one-hot targets: bool (N, C), cpu */
     dt_tensor *lab_col = dt_unsqueeze(labels, 1);
-    /* (N, C) bool, on the cpu */
     dt_tensor *onehot = dt_eq(lab_col, classes); /* devtrace: origin */ /* devtrace: fix */
     dt_set_name(onehot, "targets");
     if (fixed) {
