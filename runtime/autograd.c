@@ -102,6 +102,7 @@ void dt__ag_release(dt_tensor *t) {
 
 dt_tensor *dt__ag_record(dt_tensor *out, enum dt_ag_kind kind, int nin, const dt_tensor *const *in, double p0,
                          double p1, int ni, const int64_t *ip) {
+    /* out->grad_fn set: an inner public op (flatten -> reshape) recorded it already */
     if (!out || t_no_grad || out->dtype != DT_F32 || out->grad_fn) return out;
     int need = 0;
     for (int i = 0; i < nin; i++) {

@@ -163,6 +163,8 @@ dt_dataloader *dt_dataloader_new(dt_dataset *ds, int64_t batch_size, int shuffle
     }
     dt_dataloader *dl = calloc(1, sizeof *dl);
     if (!dl) goto oom;
+    pthread_mutex_init(&dl->mu, NULL); /* first, so that dt_dataloader_free() undoes any state */
+    pthread_cond_init(&dl->cv, NULL);
     dl->ds = ds;
     dl->bs = batch_size;
     dl->shuffle = shuffle;
@@ -172,49 +174,39 @@ dt_dataloader *dt_dataloader_new(dt_dataset *ds, int64_t batch_size, int shuffle
     dl->order = malloc(sizeof *dl->order * (size_t)(ds->len ? ds->len : 1));
     if (!dl->order) goto oom;
     make_order(dl);
-    pthread_mutex_init(&dl->mu, NULL);
-    pthread_cond_init(&dl->cv, NULL);
     if (num_workers > 0) {
         dl->nslots = 2 * num_workers; /* PyTorch's default prefetch_factor */
         dl->slots = calloc((size_t)dl->nslots, sizeof *dl->slots);
         dl->threads = calloc((size_t)num_workers, sizeof *dl->threads);
-        if (!dl->slots || !dl->threads) goto oom_threads;
+        if (!dl->slots || !dl->threads) goto oom;
         for (int s = 0; s < dl->nslots; s++)
             for (int i = 0; i < ds->n; i++)
-                if (!(dl->slots[s].buf[i] = malloc(ds->row[i] * (size_t)batch_size))) goto oom_threads;
+                if (!(dl->slots[s].buf[i] = malloc(ds->row[i] * (size_t)batch_size))) goto oom;
         for (; dl->nw < num_workers; dl->nw++)
             if (pthread_create(&dl->threads[dl->nw], NULL, worker, dl) != 0) {
+                int started = dl->nw;
                 dt_dataloader_free(dl);
-                dt__raise(DT_ERR_STATE, "DataLoader", "DataLoader: cannot start worker thread %d", dl->nw);
+                dt__raise(DT_ERR_STATE, "DataLoader", "DataLoader: cannot start worker thread %d", started);
                 return NULL;
             }
     }
     return dl;
-oom_threads:
-    dt_dataloader_free(dl);
-    dl = NULL;
 oom:
-    if (dl) free(dl->order), free(dl);
+    dt_dataloader_free(dl);
     dt__raise(DT_ERR_MEMORY, "DataLoader", "out of host memory for a DataLoader");
     return NULL;
 }
 
 int64_t dt_dataloader_num_batches(const dt_dataloader *dl) { return dl->nb; }
 
-/* A new cpu tensor shaped like dataset tensor i with n rows, from rows. */
-static dt_tensor *batch_tensor(const dt_dataloader *dl, int i, int64_t n, const void *rows) {
+/* A new cpu tensor shaped like dataset tensor i with n rows (unannounced:
+ * the caller fills it, then announces it). */
+static dt_tensor *batch_tensor(const dt_dataloader *dl, int i, int64_t n) {
     const dt_tensor *src = dl->ds->t[i];
     int64_t shape[DT_MAX_DIMS];
     memcpy(shape, src->shape, sizeof shape);
     shape[0] = n;
-    dt_tensor *t = dt__tensor_alloc(src->ndim, shape, src->dtype, dt_cpu_device(), "dataloader");
-    if (!t) return NULL;
-    if (rows)
-        memcpy(t->storage->data, rows, (size_t)n * dl->ds->row[i]);
-    else
-        return t;
-    dt__tensor_announce(t, DTP_ORIGIN_FACTORY, "dataloader", 0, 0);
-    return t;
+    return dt__tensor_alloc(src->ndim, shape, src->dtype, dt_cpu_device(), "dataloader");
 }
 
 int dt_dataloader_next(dt_dataloader *dl, dt_tensor **out) {
@@ -230,27 +222,22 @@ int dt_dataloader_next(dt_dataloader *dl, dt_tensor **out) {
     }
     int64_t b = dl->next, n = batch_len(dl, b);
     for (int i = 0; i < dl->ds->n; i++) out[i] = NULL;
-    if (!dl->nw) {
-        for (int i = 0; i < dl->ds->n; i++) {
-            out[i] = batch_tensor(dl, i, n, NULL);
-            if (!out[i]) goto fail;
-            gather(dl, b, i, out[i]->storage->data);
-            dt__tensor_announce(out[i], DTP_ORIGIN_FACTORY, "dataloader", 0, 0);
-        }
-    } else {
-        struct slot *s = &dl->slots[b % dl->nslots];
+    struct slot *s = dl->nw ? &dl->slots[b % dl->nslots] : NULL;
+    if (s) { /* a worker gathers it */
         pthread_mutex_lock(&dl->mu);
         while (!(s->ready && s->batch == b)) pthread_cond_wait(&dl->cv, &dl->mu);
         pthread_mutex_unlock(&dl->mu);
-        int rc = 0;
-        for (int i = 0; i < dl->ds->n && !rc; i++) rc = !(out[i] = batch_tensor(dl, i, n, s->buf[i]));
-        pthread_mutex_lock(&dl->mu);
-        s->ready = 0;
-        pthread_cond_broadcast(&dl->cv);
-        pthread_mutex_unlock(&dl->mu);
-        if (rc) goto fail;
+    }
+    for (int i = 0; i < dl->ds->n; i++) {
+        if (!(out[i] = batch_tensor(dl, i, n))) goto fail; /* the slot stays filled: a retry takes it */
+        if (s)
+            memcpy(out[i]->storage->data, s->buf[i], (size_t)n * dl->ds->row[i]);
+        else
+            gather(dl, b, i, out[i]->storage->data);
+        dt__tensor_announce(out[i], DTP_ORIGIN_FACTORY, "dataloader", 0, 0);
     }
     pthread_mutex_lock(&dl->mu);
+    if (s) s->ready = 0;
     dl->next++;
     pthread_cond_broadcast(&dl->cv);
     pthread_mutex_unlock(&dl->mu);

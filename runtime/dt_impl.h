@@ -79,6 +79,9 @@ DT_HIDDEN void dt__view_of(const dt_tensor *t, struct dt_view *v);
 DT_HIDDEN void dt__contig_strides(int ndim, const int64_t *shape, int64_t *strides);
 DT_HIDDEN int64_t dt__numel(int ndim, const int64_t *shape);
 DT_HIDDEN int dt__wrap_dim(int dim, int ndim, const char *op); /* -1 on error (raised) */
+/* dim counted from the end made non-negative, its range unchecked (for
+ * recording an op's dims; the op itself validates them). */
+static inline int64_t dt__dim_index(int dim, int ndim) { return dim < 0 ? dim + (ndim ? ndim : 1) : dim; }
 DT_HIDDEN const char *dt__shape_str(int ndim, const int64_t *shape, char *buf, size_t size);
 DT_HIDDEN int dt__is_cpu_scalar(const dt_tensor *t);
 /* Runs an elementwise kernel on dev's backend; raises on failure. */

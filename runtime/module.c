@@ -13,10 +13,11 @@
 
 /* ---------------------------------------------------------------- tree */
 
-static char *join_name(const char *prefix, const char *name) {
-    size_t n = strlen(prefix) + strlen(name) + 1;
+/* prefix + name + suffix, malloc'd (NULL when out of memory). */
+static char *join_name(const char *prefix, const char *name, const char *suffix) {
+    size_t n = strlen(prefix) + strlen(name) + strlen(suffix) + 1;
     char *s = malloc(n);
-    if (s) snprintf(s, n, "%s%s", prefix, name);
+    if (s) snprintf(s, n, "%s%s%s", prefix, name, suffix);
     return s;
 }
 
@@ -39,7 +40,7 @@ static int name_taken(const dt_module *m, const char *name) {
 /* Renames every registered tensor under m after m's prefix changed. */
 static void rename_tree(dt_module *m) {
     for (int i = 0; i < m->ne; i++) {
-        char *full = join_name(m->prefix, m->e[i].local);
+        char *full = join_name(m->prefix, m->e[i].local, "");
         if (full) {
             dt_set_name(m->e[i].t, full);
             free(full);
@@ -47,9 +48,8 @@ static void rename_tree(dt_module *m) {
     }
     for (int i = 0; i < m->nc; i++) {
         dt_module *c = m->ch[i].m;
-        char *p = malloc(strlen(m->prefix) + strlen(m->ch[i].name) + 2);
+        char *p = join_name(m->prefix, m->ch[i].name, ".");
         if (!p) continue;
-        sprintf(p, "%s%s.", m->prefix, m->ch[i].name);
         free(c->prefix);
         c->prefix = p;
         rename_tree(c);
@@ -106,7 +106,7 @@ static int add_entry(dt_module *m, const char *name, dt_tensor *t, int buffer) {
         m->e = ne;
         m->cap_e = cap;
     }
-    char *local = strdup(name), *full = join_name(m->prefix, name);
+    char *local = strdup(name), *full = join_name(m->prefix, name, "");
     if (!local || !full) {
         free(local);
         free(full);
@@ -211,7 +211,7 @@ int dt_module_is_training(const dt_module *m) { return m->training; }
 int dt__module_walk(const dt_module *m, const char *prefix,
                     int (*fn)(void *ctx, const char *path, dt_tensor *t, int buffer), void *ctx) {
     for (int i = 0; i < m->ne; i++) {
-        char *path = join_name(prefix, m->e[i].local);
+        char *path = join_name(prefix, m->e[i].local, "");
         if (!path) {
             dt__raise(DT_ERR_MEMORY, "module", "out of host memory");
             return -1;
@@ -221,12 +221,11 @@ int dt__module_walk(const dt_module *m, const char *prefix,
         if (rc) return rc;
     }
     for (int i = 0; i < m->nc; i++) {
-        char *p = malloc(strlen(prefix) + strlen(m->ch[i].name) + 2);
+        char *p = join_name(prefix, m->ch[i].name, ".");
         if (!p) {
             dt__raise(DT_ERR_MEMORY, "module", "out of host memory");
             return -1;
         }
-        sprintf(p, "%s%s.", prefix, m->ch[i].name);
         int rc = dt__module_walk(m->ch[i].m, p, fn, ctx);
         free(p);
         if (rc) return rc;

@@ -370,6 +370,6 @@ dt_tensor *dt_embedding(const dt_tensor *weight, const dt_tensor *indices) {
 }
 dt_tensor *dt_index_select(const dt_tensor *self, int dim, const dt_tensor *index) {
     const dt_tensor *in[2] = {self, index};
-    int64_t d = dim < 0 ? dim + (self->ndim ? self->ndim : 1) : dim;
+    int64_t d = dt__dim_index(dim, self->ndim);
     return dt__ag_record(index_select_raw(self, dim, index), DT_AG_INDEX, 2, in, 0, 0, 1, &d);
 }

@@ -145,14 +145,12 @@ static dt_tensor *softmax(const char *name, const dt_tensor *self, int dim, int 
     return out;
 }
 
-static int64_t wrapped(int dim, int ndim) { return dim < 0 ? dim + (ndim ? ndim : 1) : dim; }
-
 dt_tensor *dt_softmax(const dt_tensor *self, int dim) {
-    int64_t d = wrapped(dim, self->ndim);
+    int64_t d = dt__dim_index(dim, self->ndim);
     return dt__agi(softmax("softmax", self, dim, 0), DT_AG_SOFTMAX, self, 1, &d);
 }
 dt_tensor *dt_log_softmax(const dt_tensor *self, int dim) {
-    int64_t d = wrapped(dim, self->ndim);
+    int64_t d = dt__dim_index(dim, self->ndim);
     return dt__agi(softmax("log_softmax", self, dim, 1), DT_AG_LOGSM, self, 1, &d);
 }
 
@@ -162,14 +160,14 @@ dt_tensor *dt_sum(const dt_tensor *self) { return dt__agi(sum_raw(self), DT_AG_S
 dt_tensor *dt_mean(const dt_tensor *self) { return dt__agi(mean_raw(self), DT_AG_MEAN, self, 0, NULL); }
 dt_tensor *dt_max(const dt_tensor *self) { return dt__agi(max_raw(self), DT_AG_MAX, self, 0, NULL); }
 dt_tensor *dt_sum_dim(const dt_tensor *self, int dim, int keepdim) {
-    int64_t ip[2] = {wrapped(dim, self->ndim), keepdim != 0};
+    int64_t ip[2] = {dt__dim_index(dim, self->ndim), keepdim != 0};
     return dt__agi(sum_dim_raw(self, dim, keepdim), DT_AG_SUM_DIM, self, 2, ip);
 }
 dt_tensor *dt_mean_dim(const dt_tensor *self, int dim, int keepdim) {
-    int64_t ip[2] = {wrapped(dim, self->ndim), keepdim != 0};
+    int64_t ip[2] = {dt__dim_index(dim, self->ndim), keepdim != 0};
     return dt__agi(mean_dim_raw(self, dim, keepdim), DT_AG_MEAN_DIM, self, 2, ip);
 }
 dt_tensor *dt_max_dim(const dt_tensor *self, int dim, int keepdim, dt_tensor **indices) {
-    int64_t ip[2] = {wrapped(dim, self->ndim), keepdim != 0};
+    int64_t ip[2] = {dt__dim_index(dim, self->ndim), keepdim != 0};
     return dt__agi(max_dim_raw(self, dim, keepdim, indices), DT_AG_MAX_DIM, self, 2, ip);
 }

@@ -132,7 +132,7 @@ static void name_state(dt_tensor *t, const char *param, const char *key) {
     free(name);
 }
 
-/* Makes state k of parameter i with make(p); 0 or -1. */
+/* Keeps t (NULL: its making failed) as state k of s, named; 0 or -1. */
 static int lazy(struct param_state *s, int k, const char *key, dt_tensor *t) {
     if (!t) return -1;
     s->s[k] = t;

@@ -95,6 +95,6 @@ dt_tensor *dt_data_parallel_forward(dt_data_parallel *dp, const dt_tensor *input
     }
     result = dt_cat(used, outs, 0);
 out:
-    for (int i = 0; i < used + 1 && i < 64; i++) dt_free(outs[i]);
+    for (int i = 0; i <= used && i < 64; i++) dt_free(outs[i]); /* outs[used]: NULL, or a failed step's */
     return result;
 }

@@ -425,8 +425,6 @@ static dt_tensor *stack_raw(int n, dt_tensor *const *tensors, int dim) { return 
 
 /* ---------------------------------------------------------------- autograd entry points */
 
-static int64_t wrapped(int dim, int ndim) { return dim < 0 ? dim + (ndim ? ndim : 1) : dim; }
-
 dt_tensor *dt_view(const dt_tensor *self, int ndim, const int64_t *shape) {
     return dt__agi(view_raw(self, ndim, shape), DT_AG_RESHAPE, self, 0, NULL);
 }
@@ -446,28 +444,28 @@ dt_tensor *dt_squeeze_all(const dt_tensor *self) {
     return dt__agi(squeeze_all_raw(self), DT_AG_RESHAPE, self, 0, NULL);
 }
 dt_tensor *dt_transpose(const dt_tensor *self, int dim0, int dim1) {
-    int64_t ip[2] = {wrapped(dim0, self->ndim), wrapped(dim1, self->ndim)};
+    int64_t ip[2] = {dt__dim_index(dim0, self->ndim), dt__dim_index(dim1, self->ndim)};
     return dt__agi(transpose_raw(self, dim0, dim1), DT_AG_TRANSPOSE, self, 2, ip);
 }
 dt_tensor *dt_permute(const dt_tensor *self, const int *dims) {
     int64_t ip[DT_MAX_DIMS];
-    for (int i = 0; i < self->ndim; i++) ip[i] = wrapped(dims[i], self->ndim);
+    for (int i = 0; i < self->ndim; i++) ip[i] = dt__dim_index(dims[i], self->ndim);
     return dt__agi(permute_raw(self, dims), DT_AG_PERMUTE, self, self->ndim, ip);
 }
 dt_tensor *dt_slice(const dt_tensor *self, int dim, int64_t start, int64_t end, int64_t step) {
-    int64_t ip[4] = {wrapped(dim, self->ndim), start, end, step};
+    int64_t ip[4] = {dt__dim_index(dim, self->ndim), start, end, step};
     return dt__agi(slice_raw(self, dim, start, end, step), DT_AG_SLICE, self, 4, ip);
 }
 dt_tensor *dt_narrow(const dt_tensor *self, int dim, int64_t start, int64_t length) {
     dt_tensor *out = narrow_raw(self, dim, start, length);
     if (!out) return NULL;
-    int d = (int)wrapped(dim, self->ndim);
+    int d = (int)dt__dim_index(dim, self->ndim);
     if (start < 0) start += self->shape[d];
     int64_t ip[4] = {d, start, start + length, 1};
     return dt__agi(out, DT_AG_SLICE, self, 4, ip);
 }
 dt_tensor *dt_select(const dt_tensor *self, int dim, int64_t index) {
-    int64_t ip[2] = {wrapped(dim, self->ndim), index};
+    int64_t ip[2] = {dt__dim_index(dim, self->ndim), index};
     return dt__agi(select_raw(self, dim, index), DT_AG_SELECT, self, 2, ip);
 }
 dt_tensor *dt_expand(const dt_tensor *self, int ndim, const int64_t *shape) {
@@ -478,7 +476,7 @@ dt_tensor *dt_clone(const dt_tensor *self) { return dt__agi(clone_raw(self), DT_
 
 static dt_tensor *join_grad(dt_tensor *out, enum dt_ag_kind kind, int n, dt_tensor *const *ts, int dim) {
     if (!out) return NULL;
-    int64_t d = wrapped(dim, kind == DT_AG_STACK ? ts[0]->ndim + 1 : ts[0]->ndim);
+    int64_t d = dt__dim_index(dim, kind == DT_AG_STACK ? ts[0]->ndim + 1 : ts[0]->ndim);
     return dt__ag_record(out, kind, n, (const dt_tensor *const *)ts, 0, 0, 1, &d);
 }
 dt_tensor *dt_cat(int n, dt_tensor *const *tensors, int dim) {

@@ -149,9 +149,18 @@ struct load_check {
     char sizes[2048];
 };
 
-static void append(char *buf, size_t size, const char *fmt, const char *a, const char *b, const char *c) {
+/* Appends text to buf, truncating when full. */
+static void append(char *buf, size_t size, const char *text) {
     size_t n = strlen(buf);
-    if (n < size) snprintf(buf + n, size - n, fmt, a, b, c);
+    if (n < size) snprintf(buf + n, size - n, "%s", text);
+}
+
+/* Appends "key" to a comma-separated list. */
+static void append_key(char *buf, size_t size, const char *key) {
+    if (buf[0]) append(buf, size, ", ");
+    append(buf, size, "\"");
+    append(buf, size, key);
+    append(buf, size, "\"");
 }
 
 static int check_one(void *ctx, const char *path, dt_tensor *t, int buffer) {
@@ -159,7 +168,7 @@ static int check_one(void *ctx, const char *path, dt_tensor *t, int buffer) {
     struct load_check *lc = ctx;
     struct sd_entry *e = find(lc->sd, path);
     if (!e || !e->t) {
-        append(lc->missing, sizeof lc->missing, "%s\"%s\"%s", lc->missing[0] ? ", " : "", path, "");
+        append_key(lc->missing, sizeof lc->missing, path);
         return 0;
     }
     lc->used[e - lc->sd->e] = 1;
@@ -172,7 +181,7 @@ static int check_one(void *ctx, const char *path, dt_tensor *t, int buffer) {
                  "\n\tsize mismatch for %s: copying a param with shape %s from checkpoint, the shape in current model "
                  "is %s.",
                  path, a, b);
-        append(lc->sizes, sizeof lc->sizes, "%s%s%s", line, "", "");
+        append(lc->sizes, sizeof lc->sizes, line);
     }
     return 0;
 }
@@ -197,8 +206,7 @@ int dt_module_load_state_dict(dt_module *m, const dt_state_dict *sd, int strict)
     }
     char unexpected[1024] = "";
     for (int i = 0; i < sd->n; i++)
-        if (!lc.used[i])
-            append(unexpected, sizeof unexpected, "%s\"%s\"%s", unexpected[0] ? ", " : "", sd->e[i].key, "");
+        if (!lc.used[i]) append_key(unexpected, sizeof unexpected, sd->e[i].key);
     free(lc.used);
     if (lc.sizes[0] || (strict && (lc.missing[0] || unexpected[0]))) {
         dt__raise(DT_ERR_ARG, "load_state_dict", "Error(s) in loading state_dict for %s:%s%s%s%s%s%s", m->type,

@@ -51,7 +51,7 @@ int dt__wrap_dim(int dim, int ndim, const char *op) {
                   dim);
         return -1;
     }
-    return dim < 0 ? dim + (ndim ? ndim : 1) : dim;
+    return (int)dt__dim_index(dim, ndim);
 }
 
 int dt__is_cpu_scalar(const dt_tensor *t) { return t->ndim == 0 && t->storage->device.type == DT_DEVICE_CPU; }

@@ -496,6 +496,10 @@ int vw_cmd_report(int argc, char **argv) {
     }
     /* every file must be readable before anything is printed */
     struct vw_trace *tr = calloc((size_t)nfiles, sizeof *tr);
+    if (!tr) {
+        vw_error("out of memory");
+        return VW_EXIT_USAGE;
+    }
     int k = 0, rc = VW_EXIT_OK;
     for (int i = 1; i < argc; i++) {
         if (argv[i][0] == '-' && argv[i][1]) continue;

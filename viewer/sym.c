@@ -156,35 +156,41 @@ void vw_sym_frame(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *f
     }
 }
 
+/* Steps from trie node *stack to its ip and parent; 0 at the end. */
+static int next_frame(struct vw_sym *s, int64_t *stack, uint64_t *ip) {
+    if (!*stack || !s->frame) return 0;
+    sqlite3_reset(s->frame);
+    sqlite3_bind_int64(s->frame, 1, *stack);
+    if (sqlite3_step(s->frame) != SQLITE_ROW) return 0;
+    *stack = sqlite3_column_type(s->frame, 0) == SQLITE_NULL ? 0 : sqlite3_column_int64(s->frame, 0);
+    *ip = (uint64_t)sqlite3_column_int64(s->frame, 1);
+    return 1;
+}
+
 int vw_sym_stack(struct vw_sym *s, int64_t stack, int64_t seq, struct vw_frame *out, int max) {
     int n = 0;
-    while (stack && n < max && s->frame) {
-        sqlite3_reset(s->frame);
-        sqlite3_bind_int64(s->frame, 1, stack);
-        if (sqlite3_step(s->frame) != SQLITE_ROW) break;
-        int64_t parent = sqlite3_column_type(s->frame, 0) == SQLITE_NULL ? 0 : sqlite3_column_int64(s->frame, 0);
-        uint64_t ip = (uint64_t)sqlite3_column_int64(s->frame, 1);
-        vw_sym_frame(s, ip, seq, &out[n++]);
-        stack = parent;
-    }
+    uint64_t ip;
+    while (n < max && next_frame(s, &stack, &ip)) vw_sym_frame(s, ip, seq, &out[n++]);
     return n;
 }
 
 int vw_sym_site(struct vw_sym *s, int64_t stack, int64_t seq, struct vw_frame *site) {
-    struct vw_frame fr[64];
-    int n = vw_sym_stack(s, stack, seq, fr, 64);
-    for (int i = 0; i < n; i++)
-        if (!fr[i].hidden && fr[i].file[0]) {
-            *site = fr[i];
-            return 1;
-        }
-    for (int i = 0; i < n; i++)
-        if (!fr[i].hidden) {
-            *site = fr[i];
-            return 1;
-        }
+    /* frames are symbolized only up to the first one of the program with a
+     * source line; the first of the program without one is the fallback */
+    struct vw_frame f;
+    int have = 0;
+    uint64_t ip;
     memset(site, 0, sizeof *site);
-    return 0;
+    while (next_frame(s, &stack, &ip)) {
+        vw_sym_frame(s, ip, seq, &f);
+        if (f.hidden) continue;
+        if (f.file[0]) {
+            *site = f;
+            return 1;
+        }
+        if (!have) *site = f, have = 1;
+    }
+    return have;
 }
 
 const char *vw_site_str(const struct vw_frame *f, char *buf, size_t size) {

@@ -155,14 +155,9 @@ int vw_trace_open(const char *path, struct vw_trace *t) {
     if (has_wal) {
         /* a live writer on this host: the trace is not finished */
         int64_t pid = scalar_int(t->db, "SELECT value FROM meta WHERE key = 'pid'", 0);
-        char host[256] = "", thost[256] = "";
+        char host[256] = "", thost[256];
         gethostname(host, sizeof host - 1);
-        sqlite3_stmt *h;
-        if (sqlite3_prepare_v2(t->db, "SELECT value FROM meta WHERE key = 'host'", -1, &h, NULL) == SQLITE_OK) {
-            if (sqlite3_step(h) == SQLITE_ROW && sqlite3_column_text(h, 0))
-                snprintf(thost, sizeof thost, "%s", (const char *)sqlite3_column_text(h, 0));
-            sqlite3_finalize(h);
-        }
+        vw_meta(t, "host", thost, sizeof thost);
         if (pid > 0 && !strcmp(host, thost) && kill((pid_t)pid, 0) == 0) {
             vw_error("%s: still being written by process %lld; wait for it to finish (or stop it) and read it again",
                      path, (long long)pid);
