@@ -120,7 +120,7 @@ START_TEST(test_probes_become_rows) {
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d, stderr: %s", st, err_buf);
     sqlite3 *db = open_trace("t.db");
     ck_assert_str_eq(q_text(db, "PRAGMA integrity_check"), "ok");
-    ck_assert_int_eq(q_int(db, "PRAGMA user_version"), 1);
+    ck_assert_int_eq(q_int(db, "PRAGMA user_version"), 2);
     ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='complete'"), 1);
     ck_assert(strstr(q_text(db, "SELECT value FROM meta WHERE key='argv'"), "\"basic\"") != NULL);
     ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='events_dropped'"), 0);
@@ -170,6 +170,37 @@ START_TEST(test_probes_become_rows) {
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM events"),
                      q_int(db, "SELECT value FROM meta WHERE key='events_recorded'"));
     ck_assert_int_ge(q_int(db, "SELECT count(*) FROM sqlite_master WHERE type='index'"), 5);
+    /* an op's begin and end share one row, its stack and thread */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM ops WHERE len IS NULL OR dur IS NULL OR status IS NULL"), 0);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM events e JOIN ops o ON o.op = e.op WHERE e.kind = 8 AND "
+                               "(e.seq != o.seq + o.len OR e.stack != o.stack OR e.thread != o.thread)"),
+                     q_int(db, "SELECT 0"));
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM events WHERE kind = 8"), q_int(db, "SELECT count(*) FROM ops"));
+    sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_ops_at_their_edges) {
+    int st = run(1, ENV("DEVTRACE_OUTPUT=s.db"), TARGET("slowop"));
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d, stderr: %s", st, err_buf);
+    sqlite3 *db = open_trace("s.db");
+    /* committed while open: its row has no end, the end is a late event
+     * whose status and output still show in the views */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM ops o JOIN strings s ON s.id = o.name WHERE s.text = "
+                               "'slow_op' AND o.len IS NULL"),
+                     1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM misc_events WHERE kind = 8 AND op = 900001 AND value = 0"), 1);
+    ck_assert_int_eq(q_int(db, "SELECT status FROM v_ops WHERE op = 900001"), 0);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM op_outputs o JOIN tensors t ON t.id = o.tensor WHERE "
+                               "o.op = 900001 AND t.origin = 0"),
+                     1);
+    ck_assert_int_eq(q_int(db, "SELECT end_seq > begin_seq FROM v_ops WHERE op = 900001"), 1);
+    /* an outer op ended with its inner op open: both rows, the inner without end */
+    ck_assert_int_eq(q_int(db, "SELECT status FROM v_ops WHERE op = 900002"), 2);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM ops WHERE op = 900003 AND len IS NULL"), 1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_ops WHERE op = 900003 AND status IS NULL"), 1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM events"),
+                     q_int(db, "SELECT value FROM meta WHERE key='events_recorded'"));
     sqlite3_close(db);
 }
 END_TEST
@@ -547,6 +578,7 @@ Suite *make_tracer_suite(void) {
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_probes_become_rows);
+    tcase_add_test(tc, test_ops_at_their_edges);
     tcase_add_test(tc, test_stacks_resolve_to_modules);
     tcase_add_test(tc, test_stack_depth_setting);
     tcase_add_test(tc, test_abort_loses_nothing);

@@ -3,6 +3,7 @@
  * disk, ring overflow) so check_tracer.c can run it traced and untraced and
  * read what the trace holds. Prints only deterministic lines. */
 #include <devtrace/dt.h>
+#include <devtrace/probe.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
@@ -80,6 +81,26 @@ static void named(const char *name, int n) {
     }
 }
 
+/* Ops as the writer meets them at their edges: one open across a commit
+ * (its row is committed before its end comes), one whose inner op never
+ * ended, one listing as output a tensor it did not create. */
+static void slowop(void) {
+    dt_tensor *a = dt_zeros(DT_SHAPE(2), DT_F32, dt_cpu_device());
+    struct dtp_arg arg = {.name = "self", .id = dt_id(a), .device = {DTP_DEVICE_CPU, 0}};
+    struct dtp_op slow = {.seq = 900001, .name = "slow_op", .nargs = 1, .args = &arg};
+    dtp_op_begin(&slow);
+    usleep(200 * 1000); /* several commit windows */
+    uint64_t out = dt_id(a);
+    dtp_op_end(slow.seq, slow.name, 0, 1, &out);
+    struct dtp_op outer = {.seq = 900002, .name = "outer_op", .nargs = 1, .args = &arg};
+    struct dtp_op inner = {.seq = 900003, .name = "inner_op", .nargs = 1, .args = &arg};
+    dtp_op_begin(&outer);
+    dtp_op_begin(&inner);
+    dtp_op_end(outer.seq, outer.name, 2, 0, NULL);
+    dt_free(a);
+    printf("slowop done\n");
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "basic";
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -147,6 +168,8 @@ int main(int argc, char **argv) {
         waitpid(pid, &st, 0);
         printf("vfork child %d\n", WEXITSTATUS(st));
         return 3; /* from main: unseen by the exit wrapper */
+    } else if (strcmp(mode, "slowop") == 0) {
+        slowop();
     } else if (strcmp(mode, "burst") == 0) {
         named("burst", argc > 2 ? atoi(argv[2]) : 100000);
         printf("burst done\n");

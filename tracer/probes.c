@@ -129,6 +129,7 @@ TR_EXPORT void dtp_op_end(uint64_t seq, const char *name, int32_t status, int32_
     struct tr_ev e;
     int n = noutputs < 0 ? 0 : noutputs > TR_MAX_INTS - 3 ? TR_MAX_INTS - 3 : noutputs;
     ev_init(&e, TR_EV_OP_END, 3 + n, 1);
+    e.stack = 0; /* the same call as its op_begin: the trace gives the end that stack */
     e.ints[0] = seq, e.ints[1] = (uint64_t)(int64_t)status, e.ints[2] = (uint64_t)n;
     for (int i = 0; i < n; i++) e.ints[3 + i] = outputs[i];
     e.strs[0] = name;

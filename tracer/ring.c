@@ -90,6 +90,8 @@ void tr_ring_forget_all(void) {
         atomic_store(&mine->written, 0);
         mine->tid = tr_gettid();
         mine->next = NULL;
+        mine->writer_id = 0, mine->writer_state = 0; /* the parent writer's bookkeeping */
+        mine->writer_dropped = mine->writer_written = 0;
     }
     atomic_store(&g_tr.rings, mine);
 }

@@ -23,8 +23,13 @@
 extern const char tr_schema_tables[], tr_schema_views[], tr_schema_indexes[];
 TR_HIDDEN const char *tr_py_version(void);
 
-#define NULLV INT64_MIN /* a NULL column in a batch */
-#define BATCH 32        /* rows per multi-row INSERT */
+#define NULLV     INT64_MIN /* a NULL column in a batch */
+#define BATCH     32        /* rows per multi-row INSERT */
+#define TCOLS     20        /* columns of tensors */
+#define OCOLS     10        /* columns of ops */
+#define MCOLS     9         /* columns of misc_events */
+#define PEND_OPS  16        /* open ops held per thread */
+#define PEND_ROWS 4         /* tensors rows held per open op */
 
 /* ---------------------------------------------------------------- hash map */
 
@@ -82,7 +87,27 @@ static void map2_free(struct map2 *m) {
 struct batch {
     sqlite3_stmt *multi, *single;
     int ncols, n;
-    int64_t vals[BATCH * 16];
+    int64_t vals[BATCH * TCOLS];
+};
+
+/* ---------------------------------------------------------------- open ops */
+
+/* An op that began on a thread and has not ended: its ops row and the rows
+ * of tensors it created, held back so that its end fills in the row's len,
+ * dur and status and each output's out_pos: one row per op instead of two
+ * events, and no op_outputs row for an output the op created. Written at the
+ * op's end or at the next commit, whichever comes first (then its end, when
+ * it comes, is a misc_events row and its outputs op_outputs_extra rows). */
+struct pend {
+    int64_t row[OCOLS];
+    int flushed; /* row written already */
+    int nrows;
+    int64_t trows[PEND_ROWS][TCOLS];
+};
+
+struct rctx { /* per recording thread, by threads.id */
+    int depth;
+    struct pend st[PEND_OPS];
 };
 
 /* ---------------------------------------------------------------- writer state */
@@ -91,7 +116,7 @@ static struct {
     sqlite3 *db;
     char path[4096];
     int failed; /* an SQLite call failed: nothing more is written */
-    struct batch events, tensors, args, outs, names, transfers, ops, frames, pyframes;
+    struct batch misc, frees, tensors, args, outs, names, transfers, ops, frames, pyframes;
     sqlite3_stmt *ins_string, *ins_pycode, *ins_error, *ins_thread, *upd_thread, *ins_device, *ins_module, *upd_module,
         *ins_meta;
     struct map2 strings, stacks, pystacks, pycode;
@@ -99,6 +124,8 @@ static struct {
     char **texts;                        /* interned strings by id - 1 */
     int64_t ntexts, captexts;
     int64_t nframes, npyframes, npycode, nthreads;
+    struct rctx **rctx; /* by threads.id; [0] unused */
+    int64_t caprctx;
     uint64_t events_written;
     uint64_t busy_ns; /* CPU time spent in cycles (for the throughput benchmark) */
 } W;
@@ -261,14 +288,17 @@ static void hash128(const uint64_t *w, int n, uint64_t *h1, uint64_t *h2) {
     *h2 = b;
 }
 
-/* id cached under a 128-bit key, or 0. */
+/* id cached under a 128-bit key, or 0 (*slot is (size_t)-1 when the cache
+ * cannot grow: the caller works uncached). */
 static int64_t cache_get(struct map2 *m, uint64_t h1, uint64_t h2, size_t *slot) {
-    if (m->n * 2 >= m->cap && map2_grow(m) < 0) return -1;
+    *slot = (size_t)-1;
+    if (m->n * 2 >= m->cap && map2_grow(m) < 0) return 0;
     *slot = map2_slot(m, h1, h2, NULL, NULL);
     return m->v[*slot];
 }
 
 static void cache_put(struct map2 *m, size_t slot, uint64_t h1, uint64_t h2, int64_t id) {
+    if (slot == (size_t)-1 || id <= 0) return;
     m->k1[slot] = h1, m->k2[slot] = h2, m->v[slot] = id;
     m->n++;
 }
@@ -283,7 +313,7 @@ static int64_t intern_stack(const uint64_t *ips, int n) {
     if (id) return id;
     int64_t parent = 0;
     for (int i = n - 1; i >= 0; i--) parent = trie_node(&W.stacks, &W.frames, &W.nframes, parent, ips[i], 0, 0);
-    if (parent > 0 && slot != (size_t)-1) cache_put(&W.stack_cache, slot, h1, h2, parent);
+    cache_put(&W.stack_cache, slot, h1, h2, parent);
     return parent ? parent : NULLV;
 }
 
@@ -318,14 +348,31 @@ static int64_t intern_pystack(const uint64_t *pairs, int n) {
     return parent ? parent : NULLV;
 }
 
-/* "[64,10]" for a shape of n dims. */
+/* "[64,10]" for a shape of n dims (cached: most shapes repeat). */
 static int64_t intern_dims(const uint64_t *d, int n) {
+    uint64_t h1, h2;
+    size_t slot;
+    hash128(d, n, &h1, &h2);
+    int64_t id = cache_get(&W.dims_cache, h1, h2, &slot);
+    if (id) return id;
     char buf[256];
     int k = snprintf(buf, sizeof buf, "[");
     for (int i = 0; i < n && k < (int)sizeof buf - 24; i++)
         k += snprintf(buf + k, sizeof buf - (size_t)k, "%s%lld", i ? "," : "", (long long)(int64_t)d[i]);
     k += snprintf(buf + k, sizeof buf - (size_t)k, "]");
-    return intern(buf, (size_t)k);
+    id = intern(buf, (size_t)k);
+    cache_put(&W.dims_cache, slot, h1, h2, id);
+    return id;
+}
+
+/* Strides, or NULL when they are the contiguous strides of the shape. */
+static int64_t intern_strides(const uint64_t *shape, const uint64_t *strides, int n) {
+    int64_t expect = 1;
+    for (int i = n - 1; i >= 0; i--) {
+        if ((int64_t)strides[i] != expect) return intern_dims(strides, n);
+        expect *= (int64_t)shape[i];
+    }
+    return NULLV;
 }
 
 /* ---------------------------------------------------------------- metadata */
@@ -432,6 +479,84 @@ static int64_t thread_of(struct tr_ring *r) {
     return r->writer_id;
 }
 
+/* The open-op state of a recording thread (NULL when out of memory: then
+ * every row is written at once). */
+static struct rctx *rctx_of(int64_t thread) {
+    if (thread >= W.caprctx) {
+        int64_t cap = W.caprctx ? 2 * W.caprctx : 16;
+        while (cap <= thread) cap *= 2;
+        struct rctx **n = realloc(W.rctx, sizeof *n * (size_t)cap);
+        if (!n) return NULL;
+        memset(n + W.caprctx, 0, sizeof *n * (size_t)(cap - W.caprctx));
+        W.rctx = n, W.caprctx = cap;
+    }
+    if (!W.rctx[thread]) W.rctx[thread] = calloc(1, sizeof **W.rctx);
+    return W.rctx[thread];
+}
+
+/* Writes what an open op holds: its row (once) and its tensors rows. */
+static int pend_flush(struct pend *p) {
+    if (!p->flushed && batch_add(&W.ops, p->row) < 0) return -1;
+    p->flushed = 1;
+    for (int i = 0; i < p->nrows; i++)
+        if (batch_add(&W.tensors, p->trows[i]) < 0) return -1;
+    p->nrows = 0;
+    return 0;
+}
+
+/* The open op `op` on this thread, or NULL. */
+static struct pend *pend_find(struct rctx *c, int64_t op, int *index) {
+    for (int i = c ? c->depth - 1 : -1; i >= 0; i--)
+        if (c->st[i].row[0] == op) {
+            if (index) *index = i;
+            return &c->st[i];
+        }
+    return NULL;
+}
+
+/* Before a commit: every open op is written as far as it is known. */
+static int pend_flush_all(void) {
+    for (int64_t i = 1; i < W.caprctx; i++)
+        for (int j = 0; W.rctx[i] && j < W.rctx[i]->depth; j++)
+            if (pend_flush(&W.rctx[i]->st[j]) < 0) return -1;
+    return 0;
+}
+
+static int misc_row(const struct tr_rec *h, int64_t thread, int64_t tensor, int64_t op, int64_t stack, int64_t pystack,
+                    int64_t value) {
+    int64_t ev[MCOLS] = {(int64_t)h->seq, (int64_t)h->t_ns, thread, h->kind, tensor, op, stack, pystack, value};
+    return batch_add(&W.misc, ev);
+}
+
+static int op_end(const struct tr_rec *h, int64_t thread, const uint64_t *I, int ni) {
+    struct rctx *c = rctx_of(thread);
+    int64_t op = (int64_t)I[0], status = ni > 1 ? (int64_t)I[1] : NULLV;
+    int nout = ni > 2 ? (int)I[2] : 0, at = 0;
+    struct pend *p = pend_find(c, op, &at);
+    if (p) {
+        while (c->depth - 1 > at) /* inner ops whose end never came: written as they are */
+            if (pend_flush(&c->st[--c->depth]) < 0) return -1;
+        if (!p->flushed) {
+            p->row[3] = (int64_t)h->seq - p->row[2];
+            p->row[6] = (int64_t)h->t_ns - p->row[5];
+            p->row[9] = status;
+        }
+    }
+    if ((!p || p->flushed) && misc_row(h, thread, NULLV, op, NULLV, NULLV, status) < 0) return -1;
+    for (int o = 0; o < nout && 3 + o < ni; o++) {
+        int held = 0;
+        for (int k = 0; p && k < p->nrows && !held; k++)
+            if (p->trows[k][0] == (int64_t)I[3 + o] && p->trows[k][17] == NULLV) p->trows[k][17] = o, held = 1;
+        int64_t row[3] = {op, o, (int64_t)I[3 + o]};
+        if (!held && batch_add(&W.outs, row) < 0) return -1;
+    }
+    if (p) {
+        if (pend_flush(p) < 0) return -1;
+        c->depth = at;
+    }
+    return 0;
+}
+
 static int handle(struct tr_ring *r, const struct tr_rec *h) {
     const uint64_t *I = (const uint64_t *)(h + 1), *ips = I + h->nint, *py = ips + h->nips;
     const unsigned char *sp = (const unsigned char *)(py + 2 * h->npy), *end = (const unsigned char *)h + h->size;
@@ -452,21 +577,17 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
                   ns > 1 ? s.len[1] : 1, 1);
         return W.failed ? -1 : 0;
     }
-    int64_t ev[9] = {(int64_t)h->seq,
-                     (int64_t)h->t_ns,
-                     thread_of(r),
-                     h->kind,
-                     NULLV,
-                     NULLV,
-                     intern_stack(ips, h->nips),
-                     intern_pystack(py, h->npy),
-                     NULLV};
-    int64_t seq = (int64_t)h->seq;
+    if (h->kind < TR_EV_INIT || h->kind > TR_EV_SIGNAL) return 0; /* from a newer producer: skipped */
+    int64_t seq = (int64_t)h->seq, t = (int64_t)h->t_ns, thread = thread_of(r);
+    int64_t stack = intern_stack(ips, h->nips), pystack = intern_pystack(py, h->npy);
+    int rc = 0;
+    W.events_written++;
     switch (h->kind) {
     case TR_EV_INIT:
         meta_int("runtime_abi", INT(0));
         if (ns > 0) meta_textn("runtime", s.p[0], s.len[0]);
         if (ns > 1) meta_textn("runtime_version", s.p[1], s.len[1]);
+        rc = misc_row(h, thread, NULLV, NULLV, stack, pystack, NULLV);
         break;
     case TR_EV_BACKEND: {
         char name[32];
@@ -478,74 +599,81 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
         sqlite3_bind_int64(W.ins_device, 1, d);
         sqlite3_bind_text(W.ins_device, 2, name, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(W.ins_device, 3, ns > 0 ? s.p[0] : "?", ns > 0 ? (int)s.len[0] : 1, SQLITE_TRANSIENT);
-        int rc = sqlite3_step(W.ins_device);
+        int src = sqlite3_step(W.ins_device);
         sqlite3_reset(W.ins_device);
-        if (rc != SQLITE_DONE) sql_fail("insert device");
+        if (src != SQLITE_DONE) sql_fail("insert device");
+        rc = misc_row(h, thread, NULLV, NULLV, stack, pystack, NULLV);
         break;
     }
     case TR_EV_CREATED: {
         int nd = (int)INT(3);
         if (nd < 0 || 10 + 2 * nd > ni) nd = 0;
-        ev[4] = INT(0);
-        ev[5] = INT(9) ? INT(9) : NULLV;
-        int64_t t[15] = {INT(0),
-                         seq,
-                         INT(2),
-                         intern_dims(I + 10, nd),
-                         intern_dims(I + 10 + nd, nd),
-                         INT(6),
-                         INT(4),
-                         INT(1),
-                         INT(5),
-                         INT(7),
-                         S(&s, 0, ns),
-                         INT(8) ? INT(8) : NULLV,
-                         ev[5],
-                         ns > 2 && s.len[2] ? S(&s, 2, ns) : NULLV,
-                         ns > 1 && s.len[1] ? S(&s, 1, ns) : NULLV};
-        if (batch_add(&W.tensors, t) < 0) return -1;
+        int64_t op = INT(9) ? INT(9) : NULLV;
+        int64_t row[TCOLS] = {INT(0),
+                              seq,
+                              t,
+                              thread,
+                              stack,
+                              pystack,
+                              INT(2),
+                              intern_dims(I + 10, nd),
+                              intern_strides(I + 10, I + 10 + nd, nd),
+                              INT(6),
+                              INT(4),
+                              INT(1),
+                              INT(5),
+                              INT(7),
+                              S(&s, 0, ns),
+                              INT(8) ? INT(8) : NULLV,
+                              op,
+                              NULLV,
+                              ns > 2 && s.len[2] ? S(&s, 2, ns) : NULLV,
+                              ns > 1 && s.len[1] ? S(&s, 1, ns) : NULLV};
+        struct pend *p = op != NULLV ? pend_find(rctx_of(thread), op, NULL) : NULL;
+        if (p && p->nrows < PEND_ROWS)
+            memcpy(p->trows[p->nrows++], row, sizeof row);
+        else
+            rc = batch_add(&W.tensors, row);
         break;
     }
     case TR_EV_TRANSFER: {
-        ev[4] = INT(0);
         int64_t x[8] = {seq, INT(0), INT(1) ? INT(1) : NULLV, INT(2), INT(3), INT(4), INT(5), S(&s, 0, ns)};
-        if (batch_add(&W.transfers, x) < 0) return -1;
+        rc = batch_add(&W.transfers, x) < 0 ? -1 : misc_row(h, thread, INT(0), NULLV, stack, pystack, NULLV);
         break;
     }
     case TR_EV_NAMED: {
-        ev[4] = INT(0);
         int64_t x[3] = {seq, INT(0), S(&s, 0, ns)};
-        if (batch_add(&W.names, x) < 0) return -1;
+        rc = batch_add(&W.names, x) < 0 ? -1 : misc_row(h, thread, INT(0), NULLV, stack, pystack, NULLV);
         break;
     }
-    case TR_EV_FREED: ev[4] = INT(0); break;
+    case TR_EV_FREED: {
+        int64_t x[6] = {INT(0), seq, t, thread, stack, pystack};
+        rc = batch_add(&W.frees, x);
+        break;
+    }
     case TR_EV_OP_BEGIN: {
-        ev[5] = INT(0);
-        int64_t o[3] = {INT(0), S(&s, 0, ns), seq};
-        if (batch_add(&W.ops, o) < 0) return -1;
+        int64_t o[OCOLS] = {INT(0), S(&s, 0, ns), seq, NULLV, thread, t, NULLV, stack, pystack, NULLV};
         int nargs = (int)INT(1);
-        for (int a = 0; a < nargs && 2 + 2 * a + 1 < ni; a++) {
+        for (int a = 0; a < nargs && 2 + 2 * a + 1 < ni && rc == 0; a++) {
             int64_t row[5] = {INT(0), a, S(&s, 1 + a, ns), INT(2 + 2 * a), INT(3 + 2 * a)};
-            if (batch_add(&W.args, row) < 0) return -1;
+            rc = batch_add(&W.args, row);
+        }
+        struct rctx *c = rctx_of(thread);
+        if (rc < 0) break;
+        if (!c || c->depth == PEND_OPS) {
+            rc = batch_add(&W.ops, o);
+        } else {
+            struct pend *p = &c->st[c->depth++];
+            memcpy(p->row, o, sizeof o);
+            p->flushed = 0, p->nrows = 0;
         }
         break;
     }
-    case TR_EV_OP_END: {
-        ev[5] = INT(0);
-        ev[8] = INT(1);
-        int nout = (int)INT(2);
-        for (int o = 0; o < nout && 3 + o < ni; o++) {
-            int64_t row[3] = {INT(0), o, INT(3 + o)};
-            if (batch_add(&W.outs, row) < 0) return -1;
-        }
-        break;
-    }
+    case TR_EV_OP_END: rc = op_end(h, thread, I, ni); break;
     case TR_EV_MISMATCH:
     case TR_EV_ERROR:
     case TR_EV_SIGNAL: {
         int mm = h->kind == TR_EV_MISMATCH, sig = h->kind == TR_EV_SIGNAL;
-        if (mm) ev[5] = INT(0);
-        ev[8] = sig ? INT(0) : mm ? DTP_ERROR_DEVICE : INT(0);
         sqlite3_stmt *st = W.ins_error;
         sqlite3_bind_int64(st, 1, seq);
         if (sig)
@@ -571,16 +699,19 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
             sqlite3_bind_null(st, 6);
             sqlite3_bind_null(st, 7);
         }
-        int rc = sqlite3_step(st);
+        int src = sqlite3_step(st);
         sqlite3_reset(st);
-        if (rc != SQLITE_DONE) sql_fail("insert error");
+        if (src != SQLITE_DONE) sql_fail("insert error");
+        rc = misc_row(h, thread, NULLV, mm ? INT(0) : NULLV, stack, pystack,
+                      sig  ? INT(0)
+                      : mm ? DTP_ERROR_DEVICE
+                           : INT(0));
         break;
     }
-    default: return 0; /* unknown kinds from a newer producer are skipped */
+    default: break;
     }
 #undef INT
-    W.events_written++;
-    return batch_add(&W.events, ev);
+    return W.failed ? -1 : rc;
 }
 
 /* Drains one ring; returns records handled, or -1. */
@@ -675,8 +806,9 @@ static int cycle_body(void) {
         if (drain(r) < 0) break;
         thread_of(r);
     }
+    pend_flush_all();
     struct batch *all[] = {&W.frames, &W.pyframes,  &W.tensors, &W.args,  &W.outs,
-                           &W.names,  &W.transfers, &W.ops,     &W.events};
+                           &W.names,  &W.transfers, &W.ops,     &W.frees, &W.misc};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) batch_flush(all[i]);
     update_threads();
     if (W.failed) return -1;
@@ -714,9 +846,10 @@ int tr_writer_open(const char *path) {
         prep("INSERT INTO modules(path,base,start,end,build_id,loaded_seq,unloaded_seq) VALUES(?,?,?,?,?,?,?)");
     W.upd_module = prep("UPDATE modules SET unloaded_seq=? WHERE id=?");
     W.ins_meta = prep("INSERT OR REPLACE INTO meta VALUES(?,?)");
-    if (W.failed || batch_init(&W.events, "events", 9) || batch_init(&W.tensors, "tensors", 15) ||
-        batch_init(&W.args, "op_args", 5) || batch_init(&W.outs, "op_outputs", 3) || batch_init(&W.names, "names", 3) ||
-        batch_init(&W.transfers, "transfers", 8) || batch_init(&W.ops, "ops", 3) ||
+    if (W.failed || batch_init(&W.misc, "misc_events", MCOLS) || batch_init(&W.frees, "frees", 6) ||
+        batch_init(&W.tensors, "tensors", TCOLS) || batch_init(&W.args, "op_args", 5) ||
+        batch_init(&W.outs, "op_outputs_extra", 3) || batch_init(&W.names, "names", 3) ||
+        batch_init(&W.transfers, "transfers", 8) || batch_init(&W.ops, "ops", OCOLS) ||
         batch_init(&W.frames, "frames", 3) || batch_init(&W.pyframes, "py_frames", 4))
         return -1;
     if (map2_grow(&W.strings) || map2_grow(&W.stacks) || map2_grow(&W.pystacks) || map2_grow(&W.pycode) ||
@@ -796,6 +929,17 @@ static void finish(int complete) {
     exec("PRAGMA wal_checkpoint(TRUNCATE)");
 }
 
+/* The writer's heap memory (its SQLite handle aside). */
+static void free_mem(void) {
+    for (int64_t i = 0; i < W.ntexts; i++) free(W.texts[i]);
+    free(W.texts);
+    for (int64_t i = 0; i < W.caprctx; i++) free(W.rctx[i]);
+    free(W.rctx);
+    map2_free(&W.strings), map2_free(&W.stacks), map2_free(&W.pystacks), map2_free(&W.pycode);
+    map2_free(&W.stack_cache), map2_free(&W.dims_cache);
+    W.texts = NULL, W.ntexts = 0, W.rctx = NULL, W.caprctx = 0;
+}
+
 void tr_writer_stop(int final) {
     if (g_tr.writer_running) {
         atomic_store(&g_tr.stop, 1);
@@ -812,10 +956,7 @@ void tr_writer_stop(int final) {
         sqlite3_close(W.db);
         W.db = NULL;
     }
-    for (int64_t i = 0; i < W.ntexts; i++) free(W.texts[i]);
-    free(W.texts);
-    map2_free(&W.strings), map2_free(&W.stacks), map2_free(&W.pystacks), map2_free(&W.pycode);
-    map2_free(&W.stack_cache), map2_free(&W.dims_cache);
+    free_mem();
     pthread_mutex_unlock(&g_tr.writer_lock);
 }
 
@@ -835,7 +976,10 @@ void tr_writer_flush_now(void) {
 
 void tr_writer_abandon(void) {
     /* Fork child: the handle and its memory belong to the parent's trace.
-     * Closing it here could checkpoint or delete the parent's WAL: forget it. */
+     * Closing it here could checkpoint or delete the parent's WAL: forget it.
+     * Its memory is this process's copy, free to give back (fork's prepare
+     * handler held the writer lock: nothing was half-done). */
+    free_mem();
     memset(&W, 0, sizeof W);
     g_tr.writer_running = 0;
     if (g_tr.wake_fd[0] > 0) close(g_tr.wake_fd[0]), close(g_tr.wake_fd[1]);

@@ -446,7 +446,7 @@ static void summary(struct ctx *c) {
                     (long long)sqlite3_column_int64(st, 1));
     }
     if (st) sqlite3_finalize(st);
-    st = vw_prep(c->t, "SELECT e.stack, count(*) AS n, sum(x.bytes), min(x.seq) FROM transfers x JOIN events e ON "
+    st = vw_prep(c->t, "SELECT e.stack, count(*) AS n, sum(x.bytes), min(x.seq) FROM transfers x JOIN misc_events e ON "
                        "e.seq = x.seq GROUP BY e.stack ORDER BY n DESC LIMIT 5");
     if (!c->json) fputs("busiest transfer sites:\n", f);
     for (int i = 0; st && sqlite3_step(st) == SQLITE_ROW; i++) {
@@ -516,17 +516,19 @@ int vw_cmd_report(int argc, char **argv) {
         c.sym = vw_sym_new(&tr[i]);
         c.tensor =
             vw_prep(&tr[i], "SELECT t.seq, t.device, t.origin, COALESCE(t.src, 0), COALESCE(t.op, 0), "
-                            "COALESCE(e.stack, 0), w.text, t.detail FROM tensors t LEFT JOIN strings w ON w.id = "
-                            "t.what LEFT JOIN events e ON e.seq = t.seq WHERE t.id = ?");
-        c.moves = vw_prep(&tr[i], "SELECT x.seq, x.src_device, x.dst_device, v.text, COALESCE(e.stack, 0) FROM "
-                                  "transfers x LEFT JOIN strings v ON v.id = x.via LEFT JOIN events e ON e.seq = x.seq "
-                                  "WHERE x.dst = ?1 AND x.kind = 3 AND x.seq < ?2 ORDER BY x.seq DESC");
+                            "COALESCE(t.stack, 0), w.text, t.detail FROM tensors t LEFT JOIN strings w ON w.id = "
+                            "t.what WHERE t.id = ?");
+        c.moves =
+            vw_prep(&tr[i], "SELECT x.seq, x.src_device, x.dst_device, v.text, COALESCE(e.stack, 0) FROM "
+                            "transfers x LEFT JOIN strings v ON v.id = x.via LEFT JOIN misc_events e ON e.seq = x.seq "
+                            "WHERE x.dst = ?1 AND x.kind = 3 AND x.seq < ?2 ORDER BY x.seq DESC");
         c.args = vw_prep(&tr[i], "SELECT a.tensor, a.device, s.text FROM op_args a JOIN strings s ON s.id = a.name "
                                  "WHERE a.op = ? ORDER BY a.pos");
         c.opname = vw_prep(&tr[i], "SELECT s.text FROM ops o JOIN strings s ON s.id = o.name WHERE o.op = ?");
-        sqlite3_stmt *mm = vw_prep(&tr[i], "SELECT r.seq, r.first_arg, r.other_arg, r.message, COALESCE(e.op, 0), "
-                                           "COALESCE(e.stack, 0) FROM errors r JOIN events e ON e.seq = r.seq WHERE "
-                                           "r.first_arg IS NOT NULL ORDER BY r.seq");
+        sqlite3_stmt *mm =
+            vw_prep(&tr[i], "SELECT r.seq, r.first_arg, r.other_arg, r.message, COALESCE(e.op, 0), "
+                            "COALESCE(e.stack, 0) FROM errors r JOIN misc_events e ON e.seq = r.seq WHERE "
+                            "r.first_arg IS NOT NULL ORDER BY r.seq");
         if (!c.sym || !c.tensor || !c.moves || !c.args || !c.opname || !mm) {
             rc = VW_EXIT_USAGE;
             goto next;

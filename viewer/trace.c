@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #define TRACE_APP_ID 0x44545243
-#define TRACE_SCHEMA 1
+#define TRACE_SCHEMA 2
 
 static int copy_file(const char *from, const char *to) {
     int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, rc = -1;
@@ -136,9 +136,12 @@ int vw_trace_open(const char *path, struct vw_trace *t) {
         return -1;
     }
     int64_t ver = scalar_int(t->db, "PRAGMA user_version", -1);
-    if (ver > TRACE_SCHEMA || ver < 1) {
+    if (ver != TRACE_SCHEMA) {
         vw_error("%s: trace schema version %lld; this devtrace (%s) reads version %d: %s", path, (long long)ver,
-                 VW_VERSION, TRACE_SCHEMA, ver > TRACE_SCHEMA ? "upgrade devtrace" : "the file is damaged");
+                 VW_VERSION, TRACE_SCHEMA,
+                 ver > TRACE_SCHEMA ? "upgrade devtrace"
+                 : ver >= 1         ? "it was written by an older devtrace; record it again with this one"
+                                    : "the file is damaged");
         vw_trace_close(t);
         return -1;
     }
@@ -165,7 +168,7 @@ int vw_trace_open(const char *path, struct vw_trace *t) {
             return -1;
         }
     }
-    if (scalar_int(t->db, "SELECT count(*) FROM events", 0) == 0) {
+    if (scalar_int(t->db, "SELECT EXISTS(SELECT 1 FROM events)", 0) == 0) {
         vw_error("%s: the trace holds no events (the program made no tensor, or tracing was turned off at start)",
                  path);
         vw_trace_close(t);
