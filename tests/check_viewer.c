@@ -227,6 +227,187 @@ START_TEST(test_killed_writer_trace_is_read_from_a_copy) {
 }
 END_TEST
 
+/* Number of lines of s that contain needle. */
+static int count_lines(const char *s, const char *needle) {
+    int n = 0;
+    for (const char *l = s; l && *l;) {
+        const char *e = strchr(l, '\n');
+        size_t len = e ? (size_t)(e - l) : strlen(l);
+        char line[2048];
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), l);
+        if (strstr(line, needle)) n++;
+        l = e ? e + 1 : NULL;
+    }
+    return n;
+}
+
+START_TEST(test_tensors_table) {
+    ck_assert_int_eq(sh("%s tensors %s", DEVTRACE_CLI, trace), 0);
+    ck_assert_msg(count_lines(out, "targets ") == 1 && strstr(out, "bool     [8,3]"), "%s", out);
+    ck_assert(strstr(out, "fc.weight"));
+    ck_assert(strstr(out, "mismatch_minimal.c:"));
+    int rows = 0;
+    for (char *l = out; (l = strstr(l, "\nt")) != NULL; l++) rows++;
+    ck_assert_int_ge(rows, 10);
+    /* --device: only that device's rows, and the count says so */
+    ck_assert_int_eq(sh("%s tensors --device cuda:0 %s", DEVTRACE_CLI, trace), 0);
+    ck_assert_int_eq(count_lines(out, " cpu "), 0);
+    ck_assert_msg(strstr(out, "tensors on cuda:0"), "%s", out);
+    ck_assert_int_eq(sh("%s tensors --device gpu9 %s", DEVTRACE_CLI, trace), 2);
+    ck_assert_msg(strstr(err, "--device takes cpu, cuda or cuda:N, not 'gpu9'"), "%s", err);
+    /* --alive-at-error: made before the mismatch, not freed before it */
+    ck_assert_int_eq(sh("%s tensors --alive-at-error --json %s | python3 -c 'import json,sys; d=json.load(sys.stdin)"
+                        "[\"traces\"][0]; e=d[\"alive_at_seq\"]; ts=d[\"tensors\"]; print(len(ts), "
+                        "all(t[\"created_seq\"] < e and (t[\"freed_seq\"] is None or t[\"freed_seq\"] > e) for t "
+                        "in ts), sum(t[\"name\"] == \"targets\" for t in ts))'",
+                        DEVTRACE_CLI, trace),
+                     0);
+    int n = 0, ok = 0, targets = 0;
+    char okw[8];
+    ck_assert_int_eq(sscanf(out, "%d %7s %d", &n, okw, &targets), 3);
+    ok = !strcmp(okw, "True");
+    ck_assert_msg(n >= 5 && ok && targets == 1, "%s", out);
+    ck_assert_int_eq(sh("%s tensors --alive-at-error %s", DEVTRACE_CLI, fixed), 2);
+    ck_assert_msg(strstr(err, "holds no error"), "%s", err);
+}
+END_TEST
+
+START_TEST(test_show_one_tensor) {
+    ck_assert_int_eq(sh("%s show %s targets", DEVTRACE_CLI, trace), 0);
+    ck_assert_msg(strstr(out, "bool [8,3] on cpu"), "%s", out);
+    ck_assert(strstr(out, "created on cpu as the output of eq"));
+    ck_assert(strstr(out, "named targets"));
+    ck_assert_msg(strstr(out, "used by mul (op #") && strstr(out, "on cpu, which failed"), "%s", out);
+    ck_assert(strstr(out, "mismatch_minimal.c:51 (main)"));
+    /* by id, with the t prefix or without, and in JSON */
+    ck_assert_int_eq(sh("%s show --json %s targets | python3 -c 'import json,sys; d=json.load(sys.stdin)"
+                        "[\"traces\"][0]; print(d[\"tensor\"][\"id\"], [e[\"kind\"] for e in d[\"life\"]])'",
+                        DEVTRACE_CLI, trace),
+                     0);
+    int id = atoi(out);
+    ck_assert_msg(id > 0 && strstr(out, "'created'") && strstr(out, "'used'"), "%s", out);
+    char first[sizeof out];
+    ck_assert_int_eq(sh("%s show %s t%d", DEVTRACE_CLI, trace, id), 0);
+    snprintf(first, sizeof first, "%s", out);
+    ck_assert_int_eq(sh("%s show %s %d", DEVTRACE_CLI, trace, id), 0);
+    ck_assert_str_eq(out, first);
+    ck_assert_int_eq(sh("%s show %s no_such_name", DEVTRACE_CLI, trace), 2);
+    ck_assert_msg(strstr(err, "no tensor 'no_such_name'"), "%s", err);
+    ck_assert_int_eq(sh("%s show %s", DEVTRACE_CLI, trace), 2); /* no tensor given */
+    ck_assert(strstr(err, "usage: devtrace show"));
+}
+END_TEST
+
+START_TEST(test_transfers_by_site) {
+    ck_assert_int_eq(sh("%s transfers %s", DEVTRACE_CLI, fixed), 0);
+    ck_assert_msg(strstr(out, "cpu -> cuda:0 by to"), "%s", out);
+    ck_assert(strstr(out, "mismatch_minimal.c:"));
+    ck_assert(!strstr(out, "every step"));
+    /* hand-written rows: the same tensor copied five times from one place
+     * (a constant moved inside the loop), and a device-to-host read each step */
+    char p[256];
+    snprintf(p, sizeof p, "%s/loop.db", dir);
+    ck_assert_int_eq(sh("cp %s %s", fixed, p), 0);
+    exec_sql(p, "WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 5) "
+                "INSERT INTO misc_events SELECT 1000000 + n, 5000000 + n * 1000, 1, 4, 1, NULL, "
+                "(SELECT stack FROM tensors WHERE id = 1), NULL, NULL FROM i;"
+                "WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 5) "
+                "INSERT INTO transfers SELECT 1000000 + n, 1, 900000 + n, 0, 65536, 48, 0, "
+                "(SELECT via FROM transfers LIMIT 1) FROM i;"
+                "WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 4) "
+                "INSERT INTO misc_events SELECT 2000000 + n, 6000000 + n * 1000, 1, 4, 2, NULL, "
+                "(SELECT stack FROM tensors WHERE id = 2), NULL, NULL FROM i;"
+                "WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 4) "
+                "INSERT INTO transfers SELECT 2000000 + n, 100 + n, NULL, 65536, 0, 4, 2, "
+                "(SELECT via FROM transfers LIMIT 1) FROM i;");
+    ck_assert_int_eq(sh("%s transfers %s", DEVTRACE_CLI, p), 0);
+    ck_assert_msg(strstr(out, "copies the same tensor again each time (5 copies of 1 tensor): move it once, before "
+                              "the loop"),
+                  "%s", out);
+    ck_assert_msg(strstr(out, "a device-to-host copy 4 times"), "%s", out);
+    ck_assert_msg(strstr(out, "cuda:0 -> host memory"), "%s", out);
+    ck_assert_int_eq(sh("%s transfers --json %s | python3 -c 'import json,sys; d=json.load(sys.stdin)[\"traces\"]"
+                        "[0]; print(sum(s[\"count\"] for s in d[\"sites\"]) == d[\"transfers\"], "
+                        "sum(s[\"per_step\"] for s in d[\"sites\"]))'",
+                        DEVTRACE_CLI, p),
+                     0);
+    ck_assert_str_eq(out, "True 2\n");
+}
+END_TEST
+
+START_TEST(test_export_chrome) {
+    char p[256];
+    snprintf(p, sizeof p, "%s/t.json", dir);
+    ck_assert_int_eq(sh("%s export --format chrome -o %s %s %s", DEVTRACE_CLI, p, trace, fixed), 0);
+    ck_assert_int_eq(sh("python3 -c 'import json; d=json.load(open(\"%s\"))[\"traceEvents\"]; "
+                        "print(len({e[\"pid\"] for e in d}), any(e[\"ph\"] == \"X\" and e[\"name\"] == "
+                        "\"mul\" and e[\"args\"].get(\"status\") == 1 for e in d), any(e[\"ph\"] == \"i\" and "
+                        "\"cuda:0 and cpu\" in e[\"args\"][\"message\"] for e in d), any(e[\"ph\"] == \"M\" and "
+                        "e[\"args\"][\"name\"] == \"device cuda:0\" for e in d), any(e.get(\"cat\") == "
+                        "\"transfer\" and e[\"tid\"] == 1000000 + 65536 for e in d))'",
+                        p),
+                     0);
+    ck_assert_str_eq(out, "2 True True True True\n"); /* two processes, the failed op, the error, device tracks */
+    /* an unwritable OUT: one line, exit 2, nothing left behind */
+    ck_assert_int_eq(sh("%s export --format chrome -o %s/no/such/dir/t.json %s", DEVTRACE_CLI, dir, trace), 2);
+    ck_assert_msg(strstr(err, "cannot write"), "%s", err);
+    ck_assert_int_eq(sh("%s export --format svg -o %s %s", DEVTRACE_CLI, p, trace), 2);
+    ck_assert(strstr(err, "unknown format 'svg'"));
+}
+END_TEST
+
+/* The HTML report in a real browser: headless Chromium runs its script and
+ * the dumped DOM holds the rendered chain and fix; text from the trace
+ * (here a tensor name made of markup) stays text. */
+START_TEST(test_export_html_in_chromium) {
+    const char *chromium = "chromium";
+    ck_assert_msg(sh("command -v %s", chromium) == 0,
+                  "Debian's chromium is needed for this test (scripts/install-deps.sh installs it)");
+    char db[256], html[256];
+    snprintf(db, sizeof db, "%s/markup.db", dir);
+    snprintf(html, sizeof html, "%s/report.html", dir);
+    ck_assert_int_eq(sh("cp %s %s", trace, db), 0);
+    exec_sql(db, "UPDATE strings SET text = '<b id=\"injected\">targets</b>' WHERE text = 'targets'");
+    ck_assert_int_eq(sh("%s export --format html -o %s %s", DEVTRACE_CLI, html, db), 0);
+    ck_assert_int_eq(sh("timeout 60 %s --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir=%s/chr "
+                        "--dump-dom file://%s 2>/dev/null",
+                        chromium, dir, html),
+                     0);
+    ck_assert_msg(strstr(out, "data-rendered=\"yes\""), "the page's script did not finish:\n%.2000s", out);
+    char *chain = strstr(out, "id=\"chain-0-0-1\"");
+    ck_assert_msg(chain, "no rendered chain in:\n%.4000s", out);
+    ck_assert_msg(strstr(chain, "created on cpu by randint") && strstr(chain, "made on cpu by eq from t"), "%.2000s",
+                  chain);
+    int fix = marker_line(MISMATCH_SOURCE, "devtrace: fix");
+    char want[128];
+    snprintf(want, sizeof want, "mismatch_minimal.c:%d (main)", fix);
+    char *f = strstr(out, "id=\"fix-0-0\"");
+    ck_assert_msg(f && strstr(f, want), "fix line %d not rendered", fix);
+    ck_assert_msg(strstr(out, "&lt;b id=\"injected\"&gt;") && !strstr(out, "<b id=\"injected\">"),
+                  "trace text became markup");
+}
+END_TEST
+
+START_TEST(test_help_and_colors) {
+    const char *cmds[] = {"report", "show", "tensors", "transfers", "export", "run"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        ck_assert_int_eq(sh("%s %s --help", DEVTRACE_CLI, cmds[i]), 0);
+        char want[64];
+        snprintf(want, sizeof want, "usage: devtrace %s", cmds[i]);
+        ck_assert_msg(strstr(out, want), "%s --help: %s", cmds[i], out);
+    }
+    ck_assert_int_eq(sh("%s --help", DEVTRACE_CLI), 0);
+    ck_assert(strstr(out, "transfers") && strstr(out, "export"));
+    /* no color into a pipe; color on a terminal unless NO_COLOR is set */
+    ck_assert_int_eq(sh("%s transfers %s", DEVTRACE_CLI, trace), 0);
+    ck_assert(!strchr(out, '\033'));
+    ck_assert_int_eq(sh("script -qec '%s transfers %s' /dev/null", DEVTRACE_CLI, trace), 0);
+    ck_assert_msg(strchr(out, '\033'), "no color on a terminal: %s", out);
+    ck_assert_int_eq(sh("NO_COLOR=1 script -qec '%s transfers %s' /dev/null", DEVTRACE_CLI, trace), 0);
+    ck_assert_msg(!strchr(out, '\033'), "color despite NO_COLOR: %s", out);
+}
+END_TEST
+
 Suite *make_viewer_suite(void) {
     Suite *s = suite_create("viewer");
     TCase *tc = tcase_create("report");
@@ -236,6 +417,12 @@ Suite *make_viewer_suite(void) {
     tcase_add_test(tc, test_report_without_mismatch);
     tcase_add_test(tc, test_bad_inputs);
     tcase_add_test(tc, test_killed_writer_trace_is_read_from_a_copy);
+    tcase_add_test(tc, test_tensors_table);
+    tcase_add_test(tc, test_show_one_tensor);
+    tcase_add_test(tc, test_transfers_by_site);
+    tcase_add_test(tc, test_export_chrome);
+    tcase_add_test(tc, test_export_html_in_chromium);
+    tcase_add_test(tc, test_help_and_colors);
     suite_add_tcase(s, tc);
     return s;
 }

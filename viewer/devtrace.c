@@ -3,7 +3,19 @@
 #include "vw.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+const char *vw_color(enum vw_color c) {
+    static int on = -1;
+    if (on < 0) {
+        const char *nc = getenv("NO_COLOR");
+        on = isatty(STDOUT_FILENO) && !(nc && *nc);
+    }
+    static const char *seq[] = {"\033[0m", "\033[1m", "\033[1;31m", "\033[1;32m", "\033[33m", "\033[2m"};
+    return on ? seq[c] : "";
+}
 
 void vw_error(const char *fmt, ...) {
     va_list ap;
@@ -21,6 +33,10 @@ static const struct {
 } cmds[] = {
     {"run", vw_cmd_run, "run a program with the tracer loaded and record its trace"},
     {"report", vw_cmd_report, "explain each device mismatch in a trace: the chain, and where the move belongs"},
+    {"show", vw_cmd_show, "one tensor's whole life: creation, names, views, transfers, ops, free"},
+    {"tensors", vw_cmd_tensors, "a table of the tensors (--device D, --alive-at-error)"},
+    {"transfers", vw_cmd_transfers, "transfers grouped by call site, with per-step copies flagged"},
+    {"export", vw_cmd_export, "a Chrome/Perfetto timeline (--format chrome) or a single-file HTML report"},
 };
 
 static void usage(FILE *f) {

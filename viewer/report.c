@@ -16,6 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Colors on a terminal only (text to stdout; never in JSON or HTML). */
+#define C(x) (f == stdout ? vw_color(x) : "")
+
 #define MAX_STEPS 24
 #define MAX_ARGS  16
 
@@ -359,19 +362,21 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         return 0;
     }
 
-    fprintf(f, "error: device mismatch in %s", name);
+    fprintf(f, "%serror: device mismatch in %s%s", C(VW_RED), name, C(VW_RESET));
     if (call.has_site) fprintf(f, " at "), vw_put_escaped(f, vw_site_str(&call.site, buf, sizeof buf));
     fputs("\n  ", f);
     vw_put_escaped(f, message);
     fputs("\n\n  arg         device   tensor\n", f);
     for (int i = 0; i < n; i++) {
         const struct operand *o = &ops[i];
-        fprintf(f, "  %-11s %-8s t%-6lld ", o->arg, vw_device_name(o->dev, d1, sizeof d1), (long long)o->tensor);
+        fprintf(f, "%s  %-11s %-8s t%-6lld ", o->odd ? C(VW_RED) : "", o->arg, vw_device_name(o->dev, d1, sizeof d1),
+                (long long)o->tensor);
         if (o->name[0]) fputc('"', f), vw_put_escaped(f, o->name), fputs("\" ", f);
-        fprintf(f, "%s%s%s\n", o->dtype, o->shape,
+        fprintf(f, "%s%s%s%s\n", o->dtype, o->shape,
                 o->odd      ? "   <- the odd one out"
                 : o->scalar ? "   (cpu scalar: allowed)"
-                            : "");
+                            : "",
+                o->odd ? C(VW_RESET) : "");
     }
     if (tie)
         fprintf(f,
@@ -408,7 +413,7 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         fputc('\n', f);
     }
     if (fix) {
-        fputs("\nfix: ", f);
+        fprintf(f, "\n%sfix:%s ", C(VW_GREEN), C(VW_RESET));
         vw_put_escaped(f, fixtext);
         if (fix->has_site) fputs(", after ", f), vw_put_escaped(f, vw_site_str(&fix->site, buf, sizeof buf));
         fputc('\n', f);
@@ -468,6 +473,70 @@ static void summary(struct ctx *c) {
     if (c->json) fputs("]}", f);
 }
 
+/* Reports one trace to out (text or JSON, the index-th of nfiles): the
+ * number of mismatches found, or -1 after printing why it could not. */
+int vw_report_trace(struct vw_trace *t, int json, FILE *out, int index, int nfiles) {
+    int found = 0;
+    struct ctx c = {.t = t, .json = json, .out = out};
+    c.sym = vw_sym_new(t);
+    c.tensor = vw_prep(t, "SELECT t.seq, t.device, t.origin, COALESCE(t.src, 0), COALESCE(t.op, 0), "
+                          "COALESCE(t.stack, 0), w.text, t.detail FROM tensors t LEFT JOIN strings w ON w.id = "
+                          "t.what WHERE t.id = ?");
+    c.moves = vw_prep(t, "SELECT x.seq, x.src_device, x.dst_device, v.text, COALESCE(e.stack, 0) FROM "
+                         "transfers x LEFT JOIN strings v ON v.id = x.via LEFT JOIN misc_events e ON e.seq = x.seq "
+                         "WHERE x.dst = ?1 AND x.kind = 3 AND x.seq < ?2 ORDER BY x.seq DESC");
+    c.args = vw_prep(t, "SELECT a.tensor, a.device, s.text FROM op_args a JOIN strings s ON s.id = a.name "
+                        "WHERE a.op = ? ORDER BY a.pos");
+    c.opname = vw_prep(t, "SELECT s.text FROM ops o JOIN strings s ON s.id = o.name WHERE o.op = ?");
+    sqlite3_stmt *mm = vw_prep(t, "SELECT r.seq, r.first_arg, r.other_arg, r.message, COALESCE(e.op, 0), "
+                                  "COALESCE(e.stack, 0) FROM errors r JOIN misc_events e ON e.seq = r.seq WHERE "
+                                  "r.first_arg IS NOT NULL ORDER BY r.seq");
+    if (!c.sym || !c.tensor || !c.moves || !c.args || !c.opname || !mm) {
+        found = -1;
+        goto next;
+    }
+    char prog[512], pid[32], status[32];
+    vw_meta(t, "program", prog, sizeof prog);
+    vw_meta(t, "pid", pid, sizeof pid);
+    vw_meta(t, "exit_status", status, sizeof status);
+    if (json) {
+        fprintf(out, "%s\n  {\"file\": ", index ? "," : "");
+        vw_put_json_string(out, t->path);
+        fprintf(out, ", \"program\": ");
+        vw_put_json_string(out, prog);
+        fprintf(out, ", \"pid\": %s, \"exit_status\": %s, \"mismatches\": [", pid[0] ? pid : "null",
+                status[0] ? status : "null");
+    } else {
+        if (nfiles > 1 || index) fprintf(out, "%s== %s (pid %s)\n", index ? "\n" : "", t->path, pid);
+    }
+    while (sqlite3_step(mm) == SQLITE_ROW) {
+        if (!json && found) fprintf(out, "\n");
+        report_one(&c, sqlite3_column_int64(mm, 0), sqlite3_column_int(mm, 1), sqlite3_column_int(mm, 2),
+                   (const char *)sqlite3_column_text(mm, 3), sqlite3_column_int64(mm, 4), sqlite3_column_int64(mm, 5),
+                   found);
+        found++;
+    }
+    if (json) {
+        fprintf(out, "]");
+        summary(&c);
+        fprintf(out, "}");
+    } else if (!found) {
+        fprintf(out, "no device mismatch in ");
+        vw_put_escaped(out, t->path);
+        fprintf(out, " (");
+        vw_put_escaped(out, prog);
+        fprintf(out, ", exit status %s)\n", status[0] ? status : "unknown");
+        summary(&c);
+    }
+next:
+    if (mm) sqlite3_finalize(mm);
+    sqlite3_stmt *sts[] = {c.tensor, c.moves, c.args, c.opname};
+    for (int s = 0; s < 4; s++)
+        if (sts[s]) sqlite3_finalize(sts[s]);
+    vw_sym_free(c.sym);
+    return found;
+}
+
 static void usage(FILE *f) {
     fprintf(f, "usage: devtrace report [--json] FILE...\n\n"
                "For each device mismatch in the traces: the op and where it was called, its operands, the odd one\n"
@@ -512,68 +581,9 @@ int vw_cmd_report(int argc, char **argv) {
     }
     if (json) printf("{\"traces\": [");
     for (int i = 0; i < nfiles; i++) {
-        struct ctx c = {.t = &tr[i], .json = json, .out = stdout};
-        c.sym = vw_sym_new(&tr[i]);
-        c.tensor =
-            vw_prep(&tr[i], "SELECT t.seq, t.device, t.origin, COALESCE(t.src, 0), COALESCE(t.op, 0), "
-                            "COALESCE(t.stack, 0), w.text, t.detail FROM tensors t LEFT JOIN strings w ON w.id = "
-                            "t.what WHERE t.id = ?");
-        c.moves =
-            vw_prep(&tr[i], "SELECT x.seq, x.src_device, x.dst_device, v.text, COALESCE(e.stack, 0) FROM "
-                            "transfers x LEFT JOIN strings v ON v.id = x.via LEFT JOIN misc_events e ON e.seq = x.seq "
-                            "WHERE x.dst = ?1 AND x.kind = 3 AND x.seq < ?2 ORDER BY x.seq DESC");
-        c.args = vw_prep(&tr[i], "SELECT a.tensor, a.device, s.text FROM op_args a JOIN strings s ON s.id = a.name "
-                                 "WHERE a.op = ? ORDER BY a.pos");
-        c.opname = vw_prep(&tr[i], "SELECT s.text FROM ops o JOIN strings s ON s.id = o.name WHERE o.op = ?");
-        sqlite3_stmt *mm =
-            vw_prep(&tr[i], "SELECT r.seq, r.first_arg, r.other_arg, r.message, COALESCE(e.op, 0), "
-                            "COALESCE(e.stack, 0) FROM errors r JOIN misc_events e ON e.seq = r.seq WHERE "
-                            "r.first_arg IS NOT NULL ORDER BY r.seq");
-        if (!c.sym || !c.tensor || !c.moves || !c.args || !c.opname || !mm) {
-            rc = VW_EXIT_USAGE;
-            goto next;
-        }
-        char prog[512], pid[32], status[32];
-        vw_meta(&tr[i], "program", prog, sizeof prog);
-        vw_meta(&tr[i], "pid", pid, sizeof pid);
-        vw_meta(&tr[i], "exit_status", status, sizeof status);
-        if (json) {
-            printf("%s\n  {\"file\": ", i ? "," : "");
-            vw_put_json_string(stdout, tr[i].path);
-            printf(", \"program\": ");
-            vw_put_json_string(stdout, prog);
-            printf(", \"pid\": %s, \"exit_status\": %s, \"mismatches\": [", pid[0] ? pid : "null",
-                   status[0] ? status : "null");
-        } else {
-            if (nfiles > 1 || i) printf("%s== %s (pid %s)\n", i ? "\n" : "", tr[i].path, pid);
-        }
-        int found = 0;
-        while (sqlite3_step(mm) == SQLITE_ROW) {
-            if (!json && found) printf("\n");
-            report_one(&c, sqlite3_column_int64(mm, 0), sqlite3_column_int(mm, 1), sqlite3_column_int(mm, 2),
-                       (const char *)sqlite3_column_text(mm, 3), sqlite3_column_int64(mm, 4),
-                       sqlite3_column_int64(mm, 5), found);
-            found++;
-        }
-        if (json) {
-            printf("]");
-            summary(&c);
-            printf("}");
-        } else if (!found) {
-            printf("no device mismatch in ");
-            vw_put_escaped(stdout, tr[i].path);
-            printf(" (");
-            vw_put_escaped(stdout, prog);
-            printf(", exit status %s)\n", status[0] ? status : "unknown");
-            summary(&c);
-        }
-        if (found && rc == VW_EXIT_OK) rc = VW_EXIT_FOUND;
-    next:
-        if (mm) sqlite3_finalize(mm);
-        sqlite3_stmt *sts[] = {c.tensor, c.moves, c.args, c.opname};
-        for (int s = 0; s < 4; s++)
-            if (sts[s]) sqlite3_finalize(sts[s]);
-        vw_sym_free(c.sym);
+        int found = vw_report_trace(&tr[i], json, stdout, i, nfiles);
+        if (found < 0) rc = VW_EXIT_USAGE;
+        if (found > 0 && rc == VW_EXIT_OK) rc = VW_EXIT_FOUND;
         vw_trace_close(&tr[i]);
     }
     if (json) printf("\n]}\n");

@@ -208,6 +208,19 @@ void vw_put_escaped(FILE *f, const char *s) {
     }
 }
 
+void vw_put_escaped_pad(FILE *f, const char *s, int width) {
+    int n = 0;
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            n += fprintf(f, "\\x%02x", *p);
+        else
+            fputc(*p, f), n += (*p & 0xc0) != 0x80; /* columns, not UTF-8 continuation bytes */
+    }
+    for (; n < width; n++) fputc(' ', f);
+}
+
+/* JSON text; <, > and & as \u escapes too, so that it can sit in an HTML
+ * <script> element as it is. */
 void vw_put_json_string(FILE *f, const char *s) {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
@@ -216,6 +229,9 @@ void vw_put_json_string(FILE *f, const char *s) {
         case '\\': fputs("\\\\", f); break;
         case '\n': fputs("\\n", f); break;
         case '\t': fputs("\\t", f); break;
+        case '<': fputs("\\u003c", f); break;
+        case '>': fputs("\\u003e", f); break;
+        case '&': fputs("\\u0026", f); break;
         default:
             if (*p < 0x20 || *p == 0x7f)
                 fprintf(f, "\\u%04x", *p);

@@ -17,6 +17,10 @@ enum {
 
 int vw_cmd_run(int argc, char **argv);
 int vw_cmd_report(int argc, char **argv);
+int vw_cmd_tensors(int argc, char **argv);
+int vw_cmd_show(int argc, char **argv);
+int vw_cmd_transfers(int argc, char **argv);
+int vw_cmd_export(int argc, char **argv);
 
 /* ---------------------------------------------------------------- traces (trace.c) */
 
@@ -39,8 +43,19 @@ const char *vw_meta(struct vw_trace *t, const char *key, char *buf, size_t size)
 /* Untrusted text for a terminal (control characters escaped) or for JSON. */
 void vw_put_escaped(FILE *f, const char *s);
 void vw_put_json_string(FILE *f, const char *s);
+/* vw_put_escaped, then spaces up to width columns. */
+void vw_put_escaped_pad(FILE *f, const char *s, int width);
+
+/* Terminal colors: escape sequences when stdout is a terminal and NO_COLOR
+ * is unset or empty, else "". */
+enum vw_color { VW_RESET, VW_BOLD, VW_RED, VW_GREEN, VW_YELLOW, VW_DIM };
+const char *vw_color(enum vw_color c);
 /* "cpu" / "cuda:N" from the trace's packed device number. */
 const char *vw_device_name(int64_t dev, char *buf, size_t size);
+
+/* The report of one trace (report.c), text or JSON, to out: the number of
+ * device mismatches, or -1 after printing why it could not be read. */
+int vw_report_trace(struct vw_trace *t, int json, FILE *out, int index, int nfiles);
 
 /* ---------------------------------------------------------------- symbols (sym.c) */
 

@@ -1,0 +1,706 @@
+/* The browsing commands: devtrace tensors (a table of tensors), devtrace
+ * show (one tensor's whole life) and devtrace transfers (transfers grouped
+ * by call site, with the per-step copies a user may not know about). Each
+ * reads one or more traces, in text or --json (shapes in README.md). */
+#include "vw.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- shared */
+
+/* Call sites by stack id: symbolizing is the slow part of a long table. */
+struct site_cache {
+    int64_t *keys;
+    char **vals;
+    size_t cap, n;
+};
+
+static const char *cached_site(struct site_cache *c, struct vw_sym *sym, int64_t stack, int64_t seq) {
+    static char unknown[] = "(unknown site)";
+    if (!stack) return unknown;
+    if (c->n * 2 >= c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 1024;
+        int64_t *k = calloc(cap, sizeof *k);
+        char **v = calloc(cap, sizeof *v);
+        if (!k || !v) {
+            free(k), free(v);
+            return unknown;
+        }
+        for (size_t i = 0; i < c->cap; i++)
+            if (c->keys[i]) {
+                size_t j = (size_t)c->keys[i] * 0x9e3779b97f4a7c15ull >> 7 & (cap - 1);
+                while (k[j]) j = (j + 1) & (cap - 1);
+                k[j] = c->keys[i], v[j] = c->vals[i];
+            }
+        free(c->keys), free(c->vals);
+        c->keys = k, c->vals = v, c->cap = cap;
+    }
+    size_t j = (size_t)stack * 0x9e3779b97f4a7c15ull >> 7 & (c->cap - 1);
+    while (c->keys[j] && c->keys[j] != stack) j = (j + 1) & (c->cap - 1);
+    if (c->keys[j]) return c->vals[j];
+    struct vw_frame f;
+    char buf[1200];
+    const char *s = vw_sym_site(sym, stack, seq, &f) ? vw_site_str(&f, buf, sizeof buf) : unknown;
+    char *copy = strdup(s);
+    if (!copy) return unknown;
+    c->keys[j] = stack, c->vals[j] = copy, c->n++;
+    return copy;
+}
+
+static void site_cache_free(struct site_cache *c) {
+    for (size_t i = 0; i < c->cap; i++) free(c->vals[i]);
+    free(c->keys), free(c->vals);
+    memset(c, 0, sizeof *c);
+}
+
+static const char *col_text(sqlite3_stmt *st, int i, const char *dflt) {
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? (const char *)t : dflt;
+}
+
+static const char *dtype_name(int d) { return d == 0 ? "float32" : d == 1 ? "int64" : d == 2 ? "bool" : "?"; }
+
+static const char *origin_name(int o) {
+    static const char *n[] = {"factory", "op output", "view", "transfer", "checkpoint", "other"};
+    return o >= 0 && o <= 5 ? n[o] : "other";
+}
+
+/* Parses "cpu", "cuda" (cuda:0) or "cuda:N" into the trace's packed device
+ * number; -1 when it is none of these. */
+static int64_t parse_device(const char *s) {
+    if (!strcmp(s, "cpu")) return 0;
+    if (!strcmp(s, "cuda")) return 1 << 16;
+    if (!strncmp(s, "cuda:", 5) && s[5]) {
+        char *end;
+        long n = strtol(s + 5, &end, 10);
+        if (!*end && n >= 0 && n < 65536) return (1 << 16) | n;
+    }
+    return -1;
+}
+
+/* A line naming the trace, before its rows, when several are read. */
+static void trace_heading(struct vw_trace *t, FILE *f) {
+    char prog[512], pid[32];
+    vw_meta(t, "program", prog, sizeof prog);
+    vw_meta(t, "pid", pid, sizeof pid);
+    fprintf(f, "%s== ", vw_color(VW_BOLD));
+    vw_put_escaped(f, t->path);
+    fprintf(f, " (");
+    vw_put_escaped(f, prog);
+    fprintf(f, ", pid %s)%s\n", pid, vw_color(VW_RESET));
+}
+
+static void json_trace_open(struct vw_trace *t, FILE *f, int index) {
+    char prog[512], pid[32];
+    vw_meta(t, "program", prog, sizeof prog);
+    vw_meta(t, "pid", pid, sizeof pid);
+    fprintf(f, "%s{\"file\": ", index ? ", " : "");
+    vw_put_json_string(f, t->path);
+    fprintf(f, ", \"program\": ");
+    vw_put_json_string(f, prog);
+    fprintf(f, ", \"pid\": %lld", atoll(pid));
+}
+
+/* The seq of the first device mismatch (else the first error or fatal
+ * signal); 0 when the trace holds none. */
+static int64_t first_error_seq(struct vw_trace *t) {
+    sqlite3_stmt *st = vw_prep(t, "SELECT COALESCE((SELECT min(seq) FROM errors WHERE first_arg IS NOT NULL), "
+                                  "(SELECT min(seq) FROM errors), 0)");
+    int64_t seq = st && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    if (st) sqlite3_finalize(st);
+    return seq;
+}
+
+/* ---------------------------------------------------------------- tensors */
+
+static void tensors_usage(FILE *f) {
+    fprintf(f, "usage: devtrace tensors [--device D] [--alive-at-error] [--json] FILE...\n\n"
+               "A table of the tensors in the traces: id, name, dtype, shape, device, how it was made, where,\n"
+               "and whether it was freed.\n\n"
+               "  --device D        only tensors on D (cpu, cuda, cuda:N)\n"
+               "  --alive-at-error  only tensors that existed when the first device mismatch (else the first\n"
+               "                    error) happened\n"
+               "  --json            JSON instead of text (shape in README.md)\n\n"
+               "Exit status: 0 read fine, 2 bad usage or an unreadable trace.\n");
+}
+
+static int tensors_one(struct vw_trace *t, int json, int64_t device, int alive, int index) {
+    FILE *f = stdout;
+    int64_t err = alive ? first_error_seq(t) : 0;
+    if (alive && !err) {
+        vw_error("%s: the trace holds no error, so no tensor was alive at one (drop --alive-at-error)", t->path);
+        return -1;
+    }
+    sqlite3_stmt *st = vw_prep(
+        t, "SELECT t.id, t.seq, t.dtype, COALESCE(sh.text, '?'), t.device, t.origin, COALESCE(w.text, '?'), "
+           "COALESCE(t.stack, 0), (SELECT s.text FROM names n JOIN strings s ON s.id = n.name WHERE n.tensor = t.id "
+           "AND (?3 = 0 OR n.seq < ?3) ORDER BY n.seq DESC LIMIT 1), f.seq, t.nbytes FROM tensors t LEFT JOIN "
+           "strings sh ON sh.id = t.shape LEFT JOIN strings w ON w.id = t.what LEFT JOIN frees f ON f.tensor = t.id "
+           "WHERE (?1 < 0 OR t.device = ?1) AND (?3 = 0 OR (t.seq < ?3 AND (f.seq IS NULL OR f.seq > ?3))) "
+           "ORDER BY t.id");
+    struct vw_sym *sym = vw_sym_new(t);
+    if (!st || !sym) {
+        if (st) sqlite3_finalize(st);
+        vw_sym_free(sym);
+        return -1;
+    }
+    sqlite3_bind_int64(st, 1, device);
+    sqlite3_bind_int64(st, 3, err);
+    struct site_cache sc = {0};
+    char dev[32];
+    int64_t rows = 0;
+    if (json) {
+        json_trace_open(t, f, index);
+        fprintf(f, ", \"alive_at_seq\": ");
+        if (err)
+            fprintf(f, "%lld", (long long)err);
+        else
+            fprintf(f, "null");
+        fprintf(f, ", \"tensors\": [");
+    } else {
+        fprintf(f, "%-8s %-28s %-8s %-14s %-7s %-22s %-6s %s\n", "id", "name", "dtype", "shape", "device", "made by",
+                "freed", "created at");
+    }
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0), seq = sqlite3_column_int64(st, 1);
+        const char *name = col_text(st, 8, ""), *shape = col_text(st, 3, "?"), *what = col_text(st, 6, "?");
+        int origin = sqlite3_column_int(st, 5), freed = sqlite3_column_type(st, 9) != SQLITE_NULL;
+        const char *site = cached_site(&sc, sym, sqlite3_column_int64(st, 7), seq);
+        vw_device_name(sqlite3_column_int64(st, 4), dev, sizeof dev);
+        if (json) {
+            fprintf(f, "%s{\"id\": %lld, \"name\": ", rows ? ", " : "", (long long)id);
+            if (*name)
+                vw_put_json_string(f, name);
+            else
+                fputs("null", f);
+            fprintf(f, ", \"dtype\": \"%s\", \"shape\": ", dtype_name(sqlite3_column_int(st, 2)));
+            vw_put_json_string(f, shape);
+            fprintf(f, ", \"device\": \"%s\", \"origin\": \"%s\", \"what\": ", dev, origin_name(origin));
+            vw_put_json_string(f, what);
+            fprintf(f, ", \"bytes\": %lld, \"created_seq\": %lld, \"freed_seq\": ",
+                    (long long)sqlite3_column_int64(st, 10), (long long)seq);
+            if (freed)
+                fprintf(f, "%lld", (long long)sqlite3_column_int64(st, 9));
+            else
+                fputs("null", f);
+            fputs(", \"created_at\": ", f);
+            vw_put_json_string(f, site);
+            fputc('}', f);
+        } else {
+            char idbuf[24], made[300];
+            snprintf(idbuf, sizeof idbuf, "t%lld", (long long)id);
+            snprintf(made, sizeof made, "%s%s%s", origin == 0 || origin == 4 ? "" : origin_name(origin),
+                     origin == 0 || origin == 4 ? "" : " ", what);
+            fprintf(f, "%-8s ", idbuf);
+            vw_put_escaped_pad(f, *name ? name : "-", 28);
+            fprintf(f, " %-8s ", dtype_name(sqlite3_column_int(st, 2)));
+            vw_put_escaped_pad(f, shape, 14);
+            fprintf(f, " %-7s ", dev);
+            vw_put_escaped_pad(f, made, 22);
+            fprintf(f, " %-6s ", freed ? "yes" : "no");
+            vw_put_escaped(f, site);
+            fputc('\n', f);
+        }
+        rows++;
+    }
+    if (json)
+        fprintf(f, "], \"count\": %lld}", (long long)rows);
+    else
+        fprintf(f, "%lld tensor%s%s%s\n", (long long)rows, rows == 1 ? "" : "s", device >= 0 ? " on " : "",
+                device >= 0 ? vw_device_name(device, dev, sizeof dev) : "");
+    sqlite3_finalize(st);
+    site_cache_free(&sc);
+    vw_sym_free(sym);
+    return 0;
+}
+
+/* Options shared by the browsing commands; returns the number of files
+ * (their argv indexes in files[]), or -1 after printing why. */
+struct opts {
+    int json, alive;
+    int64_t device;
+    const char *tensor; /* show */
+    int files[256];
+};
+
+static int parse(int argc, char **argv, const char *cmd, void (*usage)(FILE *), int want_tensor, int allow_filter,
+                 struct opts *o) {
+    int n = 0;
+    memset(o, 0, sizeof *o);
+    o->device = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return -2;
+        } else if (!strcmp(a, "--json")) {
+            o->json = 1;
+        } else if (allow_filter && !strcmp(a, "--alive-at-error")) {
+            o->alive = 1;
+        } else if (allow_filter && (!strcmp(a, "--device") || !strncmp(a, "--device=", 9))) {
+            const char *v = a[8] == '=' ? a + 9 : i + 1 < argc ? argv[++i] : NULL;
+            if (!v || (o->device = parse_device(v)) < 0) {
+                vw_error("%s: --device takes cpu, cuda or cuda:N%s%s%s", cmd, v ? ", not '" : "", v ? v : "",
+                         v ? "'" : "");
+                return -1;
+            }
+        } else if (a[0] == '-' && a[1] && strcmp(a, "--")) {
+            vw_error("%s: unknown option '%s'; see 'devtrace %s --help'", cmd, a, cmd);
+            return -1;
+        } else if (strcmp(a, "--")) {
+            if (n == (int)(sizeof o->files / sizeof o->files[0])) {
+                vw_error("%s: too many files (at most %d)", cmd, n);
+                return -1;
+            }
+            o->files[n++] = i;
+        }
+    }
+    if (want_tensor) {
+        if (n < 2) {
+            usage(stderr);
+            return -1;
+        }
+        o->tensor = argv[o->files[--n]];
+    }
+    if (!n) {
+        usage(stderr);
+        return -1;
+    }
+    return n;
+}
+
+/* Opens every file before anything is printed; NULL after printing why. */
+static struct vw_trace *open_all(char **argv, const struct opts *o, int n) {
+    struct vw_trace *tr = calloc((size_t)n, sizeof *tr);
+    if (!tr) {
+        vw_error("out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < n; i++)
+        if (vw_trace_open(argv[o->files[i]], &tr[i]) < 0) {
+            for (int j = 0; j < i; j++) vw_trace_close(&tr[j]);
+            free(tr);
+            return NULL;
+        }
+    return tr;
+}
+
+static void close_all(struct vw_trace *tr, int n) {
+    for (int i = 0; i < n; i++) vw_trace_close(&tr[i]);
+    free(tr);
+}
+
+int vw_cmd_tensors(int argc, char **argv) {
+    struct opts o;
+    int n = parse(argc, argv, "tensors", tensors_usage, 0, 1, &o);
+    if (n < 0) return n == -2 ? VW_EXIT_OK : VW_EXIT_USAGE;
+    struct vw_trace *tr = open_all(argv, &o, n);
+    if (!tr) return VW_EXIT_USAGE;
+    int rc = VW_EXIT_OK;
+    if (o.json) printf("{\"traces\": [");
+    for (int i = 0; i < n && rc == VW_EXIT_OK; i++) {
+        if (!o.json && n > 1) trace_heading(&tr[i], stdout);
+        if (tensors_one(&tr[i], o.json, o.device, o.alive, i) < 0) rc = VW_EXIT_USAGE;
+    }
+    if (o.json && rc == VW_EXIT_OK) printf("]}\n");
+    close_all(tr, n);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- show */
+
+static void show_usage(FILE *f) {
+    fprintf(f, "usage: devtrace show [--json] FILE... TENSOR\n\n"
+               "One tensor's whole life: how and where it was created, its names, the views and copies made\n"
+               "from it, its transfers, the ops that used or wrote it, and where it was freed. TENSOR is an id\n"
+               "(12 or t12) or a name the tensor had (fc1.weight); a name several tensors had lists them.\n\n"
+               "Exit status: 0 read fine, 2 bad usage, an unreadable trace, or no such tensor.\n");
+}
+
+#define SHOW_MAX_USES 40 /* ops listed in text; --json lists all */
+
+/* Resolves TENSOR in t: its id, 0 when absent, -1 when ambiguous (listed). */
+static int64_t resolve_tensor(struct vw_trace *t, const char *spec) {
+    const char *p = spec[0] == 't' ? spec + 1 : spec;
+    char *end;
+    long long id = strtoll(p, &end, 10);
+    if (*p && !*end && id > 0) {
+        sqlite3_stmt *st = vw_prep(t, "SELECT id FROM tensors WHERE id = ?");
+        if (!st) return 0;
+        sqlite3_bind_int64(st, 1, id);
+        int found = sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_finalize(st);
+        return found ? id : 0;
+    }
+    sqlite3_stmt *st = vw_prep(t, "SELECT DISTINCT n.tensor FROM names n JOIN strings s ON s.id = n.name WHERE "
+                                  "s.text = ?1 UNION SELECT t.id FROM tensors t JOIN strings s ON s.id = t.name "
+                                  "WHERE s.text = ?1 ORDER BY 1 LIMIT 21");
+    if (!st) return 0;
+    sqlite3_bind_text(st, 1, spec, -1, SQLITE_TRANSIENT);
+    int64_t ids[21];
+    int n = 0;
+    while (n < 21 && sqlite3_step(st) == SQLITE_ROW) ids[n++] = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (n <= 1) return n ? ids[0] : 0;
+    fprintf(stderr, "devtrace: %s: %d%s tensors were named '", t->path, n > 20 ? 20 : n, n > 20 ? "+" : "");
+    vw_put_escaped(stderr, spec);
+    fprintf(stderr, "': ");
+    for (int i = 0; i < n && i < 20; i++) fprintf(stderr, "%st%lld", i ? ", " : "", (long long)ids[i]);
+    fprintf(stderr, "%s; give one id\n", n > 20 ? ", ..." : "");
+    return -1;
+}
+
+struct show_ctx {
+    struct vw_trace *t;
+    struct vw_sym *sym;
+    struct site_cache sc;
+    int json, items; /* items printed in the current JSON array */
+};
+
+static const char *site(struct show_ctx *c, int64_t stack, int64_t seq) {
+    return cached_site(&c->sc, c->sym, stack, seq);
+}
+
+/* One line of the life (text) or one object of an array (JSON): a kind,
+ * the event's seq, a description and a call site. */
+static void life_item(struct show_ctx *c, const char *kind, int64_t seq, const char *text, int64_t stack) {
+    const char *s = site(c, stack, seq);
+    if (c->json) {
+        fprintf(stdout, "%s{\"kind\": \"%s\", \"seq\": %lld, \"text\": ", c->items++ ? ", " : "", kind, (long long)seq);
+        vw_put_json_string(stdout, text);
+        fputs(", \"site\": ", stdout);
+        vw_put_json_string(stdout, s);
+        fputc('}', stdout);
+    } else {
+        printf("  %-9s #%-8lld ", kind, (long long)seq);
+        vw_put_escaped(stdout, text);
+        printf("\n  %-9s %-9s at ", "", "");
+        vw_put_escaped(stdout, s);
+        putchar('\n');
+    }
+}
+
+static int show_one(struct vw_trace *t, const char *spec, int json, int index) {
+    int64_t id = resolve_tensor(t, spec);
+    if (id < 0) return -1;
+    if (id == 0) {
+        fprintf(stderr, "devtrace: %s: no tensor '", t->path);
+        vw_put_escaped(stderr, spec);
+        fprintf(stderr, "' (give an id such as t12, or a name; 'devtrace tensors %s' lists them)\n", t->path);
+        return -1;
+    }
+    struct show_ctx c = {.t = t, .json = json};
+    c.sym = vw_sym_new(t);
+    sqlite3_stmt *st = vw_prep(t, "SELECT t.seq, t.dtype, COALESCE(sh.text, '?'), COALESCE(sd.text, 'contiguous'), "
+                                  "t.storage_offset, t.device, t.storage, t.nbytes, t.origin, COALESCE(w.text, '?'), "
+                                  "t.src, t.op, COALESCE(d.text, ''), COALESCE(t.stack, 0), COALESCE(nm.text, ''), "
+                                  "(SELECT s.text FROM ops o JOIN strings s ON s.id = o.name WHERE o.op = t.op) "
+                                  "FROM tensors t LEFT JOIN strings sh ON sh.id = t.shape LEFT JOIN strings sd ON "
+                                  "sd.id = t.strides LEFT JOIN strings w ON w.id = t.what LEFT JOIN strings d ON "
+                                  "d.id = t.detail LEFT JOIN strings nm ON nm.id = t.name WHERE t.id = ?");
+    if (!c.sym || !st || (sqlite3_bind_int64(st, 1, id), sqlite3_step(st)) != SQLITE_ROW) {
+        if (st) sqlite3_finalize(st);
+        vw_sym_free(c.sym);
+        return -1;
+    }
+    char dev[32], dev2[32], text[1024];
+    int64_t cseq = sqlite3_column_int64(st, 0);
+    int origin = sqlite3_column_int(st, 8);
+    vw_device_name(sqlite3_column_int64(st, 5), dev, sizeof dev);
+    const char *what = col_text(st, 9, "?"), *detail = col_text(st, 12, "");
+    if (json) {
+        json_trace_open(t, stdout, index);
+        printf(", \"tensor\": {\"id\": %lld, \"dtype\": \"%s\", \"shape\": ", (long long)id,
+               dtype_name(sqlite3_column_int(st, 1)));
+        vw_put_json_string(stdout, col_text(st, 2, "?"));
+        printf(", \"strides\": ");
+        vw_put_json_string(stdout, col_text(st, 3, "?"));
+        printf(", \"storage_offset\": %lld, \"device\": \"%s\", \"storage\": %lld, \"bytes\": %lld, \"origin\": "
+               "\"%s\", \"what\": ",
+               (long long)sqlite3_column_int64(st, 4), dev, (long long)sqlite3_column_int64(st, 6),
+               (long long)sqlite3_column_int64(st, 7), origin_name(origin));
+        vw_put_json_string(stdout, what);
+        printf("}, \"life\": [");
+    } else {
+        printf("%st%lld%s %s %s on %s", vw_color(VW_BOLD), (long long)id, vw_color(VW_RESET),
+               dtype_name(sqlite3_column_int(st, 1)), col_text(st, 2, "?"), dev);
+        if (strcmp(col_text(st, 3, ""), "contiguous")) printf(", strides %s", col_text(st, 3, ""));
+        if (sqlite3_column_int64(st, 4)) printf(", offset %lld", (long long)sqlite3_column_int64(st, 4));
+        printf(", %lld bytes, storage s%lld\n", (long long)sqlite3_column_int64(st, 7),
+               (long long)sqlite3_column_int64(st, 6));
+    }
+    switch (origin) {
+    case 1:
+        snprintf(text, sizeof text, "created on %s as the output of %s (op #%lld)", dev, col_text(st, 15, what),
+                 (long long)sqlite3_column_int64(st, 11));
+        break;
+    case 2:
+        snprintf(text, sizeof text, "created on %s as a %s view of t%lld", dev, what,
+                 (long long)sqlite3_column_int64(st, 10));
+        break;
+    case 3:
+        snprintf(text, sizeof text, "created on %s as a copy of t%lld by %s", dev,
+                 (long long)sqlite3_column_int64(st, 10), what);
+        break;
+    case 4: snprintf(text, sizeof text, "loaded on %s from checkpoint %s, key %s", dev, detail, what); break;
+    default: snprintf(text, sizeof text, "created on %s by %s", dev, what); break;
+    }
+    if (*col_text(st, 14, "")) {
+        size_t k = strlen(text);
+        snprintf(text + k, sizeof text - k, ", named %s", col_text(st, 14, ""));
+    }
+    if (!json) printf("life:\n");
+    life_item(&c, "created", cseq, text, sqlite3_column_int64(st, 13));
+    sqlite3_finalize(st);
+
+    /* the rest in event order: names, views and copies, transfers, ops, free */
+    st = vw_prep(
+        t, "SELECT * FROM ("
+           "SELECT n.seq, 1, s.text, NULL, NULL, NULL, e.stack FROM names n JOIN strings s ON s.id = n.name "
+           "LEFT JOIN misc_events e ON e.seq = n.seq WHERE n.tensor = ?1 "
+           "UNION ALL SELECT v.seq, 2, w.text, v.id, v.device, v.origin, v.stack FROM tensors v LEFT JOIN strings "
+           "w ON w.id = v.what WHERE v.src = ?1 "
+           "UNION ALL SELECT x.seq, 3, v.text, x.dst, x.dst_device, x.kind, e.stack FROM transfers x LEFT JOIN "
+           "strings v ON v.id = x.via LEFT JOIN misc_events e ON e.seq = x.seq WHERE (x.src = ?1 AND x.kind != 0) "
+           "OR (x.dst = ?1 AND x.kind = 3) "
+           "UNION ALL SELECT o.seq, 4, s.text, o.op, a.device, COALESCE(o.status, (SELECT m.value FROM misc_events "
+           "m WHERE m.op = o.op AND m.kind = 8)), o.stack FROM op_args a JOIN ops o ON o.op = a.op JOIN strings s "
+           "ON s.id = o.name WHERE a.tensor = ?1 "
+           "UNION ALL SELECT o.seq, 5, s.text, o.op, x.pos, NULL, o.stack FROM op_outputs_extra x JOIN ops o ON "
+           "o.op = x.op JOIN strings s ON s.id = o.name WHERE x.tensor = ?1 "
+           "UNION ALL SELECT f.seq, 6, NULL, NULL, NULL, NULL, f.stack FROM frees f WHERE f.tensor = ?1"
+           ") ORDER BY 1");
+    if (!st) {
+        vw_sym_free(c.sym);
+        return -1;
+    }
+    sqlite3_bind_int64(st, 1, id);
+    int uses = 0, freed = 0;
+    int64_t more = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t seq = sqlite3_column_int64(st, 0), stack = sqlite3_column_int64(st, 6);
+        int kind = sqlite3_column_int(st, 1);
+        const char *s2 = col_text(st, 2, "?");
+        int64_t other = sqlite3_column_int64(st, 3), d = sqlite3_column_int64(st, 4);
+        int k5 = sqlite3_column_int(st, 5);
+        const char *label = "?";
+        switch (kind) {
+        case 1: label = "named", snprintf(text, sizeof text, "named %s", s2); break;
+        case 2:
+            label = k5 == 2 ? "view" : "copy";
+            snprintf(text, sizeof text, k5 == 2 ? "t%lld made from it: a %s view" : "t%lld made from it on %s by %s",
+                     (long long)other, k5 == 2 ? s2 : vw_device_name(d, dev2, sizeof dev2), s2);
+            break;
+        case 3:
+            label = k5 == 3 ? "moved" : k5 == 2 ? "read" : "copied";
+            if (k5 == 3)
+                snprintf(text, sizeof text, "moved in place to %s by %s", vw_device_name(d, dev2, sizeof dev2), s2);
+            else if (k5 == 2)
+                snprintf(text, sizeof text, "read into host memory by %s", s2);
+            else
+                snprintf(text, sizeof text, "copied into t%lld by %s", (long long)other, s2);
+            break;
+        case 4:
+        case 5:
+            if (!json && uses >= SHOW_MAX_USES) {
+                more++;
+                continue;
+            }
+            uses++;
+            label = kind == 4 ? "used" : "written";
+            snprintf(text, sizeof text, kind == 4 ? "used by %s (op #%lld) on %s%s" : "written by %s (op #%lld)%s%s",
+                     s2, (long long)other, kind == 4 ? vw_device_name(d, dev2, sizeof dev2) : "",
+                     kind == 4 && k5 ? ", which failed" : "");
+            break;
+        case 6:
+            label = "freed", freed = 1;
+            snprintf(text, sizeof text, "freed");
+            break;
+        }
+        life_item(&c, label, seq, text, stack);
+    }
+    sqlite3_finalize(st);
+    if (json) {
+        printf("], \"freed\": %s}", freed ? "true" : "false");
+    } else {
+        if (more) printf("  ... and %lld more uses (--json lists them all)\n", (long long)more);
+        if (!freed) printf("  never freed: alive when the trace ended\n");
+    }
+    site_cache_free(&c.sc);
+    vw_sym_free(c.sym);
+    return 0;
+}
+
+int vw_cmd_show(int argc, char **argv) {
+    struct opts o;
+    int n = parse(argc, argv, "show", show_usage, 1, 0, &o);
+    if (n < 0) return n == -2 ? VW_EXIT_OK : VW_EXIT_USAGE;
+    struct vw_trace *tr = open_all(argv, &o, n);
+    if (!tr) return VW_EXIT_USAGE;
+    int rc = VW_EXIT_OK;
+    if (o.json) printf("{\"traces\": [");
+    for (int i = 0; i < n && rc == VW_EXIT_OK; i++) {
+        if (!o.json && n > 1) trace_heading(&tr[i], stdout);
+        if (show_one(&tr[i], o.tensor, o.json, i) < 0) rc = VW_EXIT_USAGE;
+    }
+    if (o.json && rc == VW_EXIT_OK) printf("]}\n");
+    close_all(tr, n);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- transfers */
+
+static void transfers_usage(FILE *f) {
+    fprintf(f, "usage: devtrace transfers [--json] FILE...\n\n"
+               "Transfers grouped by call site and direction: how many, bytes, the API, first and last time.\n"
+               "Flags copies that run on every step of a loop: the same tensor copied again and again (move it\n"
+               "once, before the loop), and device-to-host reads on each step (each one waits for the device).\n\n"
+               "Exit status: 0 read fine, 2 bad usage or an unreadable trace.\n");
+}
+
+#define MAX_GROUPS 4096
+
+struct group {
+    char site[1200];
+    int64_t from, to, count, bytes, distinct_src, t_first, t_last, first_seq;
+    char via[64];
+};
+
+static int group_cmp(const void *a, const void *b) {
+    const struct group *x = a, *y = b;
+    if (x->bytes != y->bytes) return x->bytes < y->bytes ? 1 : -1;
+    return x->first_seq < y->first_seq ? -1 : x->first_seq > y->first_seq;
+}
+
+/* The per-step flag of a group, or NULL. */
+static const char *loop_flag(const struct group *g, char *buf, size_t size) {
+    if (g->count < 3) return NULL;
+    if (g->distinct_src < g->count && g->to != -1)
+        snprintf(buf, size,
+                 "runs every step: copies the same tensor again each time (%lld copies of %lld tensor%s): move it "
+                 "once, before the loop",
+                 (long long)g->count, (long long)g->distinct_src, g->distinct_src == 1 ? "" : "s");
+    else if (g->from != 0 && (g->to == 0 || g->to == -1))
+        snprintf(buf, size,
+                 "runs every step: a device-to-host copy %lld times (each waits for the device); keep the value on "
+                 "the device or read it less often",
+                 (long long)g->count);
+    else
+        snprintf(buf, size, "repeats every step (%lld times), a new tensor each time", (long long)g->count);
+    return buf;
+}
+
+static int transfers_one(struct vw_trace *t, int json, int index) {
+    sqlite3_stmt *st = vw_prep(t, "SELECT COALESCE(e.stack, 0), x.src_device, CASE WHEN x.dst IS NULL THEN -1 "
+                                  "ELSE x.dst_device END, "
+                                  "count(*), sum(x.bytes), count(DISTINCT x.src), min(e.t), max(e.t), min(x.seq), "
+                                  "COALESCE(v.text, '?') FROM transfers x LEFT JOIN misc_events e ON e.seq = x.seq "
+                                  "LEFT JOIN strings v ON v.id = x.via GROUP BY 1, 2, 3, x.via ORDER BY 9");
+    struct vw_sym *sym = vw_sym_new(t);
+    struct group *g = calloc(MAX_GROUPS, sizeof *g);
+    if (!st || !sym || !g) {
+        if (st) sqlite3_finalize(st);
+        vw_sym_free(sym);
+        free(g);
+        if (!g) vw_error("out of memory");
+        return -1;
+    }
+    struct site_cache sc = {0};
+    int n = 0;
+    int64_t total = 0, bytes = 0, dropped_groups = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t seq = sqlite3_column_int64(st, 8);
+        const char *s = cached_site(&sc, sym, sqlite3_column_int64(st, 0), seq);
+        int64_t from = sqlite3_column_int64(st, 1), to = sqlite3_column_int64(st, 2);
+        const char *via = col_text(st, 9, "?");
+        total += sqlite3_column_int64(st, 3), bytes += sqlite3_column_int64(st, 4);
+        /* stacks that differ only in frames above the site merge into one group */
+        int k = 0;
+        while (k < n && !(g[k].from == from && g[k].to == to && !strcmp(g[k].site, s) && !strcmp(g[k].via, via))) k++;
+        if (k == n) {
+            if (n == MAX_GROUPS) {
+                dropped_groups++;
+                continue;
+            }
+            memset(&g[n], 0, sizeof g[n]);
+            snprintf(g[n].site, sizeof g[n].site, "%s", s);
+            snprintf(g[n].via, sizeof g[n].via, "%s", via);
+            g[n].from = from, g[n].to = to, g[n].t_first = INT64_MAX, g[n].first_seq = seq;
+            n++;
+        }
+        g[k].count += sqlite3_column_int64(st, 3);
+        g[k].bytes += sqlite3_column_int64(st, 4);
+        g[k].distinct_src += sqlite3_column_int64(st, 5); /* exact unless one site's stacks share a source */
+        if (sqlite3_column_int64(st, 6) < g[k].t_first) g[k].t_first = sqlite3_column_int64(st, 6);
+        if (sqlite3_column_int64(st, 7) > g[k].t_last) g[k].t_last = sqlite3_column_int64(st, 7);
+        if (seq < g[k].first_seq) g[k].first_seq = seq;
+    }
+    sqlite3_finalize(st);
+    qsort(g, (size_t)n, sizeof *g, group_cmp);
+    char d1[32], d2[32], flag[512];
+    if (json) {
+        json_trace_open(t, stdout, index);
+        printf(", \"transfers\": %lld, \"bytes\": %lld, \"sites\": [", (long long)total, (long long)bytes);
+    } else {
+        printf("%lld transfer%s, %lld bytes, from %d call site%s\n", (long long)total, total == 1 ? "" : "s",
+               (long long)bytes, n, n == 1 ? "" : "s");
+    }
+    for (int k = 0; k < n; k++) {
+        const struct group *x = &g[k];
+        vw_device_name(x->from, d1, sizeof d1);
+        if (x->to >= 0)
+            vw_device_name(x->to, d2, sizeof d2);
+        else
+            snprintf(d2, sizeof d2, "host memory");
+        const char *fl = loop_flag(x, flag, sizeof flag);
+        if (json) {
+            printf("%s{\"site\": ", k ? ", " : "");
+            vw_put_json_string(stdout, x->site);
+            printf(", \"from\": \"%s\", \"to\": \"%s\", \"via\": ", d1, x->to >= 0 ? d2 : "host");
+            vw_put_json_string(stdout, x->via);
+            printf(", \"count\": %lld, \"bytes\": %lld, \"distinct_sources\": %lld, \"first_ms\": %.3f, "
+                   "\"last_ms\": %.3f, \"per_step\": %s, \"flag\": ",
+                   (long long)x->count, (long long)x->bytes, (long long)x->distinct_src, x->t_first / 1e6,
+                   x->t_last / 1e6, fl ? "true" : "false");
+            if (fl)
+                vw_put_json_string(stdout, fl);
+            else
+                fputs("null", stdout);
+            putchar('}');
+        } else {
+            printf("\n%s", vw_color(VW_BOLD));
+            vw_put_escaped(stdout, x->site);
+            printf("%s\n  %s -> %s by ", vw_color(VW_RESET), d1, d2);
+            vw_put_escaped(stdout, x->via);
+            printf(": %lld x, %lld bytes, first at %.3f ms, last at %.3f ms\n", (long long)x->count,
+                   (long long)x->bytes, x->t_first / 1e6, x->t_last / 1e6);
+            if (fl) printf("  %s%s%s\n", vw_color(VW_YELLOW), fl, vw_color(VW_RESET));
+        }
+    }
+    if (json)
+        printf("]}");
+    else if (dropped_groups)
+        printf("(%lld more groups not shown)\n", (long long)dropped_groups);
+    free(g);
+    site_cache_free(&sc);
+    vw_sym_free(sym);
+    return 0;
+}
+
+int vw_cmd_transfers(int argc, char **argv) {
+    struct opts o;
+    int n = parse(argc, argv, "transfers", transfers_usage, 0, 0, &o);
+    if (n < 0) return n == -2 ? VW_EXIT_OK : VW_EXIT_USAGE;
+    struct vw_trace *tr = open_all(argv, &o, n);
+    if (!tr) return VW_EXIT_USAGE;
+    int rc = VW_EXIT_OK;
+    if (o.json) printf("{\"traces\": [");
+    for (int i = 0; i < n && rc == VW_EXIT_OK; i++) {
+        if (!o.json && n > 1) trace_heading(&tr[i], stdout);
+        if (transfers_one(&tr[i], o.json, i) < 0) rc = VW_EXIT_USAGE;
+    }
+    if (o.json && rc == VW_EXIT_OK) printf("]}\n");
+    close_all(tr, n);
+    return rc;
+}

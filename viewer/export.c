@@ -1,0 +1,406 @@
+/* devtrace export: the traces as a Chrome trace / Perfetto JSON timeline
+ * (--format chrome: ops and transfers as slices on one track per thread,
+ * transfers again on the destination device's track, errors as instant
+ * events; one process per trace, clocks aligned on their start times), or
+ * as one self-contained HTML file (--format html): the report of each
+ * mismatch with its chain and fix, and a timeline, drawn by inline script
+ * from JSON embedded in the page; no network access needed to view it.
+ * Everything from the trace reaches the page as JSON data and is put in the
+ * document with textContent, never parsed as HTML. */
+#include "vw.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define HTML_MAX_OPS 20000 /* ops drawn in the HTML timeline: the last ones */
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: devtrace export --format chrome|html -o OUT FILE...\n\n"
+               "  --format chrome  a Chrome trace / Perfetto JSON timeline: ops and transfers per thread,\n"
+               "                   transfers per device, errors; open it in ui.perfetto.dev or chrome://tracing\n"
+               "  --format html    one HTML file: the report (each mismatch, its chain and its fix) and a\n"
+               "                   timeline; opens offline in any browser\n"
+               "  -o OUT           the file to write (replaced if it exists; '-' for standard output)\n\n"
+               "Exit status: 0 written, 2 bad usage, an unreadable trace, or OUT cannot be written.\n");
+}
+
+struct tl {
+    struct vw_trace *t;
+    int64_t pid, start_ns; /* the process; its start on the Unix clock */
+};
+
+/* Microseconds on the shared clock for an event at t ns into trace x. */
+static double us(const struct tl *x, int64_t base_ns, int64_t t) { return (double)(x->start_ns - base_ns + t) / 1e3; }
+
+static void chrome_trace(FILE *f, struct tl *x, int n) {
+    int64_t base = INT64_MAX;
+    for (int i = 0; i < n; i++)
+        if (x[i].start_ns < base) base = x[i].start_ns;
+    fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", f);
+    int first = 1;
+#define SEP() (first ? (first = 0, "") : ",\n")
+    for (int i = 0; i < n; i++) {
+        struct vw_trace *t = x[i].t;
+        char prog[512], dev[32];
+        vw_meta(t, "program", prog, sizeof prog);
+        const char *b = strrchr(prog, '/');
+        fprintf(f, "%s{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %lld, \"args\": {\"name\": ", SEP(),
+                (long long)x[i].pid);
+        vw_put_json_string(f, b ? b + 1 : prog);
+        fputs("}}", f);
+        sqlite3_stmt *st = vw_prep(t, "SELECT tid, COALESCE(name, '') FROM threads");
+        while (st && sqlite3_step(st) == SQLITE_ROW) {
+            fprintf(f,
+                    "%s{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %lld, \"tid\": %lld, \"args\": {\"name\": ",
+                    SEP(), (long long)x[i].pid, (long long)sqlite3_column_int64(st, 0));
+            vw_put_json_string(f, (const char *)sqlite3_column_text(st, 1));
+            fputs("}}", f);
+        }
+        if (st) sqlite3_finalize(st);
+        /* device tracks: tid 1000000 + packed device number */
+        st = vw_prep(t, "SELECT device FROM devices UNION SELECT dst_device FROM transfers WHERE dst_device IS NOT "
+                        "NULL");
+        while (st && sqlite3_step(st) == SQLITE_ROW) {
+            fprintf(f,
+                    "%s{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %lld, \"tid\": %lld, \"args\": {\"name\": "
+                    "\"device %s\"}}",
+                    SEP(), (long long)x[i].pid, 1000000 + (long long)sqlite3_column_int64(st, 0),
+                    vw_device_name(sqlite3_column_int64(st, 0), dev, sizeof dev));
+        }
+        if (st) sqlite3_finalize(st);
+        st = vw_prep(t, "SELECT o.op, s.text, o.t, o.dur, th.tid, COALESCE(o.status, (SELECT m.value FROM "
+                        "misc_events m WHERE m.op = o.op AND m.kind = 8)) FROM ops o JOIN strings s ON s.id = "
+                        "o.name LEFT JOIN threads th ON th.id = o.thread ORDER BY o.seq");
+        while (st && sqlite3_step(st) == SQLITE_ROW) {
+            fprintf(f, "%s{\"ph\": \"X\", \"cat\": \"op\", \"name\": ", SEP());
+            vw_put_json_string(f, (const char *)sqlite3_column_text(st, 1));
+            fprintf(f, ", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"op\": %lld",
+                    (long long)x[i].pid, (long long)sqlite3_column_int64(st, 4),
+                    us(&x[i], base, sqlite3_column_int64(st, 2)), sqlite3_column_int64(st, 3) / 1e3,
+                    (long long)sqlite3_column_int64(st, 0));
+            if (sqlite3_column_type(st, 5) != SQLITE_NULL)
+                fprintf(f, ", \"status\": %lld", (long long)sqlite3_column_int64(st, 5));
+            fputs("}}", f);
+        }
+        if (st) sqlite3_finalize(st);
+        st = vw_prep(t, "SELECT x.src, x.dst, x.src_device, x.dst_device, x.bytes, COALESCE(v.text, '?'), e.t, "
+                        "th.tid FROM transfers x JOIN misc_events e ON e.seq = x.seq LEFT JOIN strings v ON v.id = "
+                        "x.via LEFT JOIN threads th ON th.id = e.thread ORDER BY x.seq");
+        while (st && sqlite3_step(st) == SQLITE_ROW) {
+            char d1[32], d2[32];
+            int64_t to = sqlite3_column_type(st, 3) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 3);
+            vw_device_name(sqlite3_column_int64(st, 2), d1, sizeof d1);
+            vw_device_name(to, d2, sizeof d2);
+            for (int track = 0; track < 2; track++) {
+                fprintf(f, "%s{\"ph\": \"X\", \"cat\": \"transfer\", \"name\": \"", SEP());
+                fprintf(
+                    f, "%s -> %s\", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"dur\": 1, \"args\": {\"via\": ", d1,
+                    d2, (long long)x[i].pid, track ? 1000000 + (long long)to : (long long)sqlite3_column_int64(st, 7),
+                    us(&x[i], base, sqlite3_column_int64(st, 6)));
+                vw_put_json_string(f, (const char *)sqlite3_column_text(st, 5));
+                fprintf(f, ", \"src\": %lld, \"dst\": %lld, \"bytes\": %lld}}", (long long)sqlite3_column_int64(st, 0),
+                        (long long)sqlite3_column_int64(st, 1), (long long)sqlite3_column_int64(st, 4));
+            }
+        }
+        if (st) sqlite3_finalize(st);
+        st = vw_prep(t, "SELECT r.message, e.t, th.tid, r.first_arg IS NOT NULL, r.signal FROM errors r JOIN "
+                        "misc_events e ON e.seq = r.seq LEFT JOIN threads th ON th.id = e.thread WHERE NOT "
+                        "(r.first_arg IS NULL AND r.kind = 1 AND EXISTS(SELECT 1 FROM errors q WHERE q.first_arg IS "
+                        "NOT NULL AND q.seq BETWEEN r.seq - 3 AND r.seq - 1)) ORDER BY r.seq");
+        while (st && sqlite3_step(st) == SQLITE_ROW) {
+            int sig = sqlite3_column_type(st, 4) != SQLITE_NULL;
+            fprintf(f,
+                    "%s{\"ph\": \"i\", \"s\": \"p\", \"cat\": \"error\", \"name\": \"%s\", \"pid\": %lld, "
+                    "\"tid\": %lld, \"ts\": %.3f, \"args\": {\"message\": ",
+                    SEP(),
+                    sig                         ? "fatal signal"
+                    : sqlite3_column_int(st, 3) ? "device mismatch"
+                                                : "error",
+                    (long long)x[i].pid, (long long)sqlite3_column_int64(st, 2),
+                    us(&x[i], base, sqlite3_column_int64(st, 1)));
+            if (sig)
+                fprintf(f, "\"signal %lld\"", (long long)sqlite3_column_int64(st, 4));
+            else
+                vw_put_json_string(f, (const char *)sqlite3_column_text(st, 0));
+            fputs("}}", f);
+        }
+        if (st) sqlite3_finalize(st);
+    }
+#undef SEP
+    fputs("\n]}\n", f);
+}
+
+/* ---------------------------------------------------------------- html */
+
+static const char html_head[] =
+    "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+    "script-src 'unsafe-inline'\">\n"
+    "<title>devtrace report</title>\n<style>\n"
+    "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:70em;color:#222;padding:0 1em}\n"
+    "h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em}code,.mono{font-family:ui-monospace,monospace}\n"
+    ".mm{border:1px solid #ccc;border-radius:6px;padding:1em;margin:1em 0}.msg{color:#a00}\n"
+    "table{border-collapse:collapse}td,th{padding:2px 8px;text-align:left;border-bottom:1px solid #eee}\n"
+    "tr.odd td{background:#fee;font-weight:bold}.fix{background:#efe;border-left:4px solid #3a3;padding:.5em 1em}\n"
+    "ol.chain li{margin:.2em 0}.site{color:#555;font-family:ui-monospace,monospace;font-size:.9em}\n"
+    ".lane{font:11px sans-serif}svg{border:1px solid #ddd;background:#fafafa}#timeline{overflow-x:auto}\n"
+    "</style></head><body>\n<h1>devtrace report</h1>\n<div id=\"summary\"></div>\n<div id=\"report\"></div>\n"
+    "<h2>Timeline</h2>\n<p id=\"tlnote\"></p>\n<div id=\"timeline\"></div>\n"
+    "<script type=\"application/json\" id=\"data\">\n";
+
+static const char html_tail[] =
+    "\n</script>\n<script>\n"
+    "'use strict';\n"
+    "const D = JSON.parse(document.getElementById('data').textContent);\n"
+    "function el(tag, text, cls) { const e = document.createElement(tag); if (text !== undefined && text !== null)"
+    " e.textContent = String(text); if (cls) e.className = cls; return e; }\n"
+    "function site(s) { if (!s) return '(unknown site)'; return s.file ? s.file + ':' + s.line + (s.function ? ' (' +"
+    " s.function + ')' : '') : s.module + (s.function ? ' (' + s.function + ')' : ''); }\n"
+    "const rep = document.getElementById('report');\n"
+    "let total = 0;\n"
+    "D.report.traces.forEach((tr, ti) => {\n"
+    "  rep.appendChild(el('h2', tr.program + ' (pid ' + tr.pid + '), exit status ' + tr.exit_status));\n"
+    "  if (!tr.mismatches.length) rep.appendChild(el('p', 'No device mismatch in this trace.', 'none'));\n"
+    "  tr.mismatches.forEach((m, mi) => {\n"
+    "    total++;\n"
+    "    const box = el('div', null, 'mm'); box.id = 'mismatch-' + ti + '-' + mi;\n"
+    "    box.appendChild(el('h3', 'Device mismatch in ' + m.op + ' at ' + site(m.site)));\n"
+    "    box.appendChild(el('p', m.message, 'msg'));\n"
+    "    const tab = el('table'); const hr = el('tr');\n"
+    "    ['argument', 'device', 'tensor', 'name', 'dtype', 'shape', ''].forEach(h => hr.appendChild(el('th', h)));\n"
+    "    tab.appendChild(hr);\n"
+    "    m.operands.forEach(o => { const r = el('tr', null, o.odd ? 'odd' : '');\n"
+    "      [o.arg, o.device, 't' + o.tensor, o.name, o.dtype, o.shape, o.odd ? 'odd one out' : ''].forEach(v =>"
+    " r.appendChild(el('td', v))); tab.appendChild(r); });\n"
+    "    box.appendChild(tab);\n"
+    "    m.operands.forEach((o, oi) => {\n"
+    "      box.appendChild(el('h4', (o.odd ? 'How ' : 'Where ') + o.arg + ' (t' + o.tensor + ') ' + (o.odd ?"
+    " 'came to be on ' : 'reached ') + o.device));\n"
+    "      const ol = el('ol', null, 'chain'); ol.id = 'chain-' + ti + '-' + mi + '-' + oi;\n"
+    "      o.chain.forEach(s => { const li = el('li', s.text); li.appendChild(el('br'));"
+    " li.appendChild(el('span', site(s.site), 'site')); ol.appendChild(li); });\n"
+    "      box.appendChild(ol);\n"
+    "    });\n"
+    "    if (m.fix) { const fx = el('div', null, 'fix'); fx.id = 'fix-' + ti + '-' + mi;\n"
+    "      fx.appendChild(el('strong', 'Fix: ')); fx.appendChild(el('span', m.fix.text));"
+    " fx.appendChild(el('br')); fx.appendChild(el('span', site(m.fix.site), 'site')); box.appendChild(fx); }\n"
+    "    rep.appendChild(box);\n"
+    "  });\n"
+    "});\n"
+    "document.getElementById('summary').appendChild(el('p', total ? total + ' device mismatch' + (total > 1 ? 'es'"
+    " : '') + ' found.' : 'No device mismatch found.'));\n"
+    "/* the timeline: one lane per thread, one per device; ops, transfers, errors */\n"
+    "const T = D.timeline, NS = 'http://www.w3.org/2000/svg';\n"
+    "document.getElementById('tlnote').textContent = T.ops.length + ' ops' + (T.ops_total > T.ops.length ? ' (the"
+    " last ' + T.ops.length + ' of ' + T.ops_total + ')' : '') + ', ' + T.transfers.length + ' transfers, ' +"
+    " T.errors.length + ' errors.';\n"
+    "const lanes = []; const laneOf = k => { let i = lanes.indexOf(k); if (i < 0) { lanes.push(k); i = lanes.length"
+    " - 1; } return i; };\n"
+    "T.ops.forEach(o => laneOf(o.lane)); T.transfers.forEach(x => { laneOf(x.lane); laneOf(x.device); });\n"
+    "T.errors.forEach(e => laneOf(e.lane));\n"
+    "let t0 = Infinity, t1 = -Infinity; const see = t => { t0 = Math.min(t0, t); t1 = Math.max(t1, t); };\n"
+    "T.ops.forEach(o => { see(o.t); see(o.t + o.dur); }); T.transfers.forEach(x => see(x.t));"
+    " T.errors.forEach(e => see(e.t));\n"
+    "if (!isFinite(t0)) { t0 = 0; t1 = 1; } if (t1 <= t0) t1 = t0 + 1;\n"
+    "const W = 1000, LH = 22, L = 150, svg = document.createElementNS(NS, 'svg');\n"
+    "svg.setAttribute('width', W + L + 10); svg.setAttribute('height', lanes.length * LH + 30);\n"
+    "const X = t => L + (t - t0) / (t1 - t0) * W;\n"
+    "function add(tag, attrs, title) { const e = document.createElementNS(NS, tag); for (const k in attrs)"
+    " e.setAttribute(k, attrs[k]); if (title) { const ti = document.createElementNS(NS, 'title'); ti.textContent ="
+    " title; e.appendChild(ti); } svg.appendChild(e); return e; }\n"
+    "lanes.forEach((k, i) => { const tx = add('text', {x: 4, y: i * LH + 15, class: 'lane'}); tx.textContent = k; });\n"
+    "T.ops.forEach(o => add('rect', {x: X(o.t), y: laneOf(o.lane) * LH + 4, width: Math.max(1, X(o.t + o.dur) -"
+    " X(o.t)), height: LH - 8, fill: o.status ? '#d33' : '#69c'}, o.name + ' (op #' + o.op + ')'));\n"
+    "T.transfers.forEach(x => [x.lane, x.device].forEach(k => add('rect', {x: X(x.t), y: laneOf(k) * LH + 2, width:"
+    " 2, height: LH - 4, fill: '#e90'}, x.text)));\n"
+    "T.errors.forEach(e => add('circle', {cx: X(e.t), cy: laneOf(e.lane) * LH + LH / 2, r: 6, fill: '#c00'},"
+    " e.text));\n"
+    "const ax = add('text', {x: L, y: lanes.length * LH + 20, class: 'lane'}); ax.textContent = '0 ms';\n"
+    "const ax2 = add('text', {x: L + W - 80, y: lanes.length * LH + 20, class: 'lane'}); ax2.textContent ="
+    " ((t1 - t0) / 1e6).toFixed(3) + ' ms';\n"
+    "document.getElementById('timeline').appendChild(svg);\n"
+    "document.body.setAttribute('data-rendered', 'yes');\n"
+    "</script>\n</body></html>\n";
+
+/* The timeline data of the HTML page, as JSON (times in ns, shared clock). */
+static void html_timeline(FILE *f, struct tl *x, int n) {
+    int64_t base = INT64_MAX, total = 0;
+    for (int i = 0; i < n; i++)
+        if (x[i].start_ns < base) base = x[i].start_ns;
+    fputs("{\"ops\": [", f);
+    int first = 1;
+    for (int i = 0; i < n; i++) {
+        sqlite3_stmt *st = vw_prep(x[i].t, "SELECT count(*) FROM ops");
+        int64_t nops = st && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+        if (st) sqlite3_finalize(st);
+        total += nops;
+        st = vw_prep(x[i].t, "SELECT * FROM (SELECT o.op, s.text, o.t, COALESCE(o.dur, 0), th.tid, COALESCE(o.status, "
+                             "(SELECT m.value FROM misc_events m WHERE m.op = o.op AND m.kind = 8), 0) FROM ops o JOIN "
+                             "strings s ON s.id = o.name LEFT JOIN threads th ON th.id = o.thread ORDER BY o.seq DESC "
+                             "LIMIT ?) ORDER BY 1");
+        if (!st) continue;
+        sqlite3_bind_int64(st, 1, HTML_MAX_OPS / n);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            fprintf(f, "%s{\"op\": %lld, \"name\": ", first ? "" : ",\n", (long long)sqlite3_column_int64(st, 0));
+            first = 0;
+            vw_put_json_string(f, (const char *)sqlite3_column_text(st, 1));
+            fprintf(f, ", \"t\": %lld, \"dur\": %lld, \"lane\": \"pid %lld thread %lld\", \"status\": %lld}",
+                    (long long)(x[i].start_ns - base + sqlite3_column_int64(st, 2)),
+                    (long long)sqlite3_column_int64(st, 3), (long long)x[i].pid, (long long)sqlite3_column_int64(st, 4),
+                    (long long)sqlite3_column_int64(st, 5));
+        }
+        sqlite3_finalize(st);
+    }
+    fprintf(f, "], \"ops_total\": %lld, \"transfers\": [", (long long)total);
+    first = 1;
+    for (int i = 0; i < n; i++) {
+        sqlite3_stmt *st = vw_prep(x[i].t, "SELECT x.src, x.src_device, COALESCE(x.dst_device, 0), x.bytes, "
+                                           "COALESCE(v.text, '?'), e.t, th.tid FROM transfers x JOIN misc_events e "
+                                           "ON e.seq = x.seq LEFT JOIN strings v ON v.id = x.via LEFT JOIN threads "
+                                           "th ON th.id = e.thread ORDER BY x.seq");
+        while (st && sqlite3_step(st) == SQLITE_ROW) {
+            char d1[32], d2[32], text[160];
+            vw_device_name(sqlite3_column_int64(st, 1), d1, sizeof d1);
+            vw_device_name(sqlite3_column_int64(st, 2), d2, sizeof d2);
+            snprintf(text, sizeof text, "t%lld %s -> %s, %lld bytes by ", (long long)sqlite3_column_int64(st, 0), d1,
+                     d2, (long long)sqlite3_column_int64(st, 3));
+            fprintf(f, "%s{\"t\": %lld, \"lane\": \"pid %lld thread %lld\", \"device\": \"pid %lld %s\", \"text\": ",
+                    first ? "" : ",\n", (long long)(x[i].start_ns - base + sqlite3_column_int64(st, 5)),
+                    (long long)x[i].pid, (long long)sqlite3_column_int64(st, 6), (long long)x[i].pid, d2);
+            first = 0;
+            char full[256];
+            snprintf(full, sizeof full, "%s%s", text, (const char *)sqlite3_column_text(st, 4));
+            vw_put_json_string(f, full);
+            fputc('}', f);
+        }
+        if (st) sqlite3_finalize(st);
+    }
+    fputs("], \"errors\": [", f);
+    first = 1;
+    for (int i = 0; i < n; i++) {
+        sqlite3_stmt *st = vw_prep(x[i].t, "SELECT COALESCE(r.message, 'signal ' || r.signal), e.t, th.tid FROM "
+                                           "errors r JOIN misc_events e ON e.seq = r.seq LEFT JOIN threads th ON "
+                                           "th.id = e.thread WHERE NOT (r.first_arg IS NULL AND r.kind = 1 AND "
+                                           "EXISTS(SELECT 1 FROM errors q WHERE q.first_arg IS NOT NULL AND q.seq "
+                                           "BETWEEN r.seq - 3 AND r.seq - 1)) ORDER BY r.seq");
+        while (st && sqlite3_step(st) == SQLITE_ROW) {
+            fprintf(f, "%s{\"t\": %lld, \"lane\": \"pid %lld thread %lld\", \"text\": ", first ? "" : ",\n",
+                    (long long)(x[i].start_ns - base + sqlite3_column_int64(st, 1)), (long long)x[i].pid,
+                    (long long)sqlite3_column_int64(st, 2));
+            first = 0;
+            vw_put_json_string(f, (const char *)sqlite3_column_text(st, 0));
+            fputc('}', f);
+        }
+        if (st) sqlite3_finalize(st);
+    }
+    fputs("]}", f);
+}
+
+static int html_report(FILE *f, struct tl *x, int n) {
+    fputs(html_head, f);
+    fputs("{\"report\": {\"traces\": [", f);
+    for (int i = 0; i < n; i++)
+        if (vw_report_trace(x[i].t, 1, f, i, n) < 0) return -1;
+    fputs("]}, \"timeline\": ", f);
+    html_timeline(f, x, n);
+    fputs("}", f);
+    fputs(html_tail, f);
+    return 0;
+}
+
+int vw_cmd_export(int argc, char **argv) {
+    const char *format = NULL, *out = NULL;
+    int files[256], n = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return VW_EXIT_OK;
+        } else if (!strcmp(a, "--format") || !strcmp(a, "-o")) {
+            if (i + 1 == argc) {
+                vw_error("export: %s needs a value; see 'devtrace export --help'", a);
+                return VW_EXIT_USAGE;
+            }
+            *(a[1] == 'o' ? &out : &format) = argv[++i];
+        } else if (!strncmp(a, "--format=", 9)) {
+            format = a + 9;
+        } else if (a[0] == '-' && a[1]) {
+            vw_error("export: unknown option '%s'; see 'devtrace export --help'", a);
+            return VW_EXIT_USAGE;
+        } else if (n < 256) {
+            files[n++] = i;
+        }
+    }
+    if (!format || !out || !n) {
+        usage(stderr);
+        return VW_EXIT_USAGE;
+    }
+    int html = !strcmp(format, "html");
+    if (!html && strcmp(format, "chrome")) {
+        vw_error("export: unknown format '%s' (chrome or html)", format);
+        return VW_EXIT_USAGE;
+    }
+    struct vw_trace *tr = calloc((size_t)n, sizeof *tr);
+    struct tl *x = calloc((size_t)n, sizeof *x);
+    if (!tr || !x) {
+        free(tr), free(x);
+        vw_error("out of memory");
+        return VW_EXIT_USAGE;
+    }
+    int opened = 0, rc = VW_EXIT_OK;
+    for (; opened < n; opened++) {
+        if (vw_trace_open(argv[files[opened]], &tr[opened]) < 0) {
+            rc = VW_EXIT_USAGE;
+            break;
+        }
+        char v[32];
+        x[opened].t = &tr[opened];
+        x[opened].pid = atoll(vw_meta(&tr[opened], "pid", v, sizeof v));
+        x[opened].start_ns = atoll(vw_meta(&tr[opened], "start_time_ns", v, sizeof v));
+    }
+    /* written next to OUT and renamed over it at the end: a failed export
+     * never leaves a half file under OUT's name */
+    char tmp[4200] = "";
+    FILE *f = NULL;
+    if (rc == VW_EXIT_OK) {
+        if (!strcmp(out, "-")) {
+            f = stdout;
+        } else if (snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", out) >= (int)sizeof tmp) {
+            vw_error("export: output path too long");
+            rc = VW_EXIT_USAGE;
+        } else {
+            int fd = mkstemp(tmp);
+            if (fd < 0 || !(f = fdopen(fd, "w"))) {
+                vw_error("export: cannot write %s: %s", out, strerror(errno));
+                if (fd >= 0) close(fd), unlink(tmp);
+                rc = VW_EXIT_USAGE;
+            }
+        }
+    }
+    if (rc == VW_EXIT_OK) {
+        if (html) {
+            if (html_report(f, x, n) < 0) rc = VW_EXIT_USAGE;
+        } else {
+            chrome_trace(f, x, n);
+        }
+        if (f != stdout) {
+            int bad = ferror(f) | (fflush(f) != 0) | (fsync(fileno(f)) != 0);
+            int err = errno;
+            if (fclose(f) != 0) bad = 1, err = errno;
+            if (rc == VW_EXIT_OK && (bad || rename(tmp, out) != 0)) {
+                vw_error("export: cannot write %s: %s", out, strerror(bad ? err : errno));
+                rc = VW_EXIT_USAGE;
+            }
+            if (rc != VW_EXIT_OK) unlink(tmp);
+        } else if (fflush(stdout) != 0 || ferror(stdout)) {
+            vw_error("export: cannot write to standard output: %s", strerror(errno));
+            rc = VW_EXIT_USAGE;
+        }
+    }
+    for (int i = 0; i < opened; i++) vw_trace_close(&tr[i]);
+    free(tr), free(x);
+    if (rc == VW_EXIT_OK && strcmp(out, "-")) fprintf(stderr, "devtrace: wrote %s\n", out);
+    return rc;
+}
