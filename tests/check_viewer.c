@@ -93,6 +93,11 @@ START_TEST(test_report_names_the_chain_and_the_fix) {
     snprintf(want, sizeof want, "mismatch_minimal.c:%d", fix);
     ck_assert_msg(strstr(f, want), "fix line %d not in: %s", fix, f);
 
+    /* the failing call's stack: the program's frames; --all-frames adds the runtime's */
+    ck_assert_msg(strstr(out, "call stack:") && !strstr(out, "(dt_mul)") && strstr(out, "--all-frames shows them"),
+                  "%s", out);
+    ck_assert_int_eq(sh("%s report --all-frames %s", DEVTRACE_CLI, trace), 1);
+    ck_assert_msg(strstr(out, "(dt_mul)  [hidden by default]"), "%s", out);
     ck_assert_int_eq(sh("%s report --json %s", DEVTRACE_CLI, trace), 1);
     ck_assert_msg(strstr(out, "\"op\": \"mul\""), "%s", out);
     ck_assert(strstr(out, "\"odd\": true"));

@@ -42,10 +42,44 @@ struct operand {
 struct ctx {
     struct vw_trace *t;
     struct vw_sym *sym;
-    int json;
+    int json, all_frames;
     FILE *out;
     sqlite3_stmt *tensor, *moves, *args, *opname;
 };
+
+#define MAX_FRAMES 64
+
+/* The call stack of the failing op: the program's frames, or every frame
+ * with --all-frames (libdtrt, libdevtrace and libc ones marked). */
+static void print_stack(struct ctx *c, FILE *f, int64_t stack, int64_t seq) {
+    struct vw_frame *fr = calloc(MAX_FRAMES, sizeof *fr);
+    int n = fr ? vw_sym_stack(c->sym, stack, seq, fr, MAX_FRAMES) : 0;
+    char buf[1200];
+    int shown = 0, hidden = 0;
+    if (c->json) fputs(", \"stack\": [", f);
+    for (int i = 0; i < n; i++) {
+        if (fr[i].hidden && !c->all_frames) {
+            hidden++;
+            continue;
+        }
+        if (c->json) {
+            fprintf(f, "%s{\"frame\": ", shown ? ", " : "");
+            vw_put_json_string(f, vw_site_str(&fr[i], buf, sizeof buf));
+            fprintf(f, ", \"hidden\": %s}", fr[i].hidden ? "true" : "false");
+        } else {
+            fprintf(f, "%s    #%-2d ", shown ? "" : "  call stack:\n", i);
+            vw_put_escaped(f, vw_site_str(&fr[i], buf, sizeof buf));
+            fputs(fr[i].hidden ? "  [hidden by default]\n" : "\n", f);
+        }
+        shown++;
+    }
+    if (c->json)
+        fputs("]", f);
+    else if (hidden)
+        fprintf(f, "    (%d frame%s inside libdtrt, libdevtrace and libc hidden; --all-frames shows them)\n", hidden,
+                hidden == 1 ? "" : "s");
+    free(fr);
+}
 
 static const char *dtype_name(int d) { return d == 0 ? "float32" : d == 1 ? "int64" : d == 2 ? "bool" : "?"; }
 
@@ -323,6 +357,7 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         vw_put_json_string(f, message);
         fputs(", \"site\": ", f);
         json_site(f, &call);
+        print_stack(c, f, stack, seq);
         fprintf(f, ", \"intended_device\": \"%s\", \"tie\": %s, \"operands\": [", vw_device_name(want, d1, sizeof d1),
                 tie ? "true" : "false");
         for (int i = 0; i < n; i++) {
@@ -366,7 +401,9 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     if (call.has_site) fprintf(f, " at "), vw_put_escaped(f, vw_site_str(&call.site, buf, sizeof buf));
     fputs("\n  ", f);
     vw_put_escaped(f, message);
-    fputs("\n\n  arg         device   tensor\n", f);
+    fputc('\n', f);
+    print_stack(c, f, stack, seq);
+    fputs("\n  arg         device   tensor\n", f);
     for (int i = 0; i < n; i++) {
         const struct operand *o = &ops[i];
         fprintf(f, "%s  %-11s %-8s t%-6lld ", o->odd ? C(VW_RED) : "", o->arg, vw_device_name(o->dev, d1, sizeof d1),
@@ -475,9 +512,11 @@ static void summary(struct ctx *c) {
 
 /* Reports one trace to out (text or JSON, the index-th of nfiles): the
  * number of mismatches found, or -1 after printing why it could not. */
+static int g_all_frames; /* --all-frames */
+
 int vw_report_trace(struct vw_trace *t, int json, FILE *out, int index, int nfiles) {
     int found = 0;
-    struct ctx c = {.t = t, .json = json, .out = out};
+    struct ctx c = {.t = t, .json = json, .out = out, .all_frames = g_all_frames};
     c.sym = vw_sym_new(t);
     c.tensor = vw_prep(t, "SELECT t.seq, t.device, t.origin, COALESCE(t.src, 0), COALESCE(t.op, 0), "
                           "COALESCE(t.stack, 0), w.text, t.detail FROM tensors t LEFT JOIN strings w ON w.id = "
@@ -538,10 +577,11 @@ next:
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: devtrace report [--json] FILE...\n\n"
+    fprintf(f, "usage: devtrace report [--json] [--all-frames] FILE...\n\n"
                "For each device mismatch in the traces: the op and where it was called, its operands, the odd one\n"
                "out, the chain of events that put it on its device, where its peers reached theirs, and the line\n"
-               "where the move belongs. With no mismatch, a summary of tensors and transfers.\n\n"
+               "where the move belongs. With no mismatch, a summary of tensors and transfers. The failing call's\n"
+               "stack shows the program's frames; --all-frames adds those inside libdtrt, libdevtrace and libc.\n\n"
                "Exit status: 0 no mismatch, 1 a mismatch was found, 2 bad usage or an unreadable trace.\n");
 }
 
@@ -553,6 +593,8 @@ int vw_cmd_report(int argc, char **argv) {
             return VW_EXIT_OK;
         } else if (!strcmp(argv[i], "--json"))
             json = 1;
+        else if (!strcmp(argv[i], "--all-frames"))
+            g_all_frames = 1;
         else if (argv[i][0] == '-' && argv[i][1]) {
             vw_error("report: unknown option '%s'; see 'devtrace report --help'", argv[i]);
             return VW_EXIT_USAGE;
