@@ -291,9 +291,12 @@ static void close_all(struct vw_trace *tr, int n) {
     free(tr);
 }
 
-int vw_cmd_tensors(int argc, char **argv) {
+/* A browsing command: parses, opens every file, then runs one() on each
+ * (a heading per trace when several are read, one JSON object around all). */
+static int run_each(int argc, char **argv, const char *cmd, void (*usage)(FILE *), int want_tensor, int allow_filter,
+                    int (*one)(struct vw_trace *t, const struct opts *o, int index)) {
     struct opts o;
-    int n = parse(argc, argv, "tensors", tensors_usage, 0, 1, &o);
+    int n = parse(argc, argv, cmd, usage, want_tensor, allow_filter, &o);
     if (n < 0) return n == -2 ? VW_EXIT_OK : VW_EXIT_USAGE;
     struct vw_trace *tr = open_all(argv, &o, n);
     if (!tr) return VW_EXIT_USAGE;
@@ -301,12 +304,18 @@ int vw_cmd_tensors(int argc, char **argv) {
     if (o.json) printf("{\"traces\": [");
     for (int i = 0; i < n && rc == VW_EXIT_OK; i++) {
         if (!o.json && n > 1) trace_heading(&tr[i], stdout);
-        if (tensors_one(&tr[i], o.json, o.device, o.alive, i) < 0) rc = VW_EXIT_USAGE;
+        if (one(&tr[i], &o, i) < 0) rc = VW_EXIT_USAGE;
     }
     if (o.json && rc == VW_EXIT_OK) printf("]}\n");
     close_all(tr, n);
     return rc;
 }
+
+static int tensors_each(struct vw_trace *t, const struct opts *o, int index) {
+    return tensors_one(t, o->json, o->device, o->alive, index);
+}
+
+int vw_cmd_tensors(int argc, char **argv) { return run_each(argc, argv, "tensors", tensors_usage, 0, 1, tensors_each); }
 
 /* ---------------------------------------------------------------- show */
 
@@ -532,22 +541,11 @@ static int show_one(struct vw_trace *t, const char *spec, int json, int index) {
     return 0;
 }
 
-int vw_cmd_show(int argc, char **argv) {
-    struct opts o;
-    int n = parse(argc, argv, "show", show_usage, 1, 0, &o);
-    if (n < 0) return n == -2 ? VW_EXIT_OK : VW_EXIT_USAGE;
-    struct vw_trace *tr = open_all(argv, &o, n);
-    if (!tr) return VW_EXIT_USAGE;
-    int rc = VW_EXIT_OK;
-    if (o.json) printf("{\"traces\": [");
-    for (int i = 0; i < n && rc == VW_EXIT_OK; i++) {
-        if (!o.json && n > 1) trace_heading(&tr[i], stdout);
-        if (show_one(&tr[i], o.tensor, o.json, i) < 0) rc = VW_EXIT_USAGE;
-    }
-    if (o.json && rc == VW_EXIT_OK) printf("]}\n");
-    close_all(tr, n);
-    return rc;
+static int show_each(struct vw_trace *t, const struct opts *o, int index) {
+    return show_one(t, o->tensor, o->json, index);
 }
+
+int vw_cmd_show(int argc, char **argv) { return run_each(argc, argv, "show", show_usage, 1, 0, show_each); }
 
 /* ---------------------------------------------------------------- transfers */
 
@@ -688,19 +686,10 @@ static int transfers_one(struct vw_trace *t, int json, int index) {
     return 0;
 }
 
+static int transfers_each(struct vw_trace *t, const struct opts *o, int index) {
+    return transfers_one(t, o->json, index);
+}
+
 int vw_cmd_transfers(int argc, char **argv) {
-    struct opts o;
-    int n = parse(argc, argv, "transfers", transfers_usage, 0, 0, &o);
-    if (n < 0) return n == -2 ? VW_EXIT_OK : VW_EXIT_USAGE;
-    struct vw_trace *tr = open_all(argv, &o, n);
-    if (!tr) return VW_EXIT_USAGE;
-    int rc = VW_EXIT_OK;
-    if (o.json) printf("{\"traces\": [");
-    for (int i = 0; i < n && rc == VW_EXIT_OK; i++) {
-        if (!o.json && n > 1) trace_heading(&tr[i], stdout);
-        if (transfers_one(&tr[i], o.json, i) < 0) rc = VW_EXIT_USAGE;
-    }
-    if (o.json && rc == VW_EXIT_OK) printf("]}\n");
-    close_all(tr, n);
-    return rc;
+    return run_each(argc, argv, "transfers", transfers_usage, 0, 0, transfers_each);
 }
