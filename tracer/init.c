@@ -34,25 +34,28 @@ uint64_t tr_now_ns(void) {
 
 int64_t tr_gettid(void) { return (int64_t)syscall(SYS_gettid); }
 
+/* One line on stderr: "devtrace: " head, the message, tail. */
+static void say(const char *head, const char *tail, const char *fmt, va_list ap) {
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    fprintf(stderr, "devtrace: %s%s%s\n", head, msg, tail);
+}
+
 void tr_fail(const char *fmt, ...) {
     atomic_store(&g_tr.enabled, 0);
     if (atomic_exchange(&g_tr.warned, 1)) return;
-    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    say("warning: ", "; tracing is off, the program goes on", fmt, ap);
     va_end(ap);
-    fprintf(stderr, "devtrace: warning: %s; tracing is off, the program goes on\n", msg);
 }
 
 void tr_info(const char *fmt, ...) {
     if (g_tr.cfg.quiet) return;
-    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    say("", "", fmt, ap);
     va_end(ap);
-    fprintf(stderr, "devtrace: %s\n", msg);
 }
 
 /* An integer setting from the environment; a bad value is said and ignored. */

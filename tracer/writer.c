@@ -658,8 +658,8 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
             int64_t row[5] = {INT(0), a, S(&s, 1 + a, ns), INT(2 + 2 * a), INT(3 + 2 * a)};
             rc = batch_add(&W.args, row);
         }
-        struct rctx *c = rctx_of(thread);
         if (rc < 0) break;
+        struct rctx *c = rctx_of(thread);
         if (!c || c->depth == PEND_OPS) {
             rc = batch_add(&W.ops, o);
         } else {

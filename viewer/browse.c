@@ -59,8 +59,6 @@ static const char *col_text(sqlite3_stmt *st, int i, const char *dflt) {
     return t ? (const char *)t : dflt;
 }
 
-static const char *dtype_name(int d) { return d == 0 ? "float32" : d == 1 ? "int64" : d == 2 ? "bool" : "?"; }
-
 static const char *origin_name(int o) {
     static const char *n[] = {"factory", "op output", "view", "transfer", "checkpoint", "other"};
     return o >= 0 && o <= 5 ? n[o] : "other";
@@ -112,6 +110,15 @@ static int64_t first_error_seq(struct vw_trace *t) {
     return seq;
 }
 
+/* Options shared by the browsing commands; returns the number of files
+ * (their argv indexes in files[]), or -1 after printing why. */
+struct opts {
+    int json, alive;
+    int64_t device;
+    const char *tensor; /* show */
+    const char *files[256];
+};
+
 /* ---------------------------------------------------------------- tensors */
 
 static void tensors_usage(FILE *f) {
@@ -125,8 +132,10 @@ static void tensors_usage(FILE *f) {
                "Exit status: 0 read fine, 2 bad usage or an unreadable trace.\n");
 }
 
-static int tensors_one(struct vw_trace *t, int json, int64_t device, int alive, int index) {
+static int tensors_one(struct vw_trace *t, const struct opts *o, int index) {
     FILE *f = stdout;
+    int json = o->json, alive = o->alive;
+    int64_t device = o->device;
     int64_t err = alive ? first_error_seq(t) : 0;
     if (alive && !err) {
         vw_error("%s: the trace holds no error, so no tensor was alive at one (drop --alive-at-error)", t->path);
@@ -174,7 +183,7 @@ static int tensors_one(struct vw_trace *t, int json, int64_t device, int alive, 
                 vw_put_json_string(f, name);
             else
                 fputs("null", f);
-            fprintf(f, ", \"dtype\": \"%s\", \"shape\": ", dtype_name(sqlite3_column_int(st, 2)));
+            fprintf(f, ", \"dtype\": \"%s\", \"shape\": ", vw_dtype_name(sqlite3_column_int(st, 2)));
             vw_put_json_string(f, shape);
             fprintf(f, ", \"device\": \"%s\", \"origin\": \"%s\", \"what\": ", dev, origin_name(origin));
             vw_put_json_string(f, what);
@@ -194,7 +203,7 @@ static int tensors_one(struct vw_trace *t, int json, int64_t device, int alive, 
                      origin == 0 || origin == 4 ? "" : " ", what);
             fprintf(f, "%-8s ", idbuf);
             vw_put_escaped_pad(f, *name ? name : "-", 28);
-            fprintf(f, " %-8s ", dtype_name(sqlite3_column_int(st, 2)));
+            fprintf(f, " %-8s ", vw_dtype_name(sqlite3_column_int(st, 2)));
             vw_put_escaped_pad(f, shape, 14);
             fprintf(f, " %-7s ", dev);
             vw_put_escaped_pad(f, made, 22);
@@ -214,15 +223,6 @@ static int tensors_one(struct vw_trace *t, int json, int64_t device, int alive, 
     vw_sym_free(sym);
     return 0;
 }
-
-/* Options shared by the browsing commands; returns the number of files
- * (their argv indexes in files[]), or -1 after printing why. */
-struct opts {
-    int json, alive;
-    int64_t device;
-    const char *tensor; /* show */
-    int files[256];
-};
 
 static int parse(int argc, char **argv, const char *cmd, void (*usage)(FILE *), int want_tensor, int allow_filter,
                  struct opts *o) {
@@ -253,7 +253,7 @@ static int parse(int argc, char **argv, const char *cmd, void (*usage)(FILE *), 
                 vw_error("%s: too many files (at most %d)", cmd, n);
                 return -1;
             }
-            o->files[n++] = i;
+            o->files[n++] = a;
         }
     }
     if (want_tensor) {
@@ -261,34 +261,13 @@ static int parse(int argc, char **argv, const char *cmd, void (*usage)(FILE *), 
             usage(stderr);
             return -1;
         }
-        o->tensor = argv[o->files[--n]];
+        o->tensor = o->files[--n];
     }
     if (!n) {
         usage(stderr);
         return -1;
     }
     return n;
-}
-
-/* Opens every file before anything is printed; NULL after printing why. */
-static struct vw_trace *open_all(char **argv, const struct opts *o, int n) {
-    struct vw_trace *tr = calloc((size_t)n, sizeof *tr);
-    if (!tr) {
-        vw_error("out of memory");
-        return NULL;
-    }
-    for (int i = 0; i < n; i++)
-        if (vw_trace_open(argv[o->files[i]], &tr[i]) < 0) {
-            for (int j = 0; j < i; j++) vw_trace_close(&tr[j]);
-            free(tr);
-            return NULL;
-        }
-    return tr;
-}
-
-static void close_all(struct vw_trace *tr, int n) {
-    for (int i = 0; i < n; i++) vw_trace_close(&tr[i]);
-    free(tr);
 }
 
 /* A browsing command: parses, opens every file, then runs one() on each
@@ -298,7 +277,7 @@ static int run_each(int argc, char **argv, const char *cmd, void (*usage)(FILE *
     struct opts o;
     int n = parse(argc, argv, cmd, usage, want_tensor, allow_filter, &o);
     if (n < 0) return n == -2 ? VW_EXIT_OK : VW_EXIT_USAGE;
-    struct vw_trace *tr = open_all(argv, &o, n);
+    struct vw_trace *tr = vw_trace_open_all(o.files, n);
     if (!tr) return VW_EXIT_USAGE;
     int rc = VW_EXIT_OK;
     if (o.json) printf("{\"traces\": [");
@@ -307,15 +286,11 @@ static int run_each(int argc, char **argv, const char *cmd, void (*usage)(FILE *
         if (one(&tr[i], &o, i) < 0) rc = VW_EXIT_USAGE;
     }
     if (o.json && rc == VW_EXIT_OK) printf("]}\n");
-    close_all(tr, n);
+    vw_trace_close_all(tr, n);
     return rc;
 }
 
-static int tensors_each(struct vw_trace *t, const struct opts *o, int index) {
-    return tensors_one(t, o->json, o->device, o->alive, index);
-}
-
-int vw_cmd_tensors(int argc, char **argv) { return run_each(argc, argv, "tensors", tensors_usage, 0, 1, tensors_each); }
+int vw_cmd_tensors(int argc, char **argv) { return run_each(argc, argv, "tensors", tensors_usage, 0, 1, tensors_one); }
 
 /* ---------------------------------------------------------------- show */
 
@@ -390,7 +365,9 @@ static void life_item(struct show_ctx *c, const char *kind, int64_t seq, const c
     }
 }
 
-static int show_one(struct vw_trace *t, const char *spec, int json, int index) {
+static int show_one(struct vw_trace *t, const struct opts *o, int index) {
+    const char *spec = o->tensor;
+    int json = o->json;
     int64_t id = resolve_tensor(t, spec);
     if (id < 0) return -1;
     if (id == 0) {
@@ -421,7 +398,7 @@ static int show_one(struct vw_trace *t, const char *spec, int json, int index) {
     if (json) {
         json_trace_open(t, stdout, index);
         printf(", \"tensor\": {\"id\": %lld, \"dtype\": \"%s\", \"shape\": ", (long long)id,
-               dtype_name(sqlite3_column_int(st, 1)));
+               vw_dtype_name(sqlite3_column_int(st, 1)));
         vw_put_json_string(stdout, col_text(st, 2, "?"));
         printf(", \"strides\": ");
         vw_put_json_string(stdout, col_text(st, 3, "?"));
@@ -433,7 +410,7 @@ static int show_one(struct vw_trace *t, const char *spec, int json, int index) {
         printf("}, \"life\": [");
     } else {
         printf("%st%lld%s %s %s on %s", vw_color(VW_BOLD), (long long)id, vw_color(VW_RESET),
-               dtype_name(sqlite3_column_int(st, 1)), col_text(st, 2, "?"), dev);
+               vw_dtype_name(sqlite3_column_int(st, 1)), col_text(st, 2, "?"), dev);
         if (strcmp(col_text(st, 3, ""), "contiguous")) printf(", strides %s", col_text(st, 3, ""));
         if (sqlite3_column_int64(st, 4)) printf(", offset %lld", (long long)sqlite3_column_int64(st, 4));
         printf(", %lld bytes, storage s%lld\n", (long long)sqlite3_column_int64(st, 7),
@@ -473,8 +450,8 @@ static int show_one(struct vw_trace *t, const char *spec, int json, int index) {
            "UNION ALL SELECT x.seq, 3, v.text, x.dst, x.dst_device, x.kind, e.stack FROM transfers x LEFT JOIN "
            "strings v ON v.id = x.via LEFT JOIN misc_events e ON e.seq = x.seq WHERE (x.src = ?1 AND x.kind != 0) "
            "OR (x.dst = ?1 AND x.kind = 3) "
-           "UNION ALL SELECT o.seq, 4, s.text, o.op, a.device, COALESCE(o.status, (SELECT m.value FROM misc_events "
-           "m WHERE m.op = o.op AND m.kind = 8)), o.stack FROM op_args a JOIN ops o ON o.op = a.op JOIN strings s "
+           "UNION ALL SELECT o.seq, 4, s.text, o.op, a.device, " VW_OP_STATUS_SQL
+           ", o.stack FROM op_args a JOIN ops o ON o.op = a.op JOIN strings s "
            "ON s.id = o.name WHERE a.tensor = ?1 "
            "UNION ALL SELECT o.seq, 5, s.text, o.op, x.pos, NULL, o.stack FROM op_outputs_extra x JOIN ops o ON "
            "o.op = x.op JOIN strings s ON s.id = o.name WHERE x.tensor = ?1 "
@@ -541,11 +518,7 @@ static int show_one(struct vw_trace *t, const char *spec, int json, int index) {
     return 0;
 }
 
-static int show_each(struct vw_trace *t, const struct opts *o, int index) {
-    return show_one(t, o->tensor, o->json, index);
-}
-
-int vw_cmd_show(int argc, char **argv) { return run_each(argc, argv, "show", show_usage, 1, 0, show_each); }
+int vw_cmd_show(int argc, char **argv) { return run_each(argc, argv, "show", show_usage, 1, 0, show_one); }
 
 /* ---------------------------------------------------------------- transfers */
 
@@ -589,7 +562,8 @@ static const char *loop_flag(const struct group *g, char *buf, size_t size) {
     return buf;
 }
 
-static int transfers_one(struct vw_trace *t, int json, int index) {
+static int transfers_one(struct vw_trace *t, const struct opts *o, int index) {
+    int json = o->json;
     sqlite3_stmt *st = vw_prep(t, "SELECT COALESCE(e.stack, 0), x.src_device, CASE WHEN x.dst IS NULL THEN -1 "
                                   "ELSE x.dst_device END, "
                                   "count(*), sum(x.bytes), count(DISTINCT x.src), min(e.t), max(e.t), min(x.seq), "
@@ -686,10 +660,6 @@ static int transfers_one(struct vw_trace *t, int json, int index) {
     return 0;
 }
 
-static int transfers_each(struct vw_trace *t, const struct opts *o, int index) {
-    return transfers_one(t, o->json, index);
-}
-
 int vw_cmd_transfers(int argc, char **argv) {
-    return run_each(argc, argv, "transfers", transfers_usage, 0, 0, transfers_each);
+    return run_each(argc, argv, "transfers", transfers_usage, 0, 0, transfers_one);
 }

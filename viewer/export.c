@@ -70,9 +70,8 @@ static void chrome_trace(FILE *f, struct tl *x, int n) {
                     vw_device_name(sqlite3_column_int64(st, 0), dev, sizeof dev));
         }
         if (st) sqlite3_finalize(st);
-        st = vw_prep(t, "SELECT o.op, s.text, o.t, o.dur, th.tid, COALESCE(o.status, (SELECT m.value FROM "
-                        "misc_events m WHERE m.op = o.op AND m.kind = 8)) FROM ops o JOIN strings s ON s.id = "
-                        "o.name LEFT JOIN threads th ON th.id = o.thread ORDER BY o.seq");
+        st = vw_prep(t, "SELECT o.op, s.text, o.t, o.dur, th.tid, " VW_OP_STATUS_SQL " FROM ops o JOIN strings s ON "
+                        "s.id = o.name LEFT JOIN threads th ON th.id = o.thread ORDER BY o.seq");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
             fprintf(f, "%s{\"ph\": \"X\", \"cat\": \"op\", \"name\": ", SEP());
             vw_put_json_string(f, (const char *)sqlite3_column_text(st, 1));
@@ -105,10 +104,10 @@ static void chrome_trace(FILE *f, struct tl *x, int n) {
             }
         }
         if (st) sqlite3_finalize(st);
-        st = vw_prep(t, "SELECT r.message, e.t, th.tid, r.first_arg IS NOT NULL, r.signal FROM errors r JOIN "
-                        "misc_events e ON e.seq = r.seq LEFT JOIN threads th ON th.id = e.thread WHERE NOT "
-                        "(r.first_arg IS NULL AND r.kind = 1 AND EXISTS(SELECT 1 FROM errors q WHERE q.first_arg IS "
-                        "NOT NULL AND q.seq BETWEEN r.seq - 3 AND r.seq - 1)) ORDER BY r.seq");
+        st = vw_prep(
+            t, "SELECT r.message, e.t, th.tid, r.first_arg IS NOT NULL, r.signal FROM errors r JOIN "
+               "misc_events e ON e.seq = r.seq LEFT JOIN threads th ON th.id = e.thread WHERE " VW_NOT_MISMATCH_ECHO_SQL
+               " ORDER BY r.seq");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
             int sig = sqlite3_column_type(st, 4) != SQLITE_NULL;
             fprintf(f,
@@ -236,10 +235,11 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
         int64_t nops = st && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
         if (st) sqlite3_finalize(st);
         total += nops;
-        st = vw_prep(x[i].t, "SELECT * FROM (SELECT o.op, s.text, o.t, COALESCE(o.dur, 0), th.tid, COALESCE(o.status, "
-                             "(SELECT m.value FROM misc_events m WHERE m.op = o.op AND m.kind = 8), 0) FROM ops o JOIN "
-                             "strings s ON s.id = o.name LEFT JOIN threads th ON th.id = o.thread ORDER BY o.seq DESC "
-                             "LIMIT ?) ORDER BY 1");
+        st = vw_prep(x[i].t,
+                     "SELECT * FROM (SELECT o.op, s.text, o.t, COALESCE(o.dur, 0), th.tid, COALESCE(" VW_OP_STATUS_SQL
+                     ", 0) FROM ops o JOIN "
+                     "strings s ON s.id = o.name LEFT JOIN threads th ON th.id = o.thread ORDER BY o.seq DESC "
+                     "LIMIT ?) ORDER BY 1");
         if (!st) continue;
         sqlite3_bind_int64(st, 1, HTML_MAX_OPS / n);
         while (sqlite3_step(st) == SQLITE_ROW) {
@@ -282,9 +282,7 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
     for (int i = 0; i < n; i++) {
         sqlite3_stmt *st = vw_prep(x[i].t, "SELECT COALESCE(r.message, 'signal ' || r.signal), e.t, th.tid FROM "
                                            "errors r JOIN misc_events e ON e.seq = r.seq LEFT JOIN threads th ON "
-                                           "th.id = e.thread WHERE NOT (r.first_arg IS NULL AND r.kind = 1 AND "
-                                           "EXISTS(SELECT 1 FROM errors q WHERE q.first_arg IS NOT NULL AND q.seq "
-                                           "BETWEEN r.seq - 3 AND r.seq - 1)) ORDER BY r.seq");
+                                           "th.id = e.thread WHERE " VW_NOT_MISMATCH_ECHO_SQL " ORDER BY r.seq");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
             fprintf(f, "%s{\"t\": %lld, \"lane\": \"pid %lld thread %lld\", \"text\": ", first ? "" : ",\n",
                     (long long)(x[i].start_ns - base + sqlite3_column_int64(st, 1)), (long long)x[i].pid,
@@ -302,7 +300,7 @@ static int html_report(FILE *f, struct tl *x, int n) {
     fputs(html_head, f);
     fputs("{\"report\": {\"traces\": [", f);
     for (int i = 0; i < n; i++)
-        if (vw_report_trace(x[i].t, 1, f, i, n) < 0) return -1;
+        if (vw_report_trace(x[i].t, 1, 0, f, i, n) < 0) return -1;
     fputs("]}, \"timeline\": ", f);
     html_timeline(f, x, n);
     fputs("}", f);
@@ -310,9 +308,28 @@ static int html_report(FILE *f, struct tl *x, int n) {
     return 0;
 }
 
+/* OUT, or a temp file beside it that is renamed over it at the end (a
+ * failed export never leaves a half file under OUT's name); NULL after
+ * printing why. */
+static FILE *open_out(const char *out, char *tmp, size_t size) {
+    if (!strcmp(out, "-")) return stdout;
+    if (snprintf(tmp, size, "%s.tmpXXXXXX", out) >= (int)size) {
+        vw_error("export: output path too long");
+        return NULL;
+    }
+    int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        vw_error("export: cannot write %s: %s", out, strerror(errno));
+        if (fd >= 0) close(fd), unlink(tmp);
+    }
+    return f;
+}
+
 int vw_cmd_export(int argc, char **argv) {
     const char *format = NULL, *out = NULL;
-    int files[256], n = 0;
+    const char *files[256];
+    int n = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -330,7 +347,7 @@ int vw_cmd_export(int argc, char **argv) {
             vw_error("export: unknown option '%s'; see 'devtrace export --help'", a);
             return VW_EXIT_USAGE;
         } else if (n < 256) {
-            files[n++] = i;
+            files[n++] = a;
         }
     }
     if (!format || !out || !n) {
@@ -342,44 +359,24 @@ int vw_cmd_export(int argc, char **argv) {
         vw_error("export: unknown format '%s' (chrome or html)", format);
         return VW_EXIT_USAGE;
     }
-    struct vw_trace *tr = calloc((size_t)n, sizeof *tr);
-    struct tl *x = calloc((size_t)n, sizeof *x);
-    if (!tr || !x) {
-        free(tr), free(x);
-        vw_error("out of memory");
+    struct vw_trace *tr = vw_trace_open_all(files, n);
+    struct tl *x = tr ? calloc((size_t)n, sizeof *x) : NULL;
+    if (!x) {
+        if (tr) vw_error("out of memory");
+        vw_trace_close_all(tr, n);
         return VW_EXIT_USAGE;
     }
-    int opened = 0, rc = VW_EXIT_OK;
-    for (; opened < n; opened++) {
-        if (vw_trace_open(argv[files[opened]], &tr[opened]) < 0) {
-            rc = VW_EXIT_USAGE;
-            break;
-        }
+    int rc = VW_EXIT_OK;
+    for (int i = 0; i < n; i++) {
         char v[32];
-        x[opened].t = &tr[opened];
-        x[opened].pid = atoll(vw_meta(&tr[opened], "pid", v, sizeof v));
-        x[opened].start_ns = atoll(vw_meta(&tr[opened], "start_time_ns", v, sizeof v));
+        x[i].t = &tr[i];
+        x[i].pid = atoll(vw_meta(&tr[i], "pid", v, sizeof v));
+        x[i].start_ns = atoll(vw_meta(&tr[i], "start_time_ns", v, sizeof v));
     }
-    /* written next to OUT and renamed over it at the end: a failed export
-     * never leaves a half file under OUT's name */
-    char tmp[4200] = "";
-    FILE *f = NULL;
-    if (rc == VW_EXIT_OK) {
-        if (!strcmp(out, "-")) {
-            f = stdout;
-        } else if (snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", out) >= (int)sizeof tmp) {
-            vw_error("export: output path too long");
-            rc = VW_EXIT_USAGE;
-        } else {
-            int fd = mkstemp(tmp);
-            if (fd < 0 || !(f = fdopen(fd, "w"))) {
-                vw_error("export: cannot write %s: %s", out, strerror(errno));
-                if (fd >= 0) close(fd), unlink(tmp);
-                rc = VW_EXIT_USAGE;
-            }
-        }
-    }
-    if (rc == VW_EXIT_OK) {
+    char tmp[4200];
+    FILE *f = open_out(out, tmp, sizeof tmp);
+    if (!f) rc = VW_EXIT_USAGE;
+    if (f) {
         if (html) {
             if (html_report(f, x, n) < 0) rc = VW_EXIT_USAGE;
         } else {
@@ -399,8 +396,8 @@ int vw_cmd_export(int argc, char **argv) {
             rc = VW_EXIT_USAGE;
         }
     }
-    for (int i = 0; i < opened; i++) vw_trace_close(&tr[i]);
-    free(tr), free(x);
+    vw_trace_close_all(tr, n);
+    free(x);
     if (rc == VW_EXIT_OK && strcmp(out, "-")) fprintf(stderr, "devtrace: wrote %s\n", out);
     return rc;
 }

@@ -81,8 +81,6 @@ static void print_stack(struct ctx *c, FILE *f, int64_t stack, int64_t seq) {
     free(fr);
 }
 
-static const char *dtype_name(int d) { return d == 0 ? "float32" : d == 1 ? "int64" : d == 2 ? "bool" : "?"; }
-
 static int site_of(struct ctx *c, int64_t stack, int64_t seq, struct vw_frame *f) {
     return stack ? vw_sym_site(c->sym, stack, seq, f) : 0;
 }
@@ -273,7 +271,7 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         snprintf(o->arg, sizeof o->arg, "%s", (const char *)sqlite3_column_text(st, 1));
         o->tensor = sqlite3_column_int64(st, 2);
         o->dev = sqlite3_column_int64(st, 3);
-        snprintf(o->dtype, sizeof o->dtype, "%s", dtype_name(sqlite3_column_int(st, 4)));
+        snprintf(o->dtype, sizeof o->dtype, "%s", vw_dtype_name(sqlite3_column_int(st, 4)));
         snprintf(o->shape, sizeof o->shape, "%s", (const char *)sqlite3_column_text(st, 5));
         snprintf(o->name, sizeof o->name, "%s",
                  sqlite3_column_text(st, 6) ? (const char *)sqlite3_column_text(st, 6) : "");
@@ -512,11 +510,9 @@ static void summary(struct ctx *c) {
 
 /* Reports one trace to out (text or JSON, the index-th of nfiles): the
  * number of mismatches found, or -1 after printing why it could not. */
-static int g_all_frames; /* --all-frames */
-
-int vw_report_trace(struct vw_trace *t, int json, FILE *out, int index, int nfiles) {
+int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int index, int nfiles) {
     int found = 0;
-    struct ctx c = {.t = t, .json = json, .out = out, .all_frames = g_all_frames};
+    struct ctx c = {.t = t, .json = json, .out = out, .all_frames = all_frames};
     c.sym = vw_sym_new(t);
     c.tensor = vw_prep(t, "SELECT t.seq, t.device, t.origin, COALESCE(t.src, 0), COALESCE(t.op, 0), "
                           "COALESCE(t.stack, 0), w.text, t.detail FROM tensors t LEFT JOIN strings w ON w.id = "
@@ -586,49 +582,44 @@ static void usage(FILE *f) {
 }
 
 int vw_cmd_report(int argc, char **argv) {
-    int json = 0, nfiles = 0;
+    int json = 0, all_frames = 0, nfiles = 0;
+    const char **paths = calloc((size_t)argc, sizeof *paths);
+    if (!paths) {
+        vw_error("out of memory");
+        return VW_EXIT_USAGE;
+    }
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
+            free(paths);
             return VW_EXIT_OK;
         } else if (!strcmp(argv[i], "--json"))
             json = 1;
         else if (!strcmp(argv[i], "--all-frames"))
-            g_all_frames = 1;
+            all_frames = 1;
         else if (argv[i][0] == '-' && argv[i][1]) {
             vw_error("report: unknown option '%s'; see 'devtrace report --help'", argv[i]);
+            free(paths);
             return VW_EXIT_USAGE;
         } else
-            nfiles++;
+            paths[nfiles++] = argv[i];
     }
     if (!nfiles) {
         usage(stderr);
+        free(paths);
         return VW_EXIT_USAGE;
     }
-    /* every file must be readable before anything is printed */
-    struct vw_trace *tr = calloc((size_t)nfiles, sizeof *tr);
-    if (!tr) {
-        vw_error("out of memory");
-        return VW_EXIT_USAGE;
-    }
-    int k = 0, rc = VW_EXIT_OK;
-    for (int i = 1; i < argc; i++) {
-        if (argv[i][0] == '-' && argv[i][1]) continue;
-        if (vw_trace_open(argv[i], &tr[k]) < 0) {
-            for (int j = 0; j < k; j++) vw_trace_close(&tr[j]);
-            free(tr);
-            return VW_EXIT_USAGE;
-        }
-        k++;
-    }
+    struct vw_trace *tr = vw_trace_open_all(paths, nfiles);
+    free(paths);
+    if (!tr) return VW_EXIT_USAGE;
+    int rc = VW_EXIT_OK;
     if (json) printf("{\"traces\": [");
     for (int i = 0; i < nfiles; i++) {
-        int found = vw_report_trace(&tr[i], json, stdout, i, nfiles);
+        int found = vw_report_trace(&tr[i], json, all_frames, stdout, i, nfiles);
         if (found < 0) rc = VW_EXIT_USAGE;
         if (found > 0 && rc == VW_EXIT_OK) rc = VW_EXIT_FOUND;
-        vw_trace_close(&tr[i]);
     }
     if (json) printf("\n]}\n");
-    free(tr);
+    vw_trace_close_all(tr, nfiles);
     return rc;
 }

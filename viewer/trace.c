@@ -197,16 +197,30 @@ const char *vw_meta(struct vw_trace *t, const char *key, char *buf, size_t size)
     return buf;
 }
 
+struct vw_trace *vw_trace_open_all(const char *const *paths, int n) {
+    struct vw_trace *tr = calloc((size_t)n, sizeof *tr);
+    if (!tr) {
+        vw_error("out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < n; i++)
+        if (vw_trace_open(paths[i], &tr[i]) < 0) {
+            vw_trace_close_all(tr, i);
+            return NULL;
+        }
+    return tr;
+}
+
+void vw_trace_close_all(struct vw_trace *tr, int n) {
+    for (int i = 0; tr && i < n; i++) vw_trace_close(&tr[i]);
+    free(tr);
+}
+
+const char *vw_dtype_name(int d) { return d == 0 ? "float32" : d == 1 ? "int64" : d == 2 ? "bool" : "?"; }
+
 /* ---------------------------------------------------------------- output escaping */
 
-void vw_put_escaped(FILE *f, const char *s) {
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p < 0x20 || *p == 0x7f)
-            fprintf(f, "\\x%02x", *p);
-        else
-            fputc(*p, f);
-    }
-}
+void vw_put_escaped(FILE *f, const char *s) { vw_put_escaped_pad(f, s, 0); }
 
 void vw_put_escaped_pad(FILE *f, const char *s, int width) {
     int n = 0;

@@ -36,6 +36,10 @@ struct vw_trace {
  * returns -1 (the caller exits VW_EXIT_USAGE). */
 int vw_trace_open(const char *path, struct vw_trace *t);
 void vw_trace_close(struct vw_trace *t);
+/* Opens every path before anything is printed: an array of n traces, or
+ * NULL after printing why (none left open). */
+struct vw_trace *vw_trace_open_all(const char *const *paths, int n);
+void vw_trace_close_all(struct vw_trace *tr, int n);
 /* A prepared statement, or NULL after printing why. */
 sqlite3_stmt *vw_prep(struct vw_trace *t, const char *sql);
 /* A meta value ("" when absent) into buf. */
@@ -50,12 +54,24 @@ void vw_put_escaped_pad(FILE *f, const char *s, int width);
  * is unset or empty, else "". */
 enum vw_color { VW_RESET, VW_BOLD, VW_RED, VW_GREEN, VW_YELLOW, VW_DIM };
 const char *vw_color(enum vw_color c);
+/* "float32", "int64", "bool" from tensors.dtype. */
+const char *vw_dtype_name(int dtype);
+
+/* SQL for an op's status, alias o for ops: from its row, or from the late
+ * op_end event when the row was committed before the op ended. */
+#define VW_OP_STATUS_SQL "COALESCE(o.status, (SELECT m.value FROM misc_events m WHERE m.op = o.op AND m.kind = 8))"
+/* SQL condition, alias r for errors: not the generic error row that echoes
+ * the device_mismatch row just before it (the runtime fires both). */
+#define VW_NOT_MISMATCH_ECHO_SQL                                                                                       \
+    "NOT (r.first_arg IS NULL AND r.kind = 1 AND EXISTS(SELECT 1 FROM errors q WHERE q.first_arg IS NOT NULL AND "     \
+    "q.seq BETWEEN r.seq - 3 AND r.seq - 1))"
+
 /* "cpu" / "cuda:N" from the trace's packed device number. */
 const char *vw_device_name(int64_t dev, char *buf, size_t size);
 
 /* The report of one trace (report.c), text or JSON, to out: the number of
  * device mismatches, or -1 after printing why it could not be read. */
-int vw_report_trace(struct vw_trace *t, int json, FILE *out, int index, int nfiles);
+int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int index, int nfiles);
 
 /* ---------------------------------------------------------------- symbols (sym.c) */
 
