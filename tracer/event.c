@@ -13,7 +13,7 @@ void tr_ev_emit(struct tr_ev *ev) {
     uint64_t ips[TR_MAX_DEPTH], py[2 * TR_MAX_PY];
     int nips = 0, npy = 0;
     if (ev->stack) {
-        nips = tr_stack_capture(ips, g_tr.cfg.depth, ev->skip + 1);
+        nips = tr_stack_capture(ips, g_tr.cfg.depth, ev->skip + 1, ev->skip_own);
         if (g_tr.cfg.python && !ev->no_python) npy = tr_py_capture(py, TR_MAX_PY);
     }
     size_t lens[TR_MAX_STRS];

@@ -13,7 +13,7 @@
 #define TR_HIDDEN         __attribute__((visibility("hidden")))
 #define TR_EXPORT         __attribute__((visibility("default")))
 #define TR_VERSION        "0.1.0"
-#define TR_SCHEMA_VERSION 2
+#define TR_SCHEMA_VERSION 3
 
 /* ---------------------------------------------------------------- records */
 
@@ -33,6 +33,9 @@ enum tr_kind {
     TR_EV_ERROR = 10,   /* ints {kind}, strs {op, message} */
     TR_EV_SIGNAL = 11,  /* ints {signo, code, addr} */
     TR_EV_PYCODE = 12,  /* a Python code object seen first: ints {code, firstline}, strs {file, name} */
+    TR_EV_CUDA = 13,    /* a CUDA runtime call: ints {kind, dir, bytes, dst, src, host, device, peer, stream,
+                           func, rc, dur}, strs {api} */
+    TR_EV_THROW = 14,   /* a C++ throw: ints {rethrow, site, object}, strs {type, message} */
     TR_EV_PAD = 15,     /* filler to the end of the ring (never a real event) */
 };
 
@@ -149,6 +152,7 @@ struct tr_ev {
     const char *strs[TR_MAX_STRS];
     int stack;     /* capture native and Python stacks */
     int skip;      /* innermost frames to leave out (the tracer's own) */
+    int skip_own;  /* and every innermost frame inside libdevtrace.so (hooks) */
     int no_python; /* never call into Python (signal handlers) */
 };
 extern TR_HIDDEN _Thread_local int tr_in_emit; /* a probe is building a record on this thread */
@@ -156,7 +160,9 @@ TR_HIDDEN void tr_ev_emit(struct tr_ev *ev);
 
 /* Native stacks (stack.c). */
 TR_HIDDEN void tr_stack_init(void);
-TR_HIDDEN int tr_stack_capture(uint64_t *ips, int max, int skip);
+/* skip: innermost frames to leave out; own: also every innermost frame
+ * inside libdevtrace.so (for hooks, whose depth inlining can change). */
+TR_HIDDEN int tr_stack_capture(uint64_t *ips, int max, int skip, int own);
 
 /* Python stacks (pystack.c): frames of the calling thread when it holds the
  * GIL, as (code object, line) pairs; 0 when not in Python. May emit
@@ -185,5 +191,22 @@ TR_HIDDEN int tr_output_claim(char *path, size_t size, int forked_child);
 /* Signals (signals.c). */
 TR_HIDDEN void tr_signals_install(void);
 TR_HIDDEN void tr_signals_thread_init(struct tr_ring *r);
+
+/* Device-mismatch messages (mismatch.c): 1 when msg is one, with the odd
+ * operand's device in a, its peers' in b, and the argument it names (or ""). */
+struct tr_mismatch {
+    char a[32], b[32], arg[64];
+};
+TR_HIDDEN int tr_parse_mismatch(const char *msg, size_t len, struct tr_mismatch *m);
+
+/* Symbols of libraries loaded RTLD_LOCAL (resolve.c): the definition of
+ * name in the first loaded object whose file name starts with one of
+ * prefixes (NULL-terminated); tr_next_sym tries dlsym(RTLD_NEXT) first. */
+TR_HIDDEN void *tr_lib_sym(const char *const *prefixes, const char *name);
+TR_HIDDEN void *tr_next_sym(const char *const *prefixes, const char *name);
+extern TR_HIDDEN const char *const tr_cxx_libs[]; /* libstdc++, libc++abi, libc++ */
+
+/* C++ exceptions (cxa.c): per-site counts, written to the trace at the end. */
+TR_HIDDEN void tr_throw_sites_flush(void (*fn)(void *ctx, uint64_t site, uint64_t throws, uint64_t recorded), void *ctx);
 
 #endif /* DEVTRACE_TR_IMPL_H */

@@ -7,6 +7,7 @@
  * database, except the exit and fatal paths, which stop it first. */
 #include "tr_impl.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -116,9 +117,9 @@ static struct {
     sqlite3 *db;
     char path[4096];
     int failed; /* an SQLite call failed: nothing more is written */
-    struct batch misc, frees, tensors, args, outs, names, transfers, ops, frames, pyframes;
+    struct batch misc, frees, tensors, args, outs, names, transfers, ops, frames, pyframes, cuda;
     sqlite3_stmt *ins_string, *ins_pycode, *ins_error, *ins_thread, *upd_thread, *ins_device, *ins_module, *upd_module,
-        *ins_meta;
+        *ins_meta, *ins_site;
     struct map2 strings, stacks, pystacks, pycode;
     struct map2 stack_cache, dims_cache; /* whole stack / whole shape (128-bit key) -> id */
     char **texts;                        /* interned strings by id - 1 */
@@ -557,6 +558,52 @@ static int op_end(const struct tr_rec *h, int64_t thread, const uint64_t *I, int
     return 0;
 }
 
+/* A C++ throw: an errors row with the demangled type and the message, parsed
+ * for a device mismatch, and a misc_events row for its stacks. */
+static int throw_row(const struct tr_rec *h, int64_t seq, int64_t thread, int64_t stack, int64_t pystack,
+                     const struct strs *s, int ns) {
+    const uint64_t *I = (const uint64_t *)(h + 1);
+    char type[512];
+    size_t tl = ns > 0 ? s->len[0] : 0;
+    if (tl >= sizeof type) tl = sizeof type - 1;
+    memcpy(type, ns > 0 ? s->p[0] : "", tl);
+    type[tl] = 0;
+    char *(*demangle)(const char *, char *, size_t *, int *);
+    *(void **)&demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (!demangle) *(void **)&demangle = tr_lib_sym(tr_cxx_libs, "__cxa_demangle");
+    int status = -1;
+    char *pretty = demangle && tl ? demangle(type, NULL, NULL, &status) : NULL;
+    sqlite3_stmt *st = W.ins_error;
+    sqlite3_bind_int64(st, 1, seq);
+    for (int c = 2; c <= 7; c++)
+        if (c != 4) sqlite3_bind_null(st, c);
+    if (ns > 1 && s->len[1])
+        sqlite3_bind_text(st, 4, s->p[1], (int)s->len[1], SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, 4);
+    sqlite3_bind_text(st, 8, pretty && status == 0 ? pretty : type, -1, SQLITE_TRANSIENT);
+    free(pretty);
+    struct tr_mismatch m;
+    if (ns > 1 && tr_parse_mismatch(s->p[1], s->len[1], &m)) {
+        sqlite3_bind_text(st, 9, m.a, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 10, m.b, -1, SQLITE_TRANSIENT);
+        if (m.arg[0])
+            sqlite3_bind_text(st, 11, m.arg, -1, SQLITE_TRANSIENT);
+        else
+            sqlite3_bind_null(st, 11);
+    } else {
+        for (int c = 9; c <= 11; c++) sqlite3_bind_null(st, c);
+    }
+    if (h->nint > 2 && I[2])
+        sqlite3_bind_int64(st, 12, (int64_t)I[2]);
+    else
+        sqlite3_bind_null(st, 12);
+    int src = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (src != SQLITE_DONE) sql_fail("insert error");
+    return misc_row(h, thread, NULLV, NULLV, stack, pystack, h->nint > 0 ? (int64_t)I[0] : 0);
+}
+
 static int handle(struct tr_ring *r, const struct tr_rec *h) {
     const uint64_t *I = (const uint64_t *)(h + 1), *ips = I + h->nint, *py = ips + h->nips;
     const unsigned char *sp = (const unsigned char *)(py + 2 * h->npy), *end = (const unsigned char *)h + h->size;
@@ -577,7 +624,7 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
                   ns > 1 ? s.len[1] : 1, 1);
         return W.failed ? -1 : 0;
     }
-    if (h->kind < TR_EV_INIT || h->kind > TR_EV_SIGNAL) return 0; /* from a newer producer: skipped */
+    if (h->kind < TR_EV_INIT || h->kind > TR_EV_THROW) return 0; /* from a newer producer: skipped */
     int64_t seq = (int64_t)h->seq, t = (int64_t)h->t_ns, thread = thread_of(r);
     int64_t stack = intern_stack(ips, h->nips), pystack = intern_pystack(py, h->npy);
     int rc = 0;
@@ -699,6 +746,7 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
             sqlite3_bind_null(st, 6);
             sqlite3_bind_null(st, 7);
         }
+        for (int c = 8; c <= 12; c++) sqlite3_bind_null(st, c);
         int src = sqlite3_step(st);
         sqlite3_reset(st);
         if (src != SQLITE_DONE) sql_fail("insert error");
@@ -708,6 +756,17 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
                            : INT(0));
         break;
     }
+    case TR_EV_CUDA: {
+        int64_t x[18] = {seq, t, thread, stack, pystack, S(&s, 0, ns), INT(0),
+                         INT(1) < 0 ? NULLV : INT(1), INT(2), INT(3), INT(4), INT(5) < 0 ? NULLV : INT(5),
+                         INT(6) < 0 ? NULLV : INT(6), INT(7) < 0 ? NULLV : INT(7), INT(8), INT(9), INT(10), INT(11)};
+        if (x[6] == 2 || x[6] == 3 || x[6] == 4) x[10] = NULLV; /* malloc, free, memset: one pointer */
+        if (x[6] != 1 && x[6] != 2 && x[6] != 4) x[8] = NULLV;  /* bytes only where they mean something */
+        if (x[6] != 5) x[15] = NULLV;                            /* a kernel only for launches */
+        rc = batch_add(&W.cuda, x);
+        break;
+    }
+    case TR_EV_THROW: rc = throw_row(h, seq, thread, stack, pystack, &s, ns); break;
     default: break;
     }
 #undef INT
@@ -808,7 +867,7 @@ static int cycle_body(void) {
     }
     pend_flush_all();
     struct batch *all[] = {&W.frames, &W.pyframes,  &W.tensors, &W.args,  &W.outs,
-                           &W.names,  &W.transfers, &W.ops,     &W.frees, &W.misc};
+                           &W.names,  &W.transfers, &W.ops,     &W.frees, &W.misc, &W.cuda};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) batch_flush(all[i]);
     update_threads();
     if (W.failed) return -1;
@@ -838,7 +897,8 @@ int tr_writer_open(const char *path) {
     if (exec(pragmas) < 0 || exec("BEGIN") < 0 || exec(tr_schema_tables) < 0 || exec(tr_schema_views) < 0) return -1;
     W.ins_string = prep("INSERT INTO strings VALUES(?,?)");
     W.ins_pycode = prep("INSERT OR REPLACE INTO py_code VALUES(?,?,?,?)");
-    W.ins_error = prep("INSERT INTO errors VALUES(?,?,?,?,?,?,?)");
+    W.ins_error = prep("INSERT INTO errors VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
+    W.ins_site = prep("INSERT OR REPLACE INTO throw_sites VALUES(?,?,?)");
     W.ins_thread = prep("INSERT INTO threads VALUES(?,?,?,0,0)");
     W.upd_thread = prep("UPDATE threads SET events=?, dropped=? WHERE id=?");
     W.ins_device = prep("INSERT OR REPLACE INTO devices VALUES(?,?,?)");
@@ -850,7 +910,8 @@ int tr_writer_open(const char *path) {
         batch_init(&W.tensors, "tensors", TCOLS) || batch_init(&W.args, "op_args", 5) ||
         batch_init(&W.outs, "op_outputs_extra", 3) || batch_init(&W.names, "names", 3) ||
         batch_init(&W.transfers, "transfers", 8) || batch_init(&W.ops, "ops", OCOLS) ||
-        batch_init(&W.frames, "frames", 3) || batch_init(&W.pyframes, "py_frames", 4))
+        batch_init(&W.frames, "frames", 3) || batch_init(&W.pyframes, "py_frames", 4) ||
+        batch_init(&W.cuda, "cuda_calls", 18))
         return -1;
     if (map2_grow(&W.strings) || map2_grow(&W.stacks) || map2_grow(&W.pystacks) || map2_grow(&W.pycode) ||
         map2_grow(&W.stack_cache) || map2_grow(&W.dims_cache)) {
@@ -909,6 +970,16 @@ int tr_writer_start(void) {
     return 0;
 }
 
+static void site_row(void *ctx, uint64_t site, uint64_t throws, uint64_t recorded) {
+    (void)ctx;
+    sqlite3_bind_int64(W.ins_site, 1, (int64_t)site);
+    sqlite3_bind_int64(W.ins_site, 2, (int64_t)throws);
+    sqlite3_bind_int64(W.ins_site, 3, (int64_t)recorded);
+    int rc = sqlite3_step(W.ins_site);
+    sqlite3_reset(W.ins_site);
+    if (rc != SQLITE_DONE) sql_fail("insert throw site");
+}
+
 static void finish(int complete) {
     if (W.failed || !W.db) return;
     if (cycle() < 0) return;
@@ -924,6 +995,7 @@ static void finish(int complete) {
     const char *pyv = tr_py_version();
     if (pyv) meta_text("python", pyv);
     meta_int("complete", complete);
+    tr_throw_sites_flush(site_row, NULL);
     if (exec("COMMIT") < 0) return;
     exec(tr_schema_indexes);
     exec("PRAGMA wal_checkpoint(TRUNCATE)");

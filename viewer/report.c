@@ -457,6 +457,204 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     return 0;
 }
 
+/* ---------------------------------------------------------------- exceptions */
+
+/* A Python file shown relative to the current directory when under it. */
+static const char *py_relative(const char *file, char *cwd, size_t size) {
+    if (!cwd[0] && !getcwd(cwd, size)) cwd[0] = '\0';
+    size_t n = strlen(cwd);
+    return n && n > 1 && !strncmp(file, cwd, n) && file[n] == '/' ? file + n + 1 : file;
+}
+
+/* A recorded Python stack, innermost first. */
+static int print_pystack(struct ctx *c, FILE *f, int64_t pystack, const char *indent) {
+    sqlite3_stmt *st = vw_prep(c->t, "SELECT p.parent, p.line, fs.text, ns.text FROM py_frames p LEFT JOIN py_code "
+                                     "k ON k.id = p.code LEFT JOIN strings fs ON fs.id = k.file LEFT JOIN strings "
+                                     "ns ON ns.id = k.name WHERE p.id = ?");
+    char cwd[4096] = "";
+    int n = 0;
+    if (c->json) fputs("[", f);
+    for (int64_t id = pystack; st && id && n < 256; n++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, id);
+        if (sqlite3_step(st) != SQLITE_ROW) break;
+        const char *file = sqlite3_column_text(st, 2) ? (const char *)sqlite3_column_text(st, 2) : "?";
+        const char *fn = sqlite3_column_text(st, 3) ? (const char *)sqlite3_column_text(st, 3) : "?";
+        int line = sqlite3_column_int(st, 1);
+        if (c->json) {
+            fprintf(f, "%s{\"file\": ", n ? ", " : "");
+            vw_put_json_string(f, py_relative(file, cwd, sizeof cwd));
+            fprintf(f, ", \"line\": %d, \"function\": ", line);
+            vw_put_json_string(f, fn);
+            fputs("}", f);
+        } else {
+            fprintf(f, "%s#%-2d ", indent, n);
+            vw_put_escaped(f, py_relative(file, cwd, sizeof cwd));
+            fprintf(f, ":%d (", line);
+            vw_put_escaped(f, fn);
+            fputs(")\n", f);
+        }
+        id = sqlite3_column_int64(st, 0);
+    }
+    if (c->json) fputs("]", f);
+    if (st) sqlite3_finalize(st);
+    return n;
+}
+
+/* The innermost Python frame of a stack as "file:line (function)". */
+static int py_site(struct ctx *c, int64_t pystack, char *buf, size_t size) {
+    sqlite3_stmt *st = vw_prep(c->t, "SELECT p.line, fs.text, ns.text FROM py_frames p JOIN py_code k ON k.id = "
+                                     "p.code LEFT JOIN strings fs ON fs.id = k.file LEFT JOIN strings ns ON ns.id "
+                                     "= k.name WHERE p.id = ?");
+    int ok = 0;
+    char cwd[4096] = "";
+    if (st) {
+        sqlite3_bind_int64(st, 1, pystack);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            const char *file = sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1) : "?";
+            snprintf(buf, size, "%s:%d (%s)", py_relative(file, cwd, sizeof cwd), sqlite3_column_int(st, 0),
+                     sqlite3_column_text(st, 2) ? (const char *)sqlite3_column_text(st, 2) : "?");
+            ok = 1;
+        }
+        sqlite3_finalize(st);
+    }
+    return ok;
+}
+
+/* CUDA copies and allocations before an error, by call site (the Python
+ * line when there is one, else the program's innermost native frame). */
+static void cuda_before(struct ctx *c, FILE *f, int64_t seq) {
+    sqlite3_stmt *st = vw_prep(
+        c->t, "SELECT c.kind, c.dir, count(*), COALESCE(sum(c.bytes), 0), min(c.seq), COALESCE(c.pystack, 0), "
+              "COALESCE(c.stack, 0), a.text, sum(c.host = 0), sum(c.rc <> 0) FROM cuda_calls c LEFT JOIN strings a "
+              "ON a.id = c.api WHERE c.seq < ? AND c.kind IN (1, 2) GROUP BY c.kind, c.dir, c.api, c.pystack, c.stack "
+              "ORDER BY count(*) DESC, min(c.seq) LIMIT 12");
+    if (!st) return;
+    sqlite3_bind_int64(st, 1, seq);
+    static const char *dirs[] = {"HtoH", "HtoD", "DtoH", "DtoD"};
+    int n = 0;
+    if (c->json) fputs(", \"cuda_calls_before\": [", f);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int kind = sqlite3_column_int(st, 0), dir = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 1);
+        const char *what = kind == 2 ? "alloc" : dir >= 0 && dir <= 3 ? dirs[dir] : "copy";
+        const char *api = sqlite3_column_text(st, 7) ? (const char *)sqlite3_column_text(st, 7) : "?";
+        char site[1200] = "";
+        struct vw_frame fr;
+        int64_t py = sqlite3_column_int64(st, 5), stack = sqlite3_column_int64(st, 6);
+        if (!(py && py_site(c, py, site, sizeof site)) && stack && site_of(c, stack, sqlite3_column_int64(st, 4), &fr))
+            vw_site_str(&fr, site, sizeof site);
+        long long count = sqlite3_column_int64(st, 2), bytes = sqlite3_column_int64(st, 3);
+        long long pageable = sqlite3_column_int64(st, 8), failed = sqlite3_column_int64(st, 9);
+        if (c->json) {
+            fprintf(f, "%s{\"api\": ", n ? ", " : "");
+            vw_put_json_string(f, api);
+            fprintf(f, ", \"what\": \"%s\", \"count\": %lld, \"bytes\": %lld, \"pageable\": %lld, \"failed\": %lld, "
+                       "\"site\": ",
+                    what, count, bytes, pageable, failed);
+            if (site[0])
+                vw_put_json_string(f, site);
+            else
+                fputs("null", f);
+            fputs("}", f);
+        } else {
+            if (!n) fputs("\n  CUDA copies and allocations before it, by call site:\n", f);
+            fprintf(f, "    %-5s %6lld x %12lld bytes  ", what, count, bytes);
+            vw_put_escaped_pad(f, api, 22);
+            vw_put_escaped(f, site[0] ? site : "(unknown site)");
+            if (pageable) fprintf(f, "  [%lld from pageable memory]", pageable);
+            if (failed) fprintf(f, "  [%lld failed]", failed);
+            fputc('\n', f);
+        }
+        n++;
+    }
+    if (c->json) fputs("]", f);
+    sqlite3_finalize(st);
+}
+
+/* Device-mismatch exceptions thrown by a program not built on the runtime
+ * (PyTorch's c10::Error, for one): a throw and its rethrows (one exception
+ * object) are one mismatch. Its message, devices, the Python stack (from
+ * whichever throw held the GIL), the native stack where it was first thrown,
+ * and the CUDA copies and allocations before it. Returns how many. */
+static int report_exceptions(struct ctx *c, int found) {
+    FILE *f = c->out;
+    sqlite3_stmt *st = vw_prep(
+        c->t, "WITH g AS (SELECT min(seq) AS seq, COALESCE(object, seq) AS obj, count(*) AS n FROM errors WHERE "
+              "device_a IS NOT NULL AND first_arg IS NULL GROUP BY COALESCE(object, seq)) SELECT g.seq, r.exception, "
+              "r.message, r.device_a, r.device_b, r.arg, g.n, e.stack, (SELECT m.pystack FROM errors q JOIN "
+              "misc_events m ON m.seq = q.seq WHERE m.pystack IS NOT NULL AND COALESCE(q.object, q.seq) = g.obj "
+              "ORDER BY q.seq LIMIT 1) FROM g JOIN errors r ON r.seq = g.seq LEFT JOIN misc_events e ON e.seq = "
+              "g.seq ORDER BY g.seq");
+    if (!st) return -1;
+    int n = 0;
+    while (st && sqlite3_step(st) == SQLITE_ROW) {
+        int64_t seq = sqlite3_column_int64(st, 0), stack = sqlite3_column_int64(st, 7),
+                pystack = sqlite3_column_int64(st, 8);
+        const char *type = sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1) : "?";
+        const char *msg = sqlite3_column_text(st, 2) ? (const char *)sqlite3_column_text(st, 2) : "";
+        const char *a = (const char *)sqlite3_column_text(st, 3);
+        const char *b = sqlite3_column_text(st, 4) ? (const char *)sqlite3_column_text(st, 4) : "?";
+        const char *arg = (const char *)sqlite3_column_text(st, 5);
+        size_t first_line = strcspn(msg, "\n");
+        char line[2048];
+        snprintf(line, sizeof line, "%.*s", (int)(first_line < sizeof line - 1 ? first_line : sizeof line - 1), msg);
+        char pysite[1200] = "";
+        int has_py = pystack && py_site(c, pystack, pysite, sizeof pysite);
+        if (c->json) {
+            fprintf(f, "%s\n    {\"kind\": \"exception\", \"seq\": %lld, \"exception\": ", found + n ? "," : "",
+                    (long long)seq);
+            vw_put_json_string(f, type);
+            fputs(", \"message\": ", f);
+            vw_put_json_string(f, line);
+            fputs(", \"devices\": [", f);
+            vw_put_json_string(f, a);
+            fputs(", ", f);
+            vw_put_json_string(f, b);
+            fputs("], \"argument\": ", f);
+            if (arg)
+                vw_put_json_string(f, arg);
+            else
+                fputs("null", f);
+            fprintf(f, ", \"throws\": %lld, \"python_stack\": ", (long long)sqlite3_column_int64(st, 6));
+            print_pystack(c, f, pystack, "");
+            print_stack(c, f, stack, seq);
+            cuda_before(c, f, seq);
+            fputs("}", f);
+        } else {
+            if (found + n) fputc('\n', f);
+            fprintf(f, "%serror: device mismatch (%s thrown)%s", C(VW_RED), type, C(VW_RESET));
+            if (has_py) fputs(" at ", f), vw_put_escaped(f, pysite);
+            fputs("\n  ", f);
+            vw_put_escaped(f, line);
+            fputs("\n\n  devices: ", f);
+            vw_put_escaped(f, a);
+            fputs(arg ? " (argument '" : "", f);
+            if (arg) vw_put_escaped(f, arg), fputs("')", f);
+            fputs(" and ", f);
+            vw_put_escaped(f, b);
+            fputc('\n', f);
+            if (has_py) {
+                fputs("  Python stack:\n", f);
+                print_pystack(c, f, pystack, "    ");
+            } else {
+                fputs("  Python stack: none recorded (not a Python program, or the GIL was not held)\n", f);
+            }
+            print_stack(c, f, stack, seq);
+            cuda_before(c, f, seq);
+            fprintf(f, "\n%sfix:%s move the operand on ", C(VW_GREEN), C(VW_RESET));
+            vw_put_escaped(f, a);
+            fputs(" to ", f);
+            vw_put_escaped(f, b);
+            fputs(" (or the other way round) before this call", f);
+            if (has_py) fputs(", at ", f), vw_put_escaped(f, pysite);
+            fputs(", or where that operand was made\n", f);
+        }
+        n++;
+    }
+    if (st) sqlite3_finalize(st);
+    return n;
+}
+
 static void summary(struct ctx *c) {
     FILE *f = c->out;
     char d[32], buf[1024];
@@ -551,6 +749,12 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
                    found);
         found++;
     }
+    int nexc = report_exceptions(&c, found);
+    if (nexc < 0) {
+        found = -1;
+        goto next;
+    }
+    found += nexc;
     if (json) {
         fprintf(out, "]");
         summary(&c);

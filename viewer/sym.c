@@ -5,6 +5,8 @@
  * recorded one is flagged, never silently misread. */
 #include "vw.h"
 
+#include <dlfcn.h>
+
 #include <elfutils/libdwfl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +123,24 @@ static int hidden_module(const char *path) {
            !strncmp(b, "ld-linux", 8);
 }
 
+/* A C++ name demangled with the C++ runtime's own __cxa_demangle, opened
+ * at run time (the viewer is C and links no C++ runtime); the mangled name
+ * stays when there is none. */
+static void demangle(char *name, size_t size) {
+    static char *(*fn)(const char *, char *, size_t *, int *);
+    static int tried;
+    if (strncmp(name, "_Z", 2) != 0) return;
+    if (!tried) {
+        tried = 1;
+        void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+        if (h) *(void **)&fn = dlsym(h, "__cxa_demangle");
+    }
+    int status = -1;
+    char *out = fn ? fn(name, NULL, NULL, &status) : NULL;
+    if (out && status == 0) snprintf(name, size, "%s", out);
+    free(out);
+}
+
 static const char *relative(struct vw_sym *s, const char *file) {
     size_t n = strlen(s->cwd);
     if (n && !strncmp(file, s->cwd, n) && file[n] == '/') return file + n + 1;
@@ -146,7 +166,7 @@ void vw_sym_frame(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *f
     Dwfl_Module *dm = dwfl_addrmodule(m->dwfl, pc);
     if (!dm) return;
     const char *fn = dwfl_module_addrname(dm, pc);
-    if (fn) snprintf(f->function, sizeof f->function, "%s", fn);
+    if (fn) snprintf(f->function, sizeof f->function, "%s", fn), demangle(f->function, sizeof f->function);
     Dwfl_Line *line = dwfl_module_getsrc(dm, pc);
     int lineno = 0;
     const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;

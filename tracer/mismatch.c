@@ -1,0 +1,164 @@
+/* Recognises a device-mismatch error message and pulls its two devices (and
+ * the argument it names, when it names one) out of it. The texts are the
+ * ones PyTorch has raised over the years, and this runtime's own (which
+ * copies PyTorch's current form):
+ *   "Expected all tensors to be on the same device, but found at least two
+ *    devices, cuda:0 and cpu! (when checking argument for argument mat1 in
+ *    method wrapper_addmm)"                                       (1.6 to 2.0)
+ *   "Expected all tensors to be on the same device, but got mat1 is on cpu,
+ *    different from other tensors on cuda:0 (when checking argument in
+ *    method wrapper_CUDA_addmm)"                                        (2.1+)
+ *   "Expected object of device type cuda but got device type cpu for
+ *    argument #1 'self' in call to _th_addmm"                      (1.0 to 1.4)
+ *   "Tensor for argument #2 'mat1' is on CPU, but expected it to be on GPU
+ *    (while checking arguments for addmm)"                         (1.5 to 1.9)
+ *   "Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor)
+ *    should be the same"                         (convolutions, every version)
+ *   "Expected all tensors to be on the same device. Found: cuda:0, cpu"
+ *   "expected device cuda:0 but got device cpu"
+ * The message is untrusted (it comes from the traced program): every read
+ * is bounded by len, and the outputs are always terminated. Used by the
+ * writer thread, never on a producer path. */
+#include "tr_impl.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+/* Finds needle in [s, s+len), case-insensitively; NULL when absent. */
+static const char *find(const char *s, size_t len, const char *needle) {
+    size_t n = strlen(needle);
+    for (size_t i = 0; n <= len && i <= len - n; i++)
+        if (strncasecmp(s + i, needle, n) == 0) return s + i;
+    return NULL;
+}
+
+/* Copies a device token at p ("cuda:0", "cpu", "meta", "xla:1", "CPU",
+ * "GPU") into out, lower-cased, GPU spelt cuda; returns its length, 0 when
+ * there is none. */
+static size_t device_at(const char *p, const char *end, char *out, size_t size) {
+    size_t n = 0;
+    while (p + n < end && (isalpha((unsigned char)p[n]) || p[n] == '_')) n++;
+    if (n == 0) return 0;
+    size_t m = n;
+    if (p + m < end && p[m] == ':' && p + m + 1 < end && isdigit((unsigned char)p[m + 1])) {
+        m++;
+        while (p + m < end && isdigit((unsigned char)p[m])) m++;
+    }
+    if (n == 3 && strncasecmp(p, "gpu", 3) == 0) {
+        snprintf(out, size, "cuda");
+    } else {
+        size_t k = m < size - 1 ? m : size - 1;
+        for (size_t i = 0; i < k; i++) out[i] = (char)tolower((unsigned char)p[i]);
+        out[k] = 0;
+    }
+    return m;
+}
+
+/* The device a legacy type name stands for: "torch.cuda.FloatTensor" and
+ * "CUDAFloatType" are cuda, "torch.FloatTensor" and "CPUFloatType" cpu. */
+static void legacy_type_device(const char *p, const char *end, char *out, size_t size) {
+    size_t n = 0;
+    while (p + n < end && p[n] != ')') n++;
+    if (find(p, n, "cuda"))
+        snprintf(out, size, "cuda");
+    else if (find(p, n, "mps"))
+        snprintf(out, size, "mps");
+    else if (find(p, n, "xla"))
+        snprintf(out, size, "xla");
+    else
+        snprintf(out, size, "cpu");
+}
+
+/* Copies the first 'quoted' word after `after` into out ("" when none). */
+static void quoted_after(const char *s, const char *end, const char *after, char *out, size_t size) {
+    const char *p = find(s, (size_t)(end - s), after), *open, *close;
+    out[0] = 0;
+    if (!p || !(open = memchr(p, '\'', (size_t)(end - p))) || !(close = memchr(open + 1, '\'', (size_t)(end - open - 1))))
+        return;
+    size_t n = (size_t)(close - open - 1) < size - 1 ? (size_t)(close - open - 1) : size - 1;
+    memcpy(out, open + 1, n);
+    out[n] = 0;
+}
+
+/* Copies the word after `after`, up to a space or ')', into out. */
+static void word_after(const char *s, const char *end, const char *after, char *out, size_t size) {
+    const char *p = find(s, (size_t)(end - s), after);
+    out[0] = 0;
+    if (!p) return;
+    p += strlen(after);
+    size_t n = 0;
+    while (p + n < end && p[n] != ' ' && p[n] != ')') n++;
+    if (n >= size) n = size - 1;
+    memcpy(out, p, n);
+    out[n] = 0;
+}
+
+int tr_parse_mismatch(const char *msg, size_t len, struct tr_mismatch *m) {
+    const char *end = msg + len, *p;
+    memset(m, 0, sizeof *m);
+    const size_t D = sizeof m->a;
+    if ((p = find(msg, len, "but found at least two devices, "))) {
+        p += strlen("but found at least two devices, ");
+        size_t n = device_at(p, end, m->a, D);
+        if (!n || !(p = find(p + n, (size_t)(end - p - n), " and "))) return 0;
+        if (!device_at(p + 5, end, m->b, D)) return 0;
+        word_after(msg, end, "for argument for argument ", m->arg, sizeof m->arg);
+        return 1;
+    }
+    if ((p = find(msg, len, "on the same device, but got "))) {
+        /* "... but got ARG is on DEV, different from other tensors on DEV2" */
+        const char *arg = p + strlen("on the same device, but got ");
+        const char *is = find(arg, (size_t)(end - arg), " is on ");
+        const char *other = find(arg, (size_t)(end - arg), "different from other tensors on ");
+        if (!is || !other) return 0;
+        size_t an = (size_t)(is - arg) < sizeof m->arg - 1 ? (size_t)(is - arg) : sizeof m->arg - 1;
+        memcpy(m->arg, arg, an);
+        m->arg[an] = 0;
+        if (!device_at(is + 7, end, m->a, D)) return 0;
+        return device_at(other + strlen("different from other tensors on "), end, m->b, D) ? 1 : 0;
+    }
+    if ((p = find(msg, len, "on the same device. Found: "))) {
+        p += strlen("on the same device. Found: ");
+        size_t n = device_at(p, end, m->a, D);
+        if (!n || p + n + 2 > end || p[n] != ',') return 0;
+        return device_at(p + n + 2, end, m->b, D) ? 1 : 0;
+    }
+    if ((p = find(msg, len, "Expected object of device type "))) {
+        /* "... of device type cuda but got device type cpu for argument #1 'self' in call to ..." */
+        p += strlen("Expected object of device type ");
+        size_t n = device_at(p, end, m->b, D); /* expected: the peers' device */
+        const char *q = n ? find(p + n, (size_t)(end - p - n), "but got device type ") : NULL;
+        if (!q || !device_at(q + strlen("but got device type "), end, m->a, D)) return 0;
+        quoted_after(msg, end, "for argument #", m->arg, sizeof m->arg);
+        return 1;
+    }
+    if ((p = find(msg, len, "' is on ")) && find(msg, len, "Tensor for ")) {
+        /* "Tensor for argument #2 'mat1' is on CPU, but expected it to be on GPU (...)" */
+        const char *q = device_at(p + 8, end, m->a, D) ? find(p, (size_t)(end - p), "expected it to be on ") : NULL;
+        if (q) q += strlen("expected it to be on ");
+        else if ((q = find(p, (size_t)(end - p), "expected them to be on "))) q += strlen("expected them to be on ");
+        if (!q || !device_at(q, end, m->b, D)) return 0;
+        quoted_after(msg, end, "Tensor for ", m->arg, sizeof m->arg);
+        return 1;
+    }
+    if ((p = find(msg, len, "Input type (")) && find(msg, len, "should be the same")) {
+        const char *w = find(p, (size_t)(end - p), " type (");
+        w = w ? find(w + 7, (size_t)(end - w - 7), " type (") : NULL; /* the second one: weight or bias */
+        if (!w) return 0;
+        legacy_type_device(p + strlen("Input type ("), end, m->a, D);
+        legacy_type_device(w + 7, end, m->b, D);
+        if (strcmp(m->a, m->b) == 0) return 0; /* a dtype mismatch, not a device one */
+        snprintf(m->arg, sizeof m->arg, "input");
+        return 1;
+    }
+    if ((p = find(msg, len, "expected device "))) {
+        p += strlen("expected device ");
+        size_t n = device_at(p, end, m->b, D);
+        const char *q = n ? find(p + n, (size_t)(end - p - n), "but got device ") : NULL;
+        if (!q || !device_at(q + strlen("but got device "), end, m->a, D)) return 0;
+        return 1;
+    }
+    return 0;
+}
