@@ -12,7 +12,7 @@ static const struct {
     {"tensor", make_tensor_suite},     {"ops", make_ops_suite},           {"device", make_device_suite},
     {"backends", make_backends_suite}, {"errors", make_errors_suite},     {"probes", make_probes_suite},
     {"tracer", make_tracer_suite},     {"autograd", make_autograd_suite}, {"train", make_train_suite},
-    {"viewer", make_viewer_suite},
+    {"viewer", make_viewer_suite},     {"interpose", make_interpose_suite},
 };
 
 /* `dt_tests backends-real`: the backends suite on the real CUDA backend; exits

@@ -20,6 +20,7 @@ Suite *make_tracer_suite(void);
 Suite *make_autograd_suite(void);
 Suite *make_train_suite(void);
 Suite *make_viewer_suite(void);
+Suite *make_interpose_suite(void);
 
 #define CPU     dt_cpu_device()
 #define CUDA(i) dt_cuda_device(i)

@@ -104,7 +104,7 @@ int tr_parse_mismatch(const char *msg, size_t len, struct tr_mismatch *m) {
         size_t n = device_at(p, end, m->a, D);
         if (!n || !(p = find(p + n, (size_t)(end - p - n), " and "))) return 0;
         if (!device_at(p + 5, end, m->b, D)) return 0;
-        word_after(msg, end, "for argument for argument ", m->arg, sizeof m->arg);
+        word_after(msg, end, "argument for argument ", m->arg, sizeof m->arg);
         return 1;
     }
     if ((p = find(msg, len, "on the same device, but got "))) {

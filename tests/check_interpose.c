@@ -1,0 +1,261 @@
+/* Tests of what libdevtrace.so records from programs not built on the
+ * runtime: the CUDA runtime calls of a program linked against libcudart
+ * (run on the fake libcudart.so.13, so no GPU is needed), the same from a
+ * Python host that loads it RTLD_LOCAL with ctypes, C++ throws (type, what(),
+ * rethrows, the per-site limit, a std::exception base at an offset), the
+ * parsing of device-mismatch messages, and PyTorch's own device-mismatch
+ * error under Debian's python3-torch. Each traced run's output and exit
+ * status are compared with an untraced run's. */
+#include "testutil.h"
+#include "tracetest.h"
+#include "tr_impl.h"
+
+#define FAKE_ENV "LD_LIBRARY_PATH=" FAKE_CUDART_DIR
+
+/* Runs argv untraced then traced (trace t.db): same stdout and status. */
+static void run_both(const char *const *env_extra, const char *const *argv, int want_status) {
+    const char *env[8] = {FAKE_ENV, "DEVTRACE_OUTPUT=t.db", NULL};
+    int n = 2;
+    for (int i = 0; env_extra && env_extra[i] && n < 7; i++) env[n++] = env_extra[i];
+    env[n] = NULL;
+    int st = run(0, env, argv);
+    snprintf(plain_out, sizeof plain_out, "%s", out_buf);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == want_status, "untraced: status %d, stderr: %s", st, err_buf);
+    st = run(1, env, argv);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == want_status, "traced: status %d, stderr: %s", st, err_buf);
+    ck_assert_str_eq(out_buf, plain_out);
+}
+
+/* ------------------------------------------------------------------ cudart */
+
+START_TEST(test_cudart_calls_recorded) {
+    run_both(NULL, (const char *const[]){CUDA_USER, "fail", NULL}, 0);
+    ck_assert_msg(strstr(out_buf, "checksum 65280.0 rc 0 failing copy ") != NULL, "%s", out_buf);
+    sqlite3 *db = open_trace("t.db");
+    ck_assert_str_eq(q_text(db, "PRAGMA integrity_check"), "ok");
+    /* one row per outermost call: the 2D copy's 16 inner cudaMemcpy calls are not rows */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM cuda_calls WHERE kind = 1"), 8);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api = 'cudaMemcpy2D' AND dir = 'HtoD' AND "
+                               "bytes = 1024 AND host = 'pageable'"),
+                     1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api = 'cudaMemcpy' AND dir = 'HtoD' AND "
+                               "host = 'pageable' AND bytes = 1024 AND rc = 0 AND device = 0"),
+                     1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api = 'cudaMemcpyAsync' AND dir = 'HtoD' "
+                               "AND host = 'pinned'"),
+                     1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api = 'cudaMemcpy_ptds' AND dir = 'DtoD'"), 1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api = 'cudaMemcpyPeer' AND dir = 'DtoD' AND "
+                               "device = 1 AND peer = 0"),
+                     1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api = 'cudaMemcpyToSymbol' AND dir = 'HtoD' "
+                               "AND host = 'pinned' AND bytes = 16"),
+                     1);
+    /* cudaMemcpyDefault: the direction comes from the pointers */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api = 'cudaMemcpy' AND dir = 'DtoH' AND "
+                               "host = 'pageable' AND rc = 0"),
+                     1);
+    /* the failing copy keeps its return code */
+    ck_assert_int_ge(q_int(db, "SELECT rc FROM cuda_calls c JOIN strings a ON a.id = c.api WHERE a.text = "
+                               "'cudaMemcpy' AND c.rc <> 0"),
+                     1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE kind = 'malloc'"), 4);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api = 'cudaMallocHost' AND host = 'pinned' "
+                               "AND bytes = 1024"),
+                     1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE kind = 'free'"), 4);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE kind = 'launch' AND func <> '0x0'"), 1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE kind = 'sync'"), 2);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE kind = 'memset' AND bytes = 16"), 1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE kind = 'set_device' AND device = 0"), 1);
+    /* each call's innermost frame is the program's own, not the tracer's */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM cuda_calls c JOIN frames f ON f.id = c.stack JOIN modules m ON "
+                               "f.ip >= m.start AND f.ip < m.end WHERE m.path NOT LIKE '%/cuda_user'"),
+                     0);
+    /* the kernel launched is the program's function, found by the viewer's symbolizer */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM cuda_calls c JOIN modules m ON c.func >= m.start AND c.func < "
+                               "m.end WHERE c.kind = 5 AND m.path LIKE '%/cuda_user'"),
+                     1);
+    sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_cudart_off_when_tracing_off) {
+    /* with tracing off (an unwritable output), the wrappers only forward */
+    run_both((const char *const[]){"DEVTRACE_OUTPUT=/proc/nope/t.db", NULL},
+             (const char *const[]){CUDA_USER, NULL}, 0);
+    ck_assert_msg(strstr(out_buf, "checksum 65280.0 rc 0 failing copy 0") != NULL, "%s", out_buf);
+    char path[256];
+    snprintf(path, sizeof path, "%s/t.db", dir);
+    ck_assert_int_eq(access(path, F_OK), -1);
+    ck_assert_msg(strstr(err_buf, "devtrace:") != NULL, "no warning: %s", err_buf);
+}
+END_TEST
+
+static int python_or_skip(void) {
+#ifdef DEVTRACE_SANITIZED
+    printf("SKIP: Python hosts are not run in the sanitizer build (an uninstrumented interpreter cannot load "
+           "instrumented libraries); the plain build runs this test\n");
+    return 0;
+#else
+    ck_assert_msg(access(PYTHON3, X_OK) == 0, "%s is missing: run scripts/install-deps.sh", PYTHON3);
+    return 1;
+#endif
+}
+
+START_TEST(test_cudart_under_ctypes_host) {
+    if (!python_or_skip()) return;
+    char script[512];
+    snprintf(script, sizeof script, "%s/ctypes_host.py", TESTS_SOURCE_DIR);
+    /* untraced: rc 0 with a failing copy reported; traced: the same, and no
+     * crash although cudart is outside the global scope (RTLD_LOCAL) */
+    run_both(NULL, (const char *const[]){PYTHON3, script, CUDA_EXT, NULL}, 0);
+    ck_assert_msg(strstr(out_buf, "checksum 65280.0 rc 0") != NULL, "%s", out_buf);
+    sqlite3 *db = open_trace("t.db");
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM cuda_calls WHERE kind = 1"), 8);
+    /* the Python line that made the copies */
+    ck_assert_int_eq(q_int(db, "SELECT count(DISTINCT c.seq) FROM cuda_calls c JOIN v_py_frames p ON p.stack = "
+                               "c.pystack AND p.level = 0 WHERE p.file LIKE '%ctypes_host.py' AND p.line = 9"),
+                     q_int(db, "SELECT count(*) FROM cuda_calls"));
+    sqlite3_close(db);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ C++ throws */
+
+START_TEST(test_cxx_throws_recorded) {
+    run_both(NULL, (const char *const[]){THROW_TARGET, NULL}, 0);
+    ck_assert_str_eq(out_buf, "caught 20\nrethrown: Expected object of device type cuda but got device type cpu "
+                              "for argument #1 'self' in call to _th_addmm\nbase at offset: mixed\nint 42\n");
+    sqlite3 *db = open_trace("t.db");
+    /* 20 throws from one site: 16 recorded, all 20 counted */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_errors WHERE exception = 'std::runtime_error' AND what = "
+                               "'device_mismatch' AND device_a = 'cpu' AND device_b = 'cuda:0' AND arg = 'mat1'"),
+                     16);
+    ck_assert_int_eq(q_int(db, "SELECT max(throws) FROM throw_sites"), 20);
+    ck_assert_int_eq(q_int(db, "SELECT recorded FROM throw_sites WHERE throws = 20"), 16);
+    /* the rethrow carries the same object and message */
+    ck_assert_int_eq(q_int(db, "SELECT count(DISTINCT object) FROM errors WHERE exception = 'legacy_error'"), 1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM errors r JOIN misc_events e ON e.seq = r.seq WHERE "
+                               "r.exception = 'legacy_error' AND r.device_a = 'cpu' AND r.device_b = 'cuda' AND "
+                               "r.arg = 'self'"),
+                     2);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM misc_events WHERE kind = 14 AND value = 1"), 1);
+    /* what() through a std::exception base that is not at offset 0 */
+    ck_assert_str_eq(q_text(db, "SELECT message FROM errors WHERE exception = 'mixed_error'"), "mixed");
+    /* not a std::exception: the type only */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM errors WHERE exception = 'int' AND message IS NULL"), 1);
+    /* the innermost frame is the thrower's, in the target program */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM errors r JOIN misc_events e ON e.seq = r.seq JOIN frames f ON "
+                               "f.id = e.stack JOIN modules m ON f.ip >= m.start AND f.ip < m.end WHERE m.path NOT "
+                               "LIKE '%/throw_target'"),
+                     0);
+    sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_mismatch_messages_parsed) {
+    static const struct {
+        const char *msg, *a, *b, *arg;
+    } cases[] = {
+        {"Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!", "cuda:0",
+         "cpu", ""},
+        {"Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:1! (when "
+         "checking argument for argument mat1 in method wrapper_addmm)",
+         "cpu", "cuda:1", "mat1"},
+        {"Expected all tensors to be on the same device, but got index is on cpu, different from other tensors on "
+         "cuda:0 (when checking argument in method wrapper_CUDA__index_select)",
+         "cpu", "cuda:0", "index"},
+        {"Expected object of device type cuda but got device type cpu for argument #2 'mat2' in call to _th_mm", "cpu",
+         "cuda", "mat2"},
+        {"Tensor for argument #2 'mat1' is on CPU, but expected it to be on GPU (while checking arguments for addmm)",
+         "cpu", "cuda", "mat1"},
+        {"Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same", "cpu", "cuda",
+         "input"},
+        {"Input type (CUDAFloatType) and weight type (CPUFloatType) should be the same", "cuda", "cpu", "input"},
+        {"Expected all tensors to be on the same device, but found at least two devices, meta and cpu!\nException "
+         "raised from compute_types at ../aten/src/ATen/TensorIterator.cpp:484",
+         "meta", "cpu", ""},
+        {"Expected all tensors to be on the same device. Found: cuda:0, cpu", "cuda:0", "cpu", ""},
+        {"expected device cuda:1 but got device cpu", "cpu", "cuda:1", ""},
+    };
+    struct tr_mismatch m;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ck_assert_msg(tr_parse_mismatch(cases[i].msg, strlen(cases[i].msg), &m), "not recognised: %s", cases[i].msg);
+        ck_assert_str_eq(m.a, cases[i].a);
+        ck_assert_str_eq(m.b, cases[i].b);
+        ck_assert_str_eq(m.arg, cases[i].arg);
+    }
+    static const char *not_mismatch[] = {
+        "Input type (torch.FloatTensor) and weight type (torch.DoubleTensor) should be the same",
+        "Expected all tensors to be on the same device, but found at least two devices, ",
+        "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)",
+        "",
+        "Expected object of device type cuda but got",
+    };
+    for (size_t i = 0; i < sizeof not_mismatch / sizeof not_mismatch[0]; i++)
+        ck_assert_msg(!tr_parse_mismatch(not_mismatch[i], strlen(not_mismatch[i]), &m), "taken as a mismatch: %s",
+                      not_mismatch[i]);
+    /* bounded by len: a message cut right after the first device is not read past */
+    const char *cut = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!";
+    ck_assert(!tr_parse_mismatch(cut, strlen(cut) - 9, &m));
+}
+END_TEST
+
+/* ------------------------------------------------------------------ PyTorch */
+
+START_TEST(test_pytorch_mismatch) {
+    if (!python_or_skip()) return;
+    char script[512];
+    snprintf(script, sizeof script, "%s/torch_mismatch.py", TESTS_SOURCE_DIR);
+    int st = run(0, NULL, (const char *const[]){PYTHON3, "-c", "import torch", NULL});
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                  "Debian's python3-torch is not importable by %s (run scripts/install-deps.sh): %s", PYTHON3, err_buf);
+    const char *env[] = {"DEVTRACE_OUTPUT=t.db", NULL};
+    st = run(0, env, (const char *const[]){PYTHON3, script, NULL});
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "untraced: status %d", st);
+    ck_assert_msg(strstr(err_buf, "meta and cpu!") != NULL, "%s", err_buf);
+    snprintf(plain_out, sizeof plain_out, "%s", err_buf);
+    st = run(1, env, (const char *const[]){PYTHON3, script, NULL});
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "traced: status %d, stderr: %s", st, err_buf);
+    ck_assert_msg(strstr(err_buf, plain_out) != NULL, "traced stderr differs:\n%s\nuntraced:\n%s", err_buf, plain_out);
+    sqlite3 *db = open_trace("t.db");
+    ck_assert_int_ge(q_int(db, "SELECT count(*) FROM v_errors WHERE what = 'device_mismatch' AND exception = "
+                               "'c10::Error' AND device_a = 'meta' AND device_b = 'cpu' AND message LIKE 'Expected "
+                               "all tensors to be on the same device%'"),
+                     1);
+    /* the Python line of the failing statement, from the throw that held the GIL */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM errors r JOIN misc_events e ON e.seq = r.seq JOIN v_py_frames p "
+                               "ON p.stack = e.pystack AND p.level = 0 WHERE r.device_a = 'meta' AND p.file LIKE "
+                               "'%torch_mismatch.py' AND p.line = 8 AND p.function = 'forward'"),
+                     1);
+    /* a native stack through libtorch, from the first throw */
+    ck_assert_int_ge(q_int(db, "SELECT count(*) FROM errors r JOIN misc_events e ON e.seq = r.seq JOIN v_stack_frames "
+                               "s ON s.stack = e.stack WHERE r.device_a = 'meta' AND s.module LIKE '%libtorch_cpu%'"),
+                     1);
+    sqlite3_close(db);
+    /* and the report says so, with the line */
+    char trace[256];
+    snprintf(trace, sizeof trace, "%s/t.db", dir);
+    st = run(0, NULL, (const char *const[]){DEVTRACE_CLI, "report", trace, NULL});
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "report: status %d, %s", st, err_buf);
+    ck_assert_msg(strstr(out_buf, "device mismatch (c10::Error thrown)") && strstr(out_buf, "devices: meta and cpu") &&
+                      strstr(out_buf, "torch_mismatch.py:8 (forward)") && strstr(out_buf, "at::"),
+                  "%s", out_buf);
+}
+END_TEST
+
+Suite *make_interpose_suite(void) {
+    Suite *s = suite_create("interpose");
+    TCase *tc = tcase_create("interpose");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_cudart_calls_recorded);
+    tcase_add_test(tc, test_cudart_off_when_tracing_off);
+    tcase_add_test(tc, test_cudart_under_ctypes_host);
+    tcase_add_test(tc, test_cxx_throws_recorded);
+    tcase_add_test(tc, test_mismatch_messages_parsed);
+    tcase_add_test(tc, test_pytorch_mismatch);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,87 @@
+/* A program on the CUDA runtime API (no CUDA headers: its prototypes are
+ * restated), for the interposition tests: every wrapped call family, with
+ * pageable, pinned and device memory, a per-thread-stream (_ptds/_ptsz)
+ * call, a nested one (cudaMemcpy2D) and a failing one. It prints a checksum
+ * of what came back, so a traced run can be compared with an untraced one.
+ * Built as a program linked against the real libcudart (or the fake when
+ * the toolkit is absent) and as libcuda_ext.so, which a Python host loads
+ * with ctypes (RTLD_LOCAL) and calls cuda_user_main from. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int cudaError_t;
+typedef void *cudaStream_t;
+typedef struct {
+    unsigned x, y, z;
+} dim3;
+cudaError_t cudaMalloc(void **, size_t);
+cudaError_t cudaMallocHost(void **, size_t);
+cudaError_t cudaMallocManaged(void **, size_t, unsigned);
+cudaError_t cudaFree(void *);
+cudaError_t cudaFreeHost(void *);
+cudaError_t cudaMemcpy(void *, const void *, size_t, int);
+cudaError_t cudaMemcpy_ptds(void *, const void *, size_t, int);
+cudaError_t cudaMemcpyAsync(void *, const void *, size_t, int, cudaStream_t);
+cudaError_t cudaMemcpy2D(void *, size_t, const void *, size_t, size_t, size_t, int);
+cudaError_t cudaMemcpyPeer(void *, int, const void *, int, size_t);
+cudaError_t cudaMemcpyToSymbol(const void *, const void *, size_t, size_t, int);
+cudaError_t cudaMemset(void *, int, size_t);
+cudaError_t cudaSetDevice(int);
+cudaError_t cudaLaunchKernel(const void *, dim3, dim3, void **, size_t, cudaStream_t);
+cudaError_t cudaDeviceSynchronize(void);
+cudaError_t cudaStreamSynchronize(cudaStream_t);
+
+enum { H2D = 1, D2H = 2, D2D = 3, DEFAULT = 4 };
+
+/* The "kernel" the fake runs at launch (a real GPU would not: the test
+ * that launches it uses the fake runtime). */
+static void scale_kernel(void **args) {
+    float *p = *(float **)args[0];
+    for (int i = 0; i < 256; i++) p[i] *= 2;
+}
+
+#define N 256
+
+int cuda_user_main(int fail_copy) {
+    static float pageable[N], back[N];
+    float *pinned = NULL, *dev = NULL, *dev2 = NULL, *managed = NULL;
+    int rcs = 0;
+    for (int i = 0; i < N; i++) pageable[i] = (float)i;
+    rcs |= cudaSetDevice(0);
+    rcs |= cudaMalloc((void **)&dev, N * sizeof(float));
+    rcs |= cudaMalloc((void **)&dev2, N * sizeof(float));
+    rcs |= cudaMallocHost((void **)&pinned, N * sizeof(float));
+    rcs |= cudaMallocManaged((void **)&managed, N * sizeof(float), 1);
+    memcpy(pinned, pageable, sizeof pageable);
+    rcs |= cudaMemcpy(dev, pageable, sizeof pageable, H2D);                 /* HtoD, pageable */
+    rcs |= cudaMemcpyAsync(dev2, pinned, sizeof pageable, H2D, NULL);        /* HtoD, pinned, async */
+    rcs |= cudaMemcpy_ptds(dev2, dev, sizeof pageable, D2D);                 /* DtoD, per-thread stream */
+    rcs |= cudaMemcpy2D(dev, 64, pageable, 64, 64, N * 4 / 64, DEFAULT);    /* nested: recorded once */
+    void *args[] = {&dev};
+    dim3 one = {1, 1, 1};
+    rcs |= cudaLaunchKernel((const void *)scale_kernel, one, one, args, 0, NULL);
+    rcs |= cudaStreamSynchronize(NULL);
+    rcs |= cudaMemcpyToSymbol(dev2, pinned, 16, 0, H2D);
+    rcs |= cudaMemcpyPeer(dev2, 1, dev, 0, sizeof pageable);
+    rcs |= cudaMemset(managed, 0, 16);
+    rcs |= cudaDeviceSynchronize();
+    rcs |= cudaMemcpy(back, dev2, sizeof back, DEFAULT); /* DtoH, inferred */
+    int bad = fail_copy ? cudaMemcpy(back, pageable, sizeof back, D2H) : 0; /* wrong kind: fails */
+    double sum = 0;
+    for (int i = 0; i < N; i++) sum += back[i];
+    cudaFree(dev);
+    cudaFree(dev2);
+    cudaFree(managed);
+    cudaFreeHost(pinned);
+    printf("checksum %.1f rc %d failing copy %d\n", sum, rcs, bad);
+    return rcs;
+}
+
+#ifndef CUDA_USER_LIBRARY
+int main(int argc, char **argv) {
+    (void)argv;
+    return cuda_user_main(argc > 1) ? 1 : 0;
+}
+#endif
