@@ -5,6 +5,7 @@
 #   writer throughput (target >= 2 M events/s, from the writer's own busy time),
 #   bytes per event in the finished trace (target <= 40),
 #   the workload traced over untraced wall time (target <= 1.05).
+#   the cost the CUDA runtime wrappers add per call,
 # Usage: bench/run.sh [BUILD_DIR]   (default: build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,14 @@ for probe in freed created; do
             $B/bench/bench_probe $probe 200000 | awk '{print $2}'; done | best)
   drop=$(sqlite3 $tmp/p${probe}1.db "select value from meta where key='events_dropped'")
   echo "  $probe: untraced $base ns, traced $traced ns, producer cost $(echo "$traced - $base" | bc) ns (dropped $drop)"
+done
+
+echo "== interposition: ns added per CUDA runtime call (fake libcudart, 20-frame stack), best of 5"
+for mode in memcpy launch malloc; do
+  base=$(for i in 1 2 3 4 5; do LD_LIBRARY_PATH=$B/tests/fakecuda $B/bench/bench_cuda $mode 100000 | awk '{print $2}'; done | best)
+  traced=$(for i in 1 2 3 4 5; do DEVTRACE_QUIET=1 DEVTRACE_RING_KB=524288 DEVTRACE_OUTPUT=$tmp/c$mode$i.db LD_LIBRARY_PATH=$B/tests/fakecuda \
+            LD_PRELOAD=$LIB $B/bench/bench_cuda $mode 100000 | awk '{print $2}'; done | best)
+  echo "  $mode: untraced $base ns, traced $traced ns, added $(echo "$traced - $base" | bc) ns per call"
 done
 
 echo "== writer: events per second of the writer thread's CPU time"

@@ -28,10 +28,10 @@ static struct alloc {
     size_t n;
     int type, device; /* 1 pinned, 2 device, 3 managed */
 } allocs[MAX_ALLOCS];
-static int cur_device, ndevices = 2, last_error;
+static int cur_device, ndevices = 2, last_error, high; /* allocs[high..] were never used */
 
 static struct alloc *find(const void *p) {
-    for (int i = 0; i < MAX_ALLOCS; i++)
+    for (int i = 0; i < high; i++)
         if (allocs[i].p && (const char *)p >= allocs[i].p && (const char *)p < allocs[i].p + allocs[i].n)
             return &allocs[i];
     return NULL;
@@ -46,6 +46,7 @@ static cudaError_t remember(void **p, size_t n, int type) {
             if (!allocs[i].p) return last_error = ERR_MEMORY;
             allocs[i].n = n ? n : 1, allocs[i].type = type, allocs[i].device = type == 1 ? -1 : cur_device;
             *p = allocs[i].p;
+            if (i >= high) high = i + 1;
             return OK;
         }
     return last_error = ERR_MEMORY;
