@@ -82,8 +82,7 @@ END_TEST
 
 START_TEST(test_cudart_off_when_tracing_off) {
     /* with tracing off (an unwritable output), the wrappers only forward */
-    run_both((const char *const[]){"DEVTRACE_OUTPUT=/proc/nope/t.db", NULL},
-             (const char *const[]){CUDA_USER, NULL}, 0);
+    run_both((const char *const[]){"DEVTRACE_OUTPUT=/proc/nope/t.db", NULL}, (const char *const[]){CUDA_USER, NULL}, 0);
     ck_assert_msg(strstr(out_buf, "checksum 65280.0 rc 0 failing copy 0") != NULL, "%s", out_buf);
     char path[256];
     snprintf(path, sizeof path, "%s/t.db", dir);

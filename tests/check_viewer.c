@@ -128,6 +128,26 @@ START_TEST(test_report_without_mismatch) {
 }
 END_TEST
 
+/* A helper inlined into its caller is a frame of its own in the call stack. */
+START_TEST(test_inlined_frames) {
+    char t[160], want[256];
+    snprintf(t, sizeof t, "%s/inline.db", dir);
+    ck_assert_int_eq(sh("DEVTRACE_SIM_CUDA=1 %s run -o %s -- %s", DEVTRACE_CLI, t, INLINE_TARGET), 1);
+    ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, t), 1);
+    snprintf(want, sizeof want, "inline_target.c:%d (add_bias)  [inlined]\n",
+             marker_line(INLINE_SOURCE, "inlined: fails here"));
+    ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
+    snprintf(want, sizeof want, "inline_target.c:%d (main)\n", marker_line(INLINE_SOURCE, "calls the inlined helper"));
+    ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
+    /* the call line is the innermost frame's */
+    snprintf(want, sizeof want, "inline_target.c:%d (add_bias)\n", marker_line(INLINE_SOURCE, "inlined: fails here"));
+    ck_assert_msg(!strncmp(out, "error: device mismatch in add at ", 33) && strstr(out, want) < strchr(out, '\n'),
+                  "the first line does not end with '%s':\n%s", want, out);
+    ck_assert_int_eq(sh("%s report --json %s", DEVTRACE_CLI, t), 1);
+    ck_assert_msg(strstr(out, "\"inlined\": true"), "%s", out);
+}
+END_TEST
+
 /* The input is left exactly as it was, with nothing created beside it. */
 static void expect_untouched(const char *path, const struct stat *before) {
     struct stat now;
@@ -428,6 +448,7 @@ Suite *make_viewer_suite(void) {
     tcase_add_test(tc, test_export_chrome);
     tcase_add_test(tc, test_export_html_in_chromium);
     tcase_add_test(tc, test_help_and_colors);
+    tcase_add_test(tc, test_inlined_frames);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -55,10 +55,10 @@ int cuda_user_main(int fail_copy) {
     rcs |= cudaMallocHost((void **)&pinned, N * sizeof(float));
     rcs |= cudaMallocManaged((void **)&managed, N * sizeof(float), 1);
     memcpy(pinned, pageable, sizeof pageable);
-    rcs |= cudaMemcpy(dev, pageable, sizeof pageable, H2D);                 /* HtoD, pageable */
-    rcs |= cudaMemcpyAsync(dev2, pinned, sizeof pageable, H2D, NULL);        /* HtoD, pinned, async */
-    rcs |= cudaMemcpy_ptds(dev2, dev, sizeof pageable, D2D);                 /* DtoD, per-thread stream */
-    rcs |= cudaMemcpy2D(dev, 64, pageable, 64, 64, N * 4 / 64, DEFAULT);    /* nested: recorded once */
+    rcs |= cudaMemcpy(dev, pageable, sizeof pageable, H2D);              /* HtoD, pageable */
+    rcs |= cudaMemcpyAsync(dev2, pinned, sizeof pageable, H2D, NULL);    /* HtoD, pinned, async */
+    rcs |= cudaMemcpy_ptds(dev2, dev, sizeof pageable, D2D);             /* DtoD, per-thread stream */
+    rcs |= cudaMemcpy2D(dev, 64, pageable, 64, 64, N * 4 / 64, DEFAULT); /* nested: recorded once */
     void *args[] = {&dev};
     dim3 one = {1, 1, 1};
     rcs |= cudaLaunchKernel((const void *)scale_kernel, one, one, args, 0, NULL);
@@ -67,7 +67,7 @@ int cuda_user_main(int fail_copy) {
     rcs |= cudaMemcpyPeer(dev2, 1, dev, 0, sizeof pageable);
     rcs |= cudaMemset(managed, 0, 16);
     rcs |= cudaDeviceSynchronize();
-    rcs |= cudaMemcpy(back, dev2, sizeof back, DEFAULT); /* DtoH, inferred */
+    rcs |= cudaMemcpy(back, dev2, sizeof back, DEFAULT);                    /* DtoH, inferred */
     int bad = fail_copy ? cudaMemcpy(back, pageable, sizeof back, D2H) : 0; /* wrong kind: fails */
     double sum = 0;
     for (int i = 0; i < N; i++) sum += back[i];

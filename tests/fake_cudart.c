@@ -101,15 +101,17 @@ cudaError_t cudaFreeAsync_ptsz(void *p, cudaStream_t s) { return (void)s, forget
 
 cudaError_t cudaMemcpy(void *d, const void *s, size_t n, int k) { return copy(d, s, n, k); }
 cudaError_t cudaMemcpy_ptds(void *d, const void *s, size_t n, int k) { return copy(d, s, n, k); }
-cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, int k, cudaStream_t st) { return (void)st, copy(d, s, n, k); }
+cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, int k, cudaStream_t st) {
+    return (void)st, copy(d, s, n, k);
+}
 cudaError_t cudaMemcpyAsync_ptsz(void *d, const void *s, size_t n, int k, cudaStream_t st) {
     return (void)st, copy(d, s, n, k);
 }
 
 static cudaError_t copy2d(void *d, size_t dp, const void *s, size_t sp, size_t w, size_t h, int k) {
     /* through the global symbol, as a runtime calling its own API would */
-    cudaError_t (*row)(void *, const void *, size_t, int) = (cudaError_t(*)(void *, const void *, size_t, int))dlsym(
-        RTLD_DEFAULT, "cudaMemcpy");
+    cudaError_t (*row)(void *, const void *, size_t, int) =
+        (cudaError_t(*)(void *, const void *, size_t, int))dlsym(RTLD_DEFAULT, "cudaMemcpy");
     if (!row) row = cudaMemcpy;
     for (size_t i = 0; i < h; i++) {
         cudaError_t e = row((char *)d + i * dp, (const char *)s + i * sp, w, k);
@@ -123,7 +125,8 @@ cudaError_t cudaMemcpy2D(void *d, size_t dp, const void *s, size_t sp, size_t w,
 cudaError_t cudaMemcpy2D_ptds(void *d, size_t dp, const void *s, size_t sp, size_t w, size_t h, int k) {
     return copy2d(d, dp, s, sp, w, h, k);
 }
-cudaError_t cudaMemcpy2DAsync(void *d, size_t dp, const void *s, size_t sp, size_t w, size_t h, int k, cudaStream_t st) {
+cudaError_t cudaMemcpy2DAsync(void *d, size_t dp, const void *s, size_t sp, size_t w, size_t h, int k,
+                              cudaStream_t st) {
     return (void)st, copy2d(d, dp, s, sp, w, h, k);
 }
 cudaError_t cudaMemcpy2DAsync_ptsz(void *d, size_t dp, const void *s, size_t sp, size_t w, size_t h, int k,

@@ -84,7 +84,7 @@ static inline int run(int traced, const char *const *env, const char *const *arg
 }
 
 static inline sqlite3 *open_trace(const char *name) {
-    char path[256];
+    char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     sqlite3 *db;
     ck_assert_msg(access(path, R_OK) == 0, "no trace at %s; stderr: %s", path, err_buf);

@@ -50,18 +50,18 @@ static void *resolve(const char *name) {
     return fn;
 }
 
-#define REAL(name, type)                                                      \
-    static _Atomic(type) real_##name;                                         \
-    type real = atomic_load_explicit(&real_##name, memory_order_acquire);     \
-    if (!real) {                                                              \
-        *(void **)&real = resolve(#name);                                     \
-        if (!real) return CU_UNKNOWN;                                         \
-        atomic_store_explicit(&real_##name, real, memory_order_release);      \
+#define REAL(name, type)                                                                                               \
+    static _Atomic(type) real_##name;                                                                                  \
+    type real = atomic_load_explicit(&real_##name, memory_order_acquire);                                              \
+    if (!real) {                                                                                                       \
+        *(void **)&real = resolve(#name);                                                                              \
+        if (!real) return CU_UNKNOWN;                                                                                  \
+        atomic_store_explicit(&real_##name, real, memory_order_release);                                               \
     }
 
 /* Helpers the wrappers call into the real runtime for; 0 when missing. */
 static int attrs_of(const void *p, struct ptr_attrs *a) {
-    static _Atomic(cudaError_t (*)(struct ptr_attrs *, const void *)) fn;
+    static _Atomic(cudaError_t(*)(struct ptr_attrs *, const void *)) fn;
     cudaError_t (*f)(struct ptr_attrs *, const void *) = atomic_load(&fn);
     if (!f) {
         *(void **)&f = tr_next_sym(cudart_libs, "cudaPointerGetAttributes");
@@ -73,7 +73,7 @@ static int attrs_of(const void *p, struct ptr_attrs *a) {
 }
 
 static int current_device(void) {
-    static _Atomic(cudaError_t (*)(int *)) fn;
+    static _Atomic(cudaError_t(*)(int *)) fn;
     cudaError_t (*f)(int *) = atomic_load(&fn);
     if (!f) {
         *(void **)&f = tr_next_sym(cudart_libs, "cudaGetDevice");
@@ -142,17 +142,17 @@ static void classify(struct call *c, int kind) {
 /* Runs one wrapped call: `call` is the real function applied to the
  * arguments, run with the depth raised so nested cudart calls are not
  * recorded; `before`/`after` fill the record around it. */
-#define RUN(c, call_expr, after)                                                   \
-    do {                                                                           \
-        int outer_ = depth++ == 0 && atomic_load_explicit(&g_tr.enabled, memory_order_relaxed); \
-        uint64_t t0_ = outer_ ? tr_now_ns() : 0;                                  \
-        cudaError_t rc_ = (call_expr);                                             \
-        if (outer_) {                                                              \
-            after;                                                                 \
-            emit(&(c), rc_, t0_);                                                  \
-        }                                                                          \
-        depth--;                                                                   \
-        return rc_;                                                                \
+#define RUN(c, call_expr, after)                                                                                       \
+    do {                                                                                                               \
+        int outer_ = depth++ == 0 && atomic_load_explicit(&g_tr.enabled, memory_order_relaxed);                        \
+        uint64_t t0_ = outer_ ? tr_now_ns() : 0;                                                                       \
+        cudaError_t rc_ = (call_expr);                                                                                 \
+        if (outer_) {                                                                                                  \
+            after;                                                                                                     \
+            emit(&(c), rc_, t0_);                                                                                      \
+        }                                                                                                              \
+        depth--;                                                                                                       \
+        return rc_;                                                                                                    \
     } while (0)
 
 /* ---------------------------------------------------------------- memory */
@@ -163,10 +163,10 @@ typedef cudaError_t (*malloc_async_fn)(void **, size_t, cudaStream_t);
 typedef cudaError_t (*free_fn)(void *);
 typedef cudaError_t (*free_async_fn)(void *, cudaStream_t);
 
-#define ALLOC_RESULT(c, p, rc_host)                       \
-    do {                                                  \
-        (c).dst = (p) ? *(p) : NULL;                      \
-        (c).device = (rc_host) ? -1 : current_device();   \
+#define ALLOC_RESULT(c, p, rc_host)                                                                                    \
+    do {                                                                                                               \
+        (c).dst = (p) ? *(p) : NULL;                                                                                   \
+        (c).device = (rc_host) ? -1 : current_device();                                                                \
     } while (0)
 
 TR_EXPORT cudaError_t cudaMalloc(void **p, size_t n) {
@@ -177,7 +177,8 @@ TR_EXPORT cudaError_t cudaMalloc(void **p, size_t n) {
 
 TR_EXPORT cudaError_t cudaMallocManaged(void **p, size_t n, unsigned flags) {
     REAL(cudaMallocManaged, malloc_flags_fn);
-    struct call c = {.api = "cudaMallocManaged", .kind = K_MALLOC, .dir = -1, .host = H_MANAGED, .peer = -1, .bytes = n};
+    struct call c = {
+        .api = "cudaMallocManaged", .kind = K_MALLOC, .dir = -1, .host = H_MANAGED, .peer = -1, .bytes = n};
     RUN(c, real(p, n, flags), ALLOC_RESULT(c, p, 0));
 }
 
@@ -193,30 +194,30 @@ TR_EXPORT cudaError_t cudaHostAlloc(void **p, size_t n, unsigned flags) {
     RUN(c, real(p, n, flags), ALLOC_RESULT(c, p, 1));
 }
 
-#define MALLOC_ASYNC(name)                                                                                   \
-    TR_EXPORT cudaError_t name(void **p, size_t n, cudaStream_t s) {                                         \
-        REAL(name, malloc_async_fn);                                                                         \
-        struct call c = {                                                                                    \
-            .api = #name, .kind = K_MALLOC, .dir = -1, .host = H_NONE, .peer = -1, .bytes = n, .stream = s}; \
-        RUN(c, real(p, n, s), ALLOC_RESULT(c, p, 0));                                                        \
+#define MALLOC_ASYNC(name)                                                                                             \
+    TR_EXPORT cudaError_t name(void **p, size_t n, cudaStream_t s) {                                                   \
+        REAL(name, malloc_async_fn);                                                                                   \
+        struct call c = {                                                                                              \
+            .api = #name, .kind = K_MALLOC, .dir = -1, .host = H_NONE, .peer = -1, .bytes = n, .stream = s};           \
+        RUN(c, real(p, n, s), ALLOC_RESULT(c, p, 0));                                                                  \
     }
 MALLOC_ASYNC(cudaMallocAsync)
 MALLOC_ASYNC(cudaMallocAsync_ptsz)
 
-#define FREE(name, hostkind)                                                                              \
-    TR_EXPORT cudaError_t name(void *p) {                                                                 \
-        REAL(name, free_fn);                                                                              \
-        struct call c = {.api = #name, .kind = K_FREE, .dir = -1, .host = hostkind, .peer = -1, .dst = p}; \
-        RUN(c, real(p), c.device = hostkind == H_PINNED ? -1 : current_device());                         \
+#define FREE(name, hostkind)                                                                                           \
+    TR_EXPORT cudaError_t name(void *p) {                                                                              \
+        REAL(name, free_fn);                                                                                           \
+        struct call c = {.api = #name, .kind = K_FREE, .dir = -1, .host = hostkind, .peer = -1, .dst = p};             \
+        RUN(c, real(p), c.device = hostkind == H_PINNED ? -1 : current_device());                                      \
     }
 FREE(cudaFree, H_NONE)
 FREE(cudaFreeHost, H_PINNED)
 
-#define FREE_ASYNC(name)                                                                                         \
-    TR_EXPORT cudaError_t name(void *p, cudaStream_t s) {                                                        \
-        REAL(name, free_async_fn);                                                                               \
-        struct call c = {.api = #name, .kind = K_FREE, .dir = -1, .host = H_NONE, .peer = -1, .dst = p, .stream = s}; \
-        RUN(c, real(p, s), c.device = current_device());                                                         \
+#define FREE_ASYNC(name)                                                                                               \
+    TR_EXPORT cudaError_t name(void *p, cudaStream_t s) {                                                              \
+        REAL(name, free_async_fn);                                                                                     \
+        struct call c = {.api = #name, .kind = K_FREE, .dir = -1, .host = H_NONE, .peer = -1, .dst = p, .stream = s};  \
+        RUN(c, real(p, s), c.device = current_device());                                                               \
     }
 FREE_ASYNC(cudaFreeAsync)
 FREE_ASYNC(cudaFreeAsync_ptsz)
@@ -234,55 +235,70 @@ typedef cudaError_t (*to_symbol_async_fn)(const void *, const void *, size_t, si
 typedef cudaError_t (*from_symbol_fn)(void *, const void *, size_t, size_t, int);
 typedef cudaError_t (*from_symbol_async_fn)(void *, const void *, size_t, size_t, int, cudaStream_t);
 
-#define MEMCPY(name)                                                                   \
-    TR_EXPORT cudaError_t name(void *dst, const void *src, size_t n, int kind) {       \
-        REAL(name, memcpy_fn);                                                         \
-        struct call c = {.api = #name, .kind = K_MEMCPY, .bytes = n, .dst = dst, .src = src}; \
-        RUN(c, real(dst, src, n, kind), classify(&c, kind));                           \
+#define MEMCPY(name)                                                                                                   \
+    TR_EXPORT cudaError_t name(void *dst, const void *src, size_t n, int kind) {                                       \
+        REAL(name, memcpy_fn);                                                                                         \
+        struct call c = {.api = #name, .kind = K_MEMCPY, .bytes = n, .dst = dst, .src = src};                          \
+        RUN(c, real(dst, src, n, kind), classify(&c, kind));                                                           \
     }
 MEMCPY(cudaMemcpy)
 MEMCPY(cudaMemcpy_ptds)
 
-#define MEMCPY_ASYNC(name)                                                                        \
-    TR_EXPORT cudaError_t name(void *dst, const void *src, size_t n, int kind, cudaStream_t s) {  \
-        REAL(name, memcpy_async_fn);                                                              \
-        struct call c = {.api = #name, .kind = K_MEMCPY, .bytes = n, .dst = dst, .src = src, .stream = s}; \
-        RUN(c, real(dst, src, n, kind, s), classify(&c, kind));                                   \
+#define MEMCPY_ASYNC(name)                                                                                             \
+    TR_EXPORT cudaError_t name(void *dst, const void *src, size_t n, int kind, cudaStream_t s) {                       \
+        REAL(name, memcpy_async_fn);                                                                                   \
+        struct call c = {.api = #name, .kind = K_MEMCPY, .bytes = n, .dst = dst, .src = src, .stream = s};             \
+        RUN(c, real(dst, src, n, kind, s), classify(&c, kind));                                                        \
     }
 MEMCPY_ASYNC(cudaMemcpyAsync)
 MEMCPY_ASYNC(cudaMemcpyAsync_ptsz)
 
-#define MEMCPY2D(name)                                                                                           \
-    TR_EXPORT cudaError_t name(void *dst, size_t dp, const void *src, size_t sp, size_t w, size_t h, int kind) { \
-        REAL(name, memcpy2d_fn);                                                                                 \
-        struct call c = {.api = #name, .kind = K_MEMCPY, .bytes = (uint64_t)w * h, .dst = dst, .src = src};     \
-        RUN(c, real(dst, dp, src, sp, w, h, kind), classify(&c, kind));                                          \
+#define MEMCPY2D(name)                                                                                                 \
+    TR_EXPORT cudaError_t name(void *dst, size_t dp, const void *src, size_t sp, size_t w, size_t h, int kind) {       \
+        REAL(name, memcpy2d_fn);                                                                                       \
+        struct call c = {.api = #name, .kind = K_MEMCPY, .bytes = (uint64_t)w * h, .dst = dst, .src = src};            \
+        RUN(c, real(dst, dp, src, sp, w, h, kind), classify(&c, kind));                                                \
     }
 MEMCPY2D(cudaMemcpy2D)
 MEMCPY2D(cudaMemcpy2D_ptds)
 
-#define MEMCPY2D_ASYNC(name)                                                                                  \
-    TR_EXPORT cudaError_t name(void *dst, size_t dp, const void *src, size_t sp, size_t w, size_t h, int kind, \
-                               cudaStream_t s) {                                                              \
-        REAL(name, memcpy2d_async_fn);                                                                        \
-        struct call c = {                                                                                     \
-            .api = #name, .kind = K_MEMCPY, .bytes = (uint64_t)w * h, .dst = dst, .src = src, .stream = s};   \
-        RUN(c, real(dst, dp, src, sp, w, h, kind, s), classify(&c, kind));                                    \
+#define MEMCPY2D_ASYNC(name)                                                                                           \
+    TR_EXPORT cudaError_t name(void *dst, size_t dp, const void *src, size_t sp, size_t w, size_t h, int kind,         \
+                               cudaStream_t s) {                                                                       \
+        REAL(name, memcpy2d_async_fn);                                                                                 \
+        struct call c = {                                                                                              \
+            .api = #name, .kind = K_MEMCPY, .bytes = (uint64_t)w * h, .dst = dst, .src = src, .stream = s};            \
+        RUN(c, real(dst, dp, src, sp, w, h, kind, s), classify(&c, kind));                                             \
     }
 MEMCPY2D_ASYNC(cudaMemcpy2DAsync)
 MEMCPY2D_ASYNC(cudaMemcpy2DAsync_ptsz)
 
 TR_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dd, const void *src, int sd, size_t n) {
     REAL(cudaMemcpyPeer, peer_fn);
-    struct call c = {.api = "cudaMemcpyPeer", .kind = K_MEMCPY, .dir = 3, .host = H_NONE, .device = dd, .peer = sd,
-                     .bytes = n, .dst = dst, .src = src};
+    struct call c = {.api = "cudaMemcpyPeer",
+                     .kind = K_MEMCPY,
+                     .dir = 3,
+                     .host = H_NONE,
+                     .device = dd,
+                     .peer = sd,
+                     .bytes = n,
+                     .dst = dst,
+                     .src = src};
     RUN(c, real(dst, dd, src, sd, n), (void)0);
 }
 
 TR_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dd, const void *src, int sd, size_t n, cudaStream_t s) {
     REAL(cudaMemcpyPeerAsync, peer_async_fn);
-    struct call c = {.api = "cudaMemcpyPeerAsync", .kind = K_MEMCPY, .dir = 3, .host = H_NONE, .device = dd,
-                     .peer = sd, .bytes = n, .dst = dst, .src = src, .stream = s};
+    struct call c = {.api = "cudaMemcpyPeerAsync",
+                     .kind = K_MEMCPY,
+                     .dir = 3,
+                     .host = H_NONE,
+                     .device = dd,
+                     .peer = sd,
+                     .bytes = n,
+                     .dst = dst,
+                     .src = src,
+                     .stream = s};
     RUN(c, real(dst, dd, src, sd, n, s), (void)0);
 }
 
@@ -296,38 +312,38 @@ static void symbol_copy(struct call *c, int kind, int to_symbol) {
     c->peer = -1;
 }
 
-#define TO_SYMBOL(name)                                                                            \
-    TR_EXPORT cudaError_t name(const void *sym, const void *src, size_t n, size_t off, int kind) { \
-        REAL(name, to_symbol_fn);                                                                  \
-        struct call c = {.api = #name, .kind = K_MEMCPY, .bytes = n, .dst = sym, .src = src};      \
-        RUN(c, real(sym, src, n, off, kind), symbol_copy(&c, kind, 1));                            \
+#define TO_SYMBOL(name)                                                                                                \
+    TR_EXPORT cudaError_t name(const void *sym, const void *src, size_t n, size_t off, int kind) {                     \
+        REAL(name, to_symbol_fn);                                                                                      \
+        struct call c = {.api = #name, .kind = K_MEMCPY, .bytes = n, .dst = sym, .src = src};                          \
+        RUN(c, real(sym, src, n, off, kind), symbol_copy(&c, kind, 1));                                                \
     }
 TO_SYMBOL(cudaMemcpyToSymbol)
 TO_SYMBOL(cudaMemcpyToSymbol_ptds)
 
-#define TO_SYMBOL_ASYNC(name)                                                                                  \
-    TR_EXPORT cudaError_t name(const void *sym, const void *src, size_t n, size_t off, int kind, cudaStream_t s) { \
-        REAL(name, to_symbol_async_fn);                                                                        \
-        struct call c = {.api = #name, .kind = K_MEMCPY, .bytes = n, .dst = sym, .src = src, .stream = s};     \
-        RUN(c, real(sym, src, n, off, kind, s), symbol_copy(&c, kind, 1));                                     \
+#define TO_SYMBOL_ASYNC(name)                                                                                          \
+    TR_EXPORT cudaError_t name(const void *sym, const void *src, size_t n, size_t off, int kind, cudaStream_t s) {     \
+        REAL(name, to_symbol_async_fn);                                                                                \
+        struct call c = {.api = #name, .kind = K_MEMCPY, .bytes = n, .dst = sym, .src = src, .stream = s};             \
+        RUN(c, real(sym, src, n, off, kind, s), symbol_copy(&c, kind, 1));                                             \
     }
 TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync)
 TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync_ptsz)
 
-#define FROM_SYMBOL(name)                                                                    \
-    TR_EXPORT cudaError_t name(void *dst, const void *sym, size_t n, size_t off, int kind) { \
-        REAL(name, from_symbol_fn);                                                          \
-        struct call c = {.api = #name, .kind = K_MEMCPY, .bytes = n, .dst = dst, .src = sym}; \
-        RUN(c, real(dst, sym, n, off, kind), symbol_copy(&c, kind, 0));                      \
+#define FROM_SYMBOL(name)                                                                                              \
+    TR_EXPORT cudaError_t name(void *dst, const void *sym, size_t n, size_t off, int kind) {                           \
+        REAL(name, from_symbol_fn);                                                                                    \
+        struct call c = {.api = #name, .kind = K_MEMCPY, .bytes = n, .dst = dst, .src = sym};                          \
+        RUN(c, real(dst, sym, n, off, kind), symbol_copy(&c, kind, 0));                                                \
     }
 FROM_SYMBOL(cudaMemcpyFromSymbol)
 FROM_SYMBOL(cudaMemcpyFromSymbol_ptds)
 
-#define FROM_SYMBOL_ASYNC(name)                                                                               \
-    TR_EXPORT cudaError_t name(void *dst, const void *sym, size_t n, size_t off, int kind, cudaStream_t s) {  \
-        REAL(name, from_symbol_async_fn);                                                                     \
-        struct call c = {.api = #name, .kind = K_MEMCPY, .bytes = n, .dst = dst, .src = sym, .stream = s};    \
-        RUN(c, real(dst, sym, n, off, kind, s), symbol_copy(&c, kind, 0));                                    \
+#define FROM_SYMBOL_ASYNC(name)                                                                                        \
+    TR_EXPORT cudaError_t name(void *dst, const void *sym, size_t n, size_t off, int kind, cudaStream_t s) {           \
+        REAL(name, from_symbol_async_fn);                                                                              \
+        struct call c = {.api = #name, .kind = K_MEMCPY, .bytes = n, .dst = dst, .src = sym, .stream = s};             \
+        RUN(c, real(dst, sym, n, off, kind, s), symbol_copy(&c, kind, 0));                                             \
     }
 FROM_SYMBOL_ASYNC(cudaMemcpyFromSymbolAsync)
 FROM_SYMBOL_ASYNC(cudaMemcpyFromSymbolAsync_ptsz)
@@ -341,30 +357,31 @@ typedef cudaError_t (*void_fn)(void);
 typedef cudaError_t (*stream_fn)(cudaStream_t);
 typedef cudaError_t (*int_fn)(int);
 
-#define MEMSET(name)                                                                                            \
-    TR_EXPORT cudaError_t name(void *p, int v, size_t n) {                                                      \
-        REAL(name, memset_fn);                                                                                  \
+#define MEMSET(name)                                                                                                   \
+    TR_EXPORT cudaError_t name(void *p, int v, size_t n) {                                                             \
+        REAL(name, memset_fn);                                                                                         \
         struct call c = {.api = #name, .kind = K_MEMSET, .dir = -1, .host = H_NONE, .peer = -1, .bytes = n, .dst = p}; \
-        RUN(c, real(p, v, n), c.device = current_device());                                                    \
+        RUN(c, real(p, v, n), c.device = current_device());                                                            \
     }
 MEMSET(cudaMemset)
 MEMSET(cudaMemset_ptds)
 
-#define MEMSET_ASYNC(name)                                                                                     \
-    TR_EXPORT cudaError_t name(void *p, int v, size_t n, cudaStream_t s) {                                     \
-        REAL(name, memset_async_fn);                                                                           \
-        struct call c = {                                                                                      \
+#define MEMSET_ASYNC(name)                                                                                             \
+    TR_EXPORT cudaError_t name(void *p, int v, size_t n, cudaStream_t s) {                                             \
+        REAL(name, memset_async_fn);                                                                                   \
+        struct call c = {                                                                                              \
             .api = #name, .kind = K_MEMSET, .dir = -1, .host = H_NONE, .peer = -1, .bytes = n, .dst = p, .stream = s}; \
-        RUN(c, real(p, v, n, s), c.device = current_device());                                                 \
+        RUN(c, real(p, v, n, s), c.device = current_device());                                                         \
     }
 MEMSET_ASYNC(cudaMemsetAsync)
 MEMSET_ASYNC(cudaMemsetAsync_ptsz)
 
-#define LAUNCH(name)                                                                                            \
-    TR_EXPORT cudaError_t name(const void *f, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t s) { \
-        REAL(name, launch_fn);                                                                                  \
-        struct call c = {.api = #name, .kind = K_LAUNCH, .dir = -1, .host = H_NONE, .peer = -1, .func = f, .stream = s}; \
-        RUN(c, real(f, grid, block, args, shmem, s), c.device = current_device());                              \
+#define LAUNCH(name)                                                                                                   \
+    TR_EXPORT cudaError_t name(const void *f, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t s) {      \
+        REAL(name, launch_fn);                                                                                         \
+        struct call c = {                                                                                              \
+            .api = #name, .kind = K_LAUNCH, .dir = -1, .host = H_NONE, .peer = -1, .func = f, .stream = s};            \
+        RUN(c, real(f, grid, block, args, shmem, s), c.device = current_device());                                     \
     }
 LAUNCH(cudaLaunchKernel)
 LAUNCH(cudaLaunchKernel_ptsz)
@@ -375,11 +392,11 @@ TR_EXPORT cudaError_t cudaDeviceSynchronize(void) {
     RUN(c, real(), c.device = current_device());
 }
 
-#define STREAM_SYNC(name)                                                                                       \
-    TR_EXPORT cudaError_t name(cudaStream_t s) {                                                                \
-        REAL(name, stream_fn);                                                                                  \
-        struct call c = {.api = #name, .kind = K_SYNC, .dir = -1, .host = H_NONE, .peer = -1, .stream = s};     \
-        RUN(c, real(s), c.device = current_device());                                                           \
+#define STREAM_SYNC(name)                                                                                              \
+    TR_EXPORT cudaError_t name(cudaStream_t s) {                                                                       \
+        REAL(name, stream_fn);                                                                                         \
+        struct call c = {.api = #name, .kind = K_SYNC, .dir = -1, .host = H_NONE, .peer = -1, .stream = s};            \
+        RUN(c, real(s), c.device = current_device());                                                                  \
     }
 STREAM_SYNC(cudaStreamSynchronize)
 STREAM_SYNC(cudaStreamSynchronize_ptsz)

@@ -75,7 +75,8 @@ static void legacy_type_device(const char *p, const char *end, char *out, size_t
 static void quoted_after(const char *s, const char *end, const char *after, char *out, size_t size) {
     const char *p = find(s, (size_t)(end - s), after), *open, *close;
     out[0] = 0;
-    if (!p || !(open = memchr(p, '\'', (size_t)(end - p))) || !(close = memchr(open + 1, '\'', (size_t)(end - open - 1))))
+    if (!p || !(open = memchr(p, '\'', (size_t)(end - p))) ||
+        !(close = memchr(open + 1, '\'', (size_t)(end - open - 1))))
         return;
     size_t n = (size_t)(close - open - 1) < size - 1 ? (size_t)(close - open - 1) : size - 1;
     memcpy(out, open + 1, n);
@@ -137,8 +138,10 @@ int tr_parse_mismatch(const char *msg, size_t len, struct tr_mismatch *m) {
     if ((p = find(msg, len, "' is on ")) && find(msg, len, "Tensor for ")) {
         /* "Tensor for argument #2 'mat1' is on CPU, but expected it to be on GPU (...)" */
         const char *q = device_at(p + 8, end, m->a, D) ? find(p, (size_t)(end - p), "expected it to be on ") : NULL;
-        if (q) q += strlen("expected it to be on ");
-        else if ((q = find(p, (size_t)(end - p), "expected them to be on "))) q += strlen("expected them to be on ");
+        if (q)
+            q += strlen("expected it to be on ");
+        else if ((q = find(p, (size_t)(end - p), "expected them to be on ")))
+            q += strlen("expected them to be on ");
         if (!q || !device_at(q, end, m->b, D)) return 0;
         quoted_after(msg, end, "Tensor for ", m->arg, sizeof m->arg);
         return 1;

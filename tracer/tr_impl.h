@@ -207,6 +207,7 @@ TR_HIDDEN void *tr_next_sym(const char *const *prefixes, const char *name);
 extern TR_HIDDEN const char *const tr_cxx_libs[]; /* libstdc++, libc++abi, libc++ */
 
 /* C++ exceptions (cxa.c): per-site counts, written to the trace at the end. */
-TR_HIDDEN void tr_throw_sites_flush(void (*fn)(void *ctx, uint64_t site, uint64_t throws, uint64_t recorded), void *ctx);
+TR_HIDDEN void tr_throw_sites_flush(void (*fn)(void *ctx, uint64_t site, uint64_t throws, uint64_t recorded),
+                                    void *ctx);
 
 #endif /* DEVTRACE_TR_IMPL_H */

@@ -757,12 +757,27 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
         break;
     }
     case TR_EV_CUDA: {
-        int64_t x[18] = {seq, t, thread, stack, pystack, S(&s, 0, ns), INT(0),
-                         INT(1) < 0 ? NULLV : INT(1), INT(2), INT(3), INT(4), INT(5) < 0 ? NULLV : INT(5),
-                         INT(6) < 0 ? NULLV : INT(6), INT(7) < 0 ? NULLV : INT(7), INT(8), INT(9), INT(10), INT(11)};
+        int64_t x[18] = {seq,
+                         t,
+                         thread,
+                         stack,
+                         pystack,
+                         S(&s, 0, ns),
+                         INT(0),
+                         INT(1) < 0 ? NULLV : INT(1),
+                         INT(2),
+                         INT(3),
+                         INT(4),
+                         INT(5) < 0 ? NULLV : INT(5),
+                         INT(6) < 0 ? NULLV : INT(6),
+                         INT(7) < 0 ? NULLV : INT(7),
+                         INT(8),
+                         INT(9),
+                         INT(10),
+                         INT(11)};
         if (x[6] == 2 || x[6] == 3 || x[6] == 4) x[10] = NULLV; /* malloc, free, memset: one pointer */
         if (x[6] != 1 && x[6] != 2 && x[6] != 4) x[8] = NULLV;  /* bytes only where they mean something */
-        if (x[6] != 5) x[15] = NULLV;                            /* a kernel only for launches */
+        if (x[6] != 5) x[15] = NULLV;                           /* a kernel only for launches */
         rc = batch_add(&W.cuda, x);
         break;
     }
@@ -866,8 +881,8 @@ static int cycle_body(void) {
         thread_of(r);
     }
     pend_flush_all();
-    struct batch *all[] = {&W.frames, &W.pyframes,  &W.tensors, &W.args,  &W.outs,
-                           &W.names,  &W.transfers, &W.ops,     &W.frees, &W.misc, &W.cuda};
+    struct batch *all[] = {&W.frames,    &W.pyframes, &W.tensors, &W.args, &W.outs, &W.names,
+                           &W.transfers, &W.ops,      &W.frees,   &W.misc, &W.cuda};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) batch_flush(all[i]);
     update_threads();
     if (W.failed) return -1;

@@ -65,10 +65,12 @@ static void print_stack(struct ctx *c, FILE *f, int64_t stack, int64_t seq) {
         if (c->json) {
             fprintf(f, "%s{\"frame\": ", shown ? ", " : "");
             vw_put_json_string(f, vw_site_str(&fr[i], buf, sizeof buf));
-            fprintf(f, ", \"hidden\": %s}", fr[i].hidden ? "true" : "false");
+            fprintf(f, ", \"hidden\": %s, \"inlined\": %s}", fr[i].hidden ? "true" : "false",
+                    fr[i].inlined ? "true" : "false");
         } else {
             fprintf(f, "%s    #%-2d ", shown ? "" : "  call stack:\n", i);
             vw_put_escaped(f, vw_site_str(&fr[i], buf, sizeof buf));
+            fputs(fr[i].inlined ? "  [inlined]" : "", f);
             fputs(fr[i].hidden ? "  [hidden by default]\n" : "\n", f);
         }
         shown++;
@@ -535,7 +537,8 @@ static void cuda_before(struct ctx *c, FILE *f, int64_t seq) {
     int n = 0;
     if (c->json) fputs(", \"cuda_calls_before\": [", f);
     while (sqlite3_step(st) == SQLITE_ROW) {
-        int kind = sqlite3_column_int(st, 0), dir = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 1);
+        int kind = sqlite3_column_int(st, 0),
+            dir = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 1);
         const char *what = kind == 2 ? "alloc" : dir >= 0 && dir <= 3 ? dirs[dir] : "copy";
         const char *api = sqlite3_column_text(st, 7) ? (const char *)sqlite3_column_text(st, 7) : "?";
         char site[1200] = "";
@@ -548,8 +551,9 @@ static void cuda_before(struct ctx *c, FILE *f, int64_t seq) {
         if (c->json) {
             fprintf(f, "%s{\"api\": ", n ? ", " : "");
             vw_put_json_string(f, api);
-            fprintf(f, ", \"what\": \"%s\", \"count\": %lld, \"bytes\": %lld, \"pageable\": %lld, \"failed\": %lld, "
-                       "\"site\": ",
+            fprintf(f,
+                    ", \"what\": \"%s\", \"count\": %lld, \"bytes\": %lld, \"pageable\": %lld, \"failed\": %lld, "
+                    "\"site\": ",
                     what, count, bytes, pageable, failed);
             if (site[0])
                 vw_put_json_string(f, site);

@@ -7,6 +7,8 @@
 
 #include <dlfcn.h>
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +178,49 @@ void vw_sym_frame(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *f
     }
 }
 
+/* The frames at ip: those of functions the compiler inlined there,
+ * innermost first (marked inlined), then the real one; at least 1. The
+ * innermost location comes from the line table, each outer one from the
+ * inlined call's DW_AT_call_file / DW_AT_call_line. */
+int vw_sym_frames(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *out, int max) {
+    if (max < 1) return 0;
+    vw_sym_frame(s, ip, seq, &out[0]);
+    struct mod *m = module_at(s, ip, seq);
+    if (!m || !m->dwfl || m->changed || max < 2) return 1;
+    Dwarf_Addr pc = ip - 1, bias = 0;
+    Dwfl_Module *dm = dwfl_addrmodule(m->dwfl, pc);
+    Dwarf_Die *cu = dm ? dwfl_module_addrdie(dm, pc, &bias) : NULL;
+    Dwarf_Die *scopes = NULL;
+    int ns = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+    struct vw_frame real = out[0];
+    int n = 0;
+    for (int i = 0; i < ns && n < max - 1; i++) {
+        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) continue;
+        struct vw_frame *f = &out[n++];
+        *f = real;
+        f->inlined = 1;
+        Dwarf_Attribute a;
+        const char *name = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &a));
+        if (!name) name = dwarf_diename(&scopes[i]);
+        snprintf(f->function, sizeof f->function, "%s", name ? name : "?");
+        demangle(f->function, sizeof f->function);
+        /* the caller's location: where this inlined call was made */
+        Dwarf_Word line = 0, file = 0;
+        Dwarf_Files *files;
+        size_t nfiles;
+        const char *path = NULL;
+        if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &file) == 0 &&
+            dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && file < nfiles)
+            path = dwarf_filesrc(files, file, NULL, NULL);
+        if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &line) != 0) line = 0;
+        if (path) snprintf(real.file, sizeof real.file, "%s", relative(s, path));
+        real.line = (int)line;
+    }
+    free(scopes);
+    out[n++] = real;
+    return n;
+}
+
 /* Steps from trie node *stack to its ip and parent; 0 at the end. */
 static int next_frame(struct vw_sym *s, int64_t *stack, uint64_t *ip) {
     if (!*stack || !s->frame) return 0;
@@ -190,25 +235,27 @@ static int next_frame(struct vw_sym *s, int64_t *stack, uint64_t *ip) {
 int vw_sym_stack(struct vw_sym *s, int64_t stack, int64_t seq, struct vw_frame *out, int max) {
     int n = 0;
     uint64_t ip;
-    while (n < max && next_frame(s, &stack, &ip)) vw_sym_frame(s, ip, seq, &out[n++]);
+    while (n < max && next_frame(s, &stack, &ip)) n += vw_sym_frames(s, ip, seq, out + n, max - n);
     return n;
 }
 
 int vw_sym_site(struct vw_sym *s, int64_t stack, int64_t seq, struct vw_frame *site) {
     /* frames are symbolized only up to the first one of the program with a
      * source line; the first of the program without one is the fallback */
-    struct vw_frame f;
+    struct vw_frame f[8];
     int have = 0;
     uint64_t ip;
     memset(site, 0, sizeof *site);
     while (next_frame(s, &stack, &ip)) {
-        vw_sym_frame(s, ip, seq, &f);
-        if (f.hidden) continue;
-        if (f.file[0]) {
-            *site = f;
-            return 1;
+        int n = vw_sym_frames(s, ip, seq, f, 8);
+        for (int i = 0; i < n; i++) {
+            if (f[i].hidden) continue;
+            if (f[i].file[0]) {
+                *site = f[i];
+                return 1;
+            }
+            if (!have) *site = f[i], have = 1;
         }
-        if (!have) *site = f, have = 1;
     }
     return have;
 }

@@ -83,12 +83,15 @@ struct vw_frame {
     int line;
     int hidden;  /* inside libdtrt, libdevtrace or libc */
     int changed; /* the module's file changed since the trace */
+    int inlined; /* a function inlined into the frame after it (same return address) */
 };
 struct vw_sym;
 struct vw_sym *vw_sym_new(struct vw_trace *t);
 void vw_sym_free(struct vw_sym *s);
 void vw_sym_frame(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *f);
-/* Frames of a recorded stack, innermost first; returns how many. */
+/* The frames at one return address: inlined ones first, then the real one. */
+int vw_sym_frames(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *out, int max);
+/* Frames of a recorded stack (inlined ones included), innermost first; returns how many. */
 int vw_sym_stack(struct vw_sym *s, int64_t stack, int64_t seq, struct vw_frame *out, int max);
 /* The innermost frame of the program itself (not hidden); 0 when none. */
 int vw_sym_site(struct vw_sym *s, int64_t stack, int64_t seq, struct vw_frame *site);
