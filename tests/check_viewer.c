@@ -148,6 +148,36 @@ START_TEST(test_inlined_frames) {
 }
 END_TEST
 
+/* The runtime driven from Python: sites are the Python lines, and the
+ * failing call's Python stack is shown in place. */
+START_TEST(test_python_frames_in_place) {
+#ifdef DEVTRACE_SANITIZED
+    printf("SKIP: Python hosts are not run in the sanitizer build (an uninstrumented interpreter cannot load "
+           "instrumented libraries); the plain build runs this test\n");
+#else
+    char t[160], want[1024], script[512];
+    snprintf(t, sizeof t, "%s/py.db", dir);
+    snprintf(script, sizeof script, "%s/runtime_from_python.py", TESTS_SOURCE_DIR);
+    ck_assert_int_eq(
+        sh("DEVTRACE_SIM_CUDA=1 %s run -o %s -- /usr/bin/python3 %s %s", DEVTRACE_CLI, t, script, DTRT_LIB), 1);
+    ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, t), 1);
+    int call = marker_line(script, "the failing call"), culprit = marker_line(script, "the culprit");
+    snprintf(want, sizeof want, "runtime_from_python.py:%d (forward)\n", call);
+    ck_assert_msg(strstr(out, want) && strstr(out, want) < strchr(out, '\n'),
+                  "call site '%s' not on the first line:\n%s", want, out);
+    ck_assert_msg(strstr(out, "  Python stack:\n    #0  "), "%s", out);
+    /* the culprit's creation and the fix name the Python line that made it */
+    snprintf(want, sizeof want, "runtime_from_python.py:%d (<module>)\n", culprit);
+    const char *made = strstr(out, "t2 created on cpu by ones  "), *fix = strstr(out, "fix: move \"other\" to cuda:0");
+    ck_assert_msg(made && strstr(made, want) && strstr(made, want) < strchr(made, '\n'), "no '%s' in:\n%s", want, out);
+    ck_assert_msg(fix && strstr(fix, want) && strstr(fix, want) < strchr(fix, '\n'), "no fix at '%s' in:\n%s", want,
+                  out);
+    ck_assert_int_eq(sh("%s report --json %s", DEVTRACE_CLI, t), 1);
+    ck_assert_msg(strstr(out, "\"python_stack\": [{\"file\": "), "%s", out);
+#endif
+}
+END_TEST
+
 /* The input is left exactly as it was, with nothing created beside it. */
 static void expect_untouched(const char *path, const struct stat *before) {
     struct stat now;
@@ -449,6 +479,7 @@ Suite *make_viewer_suite(void) {
     tcase_add_test(tc, test_export_html_in_chromium);
     tcase_add_test(tc, test_help_and_colors);
     tcase_add_test(tc, test_inlined_frames);
+    tcase_add_test(tc, test_python_frames_in_place);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -83,13 +83,18 @@ static void print_stack(struct ctx *c, FILE *f, int64_t stack, int64_t seq) {
     free(fr);
 }
 
-static int site_of(struct ctx *c, int64_t stack, int64_t seq, struct vw_frame *f) {
+static int py_frame(struct ctx *c, int64_t pystack, struct vw_frame *f);
+
+/* Where an event happened: its innermost Python frame when it has a Python
+ * stack (the line a Python user wrote), else the program's native frame. */
+static int site_of(struct ctx *c, int64_t stack, int64_t pystack, int64_t seq, struct vw_frame *f) {
+    if (pystack && py_frame(c, pystack, f)) return 1;
     return stack ? vw_sym_site(c->sym, stack, seq, f) : 0;
 }
 
 /* Row of tensor id: fills what the chain needs; 0 when unknown. */
 static int tensor_row(struct ctx *c, int64_t id, int64_t *seq, int64_t *dev, int *origin, int64_t *src, int64_t *op,
-                      int64_t *stack, char *what, size_t wsize, char *detail, size_t dsize) {
+                      int64_t *stack, int64_t *pystack, char *what, size_t wsize, char *detail, size_t dsize) {
     sqlite3_stmt *st = c->tensor;
     sqlite3_reset(st);
     sqlite3_bind_int64(st, 1, id);
@@ -100,6 +105,7 @@ static int tensor_row(struct ctx *c, int64_t id, int64_t *seq, int64_t *dev, int
     *src = sqlite3_column_int64(st, 3);
     *op = sqlite3_column_int64(st, 4);
     *stack = sqlite3_column_int64(st, 5);
+    *pystack = sqlite3_column_int64(st, 8);
     snprintf(what, wsize, "%s", sqlite3_column_text(st, 6) ? (const char *)sqlite3_column_text(st, 6) : "?");
     snprintf(detail, dsize, "%s", sqlite3_column_text(st, 7) ? (const char *)sqlite3_column_text(st, 7) : "");
     return 1;
@@ -120,9 +126,10 @@ static struct step *add_step(struct operand *o) { return o->nsteps < MAX_STEPS ?
 static void build_chain(struct ctx *c, struct operand *o, int64_t id, int64_t before) {
     char d1[32], d2[32], what[256], detail[512];
     for (int guard = 0; id && guard < MAX_STEPS; guard++) {
-        int64_t seq, dev, src, op, stack;
+        int64_t seq, dev, src, op, stack, pystack;
         int origin;
-        if (!tensor_row(c, id, &seq, &dev, &origin, &src, &op, &stack, what, sizeof what, detail, sizeof detail))
+        if (!tensor_row(c, id, &seq, &dev, &origin, &src, &op, &stack, &pystack, what, sizeof what, detail,
+                        sizeof detail))
             return;
         /* in-place moves of this tensor before `before`, newest first */
         sqlite3_reset(c->moves);
@@ -140,7 +147,7 @@ static void build_chain(struct ctx *c, struct operand *o, int64_t id, int64_t be
                      vw_device_name(sqlite3_column_int64(c->moves, 1), d1, sizeof d1),
                      vw_device_name(s->dev, d2, sizeof d2),
                      sqlite3_column_text(c->moves, 3) ? (const char *)sqlite3_column_text(c->moves, 3) : "?");
-            s->has_site = site_of(c, s->stack, s->seq, &s->site);
+            s->has_site = site_of(c, s->stack, sqlite3_column_int64(c->moves, 5), s->seq, &s->site);
         }
         struct step *s = add_step(o);
         if (!s) return;
@@ -149,7 +156,7 @@ static void build_chain(struct ctx *c, struct operand *o, int64_t id, int64_t be
         s->dev = dev;
         s->stack = stack;
         s->origin = origin;
-        s->has_site = site_of(c, stack, seq, &s->site);
+        s->has_site = site_of(c, stack, pystack, seq, &s->site);
         vw_device_name(dev, d1, sizeof d1);
         int64_t next = 0;
         switch (origin) {
@@ -165,9 +172,9 @@ static void build_chain(struct ctx *c, struct operand *o, int64_t id, int64_t be
         case 3: {
             char via[256];
             snprintf(via, sizeof via, "%s", what);
-            int64_t sseq, sdev, ssrc, sop, sstack;
+            int64_t sseq, sdev, ssrc, sop, sstack, spy;
             int sorigin;
-            if (tensor_row(c, src, &sseq, &sdev, &sorigin, &ssrc, &sop, &sstack, what, sizeof what, detail,
+            if (tensor_row(c, src, &sseq, &sdev, &sorigin, &ssrc, &sop, &sstack, &spy, what, sizeof what, detail,
                            sizeof detail))
                 vw_device_name(sdev, d2, sizeof d2);
             else
@@ -244,8 +251,10 @@ static int same_site(const struct step *a, const struct step *b) {
 }
 
 /* One mismatch: returns 0, or -1 on a read error. */
+static int print_pystack(struct ctx *c, FILE *f, int64_t pystack, const char *indent);
+
 static int report_one(struct ctx *c, int64_t seq, int first, int other, const char *message, int64_t op, int64_t stack,
-                      int index) {
+                      int64_t pystack, int index) {
     FILE *f = c->out;
     char name[128], d1[32], buf[1024];
     op_name(c, op, name, sizeof name);
@@ -307,7 +316,7 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         ops[i].arrived = arrival(&ops[i]);
     }
     struct step call = {.stack = stack, .seq = seq};
-    call.has_site = site_of(c, stack, seq, &call.site);
+    call.has_site = site_of(c, stack, pystack, seq, &call.site);
 
     /* the fix */
     const struct operand *odd = NULL;
@@ -358,6 +367,8 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         fputs(", \"site\": ", f);
         json_site(f, &call);
         print_stack(c, f, stack, seq);
+        fputs(", \"python_stack\": ", f);
+        print_pystack(c, f, pystack, "");
         fprintf(f, ", \"intended_device\": \"%s\", \"tie\": %s, \"operands\": [", vw_device_name(want, d1, sizeof d1),
                 tie ? "true" : "false");
         for (int i = 0; i < n; i++) {
@@ -403,6 +414,10 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     vw_put_escaped(f, message);
     fputc('\n', f);
     print_stack(c, f, stack, seq);
+    if (pystack) {
+        fputs("  Python stack:\n", f);
+        print_pystack(c, f, pystack, "    ");
+    }
     fputs("\n  arg         device   tensor\n", f);
     for (int i = 0; i < n; i++) {
         const struct operand *o = &ops[i];
@@ -523,6 +538,30 @@ static int py_site(struct ctx *c, int64_t pystack, char *buf, size_t size) {
     return ok;
 }
 
+/* The innermost Python frame of a stack as a frame to print like a native one. */
+static int py_frame(struct ctx *c, int64_t pystack, struct vw_frame *f) {
+    sqlite3_stmt *st = vw_prep(c->t, "SELECT p.line, fs.text, ns.text FROM py_frames p JOIN py_code k ON k.id = "
+                                     "p.code LEFT JOIN strings fs ON fs.id = k.file LEFT JOIN strings ns ON ns.id "
+                                     "= k.name WHERE p.id = ?");
+    int ok = 0;
+    char cwd[4096] = "";
+    if (st) {
+        sqlite3_bind_int64(st, 1, pystack);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            memset(f, 0, sizeof *f);
+            const char *file = sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1) : "?";
+            snprintf(f->file, sizeof f->file, "%s", py_relative(file, cwd, sizeof cwd));
+            f->line = sqlite3_column_int(st, 0);
+            snprintf(f->function, sizeof f->function, "%s",
+                     sqlite3_column_text(st, 2) ? (const char *)sqlite3_column_text(st, 2) : "?");
+            snprintf(f->module, sizeof f->module, "python");
+            ok = 1;
+        }
+        sqlite3_finalize(st);
+    }
+    return ok;
+}
+
 /* CUDA copies and allocations before an error, by call site (the Python
  * line when there is one, else the program's innermost native frame). */
 static void cuda_before(struct ctx *c, FILE *f, int64_t seq) {
@@ -544,7 +583,8 @@ static void cuda_before(struct ctx *c, FILE *f, int64_t seq) {
         char site[1200] = "";
         struct vw_frame fr;
         int64_t py = sqlite3_column_int64(st, 5), stack = sqlite3_column_int64(st, 6);
-        if (!(py && py_site(c, py, site, sizeof site)) && stack && site_of(c, stack, sqlite3_column_int64(st, 4), &fr))
+        if (!(py && py_site(c, py, site, sizeof site)) && stack &&
+            site_of(c, stack, 0, sqlite3_column_int64(st, 4), &fr))
             vw_site_str(&fr, site, sizeof site);
         long long count = sqlite3_column_int64(st, 2), bytes = sqlite3_column_int64(st, 3);
         long long pageable = sqlite3_column_int64(st, 8), failed = sqlite3_column_int64(st, 9);
@@ -693,7 +733,7 @@ static void summary(struct ctx *c) {
     if (!c->json) fputs("busiest transfer sites:\n", f);
     for (int i = 0; st && sqlite3_step(st) == SQLITE_ROW; i++) {
         struct step s = {.stack = sqlite3_column_int64(st, 0)};
-        s.has_site = site_of(c, s.stack, sqlite3_column_int64(st, 3), &s.site);
+        s.has_site = site_of(c, s.stack, 0, sqlite3_column_int64(st, 3), &s.site);
         if (c->json) {
             fprintf(f, "%s{\"count\": %lld, \"bytes\": %lld, \"site\": ", i ? ", " : "",
                     (long long)sqlite3_column_int64(st, 1), (long long)sqlite3_column_int64(st, 2));
@@ -716,17 +756,21 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
     int found = 0;
     struct ctx c = {.t = t, .json = json, .out = out, .all_frames = all_frames};
     c.sym = vw_sym_new(t);
-    c.tensor = vw_prep(t, "SELECT t.seq, t.device, t.origin, COALESCE(t.src, 0), COALESCE(t.op, 0), "
-                          "COALESCE(t.stack, 0), w.text, t.detail FROM tensors t LEFT JOIN strings w ON w.id = "
-                          "t.what WHERE t.id = ?");
-    c.moves = vw_prep(t, "SELECT x.seq, x.src_device, x.dst_device, v.text, COALESCE(e.stack, 0) FROM "
+    c.tensor = vw_prep(
+        t,
+        "SELECT t.seq, t.device, t.origin, COALESCE(t.src, 0), COALESCE(t.op, 0), "
+        "COALESCE(t.stack, 0), w.text, t.detail, COALESCE(t.pystack, 0) FROM tensors t LEFT JOIN strings w ON w.id = "
+        "t.what WHERE t.id = ?");
+    c.moves = vw_prep(t, "SELECT x.seq, x.src_device, x.dst_device, v.text, COALESCE(e.stack, 0), "
+                         "COALESCE(e.pystack, 0) FROM "
                          "transfers x LEFT JOIN strings v ON v.id = x.via LEFT JOIN misc_events e ON e.seq = x.seq "
                          "WHERE x.dst = ?1 AND x.kind = 3 AND x.seq < ?2 ORDER BY x.seq DESC");
     c.args = vw_prep(t, "SELECT a.tensor, a.device, s.text FROM op_args a JOIN strings s ON s.id = a.name "
                         "WHERE a.op = ? ORDER BY a.pos");
     c.opname = vw_prep(t, "SELECT s.text FROM ops o JOIN strings s ON s.id = o.name WHERE o.op = ?");
     sqlite3_stmt *mm = vw_prep(t, "SELECT r.seq, r.first_arg, r.other_arg, r.message, COALESCE(e.op, 0), "
-                                  "COALESCE(e.stack, 0) FROM errors r JOIN misc_events e ON e.seq = r.seq WHERE "
+                                  "COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM errors r JOIN misc_events e ON "
+                                  "e.seq = r.seq WHERE "
                                   "r.first_arg IS NOT NULL ORDER BY r.seq");
     if (!c.sym || !c.tensor || !c.moves || !c.args || !c.opname || !mm) {
         found = -1;
@@ -750,7 +794,7 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
         if (!json && found) fprintf(out, "\n");
         report_one(&c, sqlite3_column_int64(mm, 0), sqlite3_column_int(mm, 1), sqlite3_column_int(mm, 2),
                    (const char *)sqlite3_column_text(mm, 3), sqlite3_column_int64(mm, 4), sqlite3_column_int64(mm, 5),
-                   found);
+                   sqlite3_column_int64(mm, 6), found);
         found++;
     }
     int nexc = report_exceptions(&c, found);

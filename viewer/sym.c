@@ -80,16 +80,23 @@ void vw_sym_free(struct vw_sym *s) {
     free(s);
 }
 
+/* The module that held ip at event seq. The tracer notices a dlopen at its
+ * next commit, so a library's first events can come before the scan that
+ * recorded it: with no module seen by then, the first one seen after seq
+ * that covers ip is taken (it was loaded at the event: the event ran its code). */
 static struct mod *module_at(struct vw_sym *s, uint64_t ip, int64_t seq) {
-    struct mod *best = NULL;
+    struct mod *best = NULL, *later = NULL;
     for (int i = 0; i < s->n; i++) {
         struct mod *m = &s->m[i];
         if (ip < m->start || ip >= m->end) continue;
         if (m->unloaded && seq >= m->unloaded) continue;
-        if (seq && m->loaded > seq + 1) continue;
+        if (seq && m->loaded > seq + 1) {
+            if (!later || m->loaded < later->loaded) later = m;
+            continue;
+        }
         best = m; /* the latest matching load wins */
     }
-    return best;
+    return best ? best : later;
 }
 
 static void open_dwfl(struct mod *m) {
