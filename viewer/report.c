@@ -520,22 +520,10 @@ static int print_pystack(struct ctx *c, FILE *f, int64_t pystack, const char *in
 
 /* The innermost Python frame of a stack as "file:line (function)". */
 static int py_site(struct ctx *c, int64_t pystack, char *buf, size_t size) {
-    sqlite3_stmt *st = vw_prep(c->t, "SELECT p.line, fs.text, ns.text FROM py_frames p JOIN py_code k ON k.id = "
-                                     "p.code LEFT JOIN strings fs ON fs.id = k.file LEFT JOIN strings ns ON ns.id "
-                                     "= k.name WHERE p.id = ?");
-    int ok = 0;
-    char cwd[4096] = "";
-    if (st) {
-        sqlite3_bind_int64(st, 1, pystack);
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            const char *file = sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1) : "?";
-            snprintf(buf, size, "%s:%d (%s)", py_relative(file, cwd, sizeof cwd), sqlite3_column_int(st, 0),
-                     sqlite3_column_text(st, 2) ? (const char *)sqlite3_column_text(st, 2) : "?");
-            ok = 1;
-        }
-        sqlite3_finalize(st);
-    }
-    return ok;
+    struct vw_frame f;
+    if (!py_frame(c, pystack, &f)) return 0;
+    vw_site_str(&f, buf, size);
+    return 1;
 }
 
 /* The innermost Python frame of a stack as a frame to print like a native one. */
