@@ -9,10 +9,12 @@ static const struct {
     const char *name;
     Suite *(*make)(void);
 } suites[] = {
-    {"tensor", make_tensor_suite},     {"ops", make_ops_suite},           {"device", make_device_suite},
-    {"backends", make_backends_suite}, {"errors", make_errors_suite},     {"probes", make_probes_suite},
-    {"tracer", make_tracer_suite},     {"autograd", make_autograd_suite}, {"train", make_train_suite},
-    {"viewer", make_viewer_suite},     {"interpose", make_interpose_suite},
+    {"tensor", make_tensor_suite},       {"ops", make_ops_suite},
+    {"device", make_device_suite},       {"backends", make_backends_suite},
+    {"errors", make_errors_suite},       {"probes", make_probes_suite},
+    {"tracer", make_tracer_suite},       {"autograd", make_autograd_suite},
+    {"train", make_train_suite},         {"viewer", make_viewer_suite},
+    {"interpose", make_interpose_suite},
 };
 
 /* `dt_tests backends-real`: the backends suite on the real CUDA backend; exits
