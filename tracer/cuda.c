@@ -42,46 +42,36 @@ enum { H_NONE = -1, H_PAGEABLE = 0, H_PINNED = 1, H_MANAGED = 2 };
 
 static const char *const cudart_libs[] = {"libcudart.so", NULL};
 
-/* The real function called name; NULL (with one warning) when no loaded
- * cudart has it. */
-static void *resolve(const char *name) {
-    void *fn = tr_next_sym(cudart_libs, name);
-    if (!fn) tr_info("%s was called but no loaded libcudart defines it; the call fails with cudaErrorUnknown", name);
+/* The real function called name, looked up once into *slot; NULL when no
+ * loaded cudart has it (with one warning when `warn`: the program called it). */
+static void *real_fn(_Atomic(void *) *slot, const char *name, int warn) {
+    void *fn = tr_sym_once(slot, cudart_libs, name, 1);
+    if (!fn && warn)
+        tr_info("%s was called but no loaded libcudart defines it; the call fails with cudaErrorUnknown", name);
     return fn;
 }
 
 #define REAL(name, type)                                                                                               \
-    static _Atomic(type) real_##name;                                                                                  \
-    type real = atomic_load_explicit(&real_##name, memory_order_acquire);                                              \
-    if (!real) {                                                                                                       \
-        *(void **)&real = resolve(#name);                                                                              \
-        if (!real) return CU_UNKNOWN;                                                                                  \
-        atomic_store_explicit(&real_##name, real, memory_order_release);                                               \
-    }
+    static _Atomic(void *) real_##name;                                                                                \
+    type real;                                                                                                         \
+    *(void **)&real = real_fn(&real_##name, #name, 1);                                                                 \
+    if (!real) return CU_UNKNOWN;
 
 /* Helpers the wrappers call into the real runtime for; 0 when missing. */
 static int attrs_of(const void *p, struct ptr_attrs *a) {
-    static _Atomic(cudaError_t(*)(struct ptr_attrs *, const void *)) fn;
-    cudaError_t (*f)(struct ptr_attrs *, const void *) = atomic_load(&fn);
-    if (!f) {
-        *(void **)&f = tr_next_sym(cudart_libs, "cudaPointerGetAttributes");
-        if (!f) return 0;
-        atomic_store(&fn, f);
-    }
+    static _Atomic(void *) slot;
+    cudaError_t (*f)(struct ptr_attrs *, const void *);
+    *(void **)&f = real_fn(&slot, "cudaPointerGetAttributes", 0);
     memset(a, 0, sizeof *a);
-    return f(a, p) == 0;
+    return f && f(a, p) == 0;
 }
 
 static int current_device(void) {
-    static _Atomic(cudaError_t(*)(int *)) fn;
-    cudaError_t (*f)(int *) = atomic_load(&fn);
-    if (!f) {
-        *(void **)&f = tr_next_sym(cudart_libs, "cudaGetDevice");
-        if (!f) return -1;
-        atomic_store(&fn, f);
-    }
+    static _Atomic(void *) slot;
+    cudaError_t (*f)(int *);
+    *(void **)&f = real_fn(&slot, "cudaGetDevice", 0);
     int d = -1;
-    return f(&d) == 0 ? d : -1;
+    return f && f(&d) == 0 ? d : -1;
 }
 
 /* ---------------------------------------------------------------- recording */
@@ -130,18 +120,19 @@ static void classify(struct call *c, int kind) {
     else
         c->dir = -1;
     c->host = H_NONE;
-    c->device = current_device();
+    c->device = -1;
     c->peer = -1;
     if (c->dir == 1 || c->dir == 0) c->host = have_s ? host_kind(s.type) : H_NONE;
     if (c->dir == 2) c->host = have_d ? host_kind(d.type) : H_NONE;
     if ((c->dir == 1 || c->dir == 3) && have_d && is_device(d.type)) c->device = d.device;
     if (c->dir == 2 && have_s && is_device(s.type)) c->device = s.device;
     if (c->dir == 3 && have_s && is_device(s.type)) c->peer = s.device;
+    if (c->device < 0) c->device = current_device(); /* only when no pointer said */
 }
 
-/* Runs one wrapped call: `call` is the real function applied to the
+/* Runs one wrapped call: `call_expr` is the real function applied to the
  * arguments, run with the depth raised so nested cudart calls are not
- * recorded; `before`/`after` fill the record around it. */
+ * recorded; `after` completes the record from the call's results. */
 #define RUN(c, call_expr, after)                                                                                       \
     do {                                                                                                               \
         int outer_ = depth++ == 0 && atomic_load_explicit(&g_tr.enabled, memory_order_relaxed);                        \

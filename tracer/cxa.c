@@ -17,18 +17,19 @@
  * decided later, by the writer. */
 #include "tr_impl.h"
 
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
 const char *const tr_cxx_libs[] = {"libstdc++.so", "libc++abi.so", "libc++.so", NULL};
 
 /* A C++ runtime symbol, wherever the runtime was loaded (RTLD_LOCAL under
- * Python: a torch extension brings libstdc++ in outside the global scope). */
-static void *cxx_sym(const char *name) {
-    void *p = dlsym(RTLD_DEFAULT, name);
-    return p ? p : tr_lib_sym(tr_cxx_libs, name);
-}
+ * Python: a torch extension brings libstdc++ in outside the global scope),
+ * looked up once per use site. */
+#define CXX_SYM(name)                                                                                                  \
+    ({                                                                                                                 \
+        static _Atomic(void *) slot_;                                                                                  \
+        tr_sym_once(&slot_, tr_cxx_libs, name, 0);                                                                     \
+    })
 
 #define TR_THROWS_PER_SITE 16
 #define TR_SITES           4096 /* distinct throw sites counted (open addressing) */
@@ -72,8 +73,8 @@ static const void *exception_type(do_catch_fn *do_catch) {
     if (s == 0) {
         /* std::type_info::__do_catch exists only in libstdc++, whose type_info
          * vtable is {~D1, ~D0, __is_pointer_p, __is_function_p, __do_catch, ...} */
-        const void *t = cxx_sym("_ZTISt9exception");
-        if (t && cxx_sym("_ZNKSt9type_info10__do_catchEPKS_PPvj")) {
+        const void *t = CXX_SYM("_ZTISt9exception");
+        if (t && CXX_SYM("_ZNKSt9type_info10__do_catchEPKS_PPvj")) {
             ti = t;
             dc = (do_catch_fn)(*(void *const *const *)t)[4];
             s = 1;
@@ -123,7 +124,7 @@ static __attribute__((noinline)) void record(void *obj, const void *tinfo, uintp
  * against the current type and the class, NULL when anything differs. */
 static void *current_object(const void *tinfo) {
 #if defined(__x86_64__)
-    void **(*globals)(void) = (void **(*)(void))cxx_sym("__cxa_get_globals");
+    void **(*globals)(void) = (void **(*)(void))CXX_SYM("__cxa_get_globals");
     unsigned char *hdr = globals ? (unsigned char *)*globals() : NULL;
     uint64_t cls;
     if (!hdr) return NULL;
@@ -140,13 +141,10 @@ typedef void (*throw_fn)(void *, void *, void (*)(void *));
 typedef void (*rethrow_fn)(void);
 
 TR_EXPORT __attribute__((noreturn)) void __cxa_throw(void *obj, void *tinfo, void (*dest)(void *)) {
-    static _Atomic(throw_fn) real;
-    throw_fn f = atomic_load_explicit(&real, memory_order_acquire);
-    if (!f) {
-        *(void **)&f = tr_next_sym(tr_cxx_libs, "__cxa_throw");
-        if (!f) abort(); /* nothing can throw without it; the program would have died the same way */
-        atomic_store_explicit(&real, f, memory_order_release);
-    }
+    static _Atomic(void *) real;
+    throw_fn f;
+    *(void **)&f = tr_sym_once(&real, tr_cxx_libs, "__cxa_throw", 1);
+    if (!f) abort(); /* nothing can throw without it; the program would have died the same way */
     if (!in_hook && atomic_load_explicit(&g_tr.enabled, memory_order_relaxed)) {
         in_hook = 1;
         record(obj, tinfo, (uintptr_t)__builtin_return_address(0), 0);
@@ -157,17 +155,14 @@ TR_EXPORT __attribute__((noreturn)) void __cxa_throw(void *obj, void *tinfo, voi
 }
 
 TR_EXPORT __attribute__((noreturn)) void __cxa_rethrow(void) {
-    static _Atomic(rethrow_fn) real;
-    rethrow_fn f = atomic_load_explicit(&real, memory_order_acquire);
-    if (!f) {
-        *(void **)&f = tr_next_sym(tr_cxx_libs, "__cxa_rethrow");
-        if (!f) abort();
-        atomic_store_explicit(&real, f, memory_order_release);
-    }
+    static _Atomic(void *) real;
+    rethrow_fn f;
+    *(void **)&f = tr_sym_once(&real, tr_cxx_libs, "__cxa_rethrow", 1);
+    if (!f) abort();
     if (!in_hook && atomic_load_explicit(&g_tr.enabled, memory_order_relaxed)) {
         in_hook = 1;
         /* The exception being rethrown: the one currently handled. */
-        const void *(*type)(void) = (const void *(*)(void))cxx_sym("__cxa_current_exception_type");
+        const void *(*type)(void) = (const void *(*)(void))CXX_SYM("__cxa_current_exception_type");
         const void *tinfo = type ? type() : NULL;
         record(tinfo ? current_object(tinfo) : NULL, tinfo, (uintptr_t)__builtin_return_address(0), 1);
         in_hook = 0;

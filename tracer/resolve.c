@@ -38,7 +38,11 @@ void *tr_lib_sym(const char *const *prefixes, const char *name) {
     return l.fn;
 }
 
-void *tr_next_sym(const char *const *prefixes, const char *name) {
-    void *fn = dlsym(RTLD_NEXT, name);
-    return fn ? fn : tr_lib_sym(prefixes, name);
+void *tr_sym_once(_Atomic(void *) *slot, const char *const *prefixes, const char *name, int next) {
+    void *fn = atomic_load_explicit(slot, memory_order_acquire);
+    if (fn) return fn;
+    fn = dlsym(next ? RTLD_NEXT : RTLD_DEFAULT, name);
+    if (!fn) fn = tr_lib_sym(prefixes, name);
+    if (fn) atomic_store_explicit(slot, fn, memory_order_release);
+    return fn;
 }

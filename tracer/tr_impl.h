@@ -201,9 +201,11 @@ TR_HIDDEN int tr_parse_mismatch(const char *msg, size_t len, struct tr_mismatch 
 
 /* Symbols of libraries loaded RTLD_LOCAL (resolve.c): the definition of
  * name in the first loaded object whose file name starts with one of
- * prefixes (NULL-terminated); tr_next_sym tries dlsym(RTLD_NEXT) first. */
+ * prefixes (NULL-terminated). */
 TR_HIDDEN void *tr_lib_sym(const char *const *prefixes, const char *name);
-TR_HIDDEN void *tr_next_sym(const char *const *prefixes, const char *name);
+/* tr_sym_once: dlsym(RTLD_NEXT when next, else RTLD_DEFAULT), then tr_lib_sym,
+ * looked up once into *slot; a miss is not remembered. */
+TR_HIDDEN void *tr_sym_once(_Atomic(void *) *slot, const char *const *prefixes, const char *name, int next);
 extern TR_HIDDEN const char *const tr_cxx_libs[]; /* libstdc++, libc++abi, libc++ */
 
 /* C++ exceptions (cxa.c): per-site counts, written to the trace at the end. */

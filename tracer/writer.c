@@ -7,7 +7,6 @@
  * database, except the exit and fatal paths, which stop it first. */
 #include "tr_impl.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -568,9 +567,9 @@ static int throw_row(const struct tr_rec *h, int64_t seq, int64_t thread, int64_
     if (tl >= sizeof type) tl = sizeof type - 1;
     memcpy(type, ns > 0 ? s->p[0] : "", tl);
     type[tl] = 0;
+    static _Atomic(void *) demangle_slot;
     char *(*demangle)(const char *, char *, size_t *, int *);
-    *(void **)&demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
-    if (!demangle) *(void **)&demangle = tr_lib_sym(tr_cxx_libs, "__cxa_demangle");
+    *(void **)&demangle = tr_sym_once(&demangle_slot, tr_cxx_libs, "__cxa_demangle", 0);
     int status = -1;
     char *pretty = demangle && tl ? demangle(type, NULL, NULL, &status) : NULL;
     sqlite3_stmt *st = W.ins_error;
