@@ -44,7 +44,7 @@ struct ctx {
     struct vw_sym *sym;
     int json, all_frames;
     FILE *out;
-    sqlite3_stmt *tensor, *moves, *args, *opname;
+    sqlite3_stmt *tensor, *moves, *args, *opname, *pyframe;
 };
 
 #define MAX_FRAMES 64
@@ -83,12 +83,29 @@ static void print_stack(struct ctx *c, FILE *f, int64_t stack, int64_t seq) {
     free(fr);
 }
 
-static int py_frame(struct ctx *c, int64_t pystack, struct vw_frame *f);
+/* Python frame `id` as a frame to print like a native one (file relative
+ * to the current directory when under it), and the id of the next outer
+ * one in *parent; 0 when there is none. */
+static int py_frame_at(struct ctx *c, int64_t id, struct vw_frame *f, int64_t *parent) {
+    sqlite3_stmt *st = c->pyframe;
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) != SQLITE_ROW) return 0;
+    memset(f, 0, sizeof *f);
+    const char *file = sqlite3_column_text(st, 2) ? (const char *)sqlite3_column_text(st, 2) : "?";
+    snprintf(f->file, sizeof f->file, "%s", vw_sym_relative(c->sym, file));
+    f->line = sqlite3_column_int(st, 1);
+    snprintf(f->function, sizeof f->function, "%s",
+             sqlite3_column_text(st, 3) ? (const char *)sqlite3_column_text(st, 3) : "?");
+    snprintf(f->module, sizeof f->module, "python");
+    if (parent) *parent = sqlite3_column_int64(st, 0);
+    return 1;
+}
 
 /* Where an event happened: its innermost Python frame when it has a Python
  * stack (the line a Python user wrote), else the program's native frame. */
 static int site_of(struct ctx *c, int64_t stack, int64_t pystack, int64_t seq, struct vw_frame *f) {
-    if (pystack && py_frame(c, pystack, f)) return 1;
+    if (pystack && py_frame_at(c, pystack, f, NULL)) return 1;
     return stack ? vw_sym_site(c->sym, stack, seq, f) : 0;
 }
 
@@ -476,78 +493,36 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
 
 /* ---------------------------------------------------------------- exceptions */
 
-/* A Python file shown relative to the current directory when under it. */
-static const char *py_relative(const char *file, char *cwd, size_t size) {
-    if (!cwd[0] && !getcwd(cwd, size)) cwd[0] = '\0';
-    size_t n = strlen(cwd);
-    return n && n > 1 && !strncmp(file, cwd, n) && file[n] == '/' ? file + n + 1 : file;
-}
-
 /* A recorded Python stack, innermost first. */
 static int print_pystack(struct ctx *c, FILE *f, int64_t pystack, const char *indent) {
-    sqlite3_stmt *st = vw_prep(c->t, "SELECT p.parent, p.line, fs.text, ns.text FROM py_frames p LEFT JOIN py_code "
-                                     "k ON k.id = p.code LEFT JOIN strings fs ON fs.id = k.file LEFT JOIN strings "
-                                     "ns ON ns.id = k.name WHERE p.id = ?");
-    char cwd[4096] = "";
+    struct vw_frame fr;
     int n = 0;
     if (c->json) fputs("[", f);
-    for (int64_t id = pystack; st && id && n < 256; n++) {
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, id);
-        if (sqlite3_step(st) != SQLITE_ROW) break;
-        const char *file = sqlite3_column_text(st, 2) ? (const char *)sqlite3_column_text(st, 2) : "?";
-        const char *fn = sqlite3_column_text(st, 3) ? (const char *)sqlite3_column_text(st, 3) : "?";
-        int line = sqlite3_column_int(st, 1);
+    for (int64_t id = pystack; id && n < 256 && py_frame_at(c, id, &fr, &id); n++) {
         if (c->json) {
             fprintf(f, "%s{\"file\": ", n ? ", " : "");
-            vw_put_json_string(f, py_relative(file, cwd, sizeof cwd));
-            fprintf(f, ", \"line\": %d, \"function\": ", line);
-            vw_put_json_string(f, fn);
+            vw_put_json_string(f, fr.file);
+            fprintf(f, ", \"line\": %d, \"function\": ", fr.line);
+            vw_put_json_string(f, fr.function);
             fputs("}", f);
         } else {
             fprintf(f, "%s#%-2d ", indent, n);
-            vw_put_escaped(f, py_relative(file, cwd, sizeof cwd));
-            fprintf(f, ":%d (", line);
-            vw_put_escaped(f, fn);
+            vw_put_escaped(f, fr.file);
+            fprintf(f, ":%d (", fr.line);
+            vw_put_escaped(f, fr.function);
             fputs(")\n", f);
         }
-        id = sqlite3_column_int64(st, 0);
     }
     if (c->json) fputs("]", f);
-    if (st) sqlite3_finalize(st);
     return n;
 }
 
 /* The innermost Python frame of a stack as "file:line (function)". */
 static int py_site(struct ctx *c, int64_t pystack, char *buf, size_t size) {
     struct vw_frame f;
-    if (!py_frame(c, pystack, &f)) return 0;
+    if (!py_frame_at(c, pystack, &f, NULL)) return 0;
     vw_site_str(&f, buf, size);
     return 1;
-}
-
-/* The innermost Python frame of a stack as a frame to print like a native one. */
-static int py_frame(struct ctx *c, int64_t pystack, struct vw_frame *f) {
-    sqlite3_stmt *st = vw_prep(c->t, "SELECT p.line, fs.text, ns.text FROM py_frames p JOIN py_code k ON k.id = "
-                                     "p.code LEFT JOIN strings fs ON fs.id = k.file LEFT JOIN strings ns ON ns.id "
-                                     "= k.name WHERE p.id = ?");
-    int ok = 0;
-    char cwd[4096] = "";
-    if (st) {
-        sqlite3_bind_int64(st, 1, pystack);
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            memset(f, 0, sizeof *f);
-            const char *file = sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1) : "?";
-            snprintf(f->file, sizeof f->file, "%s", py_relative(file, cwd, sizeof cwd));
-            f->line = sqlite3_column_int(st, 0);
-            snprintf(f->function, sizeof f->function, "%s",
-                     sqlite3_column_text(st, 2) ? (const char *)sqlite3_column_text(st, 2) : "?");
-            snprintf(f->module, sizeof f->module, "python");
-            ok = 1;
-        }
-        sqlite3_finalize(st);
-    }
-    return ok;
 }
 
 /* CUDA copies and allocations before an error, by call site (the Python
@@ -756,11 +731,14 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
     c.args = vw_prep(t, "SELECT a.tensor, a.device, s.text FROM op_args a JOIN strings s ON s.id = a.name "
                         "WHERE a.op = ? ORDER BY a.pos");
     c.opname = vw_prep(t, "SELECT s.text FROM ops o JOIN strings s ON s.id = o.name WHERE o.op = ?");
+    c.pyframe = vw_prep(t, "SELECT p.parent, p.line, fs.text, ns.text FROM py_frames p LEFT JOIN py_code k ON k.id = "
+                           "p.code LEFT JOIN strings fs ON fs.id = k.file LEFT JOIN strings ns ON ns.id = k.name "
+                           "WHERE p.id = ?");
     sqlite3_stmt *mm = vw_prep(t, "SELECT r.seq, r.first_arg, r.other_arg, r.message, COALESCE(e.op, 0), "
                                   "COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM errors r JOIN misc_events e ON "
                                   "e.seq = r.seq WHERE "
                                   "r.first_arg IS NOT NULL ORDER BY r.seq");
-    if (!c.sym || !c.tensor || !c.moves || !c.args || !c.opname || !mm) {
+    if (!c.sym || !c.tensor || !c.moves || !c.args || !c.opname || !c.pyframe || !mm) {
         found = -1;
         goto next;
     }
@@ -805,8 +783,8 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
     }
 next:
     if (mm) sqlite3_finalize(mm);
-    sqlite3_stmt *sts[] = {c.tensor, c.moves, c.args, c.opname};
-    for (int s = 0; s < 4; s++)
+    sqlite3_stmt *sts[] = {c.tensor, c.moves, c.args, c.opname, c.pyframe};
+    for (int s = 0; s < 5; s++)
         if (sts[s]) sqlite3_finalize(sts[s]);
     vw_sym_free(c.sym);
     return found;

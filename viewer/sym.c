@@ -150,7 +150,7 @@ static void demangle(char *name, size_t size) {
     free(out);
 }
 
-static const char *relative(struct vw_sym *s, const char *file) {
+const char *vw_sym_relative(struct vw_sym *s, const char *file) {
     size_t n = strlen(s->cwd);
     if (n && !strncmp(file, s->cwd, n) && file[n] == '/') return file + n + 1;
     return file;
@@ -180,7 +180,7 @@ void vw_sym_frame(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *f
     int lineno = 0;
     const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
     if (file) {
-        snprintf(f->file, sizeof f->file, "%s", relative(s, file));
+        snprintf(f->file, sizeof f->file, "%s", vw_sym_relative(s, file));
         f->line = lineno;
     }
 }
@@ -220,7 +220,7 @@ int vw_sym_frames(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *o
             dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && file < nfiles)
             path = dwarf_filesrc(files, file, NULL, NULL);
         if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &line) != 0) line = 0;
-        if (path) snprintf(real.file, sizeof real.file, "%s", relative(s, path));
+        if (path) snprintf(real.file, sizeof real.file, "%s", vw_sym_relative(s, path));
         real.line = (int)line;
     }
     free(scopes);

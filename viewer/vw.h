@@ -95,6 +95,8 @@ int vw_sym_frames(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *o
 int vw_sym_stack(struct vw_sym *s, int64_t stack, int64_t seq, struct vw_frame *out, int max);
 /* The innermost frame of the program itself (not hidden); 0 when none. */
 int vw_sym_site(struct vw_sym *s, int64_t stack, int64_t seq, struct vw_frame *site);
+/* file relative to the current directory when under it, else as given. */
+const char *vw_sym_relative(struct vw_sym *s, const char *file);
 /* "file:line (function)" or "module+0xoff". */
 const char *vw_site_str(const struct vw_frame *f, char *buf, size_t size);
 
