@@ -93,8 +93,7 @@ END_TEST
 
 static int python_or_skip(void) {
 #ifdef DEVTRACE_SANITIZED
-    printf("SKIP: Python hosts are not run in the sanitizer build (an uninstrumented interpreter cannot load "
-           "instrumented libraries); the plain build runs this test\n");
+    printf(TU_SKIP_PYTHON_UNDER_SANITIZERS);
     return 0;
 #else
     ck_assert_msg(access(PYTHON3, X_OK) == 0, "%s is missing: run scripts/install-deps.sh", PYTHON3);

@@ -152,8 +152,7 @@ END_TEST
  * failing call's Python stack is shown in place. */
 START_TEST(test_python_frames_in_place) {
 #ifdef DEVTRACE_SANITIZED
-    printf("SKIP: Python hosts are not run in the sanitizer build (an uninstrumented interpreter cannot load "
-           "instrumented libraries); the plain build runs this test\n");
+    printf(TU_SKIP_PYTHON_UNDER_SANITIZERS);
 #else
     char t[160], want[1024], script[512];
     snprintf(t, sizeof t, "%s/py.db", dir);

@@ -22,6 +22,11 @@ Suite *make_train_suite(void);
 Suite *make_viewer_suite(void);
 Suite *make_interpose_suite(void);
 
+/* Why a test that runs a Python host skips in the sanitizer build. */
+#define TU_SKIP_PYTHON_UNDER_SANITIZERS                                                                                \
+    "SKIP: Python hosts are not run in the sanitizer build (an uninstrumented interpreter cannot load "                \
+    "instrumented libraries); the plain build runs this test\n"
+
 #define CPU     dt_cpu_device()
 #define CUDA(i) dt_cuda_device(i)
 

@@ -557,6 +557,41 @@ static int op_end(const struct tr_rec *h, int64_t thread, const uint64_t *I, int
     return 0;
 }
 
+/* One errors row: NULLV and NULL are SQL NULLs. */
+struct err_row {
+    int64_t seq, kind, op, signal, first, other, object;
+    const char *msg; /* msglen bytes */
+    int msglen;
+    const char *exc, *a, *b, *arg; /* NUL-terminated */
+};
+
+static void error_row(const struct err_row *e) {
+    sqlite3_stmt *st = W.ins_error;
+    const int64_t ints[] = {e->seq, e->kind, e->op, NULLV, e->signal, e->first, e->other};
+    for (int c = 0; c < 7; c++)
+        if (ints[c] == NULLV)
+            sqlite3_bind_null(st, c + 1);
+        else
+            sqlite3_bind_int64(st, c + 1, ints[c]);
+    const char *texts[] = {e->exc, e->a, e->b, e->arg};
+    for (int c = 0; c < 4; c++)
+        if (texts[c])
+            sqlite3_bind_text(st, 8 + c, texts[c], -1, SQLITE_TRANSIENT);
+        else
+            sqlite3_bind_null(st, 8 + c);
+    if (e->msg)
+        sqlite3_bind_text(st, 4, e->msg, e->msglen, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, 4);
+    if (e->object == NULLV)
+        sqlite3_bind_null(st, 12);
+    else
+        sqlite3_bind_int64(st, 12, e->object);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) sql_fail("insert error");
+}
+
 /* A C++ throw: an errors row with the demangled type and the message, parsed
  * for a device mismatch, and a misc_events row for its stacks. */
 static int throw_row(const struct tr_rec *h, int64_t seq, int64_t thread, int64_t stack, int64_t pystack,
@@ -572,34 +607,23 @@ static int throw_row(const struct tr_rec *h, int64_t seq, int64_t thread, int64_
     *(void **)&demangle = tr_sym_once(&demangle_slot, tr_cxx_libs, "__cxa_demangle", 0);
     int status = -1;
     char *pretty = demangle && tl ? demangle(type, NULL, NULL, &status) : NULL;
-    sqlite3_stmt *st = W.ins_error;
-    sqlite3_bind_int64(st, 1, seq);
-    for (int c = 2; c <= 7; c++)
-        if (c != 4) sqlite3_bind_null(st, c);
-    if (ns > 1 && s->len[1])
-        sqlite3_bind_text(st, 4, s->p[1], (int)s->len[1], SQLITE_TRANSIENT);
-    else
-        sqlite3_bind_null(st, 4);
-    sqlite3_bind_text(st, 8, pretty && status == 0 ? pretty : type, -1, SQLITE_TRANSIENT);
-    free(pretty);
     struct tr_mismatch m;
-    if (ns > 1 && tr_parse_mismatch(s->p[1], s->len[1], &m)) {
-        sqlite3_bind_text(st, 9, m.a, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(st, 10, m.b, -1, SQLITE_TRANSIENT);
-        if (m.arg[0])
-            sqlite3_bind_text(st, 11, m.arg, -1, SQLITE_TRANSIENT);
-        else
-            sqlite3_bind_null(st, 11);
-    } else {
-        for (int c = 9; c <= 11; c++) sqlite3_bind_null(st, c);
-    }
-    if (h->nint > 2 && I[2])
-        sqlite3_bind_int64(st, 12, (int64_t)I[2]);
-    else
-        sqlite3_bind_null(st, 12);
-    int src = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (src != SQLITE_DONE) sql_fail("insert error");
+    int is_mm = ns > 1 && tr_parse_mismatch(s->p[1], s->len[1], &m);
+    struct err_row e = {.seq = seq,
+                        .kind = NULLV,
+                        .op = NULLV,
+                        .signal = NULLV,
+                        .first = NULLV,
+                        .other = NULLV,
+                        .object = h->nint > 2 && I[2] ? (int64_t)I[2] : NULLV,
+                        .msg = ns > 1 && s->len[1] ? s->p[1] : NULL,
+                        .msglen = ns > 1 ? (int)s->len[1] : 0,
+                        .exc = pretty && status == 0 ? pretty : type,
+                        .a = is_mm ? m.a : NULL,
+                        .b = is_mm ? m.b : NULL,
+                        .arg = is_mm && m.arg[0] ? m.arg : NULL};
+    error_row(&e);
+    free(pretty);
     return misc_row(h, thread, NULLV, NULLV, stack, pystack, h->nint > 0 ? (int64_t)I[0] : 0);
 }
 
@@ -720,35 +744,18 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
     case TR_EV_ERROR:
     case TR_EV_SIGNAL: {
         int mm = h->kind == TR_EV_MISMATCH, sig = h->kind == TR_EV_SIGNAL;
-        sqlite3_stmt *st = W.ins_error;
-        sqlite3_bind_int64(st, 1, seq);
-        if (sig)
-            sqlite3_bind_null(st, 2);
-        else
-            sqlite3_bind_int64(st, 2, mm ? DTP_ERROR_DEVICE : INT(0));
-        if (sig)
-            sqlite3_bind_null(st, 3);
-        else
-            sqlite3_bind_int64(st, 3, S(&s, 0, ns));
-        if (!sig && ns > 1)
-            sqlite3_bind_text(st, 4, s.p[1], (int)s.len[1], SQLITE_TRANSIENT);
-        else
-            sqlite3_bind_null(st, 4);
-        if (sig)
-            sqlite3_bind_int64(st, 5, INT(0));
-        else
-            sqlite3_bind_null(st, 5);
-        if (mm) {
-            sqlite3_bind_int64(st, 6, INT(1));
-            sqlite3_bind_int64(st, 7, INT(2));
-        } else {
-            sqlite3_bind_null(st, 6);
-            sqlite3_bind_null(st, 7);
-        }
-        for (int c = 8; c <= 12; c++) sqlite3_bind_null(st, c);
-        int src = sqlite3_step(st);
-        sqlite3_reset(st);
-        if (src != SQLITE_DONE) sql_fail("insert error");
+        struct err_row e = {.seq = seq,
+                            .kind = sig  ? NULLV
+                                    : mm ? DTP_ERROR_DEVICE
+                                         : INT(0),
+                            .op = sig ? NULLV : S(&s, 0, ns),
+                            .signal = sig ? INT(0) : NULLV,
+                            .first = mm ? INT(1) : NULLV,
+                            .other = mm ? INT(2) : NULLV,
+                            .object = NULLV,
+                            .msg = !sig && ns > 1 ? s.p[1] : NULL,
+                            .msglen = ns > 1 ? (int)s.len[1] : 0};
+        error_row(&e);
         rc = misc_row(h, thread, NULLV, mm ? INT(0) : NULLV, stack, pystack,
                       sig  ? INT(0)
                       : mm ? DTP_ERROR_DEVICE
