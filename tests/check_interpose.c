@@ -200,6 +200,133 @@ START_TEST(test_mismatch_messages_parsed) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------ the viewer on these traces */
+
+/* Runs devtrace CMD [A1 [A2 [A3]]] on trace t.db of the test directory;
+ * returns its exit status, output in out_buf. */
+static int cli4(const char *cmd, const char *a1, const char *a2, const char *a3) {
+    char trace[256];
+    snprintf(trace, sizeof trace, "%s/t.db", dir);
+    const char *argv[7] = {DEVTRACE_CLI, cmd};
+    int n = 2;
+    if (a1) argv[n++] = a1;
+    if (a2) argv[n++] = a2;
+    if (a3) argv[n++] = a3;
+    argv[n++] = trace;
+    argv[n] = NULL;
+    int st = run(0, NULL, argv);
+    ck_assert_msg(WIFEXITED(st), "devtrace %s: killed by a signal; stderr: %s", cmd, err_buf);
+    return WEXITSTATUS(st);
+}
+static int cli(const char *cmd, const char *a1, const char *a2) { return cli4(cmd, a1, a2, NULL); }
+
+/* A Python expression over the JSON in out_buf (as d): its printed value. */
+static const char *json_eval(const char *expr) {
+    char path[256], code[2048];
+    snprintf(path, sizeof path, "%s/out.json", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(out_buf, f);
+    fclose(f);
+    snprintf(code, sizeof code, "import json; d = json.load(open('%s')); print(%s)", path, expr);
+    int st = run(0, NULL, (const char *const[]){PYTHON3, "-c", code, NULL});
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s", expr, err_buf);
+    out_buf[strcspn(out_buf, "\n")] = '\0';
+    return out_buf;
+}
+
+/* A program on libcudart, not on the runtime: transfers shows its copies
+ * by line with the per-step ones flagged, tensors and show say there are no
+ * runtime tensors and what there is instead, report sums the CUDA calls up,
+ * and the Chrome export has them on the thread's and the device's tracks. */
+START_TEST(test_viewer_on_cuda_program) {
+    run_both(NULL, (const char *const[]){CUDA_USER, "loop", "6", NULL}, 0);
+    ck_assert_str_eq(out_buf, "loop total 12.0 rc 0\n");
+    int batch = marker_line(CUDA_USER_SOURCE, "the batch, every step"),
+        item = marker_line(CUDA_USER_SOURCE, "loss.item(), every step");
+    char want[256];
+    ck_assert_int_eq(cli("transfers", NULL, NULL), 0);
+    ck_assert_msg(strstr(out_buf, "12 CUDA runtime copies (cudaMemcpy and its family), 6168 bytes, from 2 call sites"),
+                  "%s", out_buf);
+    snprintf(want, sizeof want, "cuda_user.c:%d (train_loop)\n  host -> cuda:0 by cudaMemcpy: 6 x, 6144 bytes", batch);
+    ck_assert_msg(strstr(out_buf, want), "no '%s' in:\n%s", want, out_buf);
+    ck_assert_msg(strstr(out_buf, "copies from the same host address again each time (6 copies from 1 address)"), "%s",
+                  out_buf);
+    snprintf(want, sizeof want, "cuda_user.c:%d (train_loop)\n  cuda:0 -> host by cudaMemcpy: 6 x, 24 bytes", item);
+    ck_assert_msg(strstr(out_buf, want), "no '%s' in:\n%s", want, out_buf);
+    ck_assert_msg(strstr(out_buf, "a device-to-host copy 6 times, each waits for the device"), "%s", out_buf);
+    ck_assert_int_eq(cli("transfers", "--json", NULL), 0);
+    ck_assert_str_eq(json_eval("[(s['direction'], s['count'], s['bytes'], s['per_step'], s['pageable'], "
+                               "s['site'].split('/')[-1]) for s in d['traces'][0]['cuda_sites']], "
+                               "d['traces'][0]['cuda_copies'], d['traces'][0]['transfers']"),
+                     (snprintf(want, sizeof want,
+                               "[('HtoD', 6, 6144, True, 6, 'cuda_user.c:%d (train_loop)'), ('DtoH', 6, 24, True, 6, "
+                               "'cuda_user.c:%d (train_loop)')] 12 0",
+                               batch, item),
+                      want));
+    ck_assert_int_eq(cli("tensors", NULL, NULL), 0);
+    ck_assert_msg(strstr(out_buf, "0 tensors\n(no runtime tensors: this program does not run on libdtrt. Recorded "
+                                  "instead: 20 CUDA runtime calls (devtrace transfers))"),
+                  "%s", out_buf);
+    ck_assert_int_eq(cli("show", NULL, NULL), 2); /* usage: no tensor given */
+    {
+        char trace[256];
+        snprintf(trace, sizeof trace, "%s/t.db", dir);
+        int st = run(0, NULL, (const char *const[]){DEVTRACE_CLI, "show", trace, "t1", NULL});
+        ck_assert_int_eq(WEXITSTATUS(st), 2);
+        ck_assert_msg(strstr(err_buf, "no tensor 't1' (no runtime tensors"), "%s", err_buf);
+    }
+    ck_assert_int_eq(cli("report", NULL, NULL), 0);
+    ck_assert_msg(strstr(out_buf, "CUDA runtime calls: 20: 12 copies (6168 bytes; 6 HtoD, 6 DtoH, 0 DtoD), 1 "
+                                  "allocations (1024 bytes), 6 kernel launches, 0 synchronizations\n"),
+                  "%s", out_buf);
+    {
+        char trace[256];
+        snprintf(trace, sizeof trace, "%s/t.db", dir);
+        int st =
+            run(0, NULL, (const char *const[]){DEVTRACE_CLI, "export", "--format", "chrome", "-o", "-", trace, NULL});
+        ck_assert_int_eq(WEXITSTATUS(st), 0);
+    }
+    /* every call on its thread; copies and launches again on cuda:0's track */
+    ck_assert_str_eq(
+        json_eval("sum(e.get('cat') == 'cuda' and e['tid'] < 1000000 for e in d['traceEvents']), "
+                  "sum(e.get('cat') == 'cuda' and e['tid'] == 1000000 + 65536 for e in d['traceEvents']), "
+                  "any(e['ph'] == 'M' and e['args']['name'] == 'device cuda:0' for e in d['traceEvents'])"),
+        "20 18 True");
+}
+END_TEST
+
+/* A thrown device mismatch (no runtime tensors, no Python) in the HTML
+ * report, rendered by headless Chromium: the message, both devices, the
+ * native stack down to the throwing line, and the fix. */
+START_TEST(test_exception_in_html_report) {
+    ck_assert_msg(system("command -v chromium >/dev/null") == 0,
+                  "Debian's chromium is needed for this test (scripts/install-deps.sh installs it)");
+    run_both(NULL, (const char *const[]){THROW_TARGET, NULL}, 0);
+    char html[256], url[300], profile[256];
+    snprintf(html, sizeof html, "%s/r.html", dir);
+    ck_assert_int_eq(cli4("export", "--format=html", "-o", html), 0);
+    snprintf(url, sizeof url, "file://%s", html);
+    snprintf(profile, sizeof profile, "--user-data-dir=%s/chr", dir);
+    int st = run(0, NULL,
+                 (const char *const[]){"/usr/bin/timeout", "60", "/usr/bin/chromium", "--headless", "--no-sandbox",
+                                       "--disable-gpu", "--no-first-run", profile, "--dump-dom", url, NULL});
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "chromium: status %d", st);
+    ck_assert_msg(strstr(out_buf, "data-rendered=\"yes\""), "the page's script did not finish:\n%.2000s", out_buf);
+    char *box = strstr(out_buf, "id=\"mismatch-0-0\"");
+    ck_assert_msg(box, "no rendered mismatch in:\n%.4000s", out_buf);
+    ck_assert_msg(strstr(box, "Device mismatch (std::runtime_error thrown)") &&
+                      strstr(box, "found at least two devices, cpu and cuda:0!") &&
+                      strstr(box, "Devices: cpu (argument mat1) and cuda:0"),
+                  "%.3000s", box);
+    char want[128];
+    snprintf(want, sizeof want, "throw_target.cc:%d", marker_line(THROW_SOURCE, "devtrace: throws the mismatch"));
+    char *stack = strstr(box, "id=\"stack-0-0\"");
+    ck_assert_msg(stack && strstr(stack, want), "no '%s' in the native stack:\n%.3000s", want, box);
+    ck_assert_msg(strstr(box, "id=\"fix-0-0\"") && strstr(box, "move the operand on cpu to cuda:0"), "%.3000s", box);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ PyTorch */
 
 START_TEST(test_pytorch_mismatch) {
@@ -254,6 +381,8 @@ Suite *make_interpose_suite(void) {
     tcase_add_test(tc, test_cxx_throws_recorded);
     tcase_add_test(tc, test_mismatch_messages_parsed);
     tcase_add_test(tc, test_pytorch_mismatch);
+    tcase_add_test(tc, test_viewer_on_cuda_program);
+    tcase_add_test(tc, test_exception_in_html_report);
     suite_add_tcase(s, tc);
     return s;
 }

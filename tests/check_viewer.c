@@ -40,21 +40,6 @@ static int sh(const char *fmt, ...) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* Line of the first source line holding marker. */
-static int marker_line(const char *source, const char *marker) {
-    FILE *f = fopen(source, "r");
-    ck_assert_ptr_nonnull(f);
-    char line[1024];
-    for (int n = 1; fgets(line, sizeof line, f); n++)
-        if (strstr(line, marker)) {
-            fclose(f);
-            return n;
-        }
-    fclose(f);
-    ck_abort_msg("no marker %s in %s", marker, source);
-    return 0;
-}
-
 static void setup(void) {
     snprintf(dir, sizeof dir, "/tmp/dt_viewer.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(dir));

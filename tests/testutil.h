@@ -7,6 +7,7 @@
 #include <check.h>
 #include <devtrace/dt.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,21 @@ Suite *make_interpose_suite(void);
 #define TU_SKIP_PYTHON_UNDER_SANITIZERS                                                                                \
     "SKIP: Python hosts are not run in the sanitizer build (an uninstrumented interpreter cannot load "                \
     "instrumented libraries); the plain build runs this test\n"
+
+/* Line number of the first line of source holding marker. */
+static inline __attribute__((unused)) int marker_line(const char *source, const char *marker) {
+    FILE *f = fopen(source, "r");
+    ck_assert_msg(f != NULL, "cannot read %s", source);
+    char line[1024];
+    for (int n = 1; fgets(line, sizeof line, f); n++)
+        if (strstr(line, marker)) {
+            fclose(f);
+            return n;
+        }
+    fclose(f);
+    ck_abort_msg("no marker %s in %s", marker, source);
+    return 0;
+}
 
 #define CPU     dt_cpu_device()
 #define CUDA(i) dt_cuda_device(i)

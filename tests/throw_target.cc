@@ -25,7 +25,7 @@ static void thrower(int i) {
 int main() {
     int caught = 0;
     for (int i = 0; i < 20; i++) try {
-            thrower(i);
+            thrower(i); // devtrace: throws the mismatch
         } catch (const std::exception &) {
             caught++;
         }

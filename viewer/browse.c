@@ -9,16 +9,19 @@
 
 /* ---------------------------------------------------------------- shared */
 
-/* Call sites by stack id: symbolizing is the slow part of a long table. */
+/* Call sites by stack id (Python stack id, negated, when the event has
+ * one: the Python line is the site): symbolizing is the slow part of a
+ * long table. */
 struct site_cache {
     int64_t *keys;
     char **vals;
     size_t cap, n;
 };
 
-static const char *cached_site(struct site_cache *c, struct vw_sym *sym, int64_t stack, int64_t seq) {
+static const char *cached_site(struct site_cache *c, struct vw_sym *sym, int64_t stack, int64_t pystack, int64_t seq) {
     static char unknown[] = "(unknown site)";
-    if (!stack) return unknown;
+    int64_t key = pystack > 0 ? -pystack : stack;
+    if (!key) return unknown;
     if (c->n * 2 >= c->cap) {
         size_t cap = c->cap ? 2 * c->cap : 1024;
         int64_t *k = calloc(cap, sizeof *k);
@@ -36,15 +39,15 @@ static const char *cached_site(struct site_cache *c, struct vw_sym *sym, int64_t
         free(c->keys), free(c->vals);
         c->keys = k, c->vals = v, c->cap = cap;
     }
-    size_t j = (size_t)stack * 0x9e3779b97f4a7c15ull >> 7 & (c->cap - 1);
-    while (c->keys[j] && c->keys[j] != stack) j = (j + 1) & (c->cap - 1);
+    size_t j = (size_t)key * 0x9e3779b97f4a7c15ull >> 7 & (c->cap - 1);
+    while (c->keys[j] && c->keys[j] != key) j = (j + 1) & (c->cap - 1);
     if (c->keys[j]) return c->vals[j];
     struct vw_frame f;
     char buf[1200];
-    const char *s = vw_sym_site(sym, stack, seq, &f) ? vw_site_str(&f, buf, sizeof buf) : unknown;
+    const char *s = vw_sym_event_site(sym, stack, pystack, seq, &f) ? vw_site_str(&f, buf, sizeof buf) : unknown;
     char *copy = strdup(s);
     if (!copy) return unknown;
-    c->keys[j] = stack, c->vals[j] = copy, c->n++;
+    c->keys[j] = key, c->vals[j] = copy, c->n++;
     return copy;
 }
 
@@ -110,6 +113,32 @@ static int64_t first_error_seq(struct vw_trace *t) {
     return seq;
 }
 
+/* Whether the trace holds runtime tensors at all; when not (a program not
+ * built on libdtrt: PyTorch, a CUDA C++ program), prints to f what it does
+ * hold and which command shows it, unless json. */
+static int has_runtime_tensors(struct vw_trace *t, FILE *f, int json) {
+    sqlite3_stmt *st = vw_prep(t, "SELECT EXISTS(SELECT 1 FROM tensors), (SELECT count(*) FROM cuda_calls), "
+                                  "(SELECT count(*) FROM errors WHERE exception IS NOT NULL)");
+    if (!st || sqlite3_step(st) != SQLITE_ROW) {
+        if (st) sqlite3_finalize(st);
+        return 1;
+    }
+    int yes = sqlite3_column_int(st, 0);
+    long long calls = sqlite3_column_int64(st, 1), throws = sqlite3_column_int64(st, 2);
+    sqlite3_finalize(st);
+    if (!yes && !json) {
+        fprintf(f, "(no runtime tensors: this program does not run on libdtrt");
+        if (calls || throws) {
+            fprintf(f, ". Recorded instead:");
+            if (calls) fprintf(f, " %lld CUDA runtime call%s (devtrace transfers)", calls, calls == 1 ? "" : "s");
+            if (calls && throws) fputc(',', f);
+            if (throws) fprintf(f, " %lld C++ exception%s (devtrace report)", throws, throws == 1 ? "" : "s");
+        }
+        fprintf(f, ")\n");
+    }
+    return yes;
+}
+
 /* Options shared by the browsing commands; returns the number of files
  * (their argv indexes in files[]), or -1 after printing why. */
 struct opts {
@@ -144,7 +173,8 @@ static int tensors_one(struct vw_trace *t, const struct opts *o, int index) {
     sqlite3_stmt *st = vw_prep(
         t, "SELECT t.id, t.seq, t.dtype, COALESCE(sh.text, '?'), t.device, t.origin, COALESCE(w.text, '?'), "
            "COALESCE(t.stack, 0), (SELECT s.text FROM names n JOIN strings s ON s.id = n.name WHERE n.tensor = t.id "
-           "AND (?3 = 0 OR n.seq < ?3) ORDER BY n.seq DESC LIMIT 1), f.seq, t.nbytes FROM tensors t LEFT JOIN "
+           "AND (?3 = 0 OR n.seq < ?3) ORDER BY n.seq DESC LIMIT 1), f.seq, t.nbytes, COALESCE(t.pystack, 0) FROM "
+           "tensors t LEFT JOIN "
            "strings sh ON sh.id = t.shape LEFT JOIN strings w ON w.id = t.what LEFT JOIN frees f ON f.tensor = t.id "
            "WHERE (?1 < 0 OR t.device = ?1) AND (?3 = 0 OR (t.seq < ?3 AND (f.seq IS NULL OR f.seq > ?3))) "
            "ORDER BY t.id");
@@ -175,7 +205,7 @@ static int tensors_one(struct vw_trace *t, const struct opts *o, int index) {
         int64_t id = sqlite3_column_int64(st, 0), seq = sqlite3_column_int64(st, 1);
         const char *name = col_text(st, 8, ""), *shape = col_text(st, 3, "?"), *what = col_text(st, 6, "?");
         int origin = sqlite3_column_int(st, 5), freed = sqlite3_column_type(st, 9) != SQLITE_NULL;
-        const char *site = cached_site(&sc, sym, sqlite3_column_int64(st, 7), seq);
+        const char *site = cached_site(&sc, sym, sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 11), seq);
         vw_device_name(sqlite3_column_int64(st, 4), dev, sizeof dev);
         if (json) {
             fprintf(f, "%s{\"id\": %lld, \"name\": ", rows ? ", " : "", (long long)id);
@@ -214,10 +244,12 @@ static int tensors_one(struct vw_trace *t, const struct opts *o, int index) {
         rows++;
     }
     if (json)
-        fprintf(f, "], \"count\": %lld}", (long long)rows);
+        fprintf(f, "], \"count\": %lld, \"runtime\": %s}", (long long)rows,
+                has_runtime_tensors(t, f, 1) ? "true" : "false");
     else
         fprintf(f, "%lld tensor%s%s%s\n", (long long)rows, rows == 1 ? "" : "s", device >= 0 ? " on " : "",
                 device >= 0 ? vw_device_name(device, dev, sizeof dev) : "");
+    if (!json && !rows) has_runtime_tensors(t, f, 0);
     sqlite3_finalize(st);
     site_cache_free(&sc);
     vw_sym_free(sym);
@@ -342,14 +374,15 @@ struct show_ctx {
     int json, items; /* items printed in the current JSON array */
 };
 
-static const char *site(struct show_ctx *c, int64_t stack, int64_t seq) {
-    return cached_site(&c->sc, c->sym, stack, seq);
+static const char *site(struct show_ctx *c, int64_t stack, int64_t pystack, int64_t seq) {
+    return cached_site(&c->sc, c->sym, stack, pystack, seq);
 }
 
 /* One line of the life (text) or one object of an array (JSON): a kind,
  * the event's seq, a description and a call site. */
-static void life_item(struct show_ctx *c, const char *kind, int64_t seq, const char *text, int64_t stack) {
-    const char *s = site(c, stack, seq);
+static void life_item(struct show_ctx *c, const char *kind, int64_t seq, const char *text, int64_t stack,
+                      int64_t pystack) {
+    const char *s = site(c, stack, pystack, seq);
     if (c->json) {
         fprintf(stdout, "%s{\"kind\": \"%s\", \"seq\": %lld, \"text\": ", c->items++ ? ", " : "", kind, (long long)seq);
         vw_put_json_string(stdout, text);
@@ -373,18 +406,24 @@ static int show_one(struct vw_trace *t, const struct opts *o, int index) {
     if (id == 0) {
         fprintf(stderr, "devtrace: %s: no tensor '", t->path);
         vw_put_escaped(stderr, spec);
+        if (!has_runtime_tensors(t, NULL, 1)) {
+            fprintf(stderr, "' ");
+            has_runtime_tensors(t, stderr, 0);
+            return -1;
+        }
         fprintf(stderr, "' (give an id such as t12, or a name; 'devtrace tensors %s' lists them)\n", t->path);
         return -1;
     }
     struct show_ctx c = {.t = t, .json = json};
     c.sym = vw_sym_new(t);
-    sqlite3_stmt *st = vw_prep(t, "SELECT t.seq, t.dtype, COALESCE(sh.text, '?'), COALESCE(sd.text, 'contiguous'), "
-                                  "t.storage_offset, t.device, t.storage, t.nbytes, t.origin, COALESCE(w.text, '?'), "
-                                  "t.src, t.op, COALESCE(d.text, ''), COALESCE(t.stack, 0), COALESCE(nm.text, ''), "
-                                  "(SELECT s.text FROM ops o JOIN strings s ON s.id = o.name WHERE o.op = t.op) "
-                                  "FROM tensors t LEFT JOIN strings sh ON sh.id = t.shape LEFT JOIN strings sd ON "
-                                  "sd.id = t.strides LEFT JOIN strings w ON w.id = t.what LEFT JOIN strings d ON "
-                                  "d.id = t.detail LEFT JOIN strings nm ON nm.id = t.name WHERE t.id = ?");
+    sqlite3_stmt *st = vw_prep(
+        t, "SELECT t.seq, t.dtype, COALESCE(sh.text, '?'), COALESCE(sd.text, 'contiguous'), "
+           "t.storage_offset, t.device, t.storage, t.nbytes, t.origin, COALESCE(w.text, '?'), "
+           "t.src, t.op, COALESCE(d.text, ''), COALESCE(t.stack, 0), COALESCE(nm.text, ''), "
+           "(SELECT s.text FROM ops o JOIN strings s ON s.id = o.name WHERE o.op = t.op), "
+           "COALESCE(t.pystack, 0) FROM tensors t LEFT JOIN strings sh ON sh.id = t.shape LEFT JOIN strings sd ON "
+           "sd.id = t.strides LEFT JOIN strings w ON w.id = t.what LEFT JOIN strings d ON "
+           "d.id = t.detail LEFT JOIN strings nm ON nm.id = t.name WHERE t.id = ?");
     if (!c.sym || !st || (sqlite3_bind_int64(st, 1, id), sqlite3_step(st)) != SQLITE_ROW) {
         if (st) sqlite3_finalize(st);
         vw_sym_free(c.sym);
@@ -437,25 +476,25 @@ static int show_one(struct vw_trace *t, const struct opts *o, int index) {
         snprintf(text + k, sizeof text - k, ", named %s", col_text(st, 14, ""));
     }
     if (!json) printf("life:\n");
-    life_item(&c, "created", cseq, text, sqlite3_column_int64(st, 13));
+    life_item(&c, "created", cseq, text, sqlite3_column_int64(st, 13), sqlite3_column_int64(st, 16));
     sqlite3_finalize(st);
 
     /* the rest in event order: names, views and copies, transfers, ops, free */
     st = vw_prep(
         t, "SELECT * FROM ("
-           "SELECT n.seq, 1, s.text, NULL, NULL, NULL, e.stack FROM names n JOIN strings s ON s.id = n.name "
-           "LEFT JOIN misc_events e ON e.seq = n.seq WHERE n.tensor = ?1 "
-           "UNION ALL SELECT v.seq, 2, w.text, v.id, v.device, v.origin, v.stack FROM tensors v LEFT JOIN strings "
-           "w ON w.id = v.what WHERE v.src = ?1 "
-           "UNION ALL SELECT x.seq, 3, v.text, x.dst, x.dst_device, x.kind, e.stack FROM transfers x LEFT JOIN "
-           "strings v ON v.id = x.via LEFT JOIN misc_events e ON e.seq = x.seq WHERE (x.src = ?1 AND x.kind != 0) "
-           "OR (x.dst = ?1 AND x.kind = 3) "
+           "SELECT n.seq, 1, s.text, NULL, NULL, NULL, e.stack, e.pystack FROM names n JOIN strings s ON s.id = "
+           "n.name LEFT JOIN misc_events e ON e.seq = n.seq WHERE n.tensor = ?1 "
+           "UNION ALL SELECT v.seq, 2, w.text, v.id, v.device, v.origin, v.stack, v.pystack FROM tensors v LEFT "
+           "JOIN strings w ON w.id = v.what WHERE v.src = ?1 "
+           "UNION ALL SELECT x.seq, 3, v.text, x.dst, x.dst_device, x.kind, e.stack, e.pystack FROM transfers x "
+           "LEFT JOIN strings v ON v.id = x.via LEFT JOIN misc_events e ON e.seq = x.seq WHERE (x.src = ?1 AND "
+           "x.kind != 0) OR (x.dst = ?1 AND x.kind = 3) "
            "UNION ALL SELECT o.seq, 4, s.text, o.op, a.device, " VW_OP_STATUS_SQL
-           ", o.stack FROM op_args a JOIN ops o ON o.op = a.op JOIN strings s "
+           ", o.stack, o.pystack FROM op_args a JOIN ops o ON o.op = a.op JOIN strings s "
            "ON s.id = o.name WHERE a.tensor = ?1 "
-           "UNION ALL SELECT o.seq, 5, s.text, o.op, x.pos, NULL, o.stack FROM op_outputs_extra x JOIN ops o ON "
-           "o.op = x.op JOIN strings s ON s.id = o.name WHERE x.tensor = ?1 "
-           "UNION ALL SELECT f.seq, 6, NULL, NULL, NULL, NULL, f.stack FROM frees f WHERE f.tensor = ?1"
+           "UNION ALL SELECT o.seq, 5, s.text, o.op, x.pos, NULL, o.stack, o.pystack FROM op_outputs_extra x JOIN "
+           "ops o ON o.op = x.op JOIN strings s ON s.id = o.name WHERE x.tensor = ?1 "
+           "UNION ALL SELECT f.seq, 6, NULL, NULL, NULL, NULL, f.stack, f.pystack FROM frees f WHERE f.tensor = ?1"
            ") ORDER BY 1");
     if (!st) {
         vw_sym_free(c.sym);
@@ -504,7 +543,7 @@ static int show_one(struct vw_trace *t, const struct opts *o, int index) {
             snprintf(text, sizeof text, "freed");
             break;
         }
-        life_item(&c, label, seq, text, stack);
+        life_item(&c, label, seq, text, stack, sqlite3_column_int64(st, 7));
     }
     sqlite3_finalize(st);
     if (json) {
@@ -562,13 +601,186 @@ static const char *loop_flag(const struct group *g, char *buf, size_t size) {
     return buf;
 }
 
+/* CUDA runtime copies (cudaMemcpy and its family, recorded from any program
+ * on libcudart: PyTorch, a ctypes host, a CUDA C++ program), grouped by call
+ * site (the Python line when recorded, else the program's own native frame),
+ * direction, devices and API. Flags the per-step patterns a user may not
+ * know about: a device-to-host read on every step (.item(), .cpu(), printing
+ * a device tensor: each waits for the device), the same host address copied
+ * to the device again and again, and copies from pageable memory (which
+ * cannot overlap with compute: pin the source). */
+struct cgroup {
+    char site[1200];
+    char api[64];
+    int dir;           /* 0 HtoH, 1 HtoD, 2 DtoH, 3 DtoD, -1 unknown */
+    int64_t dev, peer; /* -1 when unknown */
+    int64_t count, bytes, distinct_src, pageable, failed, t_first, t_last, first_seq;
+};
+
+static int has_cuda_copies(struct vw_trace *t) {
+    sqlite3_stmt *st = vw_prep(t, "SELECT EXISTS(SELECT 1 FROM cuda_calls WHERE kind = 1)");
+    int yes = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+    if (st) sqlite3_finalize(st);
+    return yes;
+}
+
+static int cgroup_cmp(const void *a, const void *b) {
+    const struct cgroup *x = a, *y = b;
+    if (x->bytes != y->bytes) return x->bytes < y->bytes ? 1 : -1;
+    return x->first_seq < y->first_seq ? -1 : x->first_seq > y->first_seq;
+}
+
+static const char *cuda_flag(const struct cgroup *g, char *buf, size_t size) {
+    if (g->count < 3) return NULL;
+    if (g->dir == 2)
+        snprintf(buf, size,
+                 "runs every step: a device-to-host copy %lld times, each waits for the device (.item(), .cpu(), "
+                 "printing a device tensor); keep the value on the device or read it less often",
+                 (long long)g->count);
+    else if (g->dir == 1 && g->distinct_src < g->count)
+        snprintf(buf, size,
+                 "runs every step: copies from the same host address again each time (%lld copies from %lld "
+                 "address%s); if the data does not change, copy it once, before the loop",
+                 (long long)g->count, (long long)g->distinct_src, g->distinct_src == 1 ? "" : "es");
+    else if (g->dir == 1 && g->pageable == g->count)
+        snprintf(buf, size,
+                 "runs every step (%lld times) from pageable memory, which cannot overlap with compute: pin the "
+                 "source (pin_memory=True in a DataLoader) and copy with non_blocking=True",
+                 (long long)g->count);
+    else
+        snprintf(buf, size, "repeats every step (%lld times)", (long long)g->count);
+    return buf;
+}
+
+/* "host -> cuda:0" and the like. */
+static const char *cuda_route(const struct cgroup *g, char *buf, size_t size) {
+    char d[32], p[32];
+    if (g->dev >= 0)
+        snprintf(d, sizeof d, "cuda:%lld", (long long)g->dev);
+    else
+        snprintf(d, sizeof d, "a device");
+    if (g->peer >= 0)
+        snprintf(p, sizeof p, "cuda:%lld", (long long)g->peer);
+    else
+        snprintf(p, sizeof p, "%s", d);
+    switch (g->dir) {
+    case 0: snprintf(buf, size, "host -> host"); break;
+    case 1: snprintf(buf, size, "host -> %s", d); break;
+    case 2: snprintf(buf, size, "%s -> host", d); break;
+    case 3: snprintf(buf, size, "%s -> %s", p, d); break;
+    default: snprintf(buf, size, "direction unknown"); break;
+    }
+    return buf;
+}
+
+static int cuda_copies(struct vw_trace *t, struct vw_sym *sym, int json, int alone) {
+    sqlite3_stmt *st = vw_prep(
+        t, "SELECT COALESCE(c.stack, 0), COALESCE(c.pystack, 0), COALESCE(c.dir, -1), COALESCE(c.device, -1), "
+           "COALESCE(c.peer, -1), COALESCE(a.text, '?'), count(*), COALESCE(sum(c.bytes), 0), count(DISTINCT c.src), "
+           "min(c.t), max(c.t), min(c.seq), COALESCE(sum(c.host = 0), 0), COALESCE(sum(c.rc <> 0), 0) FROM "
+           "cuda_calls c LEFT JOIN strings a ON a.id = c.api WHERE c.kind = 1 GROUP BY 1, 2, 3, 4, 5, c.api "
+           "ORDER BY 12");
+    struct cgroup *g = st ? calloc(MAX_GROUPS, sizeof *g) : NULL;
+    if (!g) {
+        if (st) sqlite3_finalize(st), vw_error("out of memory");
+        return -1;
+    }
+    int n = 0;
+    int64_t total = 0, bytes = 0, dropped = 0;
+    struct vw_frame f;
+    char site[1200];
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t seq = sqlite3_column_int64(st, 11);
+        if (!vw_sym_event_site(sym, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), seq, &f))
+            snprintf(site, sizeof site, "(unknown site)");
+        else
+            vw_site_str(&f, site, sizeof site);
+        int dir = sqlite3_column_int(st, 2);
+        int64_t dev = sqlite3_column_int64(st, 3), peer = sqlite3_column_int64(st, 4);
+        const char *api = col_text(st, 5, "?");
+        total += sqlite3_column_int64(st, 6), bytes += sqlite3_column_int64(st, 7);
+        /* stacks that differ only above the site merge into one group */
+        int k = 0;
+        while (k < n && !(g[k].dir == dir && g[k].dev == dev && g[k].peer == peer && !strcmp(g[k].site, site) &&
+                          !strcmp(g[k].api, api)))
+            k++;
+        if (k == n) {
+            if (n == MAX_GROUPS) {
+                dropped++;
+                continue;
+            }
+            snprintf(g[n].site, sizeof g[n].site, "%s", site);
+            snprintf(g[n].api, sizeof g[n].api, "%s", api);
+            g[n].dir = dir, g[n].dev = dev, g[n].peer = peer, g[n].t_first = INT64_MAX, g[n].first_seq = seq;
+            n++;
+        }
+        g[k].count += sqlite3_column_int64(st, 6);
+        g[k].bytes += sqlite3_column_int64(st, 7);
+        g[k].distinct_src += sqlite3_column_int64(st, 8);
+        if (sqlite3_column_int64(st, 9) < g[k].t_first) g[k].t_first = sqlite3_column_int64(st, 9);
+        if (sqlite3_column_int64(st, 10) > g[k].t_last) g[k].t_last = sqlite3_column_int64(st, 10);
+        if (seq < g[k].first_seq) g[k].first_seq = seq;
+        g[k].pageable += sqlite3_column_int64(st, 12);
+        g[k].failed += sqlite3_column_int64(st, 13);
+    }
+    sqlite3_finalize(st);
+    qsort(g, (size_t)n, sizeof *g, cgroup_cmp);
+    static const char *dirs[] = {"HtoH", "HtoD", "DtoH", "DtoD"};
+    char route[96], flag[512];
+    if (json)
+        printf(", \"cuda_copies\": %lld, \"cuda_bytes\": %lld, \"cuda_sites\": [", (long long)total, (long long)bytes);
+    else if (n)
+        printf("%s%lld CUDA runtime cop%s (cudaMemcpy and its family), %lld bytes, from %d call site%s\n",
+               alone ? "" : "\n", (long long)total, total == 1 ? "y" : "ies", (long long)bytes, n, n == 1 ? "" : "s");
+    for (int k = 0; k < n; k++) {
+        const struct cgroup *x = &g[k];
+        const char *fl = cuda_flag(x, flag, sizeof flag);
+        cuda_route(x, route, sizeof route);
+        if (json) {
+            printf("%s{\"site\": ", k ? ", " : "");
+            vw_put_json_string(stdout, x->site);
+            printf(", \"api\": ");
+            vw_put_json_string(stdout, x->api);
+            printf(", \"direction\": \"%s\", \"route\": \"%s\", \"count\": %lld, \"bytes\": %lld, "
+                   "\"distinct_sources\": %lld, \"pageable\": %lld, \"failed\": %lld, \"first_ms\": %.3f, "
+                   "\"last_ms\": %.3f, \"per_step\": %s, \"flag\": ",
+                   x->dir >= 0 && x->dir <= 3 ? dirs[x->dir] : "unknown", route, (long long)x->count,
+                   (long long)x->bytes, (long long)x->distinct_src, (long long)x->pageable, (long long)x->failed,
+                   x->t_first / 1e6, x->t_last / 1e6, fl ? "true" : "false");
+            if (fl)
+                vw_put_json_string(stdout, fl);
+            else
+                fputs("null", stdout);
+            putchar('}');
+        } else {
+            printf("\n%s", vw_color(VW_BOLD));
+            vw_put_escaped(stdout, x->site);
+            printf("%s\n  %s by ", vw_color(VW_RESET), route);
+            vw_put_escaped(stdout, x->api);
+            printf(": %lld x, %lld bytes, first at %.3f ms, last at %.3f ms", (long long)x->count, (long long)x->bytes,
+                   x->t_first / 1e6, x->t_last / 1e6);
+            if (x->pageable && x->dir != 3) printf(", %lld from pageable memory", (long long)x->pageable);
+            if (x->failed) printf(", %s%lld failed%s", vw_color(VW_RED), (long long)x->failed, vw_color(VW_RESET));
+            putchar('\n');
+            if (fl) printf("  %s%s%s\n", vw_color(VW_YELLOW), fl, vw_color(VW_RESET));
+        }
+    }
+    if (json)
+        printf("]");
+    else if (dropped)
+        printf("(%lld more groups not shown)\n", (long long)dropped);
+    free(g);
+    return 0;
+}
+
 static int transfers_one(struct vw_trace *t, const struct opts *o, int index) {
     int json = o->json;
     sqlite3_stmt *st = vw_prep(t, "SELECT COALESCE(e.stack, 0), x.src_device, CASE WHEN x.dst IS NULL THEN -1 "
                                   "ELSE x.dst_device END, "
                                   "count(*), sum(x.bytes), count(DISTINCT x.src), min(e.t), max(e.t), min(x.seq), "
-                                  "COALESCE(v.text, '?') FROM transfers x LEFT JOIN misc_events e ON e.seq = x.seq "
-                                  "LEFT JOIN strings v ON v.id = x.via GROUP BY 1, 2, 3, x.via ORDER BY 9");
+                                  "COALESCE(v.text, '?'), COALESCE(e.pystack, 0) FROM transfers x LEFT JOIN "
+                                  "misc_events e ON e.seq = x.seq LEFT JOIN strings v ON v.id = x.via GROUP BY 1, 2, "
+                                  "3, x.via, 11 ORDER BY 9");
     struct vw_sym *sym = vw_sym_new(t);
     struct group *g = calloc(MAX_GROUPS, sizeof *g);
     if (!st || !sym || !g) {
@@ -583,7 +795,7 @@ static int transfers_one(struct vw_trace *t, const struct opts *o, int index) {
     int64_t total = 0, bytes = 0, dropped_groups = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         int64_t seq = sqlite3_column_int64(st, 8);
-        const char *s = cached_site(&sc, sym, sqlite3_column_int64(st, 0), seq);
+        const char *s = cached_site(&sc, sym, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 10), seq);
         int64_t from = sqlite3_column_int64(st, 1), to = sqlite3_column_int64(st, 2);
         const char *via = col_text(st, 9, "?");
         total += sqlite3_column_int64(st, 3), bytes += sqlite3_column_int64(st, 4);
@@ -614,7 +826,7 @@ static int transfers_one(struct vw_trace *t, const struct opts *o, int index) {
     if (json) {
         json_trace_open(t, stdout, index);
         printf(", \"transfers\": %lld, \"bytes\": %lld, \"sites\": [", (long long)total, (long long)bytes);
-    } else {
+    } else if (total || !has_cuda_copies(t)) {
         printf("%lld transfer%s, %lld bytes, from %d call site%s\n", (long long)total, total == 1 ? "" : "s",
                (long long)bytes, n, n == 1 ? "" : "s");
     }
@@ -651,13 +863,15 @@ static int transfers_one(struct vw_trace *t, const struct opts *o, int index) {
         }
     }
     if (json)
-        printf("]}");
+        printf("]");
     else if (dropped_groups)
         printf("(%lld more groups not shown)\n", (long long)dropped_groups);
     free(g);
     site_cache_free(&sc);
+    int rc = cuda_copies(t, sym, json, total == 0);
+    if (json) printf("}");
     vw_sym_free(sym);
-    return 0;
+    return rc;
 }
 
 int vw_cmd_transfers(int argc, char **argv) {

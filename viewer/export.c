@@ -1,7 +1,9 @@
 /* devtrace export: the traces as a Chrome trace / Perfetto JSON timeline
- * (--format chrome: ops and transfers as slices on one track per thread,
- * transfers again on the destination device's track, errors as instant
- * events; one process per trace, clocks aligned on their start times), or
+ * (--format chrome: ops, transfers and CUDA runtime calls as slices on one
+ * track per thread, transfers and device work (copies, memsets, kernel
+ * launches) again on the device's track, errors and C++ exceptions as
+ * instant events; one process per trace, clocks aligned on their start
+ * times), or
  * as one self-contained HTML file (--format html): the report of each
  * mismatch with its chain and fix, and a timeline, drawn by inline script
  * from JSON embedded in the page; no network access needed to view it.
@@ -30,6 +32,21 @@ struct tl {
     struct vw_trace *t;
     int64_t pid, start_ns; /* the process; its start on the Unix clock */
 };
+
+/* A CUDA runtime call's device as the trace's packed device number (the
+ * device track it is drawn on), and the condition for drawing it there:
+ * copies, memsets and kernel launches with a known device. */
+#define CUDA_TRACK_SQL     "(65536 | device)"
+#define CUDA_ON_DEVICE_SQL "kind IN (1, 4, 5) AND device IS NOT NULL AND device >= 0 AND device < 65536"
+/* A CUDA runtime call as text: "cudaMemcpy HtoD 1024 bytes", "cudaLaunchKernel". */
+#define CUDA_TEXT_SQL                                                                                                  \
+    "COALESCE(a.text, '?') || CASE c.dir WHEN 0 THEN ' HtoH' WHEN 1 THEN ' HtoD' WHEN 2 THEN ' DtoH' WHEN 3 THEN "     \
+    "' DtoD' ELSE '' END || CASE WHEN c.kind IN (1, 2, 4) THEN ' ' || c.bytes || ' bytes' ELSE '' END || CASE WHEN "   \
+    "c.rc <> 0 THEN ' (failed: ' || c.rc || ')' ELSE '' END"
+/* An error row's title: what kind of error it is. */
+#define ERROR_TITLE_SQL                                                                                                \
+    "CASE WHEN r.signal IS NOT NULL THEN 'fatal signal ' || r.signal WHEN r.first_arg IS NOT NULL OR r.device_a IS "   \
+    "NOT NULL THEN 'device mismatch' WHEN r.exception IS NOT NULL THEN 'exception ' || r.exception ELSE 'error' END"
 
 /* Microseconds on the shared clock for an event at t ns into trace x. */
 static double us(const struct tl *x, int64_t base_ns, int64_t t) { return (double)(x->start_ns - base_ns + t) / 1e3; }
@@ -61,7 +78,7 @@ static void chrome_trace(FILE *f, struct tl *x, int n) {
         if (st) sqlite3_finalize(st);
         /* device tracks: tid 1000000 + packed device number */
         st = vw_prep(t, "SELECT device FROM devices UNION SELECT dst_device FROM transfers WHERE dst_device IS NOT "
-                        "NULL");
+                        "NULL UNION SELECT " CUDA_TRACK_SQL " FROM cuda_calls WHERE " CUDA_ON_DEVICE_SQL);
         while (st && sqlite3_step(st) == SQLITE_ROW) {
             fprintf(f,
                     "%s{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %lld, \"tid\": %lld, \"args\": {\"name\": "
@@ -104,25 +121,45 @@ static void chrome_trace(FILE *f, struct tl *x, int n) {
             }
         }
         if (st) sqlite3_finalize(st);
-        st = vw_prep(
-            t, "SELECT r.message, e.t, th.tid, r.first_arg IS NOT NULL, r.signal FROM errors r JOIN "
-               "misc_events e ON e.seq = r.seq LEFT JOIN threads th ON th.id = e.thread WHERE " VW_NOT_MISMATCH_ECHO_SQL
-               " ORDER BY r.seq");
+        st = vw_prep(t, "SELECT c.seq, " CUDA_TEXT_SQL ", c.t, COALESCE(c.dur, 0), th.tid, c.kind, c.dir, c.bytes, "
+                        "c.rc, c.device, c.stream, " CUDA_ON_DEVICE_SQL ", " CUDA_TRACK_SQL " FROM cuda_calls c LEFT "
+                        "JOIN strings a ON a.id = c.api LEFT JOIN threads th ON th.id = c.thread ORDER BY c.seq");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
-            int sig = sqlite3_column_type(st, 4) != SQLITE_NULL;
-            fprintf(f,
-                    "%s{\"ph\": \"i\", \"s\": \"p\", \"cat\": \"error\", \"name\": \"%s\", \"pid\": %lld, "
-                    "\"tid\": %lld, \"ts\": %.3f, \"args\": {\"message\": ",
-                    SEP(),
-                    sig                         ? "fatal signal"
-                    : sqlite3_column_int(st, 3) ? "device mismatch"
-                                                : "error",
-                    (long long)x[i].pid, (long long)sqlite3_column_int64(st, 2),
-                    us(&x[i], base, sqlite3_column_int64(st, 1)));
-            if (sig)
-                fprintf(f, "\"signal %lld\"", (long long)sqlite3_column_int64(st, 4));
-            else
-                vw_put_json_string(f, (const char *)sqlite3_column_text(st, 0));
+            static const char *kinds[] = {"?", "memcpy", "malloc", "free", "memset", "launch", "sync", "set_device"};
+            int kind = sqlite3_column_int(st, 5);
+            for (int track = 0; track < 1 + sqlite3_column_int(st, 11); track++) {
+                fprintf(f, "%s{\"ph\": \"X\", \"cat\": \"cuda\", \"name\": ", SEP());
+                vw_put_json_string(f, (const char *)sqlite3_column_text(st, 1));
+                fprintf(f,
+                        ", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"seq\": %lld, "
+                        "\"kind\": \"%s\", \"rc\": %lld",
+                        (long long)x[i].pid,
+                        track ? 1000000 + (long long)sqlite3_column_int64(st, 12)
+                              : (long long)sqlite3_column_int64(st, 4),
+                        us(&x[i], base, sqlite3_column_int64(st, 2)), sqlite3_column_int64(st, 3) / 1e3,
+                        (long long)sqlite3_column_int64(st, 0), kind >= 1 && kind <= 7 ? kinds[kind] : "?",
+                        (long long)sqlite3_column_int64(st, 8));
+                if (sqlite3_column_type(st, 7) != SQLITE_NULL)
+                    fprintf(f, ", \"bytes\": %lld", (long long)sqlite3_column_int64(st, 7));
+                if (sqlite3_column_type(st, 9) != SQLITE_NULL)
+                    fprintf(f, ", \"device\": %lld", (long long)sqlite3_column_int64(st, 9));
+                fputs("}}", f);
+            }
+        }
+        if (st) sqlite3_finalize(st);
+        st = vw_prep(t, "SELECT COALESCE(r.message, ''), e.t, th.tid, " ERROR_TITLE_SQL ", r.exception FROM errors r "
+                        "JOIN misc_events e ON e.seq = r.seq LEFT JOIN threads th ON th.id = e.thread "
+                        "WHERE " VW_NOT_MISMATCH_ECHO_SQL " ORDER BY r.seq");
+        while (st && sqlite3_step(st) == SQLITE_ROW) {
+            fprintf(f, "%s{\"ph\": \"i\", \"s\": \"p\", \"cat\": \"error\", \"name\": ", SEP());
+            vw_put_json_string(f, (const char *)sqlite3_column_text(st, 3));
+            fprintf(f, ", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"args\": {\"message\": ", (long long)x[i].pid,
+                    (long long)sqlite3_column_int64(st, 2), us(&x[i], base, sqlite3_column_int64(st, 1)));
+            vw_put_json_string(f, (const char *)sqlite3_column_text(st, 0));
+            if (sqlite3_column_type(st, 4) != SQLITE_NULL) {
+                fputs(", \"exception\": ", f);
+                vw_put_json_string(f, (const char *)sqlite3_column_text(st, 4));
+            }
             fputs("}}", f);
         }
         if (st) sqlite3_finalize(st);
@@ -158,6 +195,29 @@ static const char html_tail[] =
     "function site(s) { if (!s) return '(unknown site)'; return s.file ? s.file + ':' + s.line + (s.function ? ' (' +"
     " s.function + ')' : '') : s.module + (s.function ? ' (' + s.function + ')' : ''); }\n"
     "const rep = document.getElementById('report');\n"
+    "/* a device mismatch thrown by a program not built on the runtime (PyTorch's c10::Error) */\n"
+    "function exceptionBox(box, m, ti, mi) {\n"
+    "  const py = m.python_stack || [], nat = (m.stack || []).filter(f => !f.hidden);\n"
+    "  box.appendChild(el('h3', 'Device mismatch (' + m.exception + ' thrown)' + (py.length ? ' at ' + site(py[0])"
+    " : '')));\n"
+    "  box.appendChild(el('p', m.message, 'msg'));\n"
+    "  box.appendChild(el('p', 'Devices: ' + m.devices[0] + (m.argument ? ' (argument ' + m.argument + ')' : '') +"
+    " ' and ' + m.devices[1]));\n"
+    "  const stack = (title, id, items) => { if (!items.length) return; box.appendChild(el('h4', title));"
+    " const ol = el('ol', null, 'chain'); ol.id = id; items.forEach(t => ol.appendChild(el('li', t, 'site')));"
+    " box.appendChild(ol); };\n"
+    "  stack('Python stack', 'pystack-' + ti + '-' + mi, py.map(site));\n"
+    "  stack('Native stack', 'stack-' + ti + '-' + mi, nat.map(f => f.frame + (f.inlined ? ' [inlined]' : '')));\n"
+    "  const cb = m.cuda_calls_before || [];\n"
+    "  if (cb.length) { box.appendChild(el('h4', 'CUDA copies and allocations before it')); const tab = el('table');"
+    " cb.forEach(r => { const tr = el('tr'); [r.what, r.count + ' x', r.bytes + ' bytes', r.api, r.site ||"
+    " '(unknown site)'].forEach(v => tr.appendChild(el('td', v))); tab.appendChild(tr); }); box.appendChild(tab); }\n"
+    "  const fx = el('div', null, 'fix'); fx.id = 'fix-' + ti + '-' + mi; fx.appendChild(el('strong', 'Fix: '));\n"
+    "  fx.appendChild(el('span', 'move the operand on ' + m.devices[0] + ' to ' + m.devices[1] + ' (or the other way"
+    " round) before this call, or where that operand was made'));\n"
+    "  if (py.length) { fx.appendChild(el('br')); fx.appendChild(el('span', site(py[0]), 'site')); }\n"
+    "  box.appendChild(fx);\n"
+    "}\n"
     "let total = 0;\n"
     "D.report.traces.forEach((tr, ti) => {\n"
     "  rep.appendChild(el('h2', tr.program + ' (pid ' + tr.pid + '), exit status ' + tr.exit_status));\n"
@@ -165,6 +225,7 @@ static const char html_tail[] =
     "  tr.mismatches.forEach((m, mi) => {\n"
     "    total++;\n"
     "    const box = el('div', null, 'mm'); box.id = 'mismatch-' + ti + '-' + mi;\n"
+    "    if (m.kind === 'exception') { exceptionBox(box, m, ti, mi); rep.appendChild(box); return; }\n"
     "    box.appendChild(el('h3', 'Device mismatch in ' + m.op + ' at ' + site(m.site)));\n"
     "    box.appendChild(el('p', m.message, 'msg'));\n"
     "    const tab = el('table'); const hr = el('tr');\n"
@@ -194,14 +255,14 @@ static const char html_tail[] =
     "const T = D.timeline, NS = 'http://www.w3.org/2000/svg';\n"
     "document.getElementById('tlnote').textContent = T.ops.length + ' ops' + (T.ops_total > T.ops.length ? ' (the"
     " last ' + T.ops.length + ' of ' + T.ops_total + ')' : '') + ', ' + T.transfers.length + ' transfers, ' +"
-    " T.errors.length + ' errors.';\n"
+    " T.errors.length + ' errors, ' + T.cuda.length + ' CUDA runtime calls.';\n"
     "const lanes = []; const laneOf = k => { let i = lanes.indexOf(k); if (i < 0) { lanes.push(k); i = lanes.length"
     " - 1; } return i; };\n"
     "T.ops.forEach(o => laneOf(o.lane)); T.transfers.forEach(x => { laneOf(x.lane); laneOf(x.device); });\n"
-    "T.errors.forEach(e => laneOf(e.lane));\n"
+    "T.errors.forEach(e => laneOf(e.lane)); T.cuda.forEach(c => { laneOf(c.lane); if (c.device) laneOf(c.device); });\n"
     "let t0 = Infinity, t1 = -Infinity; const see = t => { t0 = Math.min(t0, t); t1 = Math.max(t1, t); };\n"
     "T.ops.forEach(o => { see(o.t); see(o.t + o.dur); }); T.transfers.forEach(x => see(x.t));"
-    " T.errors.forEach(e => see(e.t));\n"
+    " T.errors.forEach(e => see(e.t)); T.cuda.forEach(c => { see(c.t); see(c.t + c.dur); });\n"
     "if (!isFinite(t0)) { t0 = 0; t1 = 1; } if (t1 <= t0) t1 = t0 + 1;\n"
     "const W = 1000, LH = 22, L = 150, svg = document.createElementNS(NS, 'svg');\n"
     "svg.setAttribute('width', W + L + 10); svg.setAttribute('height', lanes.length * LH + 30);\n"
@@ -214,6 +275,8 @@ static const char html_tail[] =
     " X(o.t)), height: LH - 8, fill: o.status ? '#d33' : '#69c'}, o.name + ' (op #' + o.op + ')'));\n"
     "T.transfers.forEach(x => [x.lane, x.device].forEach(k => add('rect', {x: X(x.t), y: laneOf(k) * LH + 2, width:"
     " 2, height: LH - 4, fill: '#e90'}, x.text)));\n"
+    "T.cuda.forEach(c => [c.lane, c.device].forEach(k => { if (k) add('rect', {x: X(c.t), y: laneOf(k) * LH + 6,"
+    " width: Math.max(1, X(c.t + c.dur) - X(c.t)), height: LH - 12, fill: '#96c'}, c.text); }));\n"
     "T.errors.forEach(e => add('circle', {cx: X(e.t), cy: laneOf(e.lane) * LH + LH / 2, r: 6, fill: '#c00'},"
     " e.text));\n"
     "const ax = add('text', {x: L, y: lanes.length * LH + 20, class: 'lane'}); ax.textContent = '0 ms';\n"
@@ -280,9 +343,10 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
     fputs("], \"errors\": [", f);
     first = 1;
     for (int i = 0; i < n; i++) {
-        sqlite3_stmt *st = vw_prep(x[i].t, "SELECT COALESCE(r.message, 'signal ' || r.signal), e.t, th.tid FROM "
-                                           "errors r JOIN misc_events e ON e.seq = r.seq LEFT JOIN threads th ON "
-                                           "th.id = e.thread WHERE " VW_NOT_MISMATCH_ECHO_SQL " ORDER BY r.seq");
+        sqlite3_stmt *st =
+            vw_prep(x[i].t, "SELECT " ERROR_TITLE_SQL " || COALESCE(': ' || r.message, ''), e.t, "
+                            "th.tid FROM errors r JOIN misc_events e ON e.seq = r.seq LEFT JOIN "
+                            "threads th ON th.id = e.thread WHERE " VW_NOT_MISMATCH_ECHO_SQL " ORDER BY r.seq");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
             fprintf(f, "%s{\"t\": %lld, \"lane\": \"pid %lld thread %lld\", \"text\": ", first ? "" : ",\n",
                     (long long)(x[i].start_ns - base + sqlite3_column_int64(st, 1)), (long long)x[i].pid,
@@ -293,7 +357,34 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
         }
         if (st) sqlite3_finalize(st);
     }
-    fputs("]}", f);
+    fputs("], \"cuda\": [", f);
+    first = 1;
+    for (int i = 0; i < n; i++) {
+        sqlite3_stmt *st = vw_prep(x[i].t, "SELECT * FROM (SELECT c.seq, " CUDA_TEXT_SQL ", c.t, COALESCE(c.dur, 0), "
+                                           "th.tid, " CUDA_ON_DEVICE_SQL ", " CUDA_TRACK_SQL " FROM cuda_calls c "
+                                           "LEFT JOIN strings a ON a.id = c.api LEFT JOIN threads th ON th.id = "
+                                           "c.thread ORDER BY c.seq DESC LIMIT ?) ORDER BY 1");
+        if (!st) continue;
+        sqlite3_bind_int64(st, 1, HTML_MAX_OPS / n);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            char d[32];
+            fprintf(f, "%s{\"t\": %lld, \"dur\": %lld, \"lane\": \"pid %lld thread %lld\", \"device\": ",
+                    first ? "" : ",\n", (long long)(x[i].start_ns - base + sqlite3_column_int64(st, 2)),
+                    (long long)sqlite3_column_int64(st, 3), (long long)x[i].pid,
+                    (long long)sqlite3_column_int64(st, 4));
+            first = 0;
+            if (sqlite3_column_int(st, 5))
+                fprintf(f, "\"pid %lld %s\"", (long long)x[i].pid,
+                        vw_device_name(sqlite3_column_int64(st, 6), d, sizeof d));
+            else
+                fputs("null", f);
+            fputs(", \"text\": ", f);
+            vw_put_json_string(f, (const char *)sqlite3_column_text(st, 1));
+            fputc('}', f);
+        }
+        sqlite3_finalize(st);
+    }
+    fprintf(f, "]}");
 }
 
 static int html_report(FILE *f, struct tl *x, int n) {

@@ -44,7 +44,7 @@ struct ctx {
     struct vw_sym *sym;
     int json, all_frames;
     FILE *out;
-    sqlite3_stmt *tensor, *moves, *args, *opname, *pyframe;
+    sqlite3_stmt *tensor, *moves, *args, *opname;
 };
 
 #define MAX_FRAMES 64
@@ -83,30 +83,12 @@ static void print_stack(struct ctx *c, FILE *f, int64_t stack, int64_t seq) {
     free(fr);
 }
 
-/* Python frame `id` as a frame to print like a native one (file relative
- * to the current directory when under it), and the id of the next outer
- * one in *parent; 0 when there is none. */
 static int py_frame_at(struct ctx *c, int64_t id, struct vw_frame *f, int64_t *parent) {
-    sqlite3_stmt *st = c->pyframe;
-    sqlite3_reset(st);
-    sqlite3_bind_int64(st, 1, id);
-    if (sqlite3_step(st) != SQLITE_ROW) return 0;
-    memset(f, 0, sizeof *f);
-    const char *file = sqlite3_column_text(st, 2) ? (const char *)sqlite3_column_text(st, 2) : "?";
-    snprintf(f->file, sizeof f->file, "%s", vw_sym_relative(c->sym, file));
-    f->line = sqlite3_column_int(st, 1);
-    snprintf(f->function, sizeof f->function, "%s",
-             sqlite3_column_text(st, 3) ? (const char *)sqlite3_column_text(st, 3) : "?");
-    snprintf(f->module, sizeof f->module, "python");
-    if (parent) *parent = sqlite3_column_int64(st, 0);
-    return 1;
+    return vw_sym_py_frame(c->sym, id, f, parent);
 }
 
-/* Where an event happened: its innermost Python frame when it has a Python
- * stack (the line a Python user wrote), else the program's native frame. */
 static int site_of(struct ctx *c, int64_t stack, int64_t pystack, int64_t seq, struct vw_frame *f) {
-    if (pystack && py_frame_at(c, pystack, f, NULL)) return 1;
-    return stack ? vw_sym_site(c->sym, stack, seq, f) : 0;
+    return vw_sym_event_site(c->sym, stack, pystack, seq, f);
 }
 
 /* Row of tensor id: fills what the chain needs; 0 when unknown. */
@@ -662,55 +644,110 @@ static int report_exceptions(struct ctx *c, int found) {
     return n;
 }
 
-static void summary(struct ctx *c) {
+/* The busiest call sites of a query's rows (stack, pystack, count, bytes,
+ * first seq), under a text heading or as a JSON array named key. */
+static void busiest_sites(struct ctx *c, const char *sql, const char *key, const char *heading) {
     FILE *f = c->out;
-    char d[32], buf[1024];
-    sqlite3_stmt *st =
-        vw_prep(c->t, "SELECT device, count(*), sum(nbytes) FROM tensors GROUP BY device ORDER BY device");
-    if (c->json)
-        fputs(", \"summary\": {\"tensors_per_device\": [", f);
-    else
-        fputs("\ntensors per device:\n", f);
-    for (int i = 0; st && sqlite3_step(st) == SQLITE_ROW; i++) {
-        vw_device_name(sqlite3_column_int64(st, 0), d, sizeof d);
-        if (c->json)
-            fprintf(f, "%s{\"device\": \"%s\", \"tensors\": %lld, \"bytes\": %lld}", i ? ", " : "", d,
-                    (long long)sqlite3_column_int64(st, 1), (long long)sqlite3_column_int64(st, 2));
-        else
-            fprintf(f, "  %-8s %lld tensors, %lld bytes made\n", d, (long long)sqlite3_column_int64(st, 1),
-                    (long long)sqlite3_column_int64(st, 2));
-    }
-    if (st) sqlite3_finalize(st);
-    st = vw_prep(c->t, "SELECT count(*), COALESCE(sum(bytes), 0) FROM transfers");
-    if (st && sqlite3_step(st) == SQLITE_ROW) {
-        if (c->json)
-            fprintf(f, "], \"transfers\": %lld, \"bytes_moved\": %lld, \"busiest_transfer_sites\": [",
-                    (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1));
-        else
-            fprintf(f, "transfers: %lld, %lld bytes moved\n", (long long)sqlite3_column_int64(st, 0),
-                    (long long)sqlite3_column_int64(st, 1));
-    }
-    if (st) sqlite3_finalize(st);
-    st = vw_prep(c->t, "SELECT e.stack, count(*) AS n, sum(x.bytes), min(x.seq) FROM transfers x JOIN misc_events e ON "
-                       "e.seq = x.seq GROUP BY e.stack ORDER BY n DESC LIMIT 5");
-    if (!c->json) fputs("busiest transfer sites:\n", f);
+    char buf[1200];
+    sqlite3_stmt *st = vw_prep(c->t, sql);
+    if (c->json) fprintf(f, ", \"%s\": [", key);
     for (int i = 0; st && sqlite3_step(st) == SQLITE_ROW; i++) {
         struct step s = {.stack = sqlite3_column_int64(st, 0)};
-        s.has_site = site_of(c, s.stack, 0, sqlite3_column_int64(st, 3), &s.site);
+        s.has_site = site_of(c, s.stack, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 4), &s.site);
         if (c->json) {
             fprintf(f, "%s{\"count\": %lld, \"bytes\": %lld, \"site\": ", i ? ", " : "",
-                    (long long)sqlite3_column_int64(st, 1), (long long)sqlite3_column_int64(st, 2));
+                    (long long)sqlite3_column_int64(st, 2), (long long)sqlite3_column_int64(st, 3));
             json_site(f, &s);
             fputs("}", f);
         } else {
-            fprintf(f, "  %6lld x  %10lld bytes  ", (long long)sqlite3_column_int64(st, 1),
-                    (long long)sqlite3_column_int64(st, 2));
+            if (!i) fprintf(f, "%s\n", heading);
+            fprintf(f, "  %6lld x  %10lld bytes  ", (long long)sqlite3_column_int64(st, 2),
+                    (long long)sqlite3_column_int64(st, 3));
             vw_put_escaped(f, s.has_site ? vw_site_str(&s.site, buf, sizeof buf) : "(unknown site)");
             fputc('\n', f);
         }
     }
     if (st) sqlite3_finalize(st);
-    if (c->json) fputs("]}", f);
+    if (c->json) fputs("]", f);
+}
+
+/* With no mismatch: what the trace holds. Runtime tensors per device and
+ * transfers; for any program on libcudart, its CUDA runtime calls; and the
+ * C++ exceptions thrown (none of them a device mismatch). */
+static void summary(struct ctx *c) {
+    FILE *f = c->out;
+    char d[32];
+    sqlite3_stmt *st =
+        vw_prep(c->t, "SELECT device, count(*), sum(nbytes) FROM tensors GROUP BY device ORDER BY device");
+    if (c->json)
+        fputs(", \"summary\": {\"tensors_per_device\": [", f);
+    else
+        fputc('\n', f);
+    int devices = 0;
+    for (; st && sqlite3_step(st) == SQLITE_ROW; devices++) {
+        vw_device_name(sqlite3_column_int64(st, 0), d, sizeof d);
+        if (c->json)
+            fprintf(f, "%s{\"device\": \"%s\", \"tensors\": %lld, \"bytes\": %lld}", devices ? ", " : "", d,
+                    (long long)sqlite3_column_int64(st, 1), (long long)sqlite3_column_int64(st, 2));
+        else
+            fprintf(f, "%s  %-8s %lld tensors, %lld bytes made\n", devices ? "" : "tensors per device:\n", d,
+                    (long long)sqlite3_column_int64(st, 1), (long long)sqlite3_column_int64(st, 2));
+    }
+    if (st) sqlite3_finalize(st);
+    if (!devices && !c->json) fputs("no runtime tensors (the program does not run on libdtrt)\n", f);
+    st = vw_prep(c->t, "SELECT count(*), COALESCE(sum(bytes), 0) FROM transfers");
+    if (st && sqlite3_step(st) == SQLITE_ROW) {
+        if (c->json)
+            fprintf(f, "], \"transfers\": %lld, \"bytes_moved\": %lld", (long long)sqlite3_column_int64(st, 0),
+                    (long long)sqlite3_column_int64(st, 1));
+        else if (devices)
+            fprintf(f, "transfers: %lld, %lld bytes moved\n", (long long)sqlite3_column_int64(st, 0),
+                    (long long)sqlite3_column_int64(st, 1));
+    }
+    if (st) sqlite3_finalize(st);
+    busiest_sites(c,
+                  "SELECT COALESCE(e.stack, 0), COALESCE(e.pystack, 0), count(*) AS n, sum(x.bytes), min(x.seq) FROM "
+                  "transfers x JOIN misc_events e ON e.seq = x.seq GROUP BY 1, 2 ORDER BY n DESC LIMIT 5",
+                  "busiest_transfer_sites", "busiest transfer sites:");
+    st = vw_prep(c->t, "SELECT count(*), COALESCE(sum(kind = 1), 0), COALESCE(sum(CASE WHEN kind = 1 THEN bytes END), "
+                       "0), COALESCE(sum(kind = 1 AND dir = 1), 0), COALESCE(sum(kind = 1 AND dir = 2), 0), "
+                       "COALESCE(sum(kind = 1 AND dir = 3), 0), COALESCE(sum(kind = 2), 0), COALESCE(sum(CASE WHEN "
+                       "kind = 2 THEN bytes END), 0), COALESCE(sum(kind = 5), 0), COALESCE(sum(kind = 6), 0), "
+                       "COALESCE(sum(rc <> 0), 0) FROM cuda_calls");
+    if (st && sqlite3_step(st) == SQLITE_ROW) {
+        long long v[11];
+        for (int i = 0; i < 11; i++) v[i] = sqlite3_column_int64(st, i);
+        if (c->json)
+            fprintf(f,
+                    ", \"cuda_calls\": {\"calls\": %lld, \"copies\": %lld, \"copy_bytes\": %lld, \"htod\": %lld, "
+                    "\"dtoh\": %lld, \"dtod\": %lld, \"allocations\": %lld, \"allocated_bytes\": %lld, "
+                    "\"launches\": %lld, \"synchronizations\": %lld, \"failed\": %lld}",
+                    v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]);
+        else if (v[0]) {
+            fprintf(f,
+                    "CUDA runtime calls: %lld: %lld copies (%lld bytes; %lld HtoD, %lld DtoH, %lld DtoD), %lld "
+                    "allocations (%lld bytes), %lld kernel launches, %lld synchronizations",
+                    v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]);
+            if (v[10]) fprintf(f, "; %lld failed", v[10]);
+            fputc('\n', f);
+        }
+    }
+    if (st) sqlite3_finalize(st);
+    busiest_sites(c,
+                  "SELECT COALESCE(stack, 0), COALESCE(pystack, 0), count(*) AS n, COALESCE(sum(bytes), 0), "
+                  "min(seq) FROM cuda_calls WHERE kind = 1 GROUP BY 1, 2 ORDER BY n DESC, 5 LIMIT 5",
+                  "busiest_cuda_copy_sites", "busiest CUDA copy sites (devtrace transfers shows them all):");
+    st = vw_prep(c->t, "SELECT count(*), count(DISTINCT exception) FROM errors WHERE exception IS NOT NULL");
+    if (st && sqlite3_step(st) == SQLITE_ROW) {
+        long long n = sqlite3_column_int64(st, 0);
+        if (c->json)
+            fprintf(f, ", \"cxx_exceptions\": %lld", n);
+        else if (n)
+            fprintf(f, "C++ exceptions thrown: %lld (%lld type%s), none a device mismatch\n", n,
+                    (long long)sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 1) == 1 ? "" : "s");
+    }
+    if (st) sqlite3_finalize(st);
+    if (c->json) fputs("}", f);
 }
 
 /* Reports one trace to out (text or JSON, the index-th of nfiles): the
@@ -731,14 +768,11 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
     c.args = vw_prep(t, "SELECT a.tensor, a.device, s.text FROM op_args a JOIN strings s ON s.id = a.name "
                         "WHERE a.op = ? ORDER BY a.pos");
     c.opname = vw_prep(t, "SELECT s.text FROM ops o JOIN strings s ON s.id = o.name WHERE o.op = ?");
-    c.pyframe = vw_prep(t, "SELECT p.parent, p.line, fs.text, ns.text FROM py_frames p LEFT JOIN py_code k ON k.id = "
-                           "p.code LEFT JOIN strings fs ON fs.id = k.file LEFT JOIN strings ns ON ns.id = k.name "
-                           "WHERE p.id = ?");
     sqlite3_stmt *mm = vw_prep(t, "SELECT r.seq, r.first_arg, r.other_arg, r.message, COALESCE(e.op, 0), "
                                   "COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM errors r JOIN misc_events e ON "
                                   "e.seq = r.seq WHERE "
                                   "r.first_arg IS NOT NULL ORDER BY r.seq");
-    if (!c.sym || !c.tensor || !c.moves || !c.args || !c.opname || !c.pyframe || !mm) {
+    if (!c.sym || !c.tensor || !c.moves || !c.args || !c.opname || !mm) {
         found = -1;
         goto next;
     }
@@ -783,8 +817,8 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
     }
 next:
     if (mm) sqlite3_finalize(mm);
-    sqlite3_stmt *sts[] = {c.tensor, c.moves, c.args, c.opname, c.pyframe};
-    for (int s = 0; s < 5; s++)
+    sqlite3_stmt *sts[] = {c.tensor, c.moves, c.args, c.opname};
+    for (int s = 0; s < 4; s++)
         if (sts[s]) sqlite3_finalize(sts[s]);
     vw_sym_free(c.sym);
     return found;

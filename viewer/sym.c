@@ -30,7 +30,9 @@ struct vw_sym {
     int n;
     char cwd[4096];
     struct vw_trace *t;
-    sqlite3_stmt *frame; /* id -> parent, ip */
+    sqlite3_stmt *frame;   /* id -> parent, ip */
+    sqlite3_stmt *pyframe; /* Python frame id -> parent, line, file, function; prepared when first needed */
+    int pyframe_tried;
 };
 
 static const Dwfl_Callbacks callbacks = {
@@ -77,6 +79,7 @@ void vw_sym_free(struct vw_sym *s) {
     }
     free(s->m);
     if (s->frame) sqlite3_finalize(s->frame);
+    if (s->pyframe) sqlite3_finalize(s->pyframe);
     free(s);
 }
 
@@ -154,6 +157,35 @@ const char *vw_sym_relative(struct vw_sym *s, const char *file) {
     size_t n = strlen(s->cwd);
     if (n && !strncmp(file, s->cwd, n) && file[n] == '/') return file + n + 1;
     return file;
+}
+
+int vw_sym_py_frame(struct vw_sym *s, int64_t id, struct vw_frame *f, int64_t *parent) {
+    if (!id) return 0;
+    if (!s->pyframe_tried) {
+        s->pyframe_tried = 1;
+        s->pyframe = vw_prep(s->t, "SELECT p.parent, p.line, fs.text, ns.text FROM py_frames p LEFT JOIN py_code k "
+                                   "ON k.id = p.code LEFT JOIN strings fs ON fs.id = k.file LEFT JOIN strings ns ON "
+                                   "ns.id = k.name WHERE p.id = ?");
+    }
+    sqlite3_stmt *st = s->pyframe;
+    if (!st) return 0;
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) != SQLITE_ROW) return 0;
+    memset(f, 0, sizeof *f);
+    const char *file = sqlite3_column_text(st, 2) ? (const char *)sqlite3_column_text(st, 2) : "?";
+    snprintf(f->file, sizeof f->file, "%s", vw_sym_relative(s, file));
+    f->line = sqlite3_column_int(st, 1);
+    snprintf(f->function, sizeof f->function, "%s",
+             sqlite3_column_text(st, 3) ? (const char *)sqlite3_column_text(st, 3) : "?");
+    snprintf(f->module, sizeof f->module, "python");
+    if (parent) *parent = sqlite3_column_int64(st, 0);
+    return 1;
+}
+
+int vw_sym_event_site(struct vw_sym *s, int64_t stack, int64_t pystack, int64_t seq, struct vw_frame *f) {
+    if (pystack && vw_sym_py_frame(s, pystack, f, NULL)) return 1;
+    return stack ? vw_sym_site(s, stack, seq, f) : 0;
 }
 
 void vw_sym_frame(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *f) {

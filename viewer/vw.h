@@ -95,6 +95,13 @@ int vw_sym_frames(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *o
 int vw_sym_stack(struct vw_sym *s, int64_t stack, int64_t seq, struct vw_frame *out, int max);
 /* The innermost frame of the program itself (not hidden); 0 when none. */
 int vw_sym_site(struct vw_sym *s, int64_t stack, int64_t seq, struct vw_frame *site);
+/* Python frame id (py_frames.id) as a frame (module "python"), the id of
+ * the next outer one in *parent (0 at the outermost); 0 when unknown. */
+int vw_sym_py_frame(struct vw_sym *s, int64_t id, struct vw_frame *f, int64_t *parent);
+/* Where an event happened: its innermost Python frame when it has a Python
+ * stack (the line a Python user wrote), else the program's own innermost
+ * native frame; 0 when neither is known. */
+int vw_sym_event_site(struct vw_sym *s, int64_t stack, int64_t pystack, int64_t seq, struct vw_frame *f);
 /* file relative to the current directory when under it, else as given. */
 const char *vw_sym_relative(struct vw_sym *s, const char *file);
 /* "file:line (function)" or "module+0xoff". */
