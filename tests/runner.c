@@ -14,7 +14,7 @@ static const struct {
     {"errors", make_errors_suite},       {"probes", make_probes_suite},
     {"tracer", make_tracer_suite},       {"autograd", make_autograd_suite},
     {"train", make_train_suite},         {"viewer", make_viewer_suite},
-    {"interpose", make_interpose_suite},
+    {"interpose", make_interpose_suite}, {"bugs", make_bugs_suite},
 };
 
 /* `dt_tests backends-real`: the backends suite on the real CUDA backend; exits
@@ -23,7 +23,8 @@ static int real_cuda_or_skip(void) {
     dt_set_error_handler(dt_error_handler_return, NULL, NULL);
     const char *b = dt_device_backend_name(dt_cuda_device(0));
     if (b && strcmp(b, "cuda") == 0) return 0;
-    printf("SKIP: real CUDA backend not available (%s); the 'backends' test runs the same cases on simulated GPUs\n",
+    printf("SKIP: real CUDA backend not available (%s); the simulated-GPU suites ('backends', 'bugs') run the same "
+           "cases\n",
            getenv("DEVTRACE_SIM_CUDA") ? "DEVTRACE_SIM_CUDA is set"
            : b                         ? "cuda:0 is not real"
                                        : "no CUDA GPU found, or built without the CUDA toolkit");
@@ -36,6 +37,12 @@ int main(int argc, char **argv) {
         int rc = real_cuda_or_skip();
         if (rc) return rc;
         argv[1] = "backends";
+    }
+    if (argc > 1 && strcmp(argv[1], "bugs-real") == 0) { /* the real bugs, on the real CUDA backend */
+        int rc = real_cuda_or_skip();
+        if (rc) return rc;
+        setenv("DT_BUGS_REAL", "1", 1);
+        argv[1] = "bugs";
     }
     int n = (int)(sizeof suites / sizeof suites[0]);
     for (int i = 0; i < n; i++) {

@@ -244,6 +244,83 @@ static void json_site(FILE *f, const struct step *s) {
     fprintf(f, ", \"module_changed\": %s}", s->site.changed ? "true" : "false");
 }
 
+/* An optimizer's state tensor ("optimizer.state.<param>.<key>", as the
+ * runtime names them) left behind by a move of its parameter: the first
+ * in-place move of the tensor named <param> away from the state's device,
+ * after the state reached that device and before the failing op (seq).
+ * Fills *s (the move) and param; 0 when there is none. */
+static int state_left_behind(struct ctx *c, const struct operand *odd, const struct step *arrived, int64_t seq,
+                             struct step *s, char *param, size_t psize) {
+    static const char prefix[] = "optimizer.state.";
+    if (strncmp(odd->name, prefix, sizeof prefix - 1) != 0) return 0;
+    const char *p = odd->name + sizeof prefix - 1, *key = strrchr(p, '.');
+    if (!key || key == p) return 0;
+    snprintf(param, psize, "%.*s", (int)(key - p), p);
+    sqlite3_stmt *st = vw_prep(
+        c->t, "SELECT x.seq, x.dst_device, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), COALESCE(v.text, '?') FROM "
+              "transfers x JOIN names n ON n.tensor = x.dst JOIN strings s ON s.id = n.name LEFT JOIN misc_events e "
+              "ON e.seq = x.seq LEFT JOIN strings v ON v.id = x.via WHERE s.text = ?1 AND x.kind = 3 AND x.seq > ?2 "
+              "AND x.seq < ?3 AND x.src_device = ?4 AND n.seq < x.seq ORDER BY x.seq LIMIT 1");
+    if (!st) return 0;
+    sqlite3_bind_text(st, 1, param, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, arrived->seq);
+    sqlite3_bind_int64(st, 3, seq);
+    sqlite3_bind_int64(st, 4, odd->dev);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    if (found) {
+        char d1[32], d2[32];
+        memset(s, 0, sizeof *s);
+        s->seq = sqlite3_column_int64(st, 0);
+        s->dev = sqlite3_column_int64(st, 1);
+        s->stack = sqlite3_column_int64(st, 2);
+        s->origin = -1;
+        snprintf(s->text, sizeof s->text, "parameter \"%s\" moved in place %s -> %s by %s", param,
+                 vw_device_name(odd->dev, d1, sizeof d1), vw_device_name(s->dev, d2, sizeof d2),
+                 (const char *)sqlite3_column_text(st, 4));
+        s->has_site = site_of(c, s->stack, sqlite3_column_int64(st, 3), s->seq, &s->site);
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+/* A tensor a module keeps outside its registered parameters and buffers
+ * (a plain struct field, a plain attribute): made in the same function as
+ * tensors that a later in-place move (the module's .to()) took from its
+ * device to `want`, while it stayed behind. That function must not be the
+ * program's outermost one (main, a script's <module>), where unrelated
+ * tensors are made side by side. Fills *move with that move; 0 when none. */
+static int left_by_module_move(struct ctx *c, const struct step *made, int64_t dev, int64_t want, int64_t seq,
+                               struct step *move) {
+    if (!made->has_site || !made->site.function[0] || !strcmp(made->site.function, "main") ||
+        !strcmp(made->site.function, "<module>"))
+        return 0;
+    sqlite3_stmt *st = vw_prep(
+        c->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), COALESCE(t.stack, 0), "
+              "COALESCE(t.pystack, 0), t.seq FROM transfers x JOIN tensors t ON t.id = x.dst LEFT JOIN misc_events e "
+              "ON e.seq = x.seq WHERE x.kind = 3 AND x.src_device = ?1 AND x.dst_device = ?2 AND x.seq > ?3 AND "
+              "x.seq < ?4 ORDER BY x.seq LIMIT 256");
+    if (!st) return 0;
+    sqlite3_bind_int64(st, 1, dev);
+    sqlite3_bind_int64(st, 2, want);
+    sqlite3_bind_int64(st, 3, made->seq);
+    sqlite3_bind_int64(st, 4, seq);
+    int found = 0;
+    while (!found && sqlite3_step(st) == SQLITE_ROW) {
+        struct vw_frame f;
+        if (!site_of(c, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5), &f) ||
+            strcmp(f.function, made->site.function) || strcmp(f.file, made->site.file))
+            continue;
+        memset(move, 0, sizeof *move);
+        move->seq = sqlite3_column_int64(st, 0);
+        move->stack = sqlite3_column_int64(st, 1);
+        move->origin = -1;
+        move->has_site = site_of(c, move->stack, sqlite3_column_int64(st, 2), move->seq, &move->site);
+        found = 1;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
 static int same_site(const struct step *a, const struct step *b) {
     return a->has_site && b->has_site && a->site.file[0] && !strcmp(a->site.file, b->site.file) &&
            a->site.line == b->site.line;
@@ -255,7 +332,7 @@ static int print_pystack(struct ctx *c, FILE *f, int64_t pystack, const char *in
 static int report_one(struct ctx *c, int64_t seq, int first, int other, const char *message, int64_t op, int64_t stack,
                       int64_t pystack, int index) {
     FILE *f = c->out;
-    char name[128], d1[32], buf[1024];
+    char name[128], d1[32], d2[32], d3[32], buf[1024];
     op_name(c, op, name, sizeof name);
     struct operand *ops = calloc(MAX_ARGS, sizeof *ops);
     int n = 0;
@@ -323,11 +400,22 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         if (ops[i].odd) odd = &ops[i];
     const struct step *fix = NULL;
     char fixtext[1024] = "";
+    struct step left;
+    char param[256];
     if (odd) {
         const struct step *a = &odd->chain[odd->arrived];
         const char *oname = odd->name[0] ? odd->name : odd->arg;
         vw_device_name(want, d1, sizeof d1);
-        if (a->origin == 4) {
+        if (state_left_behind(c, odd, a, seq, &left, param, sizeof param)) {
+            fix = &left;
+            snprintf(fixtext, sizeof fixtext,
+                     "the optimizer state \"%s\" was made on %s next to its parameter \"%s\", which was then moved "
+                     "to %s here and left the state behind: move the model to %s before the optimizer's state is "
+                     "created or loaded (or move the state too)",
+                     oname, vw_device_name(odd->dev, d2, sizeof d2), param, vw_device_name(left.dev, d3, sizeof d3),
+                     d1);
+        }
+        if (!fix && a->origin == 4) {
             fix = a;
             snprintf(fixtext, sizeof fixtext,
                      "load the checkpoint with map_location %s (or move \"%s\" to %s after loading)", d1, oname, d1);
@@ -345,16 +433,29 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         }
         if (!fix && a->origin == 3) { /* it was copied here: that copy is the mistake */
             fix = a;
-            snprintf(fixtext, sizeof fixtext,
-                     "keep \"%s\" on %s: it was copied off the device here; use the "
-                     "device tensor, or move the copy back to %s",
-                     oname, d1, d1);
+            if (odd->dev == 0)
+                snprintf(fixtext, sizeof fixtext,
+                         "keep \"%s\" on %s: it was copied off the device here; use the "
+                         "device tensor, or move the copy back to %s",
+                         oname, d1, d1);
+            else
+                snprintf(fixtext, sizeof fixtext, "\"%s\" was copied to %s here, but the op runs on %s: copy it to %s",
+                         oname, vw_device_name(odd->dev, d2, sizeof d2), d1, d1);
         }
         if (!fix) { /* never moved: right where the operand itself was made */
             int own = 0;
             while (own < odd->nsteps - 1 && odd->chain[own].origin == -1) own++;
             fix = &odd->chain[own];
             snprintf(fixtext, sizeof fixtext, "move \"%s\" to %s right after it is made", oname, d1);
+            if (left_by_module_move(c, fix, odd->dev, want, seq, &left)) {
+                size_t k = strlen(fixtext);
+                snprintf(fixtext + k, sizeof fixtext - k,
+                         "; it was made in %s, next to tensors that moving the module%s%s took to %s while it stayed "
+                         "on %s: if a module keeps it in a plain field, register it as a buffer there instead",
+                         fix->site.function, left.has_site ? " at " : "",
+                         left.has_site ? vw_site_str(&left.site, buf, sizeof buf) : "", d1,
+                         vw_device_name(odd->dev, d2, sizeof d2));
+            }
         }
     }
 
@@ -757,10 +858,9 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
     struct ctx c = {.t = t, .json = json, .out = out, .all_frames = all_frames};
     c.sym = vw_sym_new(t);
     c.tensor = vw_prep(
-        t,
-        "SELECT t.seq, t.device, t.origin, COALESCE(t.src, 0), COALESCE(t.op, 0), "
-        "COALESCE(t.stack, 0), w.text, t.detail, COALESCE(t.pystack, 0) FROM tensors t LEFT JOIN strings w ON w.id = "
-        "t.what WHERE t.id = ?");
+        t, "SELECT t.seq, t.device, t.origin, COALESCE(t.src, 0), COALESCE(t.op, 0), "
+           "COALESCE(t.stack, 0), w.text, d.text, COALESCE(t.pystack, 0) FROM tensors t LEFT JOIN strings w ON w.id = "
+           "t.what LEFT JOIN strings d ON d.id = t.detail WHERE t.id = ?");
     c.moves = vw_prep(t, "SELECT x.seq, x.src_device, x.dst_device, v.text, COALESCE(e.stack, 0), "
                          "COALESCE(e.pystack, 0) FROM "
                          "transfers x LEFT JOIN strings v ON v.id = x.via LEFT JOIN misc_events e ON e.seq = x.seq "

@@ -1,0 +1,170 @@
+/* End-to-end tests of the real bugs (examples/bug_*.c, issue 7): each
+ * program runs untraced and traced (devtrace run) on simulated CUDA, exits
+ * the same way with the same output, and `devtrace report` names the
+ * culprit operand, its device, the line where it was made (the source's
+ * devtrace: origin marker) and the line after which the fix belongs (the
+ * devtrace: fix marker), in text and in JSON. The markers are read from the
+ * sources, so moving code keeps the tests true. ok_scalar_and_correct (0-dim
+ * cpu tensors used as scalars) must get no mismatch at all.
+ *
+ * `dt_tests bugs-real` runs the same on the real CUDA backend (the runner
+ * skips it, saying why, without a GPU). */
+#include "testutil.h"
+#include "tracetest.h"
+
+#include <sqlite3.h>
+
+static const struct scenario {
+    const char *name;
+    const char *arg, *device, *tensor_name; /* the culprit; tensor_name "" when it has none */
+    const char *intended;                   /* the device the op runs on */
+    const char *fix_says;                   /* a phrase the fix must hold */
+    int gpus;                               /* GPUs it needs */
+} scenarios[] = {
+    {"bug_batch_on_cpu", "input", "cpu", "", "cuda:0", "right after it is made", 1},
+    {"bug_labels_on_cpu", "target", "cpu", "", "cuda:0", "where its peer \"self\" is moved", 1},
+    {"bug_resume_checkpoint", "self", "cpu", "optimizer.state.0.weight.exp_avg", "cuda:0",
+     "move the model to cuda:0 before the optimizer's state is created or loaded", 1},
+    {"bug_step_before_move", "self", "cpu", "optimizer.state.0.weight.exp_avg", "cuda:0",
+     "which was then moved to cuda:0 here and left the state behind", 1},
+    {"bug_pos_weight", "pos_weight", "cpu", "pos_weight", "cuda:0", "right after it is made", 1},
+    {"bug_class_weight", "weight", "cpu", "class_weight", "cuda:0", "right after it is made", 1},
+    {"bug_token_ids", "indices", "cpu", "token_ids", "cuda:0", "right after it is made", 1},
+    {"bug_normalize_const", "other", "cpu", "mean", "cuda:0", "right after it is made", 1},
+    {"bug_plain_field", "other", "cpu", "scale", "cuda:0", "register it as a buffer", 1},
+    {"bug_data_parallel", "target", "cuda:1", "labels", "cuda:0", "was copied to cuda:1 here", 2},
+    {"bug_cpu_roundtrip", "target", "cpu", "", "cuda:0", "it was copied off the device here", 1},
+    {"ok_scalar_and_correct", NULL, NULL, NULL, NULL, NULL, 1},
+};
+#define NSCENARIOS (int)(sizeof scenarios / sizeof scenarios[0])
+
+static int real_cuda(void) { return getenv("DT_BUGS_REAL") != NULL; }
+
+/* One value from JSON text, by SQLite's json_extract (path), as text ("" for null). */
+static const char *json_at(const char *json, const char *sql) {
+    static char buf[2048];
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+    ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK, "%s: %s", sql, sqlite3_errmsg(db));
+    sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC);
+    buf[0] = '\0';
+    int rc = sqlite3_step(st);
+    ck_assert_msg(rc == SQLITE_ROW || rc == SQLITE_DONE, "%s: %s", sql, sqlite3_errmsg(db));
+    if (rc == SQLITE_ROW && sqlite3_column_text(st, 0))
+        snprintf(buf, sizeof buf, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return buf;
+}
+
+/* The culprit's JSON fields (operands[].odd) and the fix's. */
+#define ODD(field)                                                                                                     \
+    "SELECT json_extract(value, '$." field "') FROM json_each(?1, '$.traces[0].mismatches[0].operands') WHERE "        \
+    "json_extract(value, '$.odd')"
+
+START_TEST(test_bug_diagnosed) {
+    const struct scenario *s = &scenarios[_i];
+    char bin[512], src[512], trace[256], want[512];
+    snprintf(bin, sizeof bin, "%s/%s", EXAMPLES_BINARY_DIR, s->name);
+    snprintf(src, sizeof src, "%s/%s.c", EXAMPLES_SOURCE_DIR, s->name);
+    snprintf(trace, sizeof trace, "%s/t.db", dir);
+    const char *env[] = {real_cuda() ? "DEVTRACE_SIM_CUDA=" : "DEVTRACE_SIM_CUDA=2", NULL};
+    if (real_cuda() && s->gpus > 1) {
+        run(0, env, (const char *const[]){bin, NULL});
+        if (!strstr(out_buf, "cuda:0 (cuda)")) ck_abort_msg("%s: not on the real CUDA backend: %s", s->name, out_buf);
+        printf("SKIP: %s needs %d GPUs; its simulated run covers it\n", s->name, s->gpus);
+        return;
+    }
+    int bug = s->arg != NULL;
+
+    /* untraced, then under devtrace run: same output, same exit status */
+    int st = run(0, env, (const char *const[]){bin, NULL});
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == (bug ? 1 : 0), "%s untraced: status %d\n%s%s", s->name, st,
+                  out_buf, err_buf);
+    ck_assert_msg(strstr(out_buf, real_cuda() ? "device: cuda:0 (cuda)\n" : "device: cuda:0 (cuda-sim)\n"), "%s",
+                  out_buf);
+    snprintf(plain_out, sizeof plain_out, "%s", out_buf);
+    static char plain_err[sizeof err_buf];
+    snprintf(plain_err, sizeof plain_err, "%s", err_buf);
+    st = run(0, env, (const char *const[]){DEVTRACE_CLI, "run", "-o", trace, "--", bin, NULL});
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == (bug ? 1 : 0), "%s traced: status %d\n%s", s->name, st, err_buf);
+    ck_assert_str_eq(out_buf, plain_out);
+    ck_assert_msg(strstr(err_buf, plain_err), "%s: traced stderr lost the program's own:\n%s\nuntraced:\n%s", s->name,
+                  err_buf, plain_err);
+
+    st = run(0, NULL, (const char *const[]){DEVTRACE_CLI, "report", trace, NULL});
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == (bug ? 1 : 0), "%s report: status %d\n%s%s", s->name, st, out_buf,
+                  err_buf);
+    if (!bug) {
+        ck_assert_msg(strstr(out_buf, "no device mismatch in "), "%s", out_buf);
+        st = run(0, NULL, (const char *const[]){DEVTRACE_CLI, "report", "--json", trace, NULL});
+        ck_assert_int_eq(WEXITSTATUS(st), 0);
+        ck_assert_str_eq(json_at(out_buf, "SELECT json_array_length(?1, '$.traces[0].mismatches')"), "0");
+        /* the 0-dim cpu tensors were really used with device tensors */
+        sqlite3 *db = open_trace("t.db");
+        ck_assert_int_ge(q_int(db, "SELECT count(*) FROM op_args a JOIN tensors t ON t.id = a.tensor JOIN op_args b "
+                                   "ON b.op = a.op AND b.device <> 0 JOIN strings sh ON sh.id = t.shape WHERE "
+                                   "a.device = 0 AND sh.text = '[]'"),
+                         2);
+        sqlite3_close(db);
+        return;
+    }
+    int origin = marker_line(src, "devtrace: origin"), fix = marker_line(src, "devtrace: fix");
+    /* the culprit's row in the operand table, marked */
+    char *row = strstr(out_buf, "<- the odd one out");
+    ck_assert_msg(row, "%s: no odd one out in:\n%s", s->name, out_buf);
+    char *bol = row;
+    while (bol > out_buf && bol[-1] != '\n') bol--;
+    snprintf(want, sizeof want, "  %-11s %-8s ", s->arg, s->device);
+    ck_assert_msg(!strncmp(bol, want, strlen(want)), "%s: culprit row '%.*s', want '%s'", s->name, (int)(row - bol),
+                  bol, want);
+    if (*s->tensor_name) {
+        snprintf(want, sizeof want, "\"%s\"", s->tensor_name);
+        ck_assert_msg(strstr(bol, want) && strstr(bol, want) < row, "%s: culprit not named %s", s->name, want);
+    }
+    /* where it was made, and the fix line */
+    snprintf(want, sizeof want, "%s.c:%d (", s->name, origin);
+    char *why = strstr(out_buf, "\nwhy t");
+    ck_assert_msg(why && strstr(why, want), "%s: origin '%s' not in the chain:\n%s", s->name, want, out_buf);
+    char *fx = strstr(out_buf, "\nfix: ");
+    ck_assert_msg(fx, "%s: no fix in:\n%s", s->name, out_buf);
+    ck_assert_msg(strstr(fx, s->fix_says), "%s: the fix does not say '%s':\n%s", s->name, s->fix_says, fx);
+    snprintf(want, sizeof want, "after %s/%s.c:%d (", EXAMPLES_SOURCE_DIR, s->name, fix);
+    ck_assert_msg(strstr(fx, want), "%s: fix line %d not in:\n%s", s->name, fix, fx);
+
+    /* the same facts in JSON */
+    st = run(0, NULL, (const char *const[]){DEVTRACE_CLI, "report", "--json", trace, NULL});
+    ck_assert_int_eq(WEXITSTATUS(st), 1);
+    char *json = strdup(out_buf);
+    ck_assert_str_eq(json_at(json, "SELECT json_array_length(?1, '$.traces[0].mismatches')"), "1");
+    ck_assert_str_eq(json_at(json, "SELECT count(*) FROM json_each(?1, '$.traces[0].mismatches[0].operands') WHERE "
+                                   "json_extract(value, '$.odd')"),
+                     "1");
+    ck_assert_str_eq(json_at(json, ODD("arg")), s->arg);
+    ck_assert_str_eq(json_at(json, ODD("device")), s->device);
+    ck_assert_str_eq(json_at(json, ODD("name")), s->tensor_name);
+    ck_assert_str_eq(json_at(json, "SELECT json_extract(?1, '$.traces[0].mismatches[0].intended_device')"),
+                     s->intended);
+    snprintf(want, sizeof want, "%d", origin);
+    ck_assert_str_eq(json_at(json, ODD("reached_device_at.line")), want);
+    snprintf(want, sizeof want, "%s/%s.c", EXAMPLES_SOURCE_DIR, s->name);
+    ck_assert_str_eq(json_at(json, ODD("reached_device_at.file")), want);
+    ck_assert_str_eq(json_at(json, "SELECT json_extract(?1, '$.traces[0].mismatches[0].fix.site.file')"), want);
+    snprintf(want, sizeof want, "%d", fix);
+    ck_assert_str_eq(json_at(json, "SELECT json_extract(?1, '$.traces[0].mismatches[0].fix.site.line')"), want);
+    ck_assert_msg(strstr(json_at(json, "SELECT json_extract(?1, '$.traces[0].mismatches[0].fix.text')"), s->fix_says),
+                  "%s", json);
+    free(json);
+}
+END_TEST
+
+Suite *make_bugs_suite(void) {
+    Suite *s = suite_create("bugs");
+    TCase *tc = tcase_create("scenarios");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, test_bug_diagnosed, 0, NSCENARIOS);
+    suite_add_tcase(s, tc);
+    return s;
+}
