@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job for a newcomer: installs what is missing, builds devtrace, and
-# runs the bundled example on a simulated GPU, where it fails with the
+# traces a bundled example (bug_labels_on_cpu: the labels never reach the GPU)
+# on a simulated GPU, where it fails with the
 # device-mismatch error devtrace exists to explain.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,10 +9,10 @@ scripts/install-deps.sh
 cmake -S . -B build >/dev/null
 cmake --build build -j "$(nproc)"
 echo
-echo "== devtrace run -- examples/mismatch_minimal, on a simulated GPU (DEVTRACE_SIM_CUDA=1)"
+echo "== devtrace run -- examples/bug_labels_on_cpu, on a simulated GPU (DEVTRACE_SIM_CUDA=1)"
 rm -f quickstart.db quickstart.db-wal quickstart.db-shm
 set +e
-DEVTRACE_SIM_CUDA=1 build/viewer/devtrace run -o quickstart.db build/examples/mismatch_minimal
+DEVTRACE_SIM_CUDA=1 build/viewer/devtrace run -o quickstart.db build/examples/bug_labels_on_cpu
 rc=$?
 set -e
 echo "== exit status $rc (the program's own: the bug ends it with a RuntimeError)"
