@@ -17,8 +17,8 @@ int main(void) {
     dt_module *model = example_mlp(16, 32, LABELS);
     dt_module_to(model, dev);
     dt_optimizer *opt = must(dt_sgd(model, 0.1, 0.9, 0));
-    dt_tensor *pos_weight = must(dt_full(DT_SHAPE(LABELS), 4.0, DT_F32, dt_cpu_device()));
-        /* devtrace: origin */ /* devtrace: fix */
+    dt_device cpu = dt_cpu_device();
+    dt_tensor *pos_weight = must(dt_full(DT_SHAPE(LABELS), 4, DT_F32, cpu)); /* devtrace: origin */ /* devtrace: fix */
     dt_set_name(pos_weight, "pos_weight");
 
     for (int i = 1; i <= 5; i++) {
