@@ -40,5 +40,6 @@ int main(void) {
     printf("final loss %.4f: %s\n", last, last < 1.0 ? "ok" : "NOT LEARNING");
     dt_free(temperature), dt_free(loss_scale);
     dt_optimizer_free(opt), dt_module_free(model), dt_dataloader_free(loader), dt_dataset_free(ds);
+    dt_free(x_cpu), dt_free(y_cpu);
     return last < 1.0 ? 0 : 1;
 }
