@@ -25,7 +25,7 @@ START_TEST(test_probes_become_rows) {
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d, stderr: %s", st, err_buf);
     sqlite3 *db = open_trace("t.db");
     ck_assert_str_eq(q_text(db, "PRAGMA integrity_check"), "ok");
-    ck_assert_int_eq(q_int(db, "PRAGMA user_version"), 3);
+    ck_assert_int_eq(q_int(db, "PRAGMA user_version"), 4);
     ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='complete'"), 1);
     ck_assert(strstr(q_text(db, "SELECT value FROM meta WHERE key='argv'"), "\"basic\"") != NULL);
     ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='events_dropped'"), 0);
@@ -69,6 +69,15 @@ START_TEST(test_probes_become_rows) {
     ck_assert_int_eq(
         q_int(db, "SELECT count(*) FROM v_transfers WHERE kind='read' AND dst IS NULL AND src_device='cuda:0'"), 1);
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM events WHERE kind=6"), q_int(db, "SELECT count(*) FROM tensors"));
+    /* a free that came while its tensor's row was still held is in that row; the rest are frees_late rows;
+     * never both, and each after its creation, with its stack */
+    ck_assert_int_ge(q_int(db, "SELECT count(*) FROM tensors WHERE free_seq IS NOT NULL"), 1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM tensors t JOIN frees_late l ON l.tensor = t.id WHERE "
+                               "t.free_seq IS NOT NULL"),
+                     0);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM frees f JOIN tensors t ON t.id = f.tensor WHERE f.seq <= t.seq OR "
+                               "f.stack IS NULL OR f.thread IS NULL OR f.t < t.t"),
+                     0);
     /* every event has a stack, one thread, sequence numbers without holes */
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM events WHERE stack IS NULL"), 0);
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM threads"), 1);

@@ -25,7 +25,8 @@ TR_HIDDEN const char *tr_py_version(void);
 
 #define NULLV     INT64_MIN /* a NULL column in a batch */
 #define BATCH     32        /* rows per multi-row INSERT */
-#define TCOLS     20        /* columns of tensors */
+#define TCOLS     25        /* columns of tensors (the last 5: its free, when merged) */
+#define TFREE     20        /* first free column of a tensors row */
 #define OCOLS     10        /* columns of ops */
 #define MCOLS     9         /* columns of misc_events */
 #define PEND_OPS  16        /* open ops held per thread */
@@ -116,7 +117,7 @@ static struct {
     sqlite3 *db;
     char path[4096];
     int failed; /* an SQLite call failed: nothing more is written */
-    struct batch misc, frees, tensors, args, outs, names, transfers, ops, frames, pyframes, cuda;
+    struct batch misc, frees_late, tensors, args, outs, names, transfers, ops, frames, pyframes, cuda;
     sqlite3_stmt *ins_string, *ins_pycode, *ins_error, *ins_thread, *upd_thread, *ins_device, *ins_module, *upd_module,
         *ins_meta, *ins_site;
     struct map2 strings, stacks, pystacks, pycode;
@@ -627,6 +628,22 @@ static int throw_row(const struct tr_rec *h, int64_t seq, int64_t thread, int64_
     return misc_row(h, thread, NULLV, NULLV, stack, pystack, h->nint > 0 ? (int64_t)I[0] : 0);
 }
 
+/* The tensors row of tensor id while it is still held (in the unwritten
+ * batch, or with an open op of the thread), with no free in it yet; NULL
+ * otherwise. A tensor's free usually follows its creation closely, so the
+ * batch is searched newest first. */
+static int64_t *held_tensor_row(int64_t thread, int64_t id) {
+    for (int r = W.tensors.n - 1; r >= 0; r--) {
+        int64_t *row = W.tensors.vals + r * TCOLS;
+        if (row[0] == id) return row[TFREE] == NULLV ? row : NULL;
+    }
+    struct rctx *c = thread > 0 && thread < W.caprctx ? W.rctx[thread] : NULL;
+    for (int d = 0; c && d < c->depth && d < PEND_OPS; d++)
+        for (int k = 0; k < c->st[d].nrows; k++)
+            if (c->st[d].trows[k][0] == id) return c->st[d].trows[k][TFREE] == NULLV ? c->st[d].trows[k] : NULL;
+    return NULL;
+}
+
 static int handle(struct tr_ring *r, const struct tr_rec *h) {
     const uint64_t *I = (const uint64_t *)(h + 1), *ips = I + h->nint, *py = ips + h->nips;
     const unsigned char *sp = (const unsigned char *)(py + 2 * h->npy), *end = (const unsigned char *)h + h->size;
@@ -698,7 +715,12 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
                               op,
                               NULLV,
                               ns > 2 && s.len[2] ? S(&s, 2, ns) : NULLV,
-                              ns > 1 && s.len[1] ? S(&s, 1, ns) : NULLV};
+                              ns > 1 && s.len[1] ? S(&s, 1, ns) : NULLV,
+                              NULLV,
+                              NULLV,
+                              NULLV,
+                              NULLV,
+                              NULLV};
         struct pend *p = op != NULLV ? pend_find(rctx_of(thread), op, NULL) : NULL;
         if (p && p->nrows < PEND_ROWS)
             memcpy(p->trows[p->nrows++], row, sizeof row);
@@ -718,7 +740,11 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
     }
     case TR_EV_FREED: {
         int64_t x[6] = {INT(0), seq, t, thread, stack, pystack};
-        rc = batch_add(&W.frees, x);
+        int64_t *row = held_tensor_row(thread, x[0]);
+        if (row) /* still held: its free goes into its row (one row, not two) */
+            memcpy(row + TFREE, x + 1, 5 * sizeof *x);
+        else
+            rc = batch_add(&W.frees_late, x);
         break;
     }
     case TR_EV_OP_BEGIN: {
@@ -888,7 +914,7 @@ static int cycle_body(void) {
     }
     pend_flush_all();
     struct batch *all[] = {&W.frames,    &W.pyframes, &W.tensors, &W.args, &W.outs, &W.names,
-                           &W.transfers, &W.ops,      &W.frees,   &W.misc, &W.cuda};
+                           &W.transfers, &W.ops,      &W.frees_late,   &W.misc, &W.cuda};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) batch_flush(all[i]);
     update_threads();
     if (W.failed) return -1;
@@ -909,10 +935,14 @@ int tr_writer_open(const char *path) {
      * and every commit rewrites the last page of each table it touched. With
      * 64 KiB pages that made a 2 s training workload 1.07x slower traced and
      * its trace 25% larger; 4 KiB: 1.00x (bench/run.sh). 64 KiB only wins
-     * for bulk bursts (0.82 against 0.66 M events/s). */
+     * for bulk bursts (0.82 against 0.66 M events/s). synchronous=OFF: no
+     * fsync at checkpoints. What is written reaches the OS before the next
+     * commit, so a crash or SIGKILL of the traced program loses nothing more
+     * (SQLite's documented guarantee); only an OS crash or power loss could
+     * lose the tail, which a debugging trace does not need to survive. */
     char pragmas[256];
     snprintf(pragmas, sizeof pragmas,
-             "PRAGMA page_size=4096; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+             "PRAGMA page_size=4096; PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;"
              " PRAGMA application_id=%d; PRAGMA user_version=%d;",
              0x44545243, TR_SCHEMA_VERSION);
     if (exec(pragmas) < 0 || exec("BEGIN") < 0 || exec(tr_schema_tables) < 0 || exec(tr_schema_views) < 0) return -1;
@@ -927,7 +957,7 @@ int tr_writer_open(const char *path) {
         prep("INSERT INTO modules(path,base,start,end,build_id,loaded_seq,unloaded_seq) VALUES(?,?,?,?,?,?,?)");
     W.upd_module = prep("UPDATE modules SET unloaded_seq=? WHERE id=?");
     W.ins_meta = prep("INSERT OR REPLACE INTO meta VALUES(?,?)");
-    if (W.failed || batch_init(&W.misc, "misc_events", MCOLS) || batch_init(&W.frees, "frees", 6) ||
+    if (W.failed || batch_init(&W.misc, "misc_events", MCOLS) || batch_init(&W.frees_late, "frees_late", 6) ||
         batch_init(&W.tensors, "tensors", TCOLS) || batch_init(&W.args, "op_args", 5) ||
         batch_init(&W.outs, "op_outputs_extra", 3) || batch_init(&W.names, "names", 3) ||
         batch_init(&W.transfers, "transfers", 8) || batch_init(&W.ops, "ops", OCOLS) ||

@@ -175,7 +175,8 @@ static int tensors_one(struct vw_trace *t, const struct opts *o, int index) {
            "COALESCE(t.stack, 0), (SELECT s.text FROM names n JOIN strings s ON s.id = n.name WHERE n.tensor = t.id "
            "AND (?3 = 0 OR n.seq < ?3) ORDER BY n.seq DESC LIMIT 1), f.seq, t.nbytes, COALESCE(t.pystack, 0) FROM "
            "tensors t LEFT JOIN "
-           "strings sh ON sh.id = t.shape LEFT JOIN strings w ON w.id = t.what LEFT JOIN frees f ON f.tensor = t.id "
+           "strings sh ON sh.id = t.shape LEFT JOIN strings w ON w.id = t.what LEFT JOIN (SELECT id, COALESCE(free_seq, "
+           "(SELECT l.seq FROM frees_late l WHERE l.tensor = id)) AS seq FROM tensors) f ON f.id = t.id "
            "WHERE (?1 < 0 OR t.device = ?1) AND (?3 = 0 OR (t.seq < ?3 AND (f.seq IS NULL OR f.seq > ?3))) "
            "ORDER BY t.id");
     struct vw_sym *sym = vw_sym_new(t);
@@ -494,7 +495,10 @@ static int show_one(struct vw_trace *t, const struct opts *o, int index) {
            "ON s.id = o.name WHERE a.tensor = ?1 "
            "UNION ALL SELECT o.seq, 5, s.text, o.op, x.pos, NULL, o.stack, o.pystack FROM op_outputs_extra x JOIN "
            "ops o ON o.op = x.op JOIN strings s ON s.id = o.name WHERE x.tensor = ?1 "
-           "UNION ALL SELECT f.seq, 6, NULL, NULL, NULL, NULL, f.stack, f.pystack FROM frees f WHERE f.tensor = ?1"
+           "UNION ALL SELECT free_seq, 6, NULL, NULL, NULL, NULL, free_stack, free_pystack FROM tensors WHERE id = ?1 "
+           "AND free_seq IS NOT NULL "
+           "UNION ALL SELECT f.seq, 6, NULL, NULL, NULL, NULL, f.stack, f.pystack FROM frees_late f WHERE f.tensor = "
+           "?1"
            ") ORDER BY 1");
     if (!st) {
         vw_sym_free(c.sym);
