@@ -171,14 +171,15 @@ static int tensors_one(struct vw_trace *t, const struct opts *o, int index) {
         return -1;
     }
     sqlite3_stmt *st = vw_prep(
-        t, "SELECT t.id, t.seq, t.dtype, COALESCE(sh.text, '?'), t.device, t.origin, COALESCE(w.text, '?'), "
-           "COALESCE(t.stack, 0), (SELECT s.text FROM names n JOIN strings s ON s.id = n.name WHERE n.tensor = t.id "
-           "AND (?3 = 0 OR n.seq < ?3) ORDER BY n.seq DESC LIMIT 1), f.seq, t.nbytes, COALESCE(t.pystack, 0) FROM "
-           "tensors t LEFT JOIN "
-           "strings sh ON sh.id = t.shape LEFT JOIN strings w ON w.id = t.what LEFT JOIN (SELECT id, COALESCE(free_seq, "
-           "(SELECT l.seq FROM frees_late l WHERE l.tensor = id)) AS seq FROM tensors) f ON f.id = t.id "
-           "WHERE (?1 < 0 OR t.device = ?1) AND (?3 = 0 OR (t.seq < ?3 AND (f.seq IS NULL OR f.seq > ?3))) "
-           "ORDER BY t.id");
+        t,
+        "SELECT t.id, t.seq, t.dtype, COALESCE(sh.text, '?'), t.device, t.origin, COALESCE(w.text, '?'), "
+        "COALESCE(t.stack, 0), (SELECT s.text FROM names n JOIN strings s ON s.id = n.name WHERE n.tensor = t.id "
+        "AND (?3 = 0 OR n.seq < ?3) ORDER BY n.seq DESC LIMIT 1), f.seq, t.nbytes, COALESCE(t.pystack, 0) FROM "
+        "tensors t LEFT JOIN "
+        "strings sh ON sh.id = t.shape LEFT JOIN strings w ON w.id = t.what LEFT JOIN (SELECT id, COALESCE(free_seq, "
+        "(SELECT l.seq FROM frees_late l WHERE l.tensor = id)) AS seq FROM tensors) f ON f.id = t.id "
+        "WHERE (?1 < 0 OR t.device = ?1) AND (?3 = 0 OR (t.seq < ?3 AND (f.seq IS NULL OR f.seq > ?3))) "
+        "ORDER BY t.id");
     struct vw_sym *sym = vw_sym_new(t);
     if (!st || !sym) {
         if (st) sqlite3_finalize(st);
@@ -575,11 +576,44 @@ static void transfers_usage(FILE *f) {
 
 #define MAX_GROUPS 4096
 
+/* Rows grouped by call site, API and route. The route is, for the
+ * runtime's transfers: from and to (source and destination device; to -1
+ * for a read into host memory); for CUDA copies: from (the direction,
+ * 0 HtoH 1 HtoD 2 DtoH 3 DtoD, -1 unknown), to (the device) and peer. */
 struct group {
     char site[1200];
-    int64_t from, to, count, bytes, distinct_src, t_first, t_last, first_seq;
-    char via[64];
+    char via[64]; /* the API */
+    int64_t from, to, peer;
+    int64_t count, bytes, distinct_src, pageable, failed, t_first, t_last, first_seq;
 };
+
+/* The group of (site, via, route) in g[0..*n), added when new; NULL when
+ * MAX_GROUPS are taken. Stacks that differ only above the site merge. */
+static struct group *group_of(struct group *g, int *n, const char *site, const char *via, int64_t from, int64_t to,
+                              int64_t peer, int64_t seq) {
+    for (int k = 0; k < *n; k++)
+        if (g[k].from == from && g[k].to == to && g[k].peer == peer && !strcmp(g[k].site, site) &&
+            !strcmp(g[k].via, via))
+            return &g[k];
+    if (*n == MAX_GROUPS) return NULL;
+    struct group *x = &g[(*n)++];
+    memset(x, 0, sizeof *x);
+    snprintf(x->site, sizeof x->site, "%s", site);
+    snprintf(x->via, sizeof x->via, "%s", via);
+    x->from = from, x->to = to, x->peer = peer, x->t_first = INT64_MAX, x->first_seq = seq;
+    return x;
+}
+
+/* Adds one query row's aggregates to a group. */
+static void group_add(struct group *x, int64_t count, int64_t bytes, int64_t distinct_src, int64_t t_min, int64_t t_max,
+                      int64_t seq) {
+    x->count += count;
+    x->bytes += bytes;
+    x->distinct_src += distinct_src; /* exact unless one site's stacks share a source */
+    if (t_min < x->t_first) x->t_first = t_min;
+    if (t_max > x->t_last) x->t_last = t_max;
+    if (seq < x->first_seq) x->first_seq = seq;
+}
 
 static int group_cmp(const void *a, const void *b) {
     const struct group *x = a, *y = b;
@@ -605,22 +639,7 @@ static const char *loop_flag(const struct group *g, char *buf, size_t size) {
     return buf;
 }
 
-/* CUDA runtime copies (cudaMemcpy and its family, recorded from any program
- * on libcudart: PyTorch, a ctypes host, a CUDA C++ program), grouped by call
- * site (the Python line when recorded, else the program's own native frame),
- * direction, devices and API. Flags the per-step patterns a user may not
- * know about: a device-to-host read on every step (.item(), .cpu(), printing
- * a device tensor: each waits for the device), the same host address copied
- * to the device again and again, and copies from pageable memory (which
- * cannot overlap with compute: pin the source). */
-struct cgroup {
-    char site[1200];
-    char api[64];
-    int dir;           /* 0 HtoH, 1 HtoD, 2 DtoH, 3 DtoD, -1 unknown */
-    int64_t dev, peer; /* -1 when unknown */
-    int64_t count, bytes, distinct_src, pageable, failed, t_first, t_last, first_seq;
-};
-
+/* Whether the trace holds CUDA runtime copies (cuda_calls of kind 1). */
 static int has_cuda_copies(struct vw_trace *t) {
     sqlite3_stmt *st = vw_prep(t, "SELECT EXISTS(SELECT 1 FROM cuda_calls WHERE kind = 1)");
     int yes = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
@@ -628,25 +647,19 @@ static int has_cuda_copies(struct vw_trace *t) {
     return yes;
 }
 
-static int cgroup_cmp(const void *a, const void *b) {
-    const struct cgroup *x = a, *y = b;
-    if (x->bytes != y->bytes) return x->bytes < y->bytes ? 1 : -1;
-    return x->first_seq < y->first_seq ? -1 : x->first_seq > y->first_seq;
-}
-
-static const char *cuda_flag(const struct cgroup *g, char *buf, size_t size) {
+static const char *cuda_flag(const struct group *g, char *buf, size_t size) {
     if (g->count < 3) return NULL;
-    if (g->dir == 2)
+    if (g->from == 2)
         snprintf(buf, size,
                  "runs every step: a device-to-host copy %lld times, each waits for the device (.item(), .cpu(), "
                  "printing a device tensor); keep the value on the device or read it less often",
                  (long long)g->count);
-    else if (g->dir == 1 && g->distinct_src < g->count)
+    else if (g->from == 1 && g->distinct_src < g->count)
         snprintf(buf, size,
                  "runs every step: copies from the same host address again each time (%lld copies from %lld "
                  "address%s); if the data does not change, copy it once, before the loop",
                  (long long)g->count, (long long)g->distinct_src, g->distinct_src == 1 ? "" : "es");
-    else if (g->dir == 1 && g->pageable == g->count)
+    else if (g->from == 1 && g->pageable == g->count)
         snprintf(buf, size,
                  "runs every step (%lld times) from pageable memory, which cannot overlap with compute: pin the "
                  "source (pin_memory=True in a DataLoader) and copy with non_blocking=True",
@@ -657,17 +670,17 @@ static const char *cuda_flag(const struct cgroup *g, char *buf, size_t size) {
 }
 
 /* "host -> cuda:0" and the like. */
-static const char *cuda_route(const struct cgroup *g, char *buf, size_t size) {
+static const char *cuda_route(const struct group *g, char *buf, size_t size) {
     char d[32], p[32];
-    if (g->dev >= 0)
-        snprintf(d, sizeof d, "cuda:%lld", (long long)g->dev);
+    if (g->to >= 0)
+        snprintf(d, sizeof d, "cuda:%lld", (long long)g->to);
     else
         snprintf(d, sizeof d, "a device");
     if (g->peer >= 0)
         snprintf(p, sizeof p, "cuda:%lld", (long long)g->peer);
     else
         snprintf(p, sizeof p, "%s", d);
-    switch (g->dir) {
+    switch (g->from) {
     case 0: snprintf(buf, size, "host -> host"); break;
     case 1: snprintf(buf, size, "host -> %s", d); break;
     case 2: snprintf(buf, size, "%s -> host", d); break;
@@ -677,6 +690,14 @@ static const char *cuda_route(const struct cgroup *g, char *buf, size_t size) {
     return buf;
 }
 
+/* CUDA runtime copies (cudaMemcpy and its family, recorded from any program
+ * on libcudart: PyTorch, a ctypes host, a CUDA C++ program), grouped by call
+ * site (the Python line when recorded, else the program's own native frame),
+ * direction, devices and API. Flags the per-step patterns a user may not
+ * know about: a device-to-host read on every step (.item(), .cpu(), printing
+ * a device tensor: each waits for the device), the same host address copied
+ * to the device again and again, and copies from pageable memory (which
+ * cannot overlap with compute: pin the source). */
 static int cuda_copies(struct vw_trace *t, struct vw_sym *sym, int json, int alone) {
     sqlite3_stmt *st = vw_prep(
         t, "SELECT COALESCE(c.stack, 0), COALESCE(c.pystack, 0), COALESCE(c.dir, -1), COALESCE(c.device, -1), "
@@ -684,7 +705,7 @@ static int cuda_copies(struct vw_trace *t, struct vw_sym *sym, int json, int alo
            "min(c.t), max(c.t), min(c.seq), COALESCE(sum(c.host = 0), 0), COALESCE(sum(c.rc <> 0), 0) FROM "
            "cuda_calls c LEFT JOIN strings a ON a.id = c.api WHERE c.kind = 1 GROUP BY 1, 2, 3, 4, 5, c.api "
            "ORDER BY 12");
-    struct cgroup *g = st ? calloc(MAX_GROUPS, sizeof *g) : NULL;
+    struct group *g = st ? calloc(MAX_GROUPS, sizeof *g) : NULL;
     if (!g) {
         if (st) sqlite3_finalize(st), vw_error("out of memory");
         return -1;
@@ -703,32 +724,18 @@ static int cuda_copies(struct vw_trace *t, struct vw_sym *sym, int json, int alo
         int64_t dev = sqlite3_column_int64(st, 3), peer = sqlite3_column_int64(st, 4);
         const char *api = col_text(st, 5, "?");
         total += sqlite3_column_int64(st, 6), bytes += sqlite3_column_int64(st, 7);
-        /* stacks that differ only above the site merge into one group */
-        int k = 0;
-        while (k < n && !(g[k].dir == dir && g[k].dev == dev && g[k].peer == peer && !strcmp(g[k].site, site) &&
-                          !strcmp(g[k].api, api)))
-            k++;
-        if (k == n) {
-            if (n == MAX_GROUPS) {
-                dropped++;
-                continue;
-            }
-            snprintf(g[n].site, sizeof g[n].site, "%s", site);
-            snprintf(g[n].api, sizeof g[n].api, "%s", api);
-            g[n].dir = dir, g[n].dev = dev, g[n].peer = peer, g[n].t_first = INT64_MAX, g[n].first_seq = seq;
-            n++;
+        struct group *x = group_of(g, &n, site, api, dir, dev, peer, seq);
+        if (!x) {
+            dropped++;
+            continue;
         }
-        g[k].count += sqlite3_column_int64(st, 6);
-        g[k].bytes += sqlite3_column_int64(st, 7);
-        g[k].distinct_src += sqlite3_column_int64(st, 8);
-        if (sqlite3_column_int64(st, 9) < g[k].t_first) g[k].t_first = sqlite3_column_int64(st, 9);
-        if (sqlite3_column_int64(st, 10) > g[k].t_last) g[k].t_last = sqlite3_column_int64(st, 10);
-        if (seq < g[k].first_seq) g[k].first_seq = seq;
-        g[k].pageable += sqlite3_column_int64(st, 12);
-        g[k].failed += sqlite3_column_int64(st, 13);
+        group_add(x, sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 8),
+                  sqlite3_column_int64(st, 9), sqlite3_column_int64(st, 10), seq);
+        x->pageable += sqlite3_column_int64(st, 12);
+        x->failed += sqlite3_column_int64(st, 13);
     }
     sqlite3_finalize(st);
-    qsort(g, (size_t)n, sizeof *g, cgroup_cmp);
+    qsort(g, (size_t)n, sizeof *g, group_cmp);
     static const char *dirs[] = {"HtoH", "HtoD", "DtoH", "DtoD"};
     char route[96], flag[512];
     if (json)
@@ -737,18 +744,18 @@ static int cuda_copies(struct vw_trace *t, struct vw_sym *sym, int json, int alo
         printf("%s%lld CUDA runtime cop%s (cudaMemcpy and its family), %lld bytes, from %d call site%s\n",
                alone ? "" : "\n", (long long)total, total == 1 ? "y" : "ies", (long long)bytes, n, n == 1 ? "" : "s");
     for (int k = 0; k < n; k++) {
-        const struct cgroup *x = &g[k];
+        const struct group *x = &g[k];
         const char *fl = cuda_flag(x, flag, sizeof flag);
         cuda_route(x, route, sizeof route);
         if (json) {
             printf("%s{\"site\": ", k ? ", " : "");
             vw_put_json_string(stdout, x->site);
             printf(", \"api\": ");
-            vw_put_json_string(stdout, x->api);
+            vw_put_json_string(stdout, x->via);
             printf(", \"direction\": \"%s\", \"route\": \"%s\", \"count\": %lld, \"bytes\": %lld, "
                    "\"distinct_sources\": %lld, \"pageable\": %lld, \"failed\": %lld, \"first_ms\": %.3f, "
                    "\"last_ms\": %.3f, \"per_step\": %s, \"flag\": ",
-                   x->dir >= 0 && x->dir <= 3 ? dirs[x->dir] : "unknown", route, (long long)x->count,
+                   x->from >= 0 && x->from <= 3 ? dirs[x->from] : "unknown", route, (long long)x->count,
                    (long long)x->bytes, (long long)x->distinct_src, (long long)x->pageable, (long long)x->failed,
                    x->t_first / 1e6, x->t_last / 1e6, fl ? "true" : "false");
             if (fl)
@@ -760,10 +767,10 @@ static int cuda_copies(struct vw_trace *t, struct vw_sym *sym, int json, int alo
             printf("\n%s", vw_color(VW_BOLD));
             vw_put_escaped(stdout, x->site);
             printf("%s\n  %s by ", vw_color(VW_RESET), route);
-            vw_put_escaped(stdout, x->api);
+            vw_put_escaped(stdout, x->via);
             printf(": %lld x, %lld bytes, first at %.3f ms, last at %.3f ms", (long long)x->count, (long long)x->bytes,
                    x->t_first / 1e6, x->t_last / 1e6);
-            if (x->pageable && x->dir != 3) printf(", %lld from pageable memory", (long long)x->pageable);
+            if (x->pageable && x->from != 3) printf(", %lld from pageable memory", (long long)x->pageable);
             if (x->failed) printf(", %s%lld failed%s", vw_color(VW_RED), (long long)x->failed, vw_color(VW_RESET));
             putchar('\n');
             if (fl) printf("  %s%s%s\n", vw_color(VW_YELLOW), fl, vw_color(VW_RESET));
@@ -803,26 +810,13 @@ static int transfers_one(struct vw_trace *t, const struct opts *o, int index) {
         int64_t from = sqlite3_column_int64(st, 1), to = sqlite3_column_int64(st, 2);
         const char *via = col_text(st, 9, "?");
         total += sqlite3_column_int64(st, 3), bytes += sqlite3_column_int64(st, 4);
-        /* stacks that differ only in frames above the site merge into one group */
-        int k = 0;
-        while (k < n && !(g[k].from == from && g[k].to == to && !strcmp(g[k].site, s) && !strcmp(g[k].via, via))) k++;
-        if (k == n) {
-            if (n == MAX_GROUPS) {
-                dropped_groups++;
-                continue;
-            }
-            memset(&g[n], 0, sizeof g[n]);
-            snprintf(g[n].site, sizeof g[n].site, "%s", s);
-            snprintf(g[n].via, sizeof g[n].via, "%s", via);
-            g[n].from = from, g[n].to = to, g[n].t_first = INT64_MAX, g[n].first_seq = seq;
-            n++;
+        struct group *x = group_of(g, &n, s, via, from, to, 0, seq);
+        if (!x) {
+            dropped_groups++;
+            continue;
         }
-        g[k].count += sqlite3_column_int64(st, 3);
-        g[k].bytes += sqlite3_column_int64(st, 4);
-        g[k].distinct_src += sqlite3_column_int64(st, 5); /* exact unless one site's stacks share a source */
-        if (sqlite3_column_int64(st, 6) < g[k].t_first) g[k].t_first = sqlite3_column_int64(st, 6);
-        if (sqlite3_column_int64(st, 7) > g[k].t_last) g[k].t_last = sqlite3_column_int64(st, 7);
-        if (seq < g[k].first_seq) g[k].first_seq = seq;
+        group_add(x, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
+                  sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7), seq);
     }
     sqlite3_finalize(st);
     qsort(g, (size_t)n, sizeof *g, group_cmp);
