@@ -913,8 +913,8 @@ static int cycle_body(void) {
         thread_of(r);
     }
     pend_flush_all();
-    struct batch *all[] = {&W.frames,    &W.pyframes, &W.tensors, &W.args, &W.outs, &W.names,
-                           &W.transfers, &W.ops,      &W.frees_late,   &W.misc, &W.cuda};
+    struct batch *all[] = {&W.frames,    &W.pyframes, &W.tensors,    &W.args, &W.outs, &W.names,
+                           &W.transfers, &W.ops,      &W.frees_late, &W.misc, &W.cuda};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) batch_flush(all[i]);
     update_threads();
     if (W.failed) return -1;
