@@ -434,6 +434,54 @@ START_TEST(test_run_passes_status_and_records_it) {
 }
 END_TEST
 
+/* exec ends a process's trace: one that recorded events keeps it, finished
+ * and saying what it exec'd; one that recorded nothing (the shell of a
+ * script) leaves none, so the name asked for goes to the real program. */
+START_TEST(test_exec_ends_the_trace) {
+    const char *const chain[] = {DEVTRACE_CLI, "run",        "-o",   "e.db", TRACE_TARGET,
+                                 "exec",       TRACE_TARGET, "exit", "7",    NULL};
+    int st = run(0, NULL, chain);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 7, "stderr: %s", err_buf);
+    ck_assert_msg(strstr(err_buf, "/e.db\n") && strstr(err_buf, "/e.1.db\n"), "%s", err_buf);
+    sqlite3 *db = open_trace("e.db");
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM names n JOIN strings s ON s.id=n.name WHERE s.text='before_exec'"),
+                     4);
+    ck_assert_str_eq(q_text(db, "SELECT value FROM meta WHERE key='exec'"), TRACE_TARGET);
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='complete'"), 1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM meta WHERE key='exit_status'"), 0);
+    sqlite3_close(db);
+    db = open_trace("e.1.db"); /* the new image: the status is its */
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='exit_status'"), 7);
+    sqlite3_close(db);
+
+    char script[256];
+    snprintf(script, sizeof script, "%s/job.sh", dir);
+    FILE *f = fopen(script, "w");
+    fprintf(f, "#!/bin/sh\nexec %s exit 9\n", TRACE_TARGET);
+    fclose(f);
+    chmod(script, 0755);
+    const char *const sh[] = {DEVTRACE_CLI, "run", "-o", "s.db", script, NULL};
+    st = run(0, NULL, sh);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 9, "stderr: %s", err_buf);
+    ck_assert_msg(access("s.1.db", F_OK) != 0, "the shell left a trace: %s", err_buf);
+    ck_assert_msg(strstr(err_buf, "exists") == NULL, "%s", err_buf);
+    db = open_trace("s.db");
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='exit_status'"), 9);
+    ck_assert(strstr(q_text(db, "SELECT value FROM meta WHERE key='argv'"), "trace_target") != NULL);
+    sqlite3_close(db);
+
+    const char *const bad[] = {DEVTRACE_CLI, "run", "-o", "f.db", TRACE_TARGET, "exec", "/nonexistent/prog", NULL};
+    st = run(0, NULL, bad);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 5, "stderr: %s", err_buf);
+    ck_assert_msg(strstr(err_buf, "exec of /nonexistent/prog failed (No such file or directory)"), "%s", err_buf);
+    ck_assert_str_eq(out_buf, "exec failed\n");
+    db = open_trace("f.db");
+    ck_assert_str_eq(q_text(db, "SELECT value FROM meta WHERE key='exec_failed'"), "No such file or directory");
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='exit_status'"), 5);
+    sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_run_bad_programs) {
     const char *const missing[] = {DEVTRACE_CLI, "run", "no-such-program-xyz", NULL};
     int st = run(0, NULL, missing);
@@ -511,6 +559,7 @@ Suite *make_tracer_suite(void) {
     tcase_add_test(tc, test_dlclose_keeps_module_table);
     tcase_add_test(tc, test_python_stacks);
     tcase_add_test(tc, test_run_passes_status_and_records_it);
+    tcase_add_test(tc, test_exec_ends_the_trace);
     tcase_add_test(tc, test_run_bad_programs);
     tcase_add_test(tc, test_run_keeps_existing_preload_and_fork_traces);
     suite_add_tcase(s, tc);

@@ -170,6 +170,12 @@ int main(int argc, char **argv) {
         return 3; /* from main: unseen by the exit wrapper */
     } else if (strcmp(mode, "slowop") == 0) {
         slowop();
+    } else if (strcmp(mode, "exec") == 0 && argc > 2) {
+        named("before_exec", 4);
+        execv(argv[2], argv + 2);
+        printf("exec failed\n");
+        named("after_failed_exec", 1);
+        return 5;
     } else if (strcmp(mode, "burst") == 0) {
         named("burst", argc > 2 ? atoi(argv[2]) : 100000);
         printf("burst done\n");

@@ -130,10 +130,14 @@ static void start(int forked_child) {
     const char *root = getenv("DEVTRACE_ROOT_PID");
     int other_process = forked_child || (root && *root && atoi(root) != (int)g_owner_pid);
     if (tr_output_claim(g_tr.cfg.path, sizeof g_tr.cfg.path, other_process) < 0) return;
-    if (tr_writer_open(g_tr.cfg.path) < 0) return;
     tr_modules_scan(0);
+    /* The writer thread opens the file and creates the schema (5 ms of SQLite
+     * parsing) while the program goes on: its events wait in the rings. */
     atomic_store(&g_tr.enabled, 1);
-    if (tr_writer_start() < 0) return;
+    if (tr_writer_start() < 0) {
+        atomic_store(&g_tr.enabled, 0);
+        return;
+    }
     append_manifest();
 }
 
@@ -154,19 +158,30 @@ int tr_ensure_init(void) {
 
 __attribute__((constructor)) static void tracer_init(void) { tr_ensure_init(); }
 
-/* Finishes this process's trace (once). */
-static void finish_trace(void) {
+/* Finishes this process's trace (once). exec_path: the program the process
+ * is about to become; a trace that recorded no event then is removed (a
+ * `#!/usr/bin/env python3` script runs env first, which has nothing to say
+ * and would otherwise leave a trace of its own under the name the user
+ * asked for, pushing the real one to a fresh name). */
+static int g_trace_removed; /* finish_trace removed a trace that recorded nothing */
+
+static void finish_trace(const char *exec_path) {
     static _Atomic int done;
     if (!atomic_load(&g_tr.initialized) || atomic_load(&g_forked) || getpid() != g_owner_pid) return;
     if (atomic_exchange(&done, 1)) return;
     int was_on = atomic_load(&g_tr.enabled) || g_tr.writer_running;
-    tr_writer_stop(1);
+    uint64_t written = tr_writer_stop(1, exec_path);
     atomic_store(&g_tr.enabled, 0);
+    if (exec_path && written == 0) {
+        tr_output_remove(g_tr.cfg.path);
+        g_trace_removed = 1;
+        return;
+    }
     if (was_on && !atomic_load(&g_tr.warned) && !getenv("DEVTRACE_MANIFEST"))
         tr_info("trace written to %s", g_tr.cfg.path);
 }
 
-__attribute__((destructor)) static void tracer_fini(void) { finish_trace(); }
+__attribute__((destructor)) static void tracer_fini(void) { finish_trace(NULL); }
 
 /* exit() and _exit() are wrapped to note the status (a return from main
  * calls exit inside libc, unseen: `devtrace run` records that status). Only
@@ -189,8 +204,109 @@ TR_EXPORT __attribute__((noreturn)) void _exit(int status) {
     static void (*real)(int);
     if (!real) *(void **)&real = dlsym(RTLD_NEXT, "_exit");
     note_exit_status(status);
-    finish_trace(); /* no destructors will run */
+    finish_trace(NULL); /* no destructors will run */
     if (real) real(status);
     syscall(SYS_exit_group, status);
     __builtin_unreachable();
+}
+
+/* exec: the image ends without destructors, so the trace is finished here,
+ * before the call (a successful exec does not return). The new image, when
+ * it loads the tracer again, starts a trace of its own. A failed exec
+ * returns to a process that is no longer traced; it is said once. A vfork
+ * child (another pid, the parent's memory) leaves the parent's trace alone. */
+static void before_exec(const char *path) {
+    int owner = atomic_load(&g_tr.initialized) && !atomic_load(&g_forked) && getpid() == g_owner_pid;
+    if (owner) finish_trace(path ? path : "?");
+}
+
+static void after_failed_exec(const char *path, int err) {
+    int owner = atomic_load(&g_tr.initialized) && !atomic_load(&g_forked) && getpid() == g_owner_pid;
+    if (owner) {
+        if (!g_trace_removed) tr_writer_note(g_tr.cfg.path, "exec_failed", strerror(err));
+        tr_info("exec of %s failed (%s); the rest of process %d is not traced", path, strerror(err), (int)getpid());
+    }
+    errno = err;
+}
+
+#define REAL_EXEC(name, type)                                                                                          \
+    static type real;                                                                                                  \
+    if (!real) *(void **)&real = dlsym(RTLD_NEXT, name);                                                               \
+    if (!real) {                                                                                                       \
+        errno = ENOSYS;                                                                                                \
+        return -1;                                                                                                     \
+    }
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execvp_fn)(const char *, char *const[]);
+typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+
+TR_EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
+    REAL_EXEC("execve", execve_fn);
+    before_exec(path);
+    int rc = real(path, argv, envp);
+    after_failed_exec(path, errno);
+    return rc;
+}
+
+TR_EXPORT int execv(const char *path, char *const argv[]) { return execve(path, argv, environ); }
+
+TR_EXPORT int execvp(const char *file, char *const argv[]) {
+    REAL_EXEC("execvp", execvp_fn);
+    before_exec(file);
+    int rc = real(file, argv);
+    after_failed_exec(file, errno);
+    return rc;
+}
+
+TR_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) {
+    REAL_EXEC("execvpe", execvpe_fn);
+    before_exec(file);
+    int rc = real(file, argv, envp);
+    after_failed_exec(file, errno);
+    return rc;
+}
+
+TR_EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) {
+    REAL_EXEC("fexecve", fexecve_fn);
+    char what[32];
+    snprintf(what, sizeof what, "fd %d", fd);
+    before_exec(what);
+    int rc = real(fd, argv, envp);
+    after_failed_exec(what, errno);
+    return rc;
+}
+
+/* execl, execlp, execle: the variadic list as an array, then the v form. */
+#define LIST_ARGS(first, ap, argv, n)                                                                                  \
+    size_t n = 1;                                                                                                      \
+    va_start(ap, first);                                                                                               \
+    while (va_arg(ap, const char *)) n++;                                                                              \
+    va_end(ap);                                                                                                        \
+    const char *argv[n + 1];                                                                                           \
+    argv[0] = first;                                                                                                   \
+    va_start(ap, first);                                                                                               \
+    for (size_t i_ = 1; i_ <= n; i_++) argv[i_] = va_arg(ap, const char *);
+
+TR_EXPORT int execl(const char *path, const char *arg, ...) {
+    va_list ap;
+    LIST_ARGS(arg, ap, argv, n);
+    va_end(ap);
+    return execve(path, (char *const *)argv, environ);
+}
+
+TR_EXPORT int execlp(const char *file, const char *arg, ...) {
+    va_list ap;
+    LIST_ARGS(arg, ap, argv, n);
+    va_end(ap);
+    return execvp(file, (char *const *)argv);
+}
+
+TR_EXPORT int execle(const char *path, const char *arg, ...) {
+    va_list ap;
+    LIST_ARGS(arg, ap, argv, n);
+    char *const *envp = va_arg(ap, char *const *);
+    va_end(ap);
+    return execve(path, (char *const *)argv, envp);
 }

@@ -119,3 +119,12 @@ int tr_output_claim(char *path, size_t size, int forked_child) {
     }
     return 0;
 }
+
+void tr_output_remove(const char *path) {
+    char side[4200];
+    unlink(path);
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+}

@@ -24,20 +24,45 @@ static void on_thread_exit(void *p) {
 
 static void make_key(void) { pthread_key_create(&g_exit_key, on_thread_exit); }
 
+#define RING_HDR  4096u
+#define HUGE_PAGE (2u << 20)
+
+/* A ring's memory: a header page, then `size` bytes of data populated now (a
+ * page fault on the producer path costs more than the event). The data is
+ * 2 MiB-aligned and asks for transparent huge pages: populating 8 MiB in 4 KiB
+ * pages took 5 ms of a short program's start (2048 faults, each charged to
+ * the memory cgroup); in huge pages it is 4 faults. Without THP it is the
+ * same 4 KiB pages as before. Returns the data, or NULL. */
+static unsigned char *map_ring(size_t size) {
+    size_t align = size >= HUGE_PAGE ? HUGE_PAGE : 4096, span = RING_HDR + size + align;
+    unsigned char *m = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return NULL;
+    unsigned char *data = (unsigned char *)(((uintptr_t)m + RING_HDR + align - 1) & ~(uintptr_t)(align - 1));
+    unsigned char *lo = data - RING_HDR, *hi = data + size;
+    if (lo > m) munmap(m, (size_t)(lo - m));
+    if (m + span > hi) munmap(hi, (size_t)(m + span - hi));
+#ifdef MADV_HUGEPAGE
+    if (align == HUGE_PAGE) madvise(data, size, MADV_HUGEPAGE);
+#endif
+#ifdef MADV_POPULATE_WRITE
+    if (madvise(lo, RING_HDR + size, MADV_POPULATE_WRITE) == 0) return data;
+#endif
+    for (size_t off = 0; off < RING_HDR + size; off += 4096) ((volatile unsigned char *)lo)[off] = 0;
+    return data;
+}
+
 struct tr_ring *tr_ring_self(void) {
     struct tr_ring *r = tl_ring;
     if (r || tl_ring_failed) return r;
-    size_t hdr = 4096, bytes = hdr + g_tr.cfg.ring_bytes;
-    /* populated now: a page fault on the producer path costs more than the event */
-    void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-    if (m == MAP_FAILED) {
+    unsigned char *data = map_ring(g_tr.cfg.ring_bytes);
+    if (!data) {
         tl_ring_failed = 1;
         return NULL; /* this thread's events are lost; counted nowhere but harmless */
     }
-    r = m;
+    r = (struct tr_ring *)(data - RING_HDR);
     r->size = g_tr.cfg.ring_bytes;
-    r->data = (unsigned char *)m + hdr;
-    r->map_bytes = bytes;
+    r->data = data;
+    r->map_bytes = RING_HDR + g_tr.cfg.ring_bytes;
     r->tid = tr_gettid();
     pthread_getname_np(pthread_self(), r->name, sizeof r->name);
     tr_signals_thread_init(r);

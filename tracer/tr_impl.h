@@ -117,6 +117,7 @@ struct tr_state {
     _Atomic int stop;            /* writer: drain and exit */
     _Atomic int flush_request;   /* fatal path: drain and commit now */
     _Atomic int flush_done;      /* writer: request served */
+    _Atomic int writer_gone;     /* writer thread returned (failed): nobody serves requests */
     _Atomic int warned;          /* the one warning was printed */
     _Atomic int fatal_signal;    /* signal that is killing us, or 0 */
     _Atomic int exit_status;     /* status passed to exit(), or -1 */
@@ -178,15 +179,20 @@ TR_HIDDEN void tr_modules_flush(int64_t (*fn)(void *ctx, const char *path, uint6
                                 void *ctx);
 
 /* The writer (writer.c). */
-TR_HIDDEN int tr_writer_open(const char *path); /* creates schema; 0 or -1 (warned) */
-TR_HIDDEN int tr_writer_start(void);
-TR_HIDDEN void tr_writer_stop(int final); /* drain, finish, close */
+TR_HIDDEN int tr_writer_start(void); /* the thread opens the trace and creates its schema; 0 or -1 (warned) */
+/* drain, finish, close; exec_path: the program this process is about to
+ * exec (noted in the trace), or NULL. Returns the events written, or
+ * UINT64_MAX when the trace failed. */
+TR_HIDDEN uint64_t tr_writer_stop(int final, const char *exec_path);
+/* After the stop: one meta row into the closed trace at path; 0 or -1. */
+TR_HIDDEN int tr_writer_note(const char *path, const char *key, const char *value);
 TR_HIDDEN void tr_writer_flush_now(void); /* fatal path: drain and commit in this thread */
 TR_HIDDEN void tr_writer_abandon(void);   /* fork child: forget the parent's handle */
 
 /* Output naming (output.c): claims a fresh file per the config and env. */
 TR_HIDDEN const char *tr_rank(void); /* RANK, OMPI_COMM_WORLD_RANK, ... or NULL */
 TR_HIDDEN int tr_output_claim(char *path, size_t size, int forked_child);
+TR_HIDDEN void tr_output_remove(const char *path); /* the trace and its -wal, -shm */
 
 /* Signals (signals.c). */
 TR_HIDDEN void tr_signals_install(void);

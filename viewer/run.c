@@ -254,26 +254,50 @@ int vw_cmd_run(int argc, char **argv) {
         return exec_errno == ENOENT ? 127 : 126;
     }
 
-    /* the traces the processes wrote: "pid\tpath" lines */
+    /* the traces the processes wrote: "pid\tpath" lines. A process that
+     * exec'd another program before recording anything removed its trace
+     * (env in a "#!/usr/bin/env" line): its line is skipped, and a name
+     * listed twice (that trace's name, reused by the new image) is said once.
+     * The exit status goes to the last trace of the process we started. */
+    struct entry {
+        int pid;
+        char path[PATH_MAX + 64];
+    } *ent = NULL;
+    size_t n = 0, cap = 0;
     FILE *m = fopen(manifest, "r");
     char line[PATH_MAX + 64];
-    int ntraces = 0;
     while (m && fgets(line, sizeof line, m)) {
         char *tab = strchr(line, '\t');
         if (!tab) continue;
         *tab = '\0';
-        char *path = tab + 1;
-        path[strcspn(path, "\n")] = '\0';
-        int tpid = atoi(line);
-        if (tpid == pid) record_status(path, status);
-        if (tpid == pid)
-            fprintf(stderr, "devtrace: trace written to %s\n", path);
-        else
-            fprintf(stderr, "devtrace: trace of process %d written to %s\n", tpid, path);
-        ntraces++;
+        if (n == cap) {
+            struct entry *grown = realloc(ent, (cap = cap ? 2 * cap : 8) * sizeof *ent);
+            if (!grown) break;
+            ent = grown;
+        }
+        ent[n].pid = atoi(line);
+        snprintf(ent[n].path, sizeof ent[n].path, "%s", tab + 1);
+        ent[n].path[strcspn(ent[n].path, "\n")] = '\0';
+        n++;
     }
     if (m) fclose(m);
     unlink(manifest);
+    int ntraces = 0;
+    size_t status_at = n;
+    for (size_t k = 0; k < n; k++)
+        if (ent[k].pid == pid && access(ent[k].path, F_OK) == 0) status_at = k;
+    for (size_t k = 0; k < n; k++) {
+        int later = 0;
+        for (size_t j = k + 1; j < n && !later; j++) later = strcmp(ent[j].path, ent[k].path) == 0;
+        if (later || access(ent[k].path, F_OK) != 0) continue;
+        if (k == status_at) record_status(ent[k].path, status);
+        if (ent[k].pid == pid)
+            fprintf(stderr, "devtrace: trace written to %s\n", ent[k].path);
+        else
+            fprintf(stderr, "devtrace: trace of process %d written to %s\n", ent[k].pid, ent[k].path);
+        ntraces++;
+    }
+    free(ent);
     if (ntraces == 0) vw_error("no trace was written (the tracer said why above)");
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return WEXITSTATUS(status);
