@@ -4,7 +4,8 @@
 #   producer cost per event with a ~20-frame stack (target <= 300 ns),
 #   writer throughput (target >= 2 M events/s, from the writer's own busy time),
 #   bytes per event in the finished trace (target <= 40),
-#   the workload traced over untraced wall time (target <= 1.05).
+#   the workload traced over untraced wall time (target <= 1.05),
+#   the fixed cost of starting and finishing a trace,
 #   the cost the CUDA runtime wrappers add per call,
 # Usage: bench/run.sh [BUILD_DIR]   (default: build)
 set -euo pipefail
@@ -54,6 +55,15 @@ u=$(best < $tmp/u); t=$(best < $tmp/t)
 echo "  untraced $((u / 1000)) ms, traced $((t / 1000)) ms, ratio $(echo "scale=3; $t / $u" | bc)"
 lu=$($W); lt=$(DEVTRACE_QUIET=1 DEVTRACE_OUTPUT=$tmp/same.db LD_PRELOAD=$LIB $W)
 [ "$lu" = "$lt" ] && echo "  same result traced and untraced: $(echo "$lu" | tail -1)" || echo "  RESULT CHANGED: '$lu' vs '$lt'"
+
+echo "== fixed cost: start and finish of a trace (mlp_train --epochs 0: ~60 events), interleaved, best of 7"
+: > $tmp/u; : > $tmp/t
+for i in 1 2 3 4 5 6 7; do
+  wall $W --epochs 0 >> $tmp/u
+  wall env DEVTRACE_QUIET=1 DEVTRACE_OUTPUT=$tmp/z$i.db LD_PRELOAD=$LIB $W --epochs 0 >> $tmp/t
+done
+u=$(best < $tmp/u); t=$(best < $tmp/t)
+echo "  untraced $((u / 1000)).$(( (u % 1000) / 100 )) ms, traced $((t / 1000)).$(( (t % 1000) / 100 )) ms: $(( (t - u) / 1000 )).$(( ((t - u) % 1000) / 100 )) ms added"
 
 echo "== bytes per event in the finished trace (mlp_train, 16 epochs)"
 DEVTRACE_QUIET=1 DEVTRACE_OUTPUT=$tmp/big.db LD_PRELOAD=$LIB $W --epochs 16 >/dev/null
