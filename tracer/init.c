@@ -165,9 +165,15 @@ __attribute__((constructor)) static void tracer_init(void) { tr_ensure_init(); }
  * asked for, pushing the real one to a fresh name). */
 static int g_trace_removed; /* finish_trace removed a trace that recorded nothing */
 
+/* This process owns the trace in g_tr: not a fork child that has not
+ * started its own yet, nor a vfork child running in its parent's memory. */
+static int owns_trace(void) {
+    return atomic_load(&g_tr.initialized) && !atomic_load(&g_forked) && getpid() == g_owner_pid;
+}
+
 static void finish_trace(const char *exec_path) {
     static _Atomic int done;
-    if (!atomic_load(&g_tr.initialized) || atomic_load(&g_forked) || getpid() != g_owner_pid) return;
+    if (!owns_trace()) return;
     if (atomic_exchange(&done, 1)) return;
     int was_on = atomic_load(&g_tr.enabled) || g_tr.writer_running;
     uint64_t written = tr_writer_stop(1, exec_path);
@@ -188,7 +194,7 @@ __attribute__((destructor)) static void tracer_fini(void) { finish_trace(NULL); 
  * the process that owns the trace notes it: a vfork or posix_spawn child
  * runs in its parent's memory until it execs or calls _exit. */
 static void note_exit_status(int status) {
-    if (atomic_load(&g_tr.initialized) && getpid() == g_owner_pid) atomic_store(&g_tr.exit_status, status & 0xff);
+    if (owns_trace()) atomic_store(&g_tr.exit_status, status & 0xff);
 }
 
 TR_EXPORT __attribute__((noreturn)) void exit(int status) {
@@ -215,14 +221,10 @@ TR_EXPORT __attribute__((noreturn)) void _exit(int status) {
  * it loads the tracer again, starts a trace of its own. A failed exec
  * returns to a process that is no longer traced; it is said once. A vfork
  * child (another pid, the parent's memory) leaves the parent's trace alone. */
-static void before_exec(const char *path) {
-    int owner = atomic_load(&g_tr.initialized) && !atomic_load(&g_forked) && getpid() == g_owner_pid;
-    if (owner) finish_trace(path ? path : "?");
-}
+static void before_exec(const char *path) { finish_trace(path ? path : "?"); }
 
 static void after_failed_exec(const char *path, int err) {
-    int owner = atomic_load(&g_tr.initialized) && !atomic_load(&g_forked) && getpid() == g_owner_pid;
-    if (owner) {
+    if (owns_trace()) {
         if (!g_trace_removed) tr_writer_note(g_tr.cfg.path, "exec_failed", strerror(err));
         tr_info("exec of %s failed (%s); the rest of process %d is not traced", path, strerror(err), (int)getpid());
     }
