@@ -240,7 +240,6 @@ static void after_failed_exec(const char *path, int err) {
     }
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
-typedef int (*execvp_fn)(const char *, char *const[]);
 typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
 typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 
@@ -254,14 +253,6 @@ TR_EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
 
 TR_EXPORT int execv(const char *path, char *const argv[]) { return execve(path, argv, environ); }
 
-TR_EXPORT int execvp(const char *file, char *const argv[]) {
-    REAL_EXEC("execvp", execvp_fn);
-    before_exec(file);
-    int rc = real(file, argv);
-    after_failed_exec(file, errno);
-    return rc;
-}
-
 TR_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) {
     REAL_EXEC("execvpe", execvpe_fn);
     before_exec(file);
@@ -269,6 +260,9 @@ TR_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) 
     after_failed_exec(file, errno);
     return rc;
 }
+
+/* as glibc's own execvp: execvpe with this process's environment */
+TR_EXPORT int execvp(const char *file, char *const argv[]) { return execvpe(file, argv, environ); }
 
 TR_EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) {
     REAL_EXEC("fexecve", fexecve_fn);

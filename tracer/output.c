@@ -53,14 +53,7 @@ static void program_name(char *out, size_t size) {
 }
 
 static int try_create(const char *path, int overwrite) {
-    if (overwrite) {
-        char side[4200];
-        unlink(path);
-        snprintf(side, sizeof side, "%s-wal", path);
-        unlink(side);
-        snprintf(side, sizeof side, "%s-shm", path);
-        unlink(side);
-    }
+    if (overwrite) tr_output_remove(path);
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) return -errno;
     close(fd);
