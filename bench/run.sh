@@ -46,23 +46,24 @@ sqlite3 $tmp/w.db "select printf('  %d events in %.3f s of writer time: %.2f M e
 W=$B/examples/mlp_train
 echo "== workload: traced / untraced wall time (examples/mlp_train, simulated GPU), interleaved, best of 5"
 export DEVTRACE_SIM_CUDA=1
-: > $tmp/u; : > $tmp/t
-for i in 1 2 3 4 5; do
-  wall $W >> $tmp/u
-  wall env DEVTRACE_QUIET=1 DEVTRACE_OUTPUT=$tmp/r$i.db LD_PRELOAD=$LIB $W >> $tmp/t
-done
-u=$(best < $tmp/u); t=$(best < $tmp/t)
+# interleaved N ARGS...: N untraced and N traced runs of $W ARGS, alternating;
+# sets u and t to the best wall time of each, in microseconds
+interleaved() {
+  local n=$1 i; shift
+  : > $tmp/u; : > $tmp/t
+  for i in $(seq "$n"); do
+    wall $W "$@" >> $tmp/u
+    wall env DEVTRACE_QUIET=1 DEVTRACE_OUTPUT=$tmp/run$i.db DEVTRACE_OVERWRITE=1 LD_PRELOAD=$LIB $W "$@" >> $tmp/t
+  done
+  u=$(best < $tmp/u); t=$(best < $tmp/t)
+}
+interleaved 5
 echo "  untraced $((u / 1000)) ms, traced $((t / 1000)) ms, ratio $(echo "scale=3; $t / $u" | bc)"
 lu=$($W); lt=$(DEVTRACE_QUIET=1 DEVTRACE_OUTPUT=$tmp/same.db LD_PRELOAD=$LIB $W)
 [ "$lu" = "$lt" ] && echo "  same result traced and untraced: $(echo "$lu" | tail -1)" || echo "  RESULT CHANGED: '$lu' vs '$lt'"
 
 echo "== fixed cost: start and finish of a trace (mlp_train --epochs 0: ~60 events), interleaved, best of 7"
-: > $tmp/u; : > $tmp/t
-for i in 1 2 3 4 5 6 7; do
-  wall $W --epochs 0 >> $tmp/u
-  wall env DEVTRACE_QUIET=1 DEVTRACE_OUTPUT=$tmp/z$i.db LD_PRELOAD=$LIB $W --epochs 0 >> $tmp/t
-done
-u=$(best < $tmp/u); t=$(best < $tmp/t)
+interleaved 7 --epochs 0
 echo "  untraced $((u / 1000)).$(( (u % 1000) / 100 )) ms, traced $((t / 1000)).$(( (t % 1000) / 100 )) ms: $(( (t - u) / 1000 )).$(( ((t - u) % 1000) / 100 )) ms added"
 
 echo "== bytes per event in the finished trace (mlp_train, 16 epochs)"
