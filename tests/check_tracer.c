@@ -25,7 +25,7 @@ START_TEST(test_probes_become_rows) {
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d, stderr: %s", st, err_buf);
     sqlite3 *db = open_trace("t.db");
     ck_assert_str_eq(q_text(db, "PRAGMA integrity_check"), "ok");
-    ck_assert_int_eq(q_int(db, "PRAGMA user_version"), 4);
+    ck_assert_int_eq(q_int(db, "PRAGMA user_version"), 5);
     ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='complete'"), 1);
     ck_assert(strstr(q_text(db, "SELECT value FROM meta WHERE key='argv'"), "\"basic\"") != NULL);
     ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='events_dropped'"), 0);
@@ -231,6 +231,21 @@ START_TEST(test_eight_threads) {
         q_int(db, "SELECT count(*) FROM (SELECT thread FROM events GROUP BY thread HAVING count(*) >= 12000)"), 8);
     ck_assert_int_eq(q_int(db, "SELECT count(DISTINCT thread) FROM events WHERE kind=3"), 8);
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM events"), q_int(db, "SELECT max(seq) - min(seq) + 1 FROM events"));
+    /* 8 x 4000 tensors of a few kinds: each kind is one tensor_attrs row
+     * (no two alike), every row points at one, and the tensors view gives
+     * each tensor its kind's attributes */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM tensor_rows"), 8 * 4000);
+    ck_assert_int_le(q_int(db, "SELECT count(*) FROM tensor_attrs"), 16);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM (SELECT DISTINCT dtype, shape, strides, storage_offset, device, "
+                               "nbytes, origin, what, out_pos, detail, name FROM tensor_attrs)"),
+                     q_int(db, "SELECT count(*) FROM tensor_attrs"));
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM tensor_rows r LEFT JOIN tensor_attrs a ON a.id = r.attrs "
+                               "WHERE a.id IS NULL"),
+                     0);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM tensors t JOIN tensor_rows r ON r.id = t.id JOIN tensor_attrs a "
+                               "ON a.id = r.attrs WHERE t.device IS NOT a.device OR t.shape IS NOT a.shape OR t.what "
+                               "IS NOT a.what OR t.nbytes IS NOT a.nbytes"),
+                     0);
     sqlite3_close(db);
 }
 END_TEST

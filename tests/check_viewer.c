@@ -218,7 +218,7 @@ START_TEST(test_bad_inputs) {
     expect_refused(p, "truncated");
     snprintf(p, sizeof p, "%s/noevents.db", dir);
     copy_trace(p);
-    exec_sql(p, "DELETE FROM misc_events; DELETE FROM tensors; DELETE FROM frees_late; DELETE FROM ops;");
+    exec_sql(p, "DELETE FROM misc_events; DELETE FROM tensor_rows; DELETE FROM frees_late; DELETE FROM ops;");
     expect_refused(p, "the trace holds no events");
     /* still being written: a WAL and a live writer (this process) */
     snprintf(p, sizeof p, "%s/live.db", dir);

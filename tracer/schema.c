@@ -15,11 +15,12 @@ TR_HIDDEN const char tr_schema_tables[] =
     "CREATE TABLE frames(id INTEGER PRIMARY KEY, parent INTEGER, ip INTEGER);\n"
     "CREATE TABLE py_code(id INTEGER PRIMARY KEY, file INTEGER, name INTEGER, first_line INTEGER);\n"
     "CREATE TABLE py_frames(id INTEGER PRIMARY KEY, parent INTEGER, code INTEGER, line INTEGER);\n"
-    "CREATE TABLE tensors(id INTEGER PRIMARY KEY, seq INTEGER, t INTEGER, thread INTEGER, stack INTEGER,"
-    " pystack INTEGER, dtype INTEGER, shape INTEGER, strides INTEGER, storage_offset INTEGER, device INTEGER,"
-    " storage INTEGER, nbytes INTEGER, origin INTEGER, what INTEGER, src INTEGER, op INTEGER, out_pos INTEGER,"
-    " detail INTEGER, name INTEGER, free_seq INTEGER, free_t INTEGER, free_thread INTEGER, free_stack INTEGER,"
-    " free_pystack INTEGER);\n"
+    "CREATE TABLE tensor_attrs(id INTEGER PRIMARY KEY, dtype INTEGER, shape INTEGER, strides INTEGER,"
+    " storage_offset INTEGER, device INTEGER, nbytes INTEGER, origin INTEGER, what INTEGER, out_pos INTEGER,"
+    " detail INTEGER, name INTEGER);\n"
+    "CREATE TABLE tensor_rows(id INTEGER PRIMARY KEY, seq INTEGER, t INTEGER, thread INTEGER, stack INTEGER,"
+    " pystack INTEGER, attrs INTEGER, storage INTEGER, src INTEGER, op INTEGER, free_seq INTEGER, free_t INTEGER,"
+    " free_thread INTEGER, free_stack INTEGER, free_pystack INTEGER);\n"
     "CREATE TABLE ops(op INTEGER PRIMARY KEY, name INTEGER, seq INTEGER, len INTEGER, thread INTEGER, t INTEGER,"
     " dur INTEGER, stack INTEGER, pystack INTEGER, status INTEGER);\n"
     "CREATE TABLE op_args(op INTEGER, pos INTEGER, name INTEGER, tensor INTEGER, device INTEGER,"
@@ -43,24 +44,40 @@ TR_HIDDEN const char tr_schema_tables[] =
     "(4,'tensor_transferred'),(5,'tensor_named'),(6,'tensor_freed'),(7,'op_begin'),(8,'op_end'),"
     "(9,'device_mismatch'),(10,'error'),(11,'fatal_signal'),(13,'cuda_call'),(14,'cxx_throw');\n";
 
-/* Views: `events` and `op_outputs` put the compact tables back together
- * (every event in one place; every output of an op), the v_* views add
- * names for people. */
+/* Views: `tensors` puts a tensor's row and its interned attributes back
+ * together (one scalar subquery per attribute, not a join: a view that is a
+ * join would be materialized whole on the right of a LEFT JOIN); `events` and
+ * `op_outputs` put the compact tables back together (every event in one
+ * place; every output of an op), the v_* views add names for people. */
 TR_HIDDEN const char tr_schema_views[] =
+    "CREATE VIEW tensors AS SELECT r.id, r.seq, r.t, r.thread, r.stack, r.pystack,"
+    " (SELECT dtype FROM tensor_attrs a WHERE a.id = r.attrs) AS dtype,"
+    " (SELECT shape FROM tensor_attrs a WHERE a.id = r.attrs) AS shape,"
+    " (SELECT strides FROM tensor_attrs a WHERE a.id = r.attrs) AS strides,"
+    " (SELECT storage_offset FROM tensor_attrs a WHERE a.id = r.attrs) AS storage_offset,"
+    " (SELECT device FROM tensor_attrs a WHERE a.id = r.attrs) AS device, r.storage,"
+    " (SELECT nbytes FROM tensor_attrs a WHERE a.id = r.attrs) AS nbytes,"
+    " (SELECT origin FROM tensor_attrs a WHERE a.id = r.attrs) AS origin,"
+    " (SELECT what FROM tensor_attrs a WHERE a.id = r.attrs) AS what, r.src, r.op,"
+    " (SELECT out_pos FROM tensor_attrs a WHERE a.id = r.attrs) AS out_pos,"
+    " (SELECT detail FROM tensor_attrs a WHERE a.id = r.attrs) AS detail,"
+    " (SELECT name FROM tensor_attrs a WHERE a.id = r.attrs) AS name, r.free_seq, r.free_t, r.free_thread,"
+    " r.free_stack, r.free_pystack FROM tensor_rows r;\n"
     "CREATE VIEW frees AS SELECT id AS tensor, free_seq AS seq, free_t AS t, free_thread AS thread, free_stack AS"
-    " stack, free_pystack AS pystack FROM tensors WHERE free_seq IS NOT NULL UNION ALL SELECT tensor, seq, t,"
+    " stack, free_pystack AS pystack FROM tensor_rows WHERE free_seq IS NOT NULL UNION ALL SELECT tensor, seq, t,"
     " thread, stack, pystack FROM frees_late;\n"
     "CREATE VIEW events AS SELECT seq, t, thread, kind, tensor, op, stack, pystack, value FROM misc_events"
-    " UNION ALL SELECT seq, t, thread, 3, id, op, stack, pystack, NULL FROM tensors"
+    " UNION ALL SELECT seq, t, thread, 3, id, op, stack, pystack, NULL FROM tensor_rows"
     " UNION ALL SELECT seq, t, thread, 6, tensor, NULL, stack, pystack, NULL FROM frees"
     " UNION ALL SELECT seq, t, thread, 7, NULL, op, stack, pystack, NULL FROM ops"
     " UNION ALL SELECT seq + len, t + dur, thread, 8, NULL, op, stack, pystack, status FROM ops"
     " WHERE len IS NOT NULL UNION ALL SELECT seq, t, thread, 13, NULL, NULL, stack, pystack, kind FROM cuda_calls;\n"
-    "CREATE VIEW op_outputs AS SELECT op, out_pos AS pos, id AS tensor FROM tensors WHERE out_pos IS NOT NULL"
+    "CREATE VIEW op_outputs AS SELECT r.op, a.out_pos AS pos, r.id AS tensor FROM tensor_rows r JOIN tensor_attrs a"
+    " ON a.id = r.attrs WHERE a.out_pos IS NOT NULL"
     " UNION ALL SELECT op, pos, tensor FROM op_outputs_extra;\n"
     "CREATE VIEW device_names AS SELECT device, CASE WHEN device = 0 THEN 'cpu' WHEN device >> 16 = 1 THEN"
     " 'cuda:' || (device & 65535) ELSE 'device' || device END AS name FROM (SELECT device FROM devices"
-    " UNION SELECT device FROM tensors);\n"
+    " UNION SELECT device FROM tensor_attrs);\n"
     "CREATE VIEW v_events AS SELECT e.seq, e.t AS t_ns, th.tid, th.name AS thread, k.name AS kind, e.tensor,"
     " e.op, e.stack, e.pystack, e.value FROM events e LEFT JOIN kinds k ON k.kind = e.kind"
     " LEFT JOIN threads th ON th.id = e.thread;\n"
@@ -113,7 +130,7 @@ TR_HIDDEN const char tr_schema_views[] =
 
 TR_HIDDEN const char tr_schema_indexes[] =
     "CREATE INDEX IF NOT EXISTS misc_op_end ON misc_events(op) WHERE kind = 8;\n"
-    "CREATE INDEX IF NOT EXISTS tensors_src ON tensors(src) WHERE src IS NOT NULL;\n"
+    "CREATE INDEX IF NOT EXISTS tensors_src ON tensor_rows(src) WHERE src IS NOT NULL;\n"
     "CREATE INDEX IF NOT EXISTS names_tensor ON names(tensor);\n"
     "CREATE INDEX IF NOT EXISTS transfers_src ON transfers(src);\n"
     "CREATE INDEX IF NOT EXISTS transfers_dst ON transfers(dst) WHERE dst IS NOT NULL;\n"

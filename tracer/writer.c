@@ -1,7 +1,9 @@
 /* The writer: one thread that drains every ring into the SQLite trace (WAL,
- * prepared multi-row inserts, a commit every cycle, at least every 50 ms),
- * interns strings, shapes and stacks (native and Python, as tries), keeps
- * the module, thread and device tables, and at the end builds the indexes.
+ * prepared multi-row inserts, a commit every cycle, at least every 50 ms,
+ * a checkpoint whenever it has caught up), interns strings, shapes, stacks
+ * (native and Python, as tries) and the repeating attributes of tensors,
+ * keeps the module, thread and device tables, and at the end builds the
+ * indexes.
  * Any SQLite failure (disk full, unwritable file) turns tracing off with one
  * warning; what was committed stays readable. Only this thread touches the
  * database, except the exit and fatal paths, which stop it first. */
@@ -25,12 +27,16 @@ TR_HIDDEN const char *tr_py_version(void);
 
 #define NULLV     INT64_MIN /* a NULL column in a batch */
 #define BATCH     32        /* rows per multi-row INSERT */
-#define TCOLS     25        /* columns of tensors (the last 5: its free, when merged) */
-#define TFREE     20        /* first free column of a tensors row */
+#define TCOLS     25        /* columns of the tensors view: a row held back (the last 5: its free, when merged) */
+#define TFREE     20        /* first free column of a held row */
+#define RCOLS     15        /* columns of tensor_rows (the last 5: as in a held row) */
+#define RFREE     10        /* first free column of a tensor_rows row */
+#define ACOLS     12        /* columns of tensor_attrs */
 #define OCOLS     10        /* columns of ops */
 #define MCOLS     9         /* columns of misc_events */
 #define PEND_OPS  16        /* open ops held per thread */
 #define PEND_ROWS 4         /* tensors rows held per open op */
+#define DRAIN_MAX 16384     /* records taken from a ring per transaction while the program runs */
 
 /* ---------------------------------------------------------------- hash map */
 
@@ -117,18 +123,21 @@ static struct {
     sqlite3 *db;
     char path[4096];
     int failed; /* an SQLite call failed: nothing more is written */
-    struct batch misc, frees_late, tensors, args, outs, names, transfers, ops, frames, pyframes, cuda;
+    struct batch misc, frees_late, tensors, attrs, args, outs, names, transfers, ops, frames, pyframes, cuda;
     sqlite3_stmt *ins_string, *ins_pycode, *ins_error, *ins_thread, *upd_thread, *ins_device, *ins_module, *upd_module,
         *ins_meta, *ins_site;
     struct map2 strings, stacks, pystacks, pycode;
     struct map2 stack_cache, dims_cache; /* whole stack / whole shape (128-bit key) -> id */
+    struct map2 attrs_cache;             /* a tensor's attributes (128-bit key) -> tensor_attrs.id */
     char **texts;                        /* interned strings by id - 1 */
     int64_t ntexts, captexts;
-    int64_t nframes, npyframes, npycode, nthreads;
+    int64_t nframes, npyframes, npycode, nthreads, nattrs;
     struct rctx **rctx; /* by threads.id; [0] unused */
     int64_t caprctx;
     uint64_t events_written;
-    uint64_t busy_ns; /* CPU time spent in cycles (for the throughput benchmark) */
+    int64_t drain_max; /* records per ring per cycle (DRAIN_MAX; no limit at the end) */
+    int more;          /* a ring was left with records by that limit */
+    uint64_t busy_ns;  /* CPU time spent in cycles (for the throughput benchmark) */
 } W;
 
 static void sql_fail(const char *what) {
@@ -376,6 +385,29 @@ static int64_t intern_strides(const uint64_t *shape, const uint64_t *strides, in
     return NULLV;
 }
 
+/* A held tensors row (the view's 25 columns) into tensor_rows: the columns
+ * that repeat from tensor to tensor (dtype to name, all but the event, the
+ * storage, the source, the op and the free) are one tensor_attrs row, written
+ * on first sight. A training loop makes the same few kinds of tensor over
+ * and over: 15 columns a row instead of 25 (SQLite's cost grows with each). */
+static int tensor_add(const int64_t *held) {
+    static const int acol[ACOLS - 1] = {6, 7, 8, 9, 10, 12, 13, 14, 17, 18, 19};
+    int64_t a[ACOLS];
+    for (int i = 0; i < ACOLS - 1; i++) a[1 + i] = held[acol[i]];
+    uint64_t h1, h2;
+    size_t slot;
+    hash128((const uint64_t *)a + 1, ACOLS - 1, &h1, &h2);
+    int64_t id = cache_get(&W.attrs_cache, h1, h2, &slot);
+    if (!id) {
+        a[0] = id = ++W.nattrs;
+        if (batch_add(&W.attrs, a) < 0) return -1;
+        cache_put(&W.attrs_cache, slot, h1, h2, id);
+    }
+    int64_t row[RCOLS] = {held[0], held[1], held[2], held[3], held[4], held[5], id, held[11], held[15], held[16]};
+    memcpy(row + RFREE, held + TFREE, 5 * sizeof *row);
+    return batch_add(&W.tensors, row);
+}
+
 /* ---------------------------------------------------------------- metadata */
 
 /* Binds the key, steps and resets W.ins_meta (value already bound). */
@@ -500,7 +532,7 @@ static int pend_flush(struct pend *p) {
     if (!p->flushed && batch_add(&W.ops, p->row) < 0) return -1;
     p->flushed = 1;
     for (int i = 0; i < p->nrows; i++)
-        if (batch_add(&W.tensors, p->trows[i]) < 0) return -1;
+        if (tensor_add(p->trows[i]) < 0) return -1;
     p->nrows = 0;
     return 0;
 }
@@ -628,19 +660,19 @@ static int throw_row(const struct tr_rec *h, int64_t seq, int64_t thread, int64_
     return misc_row(h, thread, NULLV, NULLV, stack, pystack, h->nint > 0 ? (int64_t)I[0] : 0);
 }
 
-/* The tensors row of tensor id while it is still held (in the unwritten
- * batch, or with an open op of the thread), with no free in it yet; NULL
- * otherwise. A tensor's free usually follows its creation closely, so the
+/* The free columns of tensor id's row while the row is still held (in the
+ * unwritten batch, or with an open op of the thread) and has no free in it
+ * yet; NULL otherwise. A tensor's free usually follows its creation closely, so the
  * batch is searched newest first. */
-static int64_t *held_tensor_row(int64_t thread, int64_t id) {
+static int64_t *held_free(int64_t thread, int64_t id) {
     for (int r = W.tensors.n - 1; r >= 0; r--) {
-        int64_t *row = W.tensors.vals + r * TCOLS;
-        if (row[0] == id) return row[TFREE] == NULLV ? row : NULL;
+        int64_t *row = W.tensors.vals + r * RCOLS;
+        if (row[0] == id) return row[RFREE] == NULLV ? row + RFREE : NULL;
     }
     struct rctx *c = thread > 0 && thread < W.caprctx ? W.rctx[thread] : NULL;
     for (int d = 0; c && d < c->depth && d < PEND_OPS; d++)
         for (int k = 0; k < c->st[d].nrows; k++)
-            if (c->st[d].trows[k][0] == id) return c->st[d].trows[k][TFREE] == NULLV ? c->st[d].trows[k] : NULL;
+            if (c->st[d].trows[k][0] == id) return c->st[d].trows[k][TFREE] == NULLV ? c->st[d].trows[k] + TFREE : NULL;
     return NULL;
 }
 
@@ -725,7 +757,7 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
         if (p && p->nrows < PEND_ROWS)
             memcpy(p->trows[p->nrows++], row, sizeof row);
         else
-            rc = batch_add(&W.tensors, row);
+            rc = tensor_add(row);
         break;
     }
     case TR_EV_TRANSFER: {
@@ -740,9 +772,9 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
     }
     case TR_EV_FREED: {
         int64_t x[6] = {INT(0), seq, t, thread, stack, pystack};
-        int64_t *row = held_tensor_row(thread, x[0]);
-        if (row) /* still held: its free goes into its row (one row, not two) */
-            memcpy(row + TFREE, x + 1, 5 * sizeof *x);
+        int64_t *fr = held_free(thread, x[0]);
+        if (fr) /* still held: its free goes into its row (one row, not two) */
+            memcpy(fr, x + 1, 5 * sizeof *x);
         else
             rc = batch_add(&W.frees_late, x);
         break;
@@ -820,12 +852,19 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
     return W.failed ? -1 : rc;
 }
 
-/* Drains one ring; returns records handled, or -1. */
+/* Drains one ring, up to W.drain_max records; returns records handled, or
+ * -1. A burst is written in transactions of bounded size: one transaction of
+ * a million rows spills SQLite's page cache into the WAL and grows the WAL
+ * to the transaction's size before any of it is checkpointed. */
 static int64_t drain(struct tr_ring *r) {
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
     uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
     int64_t n = 0;
     while (tail < head && !W.failed) {
+        if (n == W.drain_max) {
+            W.more = 1;
+            break;
+        }
         const struct tr_rec *h = (const struct tr_rec *)(r->data + (tail & (r->size - 1)));
         if (h->size < 8 || h->size > r->size) { /* never happens unless memory was corrupted */
             tr_fail("ring of thread %lld is corrupt", (long long)r->tid);
@@ -906,6 +945,7 @@ static int cycle(void) {
 static int cycle_body(void) {
     if (W.failed) return -1;
     if (exec("BEGIN") < 0) return -1;
+    W.more = 0;
     if (tr_modules_changed()) tr_modules_scan(atomic_load(&g_tr.next_seq));
     tr_modules_flush(module_row, NULL);
     for (struct tr_ring *r = atomic_load(&g_tr.rings); r; r = r->next) {
@@ -913,8 +953,8 @@ static int cycle_body(void) {
         thread_of(r);
     }
     pend_flush_all();
-    struct batch *all[] = {&W.frames,    &W.pyframes, &W.tensors,    &W.args, &W.outs, &W.names,
-                           &W.transfers, &W.ops,      &W.frees_late, &W.misc, &W.cuda};
+    struct batch *all[] = {&W.frames, &W.pyframes,  &W.attrs, &W.tensors,    &W.args, &W.outs,
+                           &W.names,  &W.transfers, &W.ops,   &W.frees_late, &W.misc, &W.cuda};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) batch_flush(all[i]);
     update_threads();
     if (W.failed) return -1;
@@ -926,6 +966,7 @@ static int cycle_body(void) {
 static int writer_open(const char *path) {
     memset(&W, 0, sizeof W);
     snprintf(W.path, sizeof W.path, "%s", path);
+    W.drain_max = DRAIN_MAX;
     if (sqlite3_open_v2(path, &W.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         sql_fail("open");
         return -1;
@@ -960,19 +1001,28 @@ static int writer_open(const char *path) {
     W.upd_module = prep("UPDATE modules SET unloaded_seq=? WHERE id=?");
     W.ins_meta = prep("INSERT OR REPLACE INTO meta VALUES(?,?)");
     if (W.failed || batch_init(&W.misc, "misc_events", MCOLS) || batch_init(&W.frees_late, "frees_late", 6) ||
-        batch_init(&W.tensors, "tensors", TCOLS) || batch_init(&W.args, "op_args", 5) ||
-        batch_init(&W.outs, "op_outputs_extra", 3) || batch_init(&W.names, "names", 3) ||
-        batch_init(&W.transfers, "transfers", 8) || batch_init(&W.ops, "ops", OCOLS) ||
-        batch_init(&W.frames, "frames", 3) || batch_init(&W.pyframes, "py_frames", 4) ||
-        batch_init(&W.cuda, "cuda_calls", 18))
+        batch_init(&W.tensors, "tensor_rows", RCOLS) || batch_init(&W.attrs, "tensor_attrs", ACOLS) ||
+        batch_init(&W.args, "op_args", 5) || batch_init(&W.outs, "op_outputs_extra", 3) ||
+        batch_init(&W.names, "names", 3) || batch_init(&W.transfers, "transfers", 8) ||
+        batch_init(&W.ops, "ops", OCOLS) || batch_init(&W.frames, "frames", 3) ||
+        batch_init(&W.pyframes, "py_frames", 4) || batch_init(&W.cuda, "cuda_calls", 18))
         return -1;
     if (map2_grow(&W.strings) || map2_grow(&W.stacks) || map2_grow(&W.pystacks) || map2_grow(&W.pycode) ||
-        map2_grow(&W.stack_cache) || map2_grow(&W.dims_cache)) {
+        map2_grow(&W.stack_cache) || map2_grow(&W.dims_cache) || map2_grow(&W.attrs_cache)) {
         sql_fail("out of memory");
         return -1;
     }
     if (write_start_meta() < 0 || exec("COMMIT") < 0) return -1;
     return 0;
+}
+
+static void checkpoint_idle(void) {
+    int log = 0, done = 0;
+    uint64_t t0 = thread_cpu_ns();
+    int rc = sqlite3_wal_checkpoint_v2(W.db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+    if (rc != SQLITE_OK && rc != SQLITE_BUSY && rc != SQLITE_LOCKED) /* busy: a reader checkpoints */
+        sql_fail("checkpoint");
+    W.busy_ns += thread_cpu_ns() - t0;
 }
 
 static void *writer_main(void *arg) {
@@ -986,14 +1036,23 @@ static void *writer_main(void *arg) {
     pthread_mutex_unlock(&g_tr.writer_lock);
     while (opened && !atomic_load(&g_tr.stop)) {
         struct pollfd p = {.fd = g_tr.wake_fd[0], .events = POLLIN};
-        if (poll(&p, 1, g_tr.cfg.commit_ms) > 0) {
+        if (poll(&p, 1, W.more ? 0 : g_tr.cfg.commit_ms) > 0) {
             char buf[64];
             while (read(g_tr.wake_fd[0], buf, sizeof buf) > 0) {
             }
         }
         pthread_mutex_lock(&g_tr.writer_lock);
+        /* a fatal signal's flush takes everything recorded before it asked;
+         * a request that comes during the cycle waits for the next one (the
+         * pipe wakes it at once) */
+        int flush = atomic_load(&g_tr.flush_request);
+        W.drain_max = flush ? INT64_MAX : DRAIN_MAX;
         int rc = cycle();
-        if (atomic_load(&g_tr.flush_request)) {
+        /* caught up: copy the WAL into the file now, while the writer has
+         * nothing else to do, not at the end on the program's time (the
+         * WAL then starts over, small and in cache) */
+        if (rc == 0 && !W.more) checkpoint_idle();
+        if (flush) {
             if (rc == 0 && exec("BEGIN") == 0) {
                 meta_int("fatal_signal", atomic_load(&g_tr.fatal_signal));
                 meta_int("end_time_ns", unix_ns());
@@ -1040,6 +1099,7 @@ static void site_row(void *ctx, uint64_t site, uint64_t throws, uint64_t recorde
 
 static void finish(int complete, const char *exec_path) {
     if (W.failed || !W.db) return;
+    W.drain_max = INT64_MAX; /* everything recorded until now, in one go */
     if (cycle() < 0) return;
     uint64_t dropped = 0;
     for (struct tr_ring *r = atomic_load(&g_tr.rings); r; r = r->next) dropped += atomic_load(&r->dropped);
@@ -1067,7 +1127,7 @@ static void free_mem(void) {
     for (int64_t i = 0; i < W.caprctx; i++) free(W.rctx[i]);
     free(W.rctx);
     map2_free(&W.strings), map2_free(&W.stacks), map2_free(&W.pystacks), map2_free(&W.pycode);
-    map2_free(&W.stack_cache), map2_free(&W.dims_cache);
+    map2_free(&W.stack_cache), map2_free(&W.dims_cache), map2_free(&W.attrs_cache);
     W.texts = NULL, W.ntexts = 0, W.rctx = NULL, W.caprctx = 0;
 }
 

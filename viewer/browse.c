@@ -171,15 +171,13 @@ static int tensors_one(struct vw_trace *t, const struct opts *o, int index) {
         return -1;
     }
     sqlite3_stmt *st = vw_prep(
-        t,
-        "SELECT t.id, t.seq, t.dtype, COALESCE(sh.text, '?'), t.device, t.origin, COALESCE(w.text, '?'), "
-        "COALESCE(t.stack, 0), (SELECT s.text FROM names n JOIN strings s ON s.id = n.name WHERE n.tensor = t.id "
-        "AND (?3 = 0 OR n.seq < ?3) ORDER BY n.seq DESC LIMIT 1), f.seq, t.nbytes, COALESCE(t.pystack, 0) FROM "
-        "tensors t LEFT JOIN "
-        "strings sh ON sh.id = t.shape LEFT JOIN strings w ON w.id = t.what LEFT JOIN (SELECT id, COALESCE(free_seq, "
-        "(SELECT l.seq FROM frees_late l WHERE l.tensor = id)) AS seq FROM tensors) f ON f.id = t.id "
-        "WHERE (?1 < 0 OR t.device = ?1) AND (?3 = 0 OR (t.seq < ?3 AND (f.seq IS NULL OR f.seq > ?3))) "
-        "ORDER BY t.id");
+        t, "SELECT r.id, r.seq, a.dtype, COALESCE(sh.text, '?'), a.device, a.origin, COALESCE(w.text, '?'), "
+           "COALESCE(r.stack, 0), (SELECT s.text FROM names n JOIN strings s ON s.id = n.name WHERE n.tensor = r.id "
+           "AND (?3 = 0 OR n.seq < ?3) ORDER BY n.seq DESC LIMIT 1), COALESCE(r.free_seq, (SELECT l.seq FROM "
+           "frees_late l WHERE l.tensor = r.id)) AS fseq, a.nbytes, COALESCE(r.pystack, 0) FROM tensor_rows r JOIN "
+           "tensor_attrs a ON a.id = r.attrs LEFT JOIN strings sh ON sh.id = a.shape LEFT JOIN strings w ON w.id = "
+           "a.what WHERE (?1 < 0 OR a.device = ?1) AND (?3 = 0 OR (r.seq < ?3 AND (fseq IS NULL OR fseq > ?3))) "
+           "ORDER BY r.id");
     struct vw_sym *sym = vw_sym_new(t);
     if (!st || !sym) {
         if (st) sqlite3_finalize(st);
@@ -352,8 +350,9 @@ static int64_t resolve_tensor(struct vw_trace *t, const char *spec) {
         return found ? id : 0;
     }
     sqlite3_stmt *st = vw_prep(t, "SELECT DISTINCT n.tensor FROM names n JOIN strings s ON s.id = n.name WHERE "
-                                  "s.text = ?1 UNION SELECT t.id FROM tensors t JOIN strings s ON s.id = t.name "
-                                  "WHERE s.text = ?1 ORDER BY 1 LIMIT 21");
+                                  "s.text = ?1 UNION SELECT r.id FROM tensor_rows r WHERE r.attrs IN (SELECT a.id "
+                                  "FROM tensor_attrs a JOIN strings s ON s.id = a.name WHERE s.text = ?1) "
+                                  "ORDER BY 1 LIMIT 21");
     if (!st) return 0;
     sqlite3_bind_text(st, 1, spec, -1, SQLITE_TRANSIENT);
     int64_t ids[21];

@@ -779,7 +779,9 @@ static void summary(struct ctx *c) {
     FILE *f = c->out;
     char d[32];
     sqlite3_stmt *st =
-        vw_prep(c->t, "SELECT device, count(*), sum(nbytes) FROM tensors GROUP BY device ORDER BY device");
+        vw_prep(c->t, "SELECT a.device, sum(g.n), sum(g.n * a.nbytes) FROM (SELECT attrs, count(*) AS n FROM "
+                      "tensor_rows GROUP BY attrs) g JOIN tensor_attrs a ON a.id = g.attrs GROUP BY a.device "
+                      "ORDER BY a.device");
     if (c->json)
         fputs(", \"summary\": {\"tensors_per_device\": [", f);
     else
