@@ -90,11 +90,15 @@ static void map2_free(struct map2 *m) {
 
 /* ---------------------------------------------------------------- batches */
 
-/* Rows of integers (or NULLV) inserted BATCH at a time. */
+/* Rows of integers (or NULLV) inserted BATCH at a time. The multi-row
+ * statement keeps its bindings between steps: only the values that changed
+ * are bound again (most NULL columns stay NULL row after row). */
 struct batch {
     sqlite3_stmt *multi, *single;
     int ncols, n;
+    int bound_ok; /* `bound` holds what multi is bound to */
     int64_t vals[BATCH * TCOLS];
+    int64_t bound[BATCH * TCOLS];
 };
 
 /* ---------------------------------------------------------------- open ops */
@@ -188,6 +192,7 @@ static int batch_init(struct batch *b, const char *table, int ncols) {
     b->multi = prep(sql);
     b->ncols = ncols;
     b->n = 0;
+    b->bound_ok = 0;
     return b->single && b->multi ? 0 : -1;
 }
 
@@ -202,8 +207,16 @@ static int bind_row(sqlite3_stmt *st, int first, const int64_t *v, int ncols) {
 static int batch_flush(struct batch *b) {
     if (W.failed || b->n == 0) return W.failed ? -1 : 0;
     if (b->n == BATCH) {
-        for (int r = 0; r < BATCH; r++)
-            SQL_CHECK(bind_row(b->multi, 1 + r * b->ncols, b->vals + r * b->ncols, b->ncols), "bind");
+        int n = BATCH * b->ncols;
+        for (int i = 0; i < n; i++) {
+            int64_t v = b->vals[i];
+            if (b->bound_ok && v == b->bound[i]) continue;
+            int rc = v == NULLV ? sqlite3_bind_null(b->multi, 1 + i) : sqlite3_bind_int64(b->multi, 1 + i, v);
+            if (rc != SQLITE_OK) b->bound_ok = 0;
+            SQL_CHECK(rc, "bind");
+            b->bound[i] = v;
+        }
+        b->bound_ok = 1;
         SQL_CHECK(sqlite3_step(b->multi), "insert");
         sqlite3_reset(b->multi);
     } else {
@@ -285,17 +298,26 @@ static int64_t trie_node(struct map2 *m, struct batch *b, int64_t *count, int64_
 }
 
 /* Two independent 64-bit hashes of n words: together a 128-bit key, whose
- * collisions are too rare to matter, so a cache hit needs no verification. */
+ * collisions are too rare to matter, so a cache hit needs no verification.
+ * Each hash runs two lanes (even and odd words) so that the multiply chains
+ * overlap: a 20-frame stack is hashed on every event. */
 static void hash128(const uint64_t *w, int n, uint64_t *h1, uint64_t *h2) {
     uint64_t a = 0x243f6a8885a308d3ull ^ (uint64_t)n, b = 0x13198a2e03707344ull + (uint64_t)n;
-    for (int i = 0; i < n; i++) {
+    uint64_t c = 0xa4093822299f31d0ull, d = 0x082efa98ec4e6c89ull;
+    int i = 0;
+    for (; i + 1 < n; i += 2) {
         a = (a ^ w[i]) * 0x100000001b3ull;
-        a ^= a >> 29;
+        c = (c ^ w[i + 1]) * 0x100000001b3ull;
         b = (b + w[i]) * 0x9e3779b97f4a7c15ull;
-        b ^= b >> 32;
+        d = (d + w[i + 1]) * 0x9e3779b97f4a7c15ull;
+        a ^= a >> 29, c ^= c >> 29, b ^= b >> 32, d ^= d >> 32;
     }
-    *h1 = a | 1; /* nonzero */
-    *h2 = b;
+    if (i < n) {
+        a = (a ^ w[i]) * 0x100000001b3ull;
+        b = (b + w[i]) * 0x9e3779b97f4a7c15ull;
+    }
+    *h1 = mix(a, c) | 1; /* nonzero */
+    *h2 = mix(b, d);
 }
 
 /* id cached under a 128-bit key, or 0 (*slot is (size_t)-1 when the cache
