@@ -133,5 +133,4 @@ TR_HIDDEN const char tr_schema_indexes[] =
     "CREATE INDEX IF NOT EXISTS tensors_src ON tensor_rows(src) WHERE src IS NOT NULL;\n"
     "CREATE INDEX IF NOT EXISTS names_tensor ON names(tensor);\n"
     "CREATE INDEX IF NOT EXISTS transfers_src ON transfers(src);\n"
-    "CREATE INDEX IF NOT EXISTS transfers_dst ON transfers(dst) WHERE dst IS NOT NULL;\n"
-    "CREATE INDEX IF NOT EXISTS op_outputs_extra_tensor ON op_outputs_extra(tensor);\n";
+    "CREATE INDEX IF NOT EXISTS transfers_dst ON transfers(dst) WHERE dst IS NOT NULL;\n";

@@ -1064,6 +1064,8 @@ static void *writer_main(void *arg) {
             }
         }
         pthread_mutex_lock(&g_tr.writer_lock);
+        for (struct tr_ring *r = atomic_load(&g_tr.rings); r; r = r->next)
+            if (!r->writer_populated) r->writer_populated = 1, tr_ring_populate(r);
         /* a fatal signal's flush takes everything recorded before it asked;
          * a request that comes during the cycle waits for the next one (the
          * pipe wakes it at once) */
