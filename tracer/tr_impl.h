@@ -83,7 +83,7 @@ struct tr_ring {
     /* owned by the writer thread: */
     int64_t writer_id;                       /* row of the threads table, 0 until seen */
     int writer_state;                        /* 1 once drained for good after the thread exited */
-    int writer_populated;                    /* tr_ring_populate done */
+    uint64_t writer_mapped;                  /* data mapped by tr_ring_populate; UINT64_MAX: all */
     uint64_t writer_dropped, writer_written; /* counters last written */
 };
 
@@ -144,8 +144,9 @@ TR_HIDDEN struct tr_ring *tr_ring_self(void);
  * full. Publish with tr_ring_commit. */
 TR_HIDDEN void *tr_ring_reserve(struct tr_ring *r, uint32_t len);
 TR_HIDDEN void tr_ring_commit(struct tr_ring *r, uint32_t len);
-TR_HIDDEN void tr_ring_forget_all(void);            /* fork child: drop inherited rings */
-TR_HIDDEN void tr_ring_populate(struct tr_ring *r); /* writer: maps the pages the thread did not */
+TR_HIDDEN void tr_ring_forget_all(void); /* fork child: drop inherited rings */
+/* Writer: maps the next pages of r ahead of its producer; 1 once all are. */
+TR_HIDDEN int tr_ring_populate(struct tr_ring *r);
 
 /* Event building (event.c): one record on the calling thread's ring. */
 struct tr_ev {
