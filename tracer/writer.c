@@ -1055,24 +1055,17 @@ static void *writer_main(void *arg) {
     pthread_setname_np(pthread_self(), "devtrace-writer");
     pthread_mutex_lock(&g_tr.writer_lock);
     int opened = writer_open(g_tr.cfg.path) == 0; /* warned when not */
-    int mapping = 0;                              /* a ring still has pages to map */
     pthread_mutex_unlock(&g_tr.writer_lock);
     while (opened && !atomic_load(&g_tr.stop)) {
         struct pollfd p = {.fd = g_tr.wake_fd[0], .events = POLLIN};
-        if (poll(&p, 1, W.more || mapping ? 0 : g_tr.cfg.commit_ms) > 0) {
+        if (poll(&p, 1, W.more ? 0 : g_tr.cfg.commit_ms) > 0) {
             char buf[64];
             while (read(g_tr.wake_fd[0], buf, sizeof buf) > 0) {
             }
         }
         pthread_mutex_lock(&g_tr.writer_lock);
-        mapping = 0;
         for (struct tr_ring *r = atomic_load(&g_tr.rings); r; r = r->next)
-            if (r->writer_mapped != UINT64_MAX) {
-                if (tr_ring_populate(r))
-                    r->writer_mapped = UINT64_MAX;
-                else
-                    mapping = 1;
-            }
+            if (r->writer_mapped != UINT64_MAX && tr_ring_populate(r)) r->writer_mapped = UINT64_MAX;
         /* a fatal signal's flush takes everything recorded before it asked;
          * a request that comes during the cycle waits for the next one (the
          * pipe wakes it at once) */
