@@ -45,12 +45,13 @@ static int populate(unsigned char *p, size_t n) {
  * A page fault on the producer path costs more than the event, so pages are
  * mapped before use: the first RING_EAGER bytes here, the rest by the writer
  * thread (tr_ring_populate), which keeps the next RING_STEP bytes ahead of
- * the producer mapped (a short program never maps the rest). Past the first 2 MiB the ring asks for transparent
- * huge pages: the writer reads it faster (2.4 against 1.9-2.4 M events/s in
- * the burst benchmark). Populating all 8 MiB here took 2.6-3.6 ms of a short
- * program's start in 4 KiB pages, and in huge pages 0.4 ms but 1.6-16 ms
- * whenever the kernel compacted memory to find them: that wait is now the
- * writer's. Returns the data, or NULL. */
+ * the producer mapped (a short program never maps the rest). Past its first
+ * 2 MiB the ring asks for transparent huge pages, which the writer reads
+ * faster (2.4 M events/s in the burst benchmark; 1.9-2.4 in 4 KiB pages).
+ * Populating all 8 MiB here took 2.6-3.6 ms of a short program's start in
+ * 4 KiB pages, and in huge pages 0.4 ms but 1.6-16 ms whenever the kernel
+ * compacted memory to find them: that wait is now the writer's. Returns the
+ * data, or NULL. */
 static unsigned char *map_ring(size_t size) {
     size_t align = size >= HUGE_PAGE ? HUGE_PAGE : 4096, span = RING_HDR + size + align;
     unsigned char *m = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -68,15 +69,16 @@ static unsigned char *map_ring(size_t size) {
     return data;
 }
 
-int tr_ring_populate(struct tr_ring *r) {
+void tr_ring_populate(struct tr_ring *r) {
+    if (r->writer_mapped == UINT64_MAX) return;
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-    if (atomic_load(&r->state) != TR_RING_LIVE || head >= r->size) return 1; /* all written once: all there */
     uint64_t at = head & ~(uint64_t)4095, from = r->writer_mapped > at ? r->writer_mapped : at;
     uint64_t to = at + RING_STEP < r->size ? at + RING_STEP : r->size;
     if (from < RING_EAGER) from = RING_EAGER;
-    if (from < to && populate(r->data + from, to - from) < 0) return 1; /* the producer faults them in */
-    if (to > r->writer_mapped) r->writer_mapped = to;
-    return r->writer_mapped >= r->size;
+    if (atomic_load(&r->state) != TR_RING_LIVE || head >= r->size || /* written all over once: all there */
+        (from < to && populate(r->data + from, to - from) < 0))      /* not there: the producer faults them in */
+        to = UINT64_MAX;
+    if (to > r->writer_mapped) r->writer_mapped = to >= r->size ? UINT64_MAX : to;
 }
 
 struct tr_ring *tr_ring_self(void) {

@@ -145,8 +145,9 @@ TR_HIDDEN struct tr_ring *tr_ring_self(void);
 TR_HIDDEN void *tr_ring_reserve(struct tr_ring *r, uint32_t len);
 TR_HIDDEN void tr_ring_commit(struct tr_ring *r, uint32_t len);
 TR_HIDDEN void tr_ring_forget_all(void); /* fork child: drop inherited rings */
-/* Writer: maps the next pages of r ahead of its producer; 1 once all are. */
-TR_HIDDEN int tr_ring_populate(struct tr_ring *r);
+/* Writer: maps the next pages of r ahead of its producer (writer_mapped
+ * becomes UINT64_MAX once there is nothing left to map). */
+TR_HIDDEN void tr_ring_populate(struct tr_ring *r);
 
 /* Event building (event.c): one record on the calling thread's ring. */
 struct tr_ev {

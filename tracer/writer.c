@@ -1,6 +1,6 @@
 /* The writer: one thread that drains every ring into the SQLite trace (WAL,
  * prepared multi-row inserts, a commit every cycle, at least every 50 ms,
- * a checkpoint whenever it has caught up), interns strings, shapes, stacks
+ * checkpoints of its own), interns strings, shapes, stacks
  * (native and Python, as tries) and the repeating attributes of tensors,
  * keeps the module, thread and device tables, and at the end builds the
  * indexes.
@@ -685,8 +685,8 @@ static int throw_row(const struct tr_rec *h, int64_t seq, int64_t thread, int64_
 
 /* The free columns of tensor id's row while the row is still held (in the
  * unwritten batch, or with an open op of the thread) and has no free in it
- * yet; NULL otherwise. A tensor's free usually follows its creation closely, so the
- * batch is searched newest first. */
+ * yet; NULL otherwise. A tensor's free usually follows its creation
+ * closely, so the batch is searched newest first. */
 static int64_t *held_free(int64_t thread, int64_t id) {
     for (int r = W.tensors.n - 1; r >= 0; r--) {
         int64_t *row = W.tensors.vals + r * RCOLS;
@@ -1082,8 +1082,7 @@ static void *writer_main(void *arg) {
             }
         }
         pthread_mutex_lock(&g_tr.writer_lock);
-        for (struct tr_ring *r = atomic_load(&g_tr.rings); r; r = r->next)
-            if (r->writer_mapped != UINT64_MAX && tr_ring_populate(r)) r->writer_mapped = UINT64_MAX;
+        for (struct tr_ring *r = atomic_load(&g_tr.rings); r; r = r->next) tr_ring_populate(r);
         /* a fatal signal's flush takes everything recorded before it asked;
          * a request that comes during the cycle waits for the next one (the
          * pipe wakes it at once) */
