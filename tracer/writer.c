@@ -197,9 +197,14 @@ static int batch_init(struct batch *b, const char *table, int ncols) {
     return b->single && b->multi ? 0 : -1;
 }
 
+/* An integer, or SQL NULL for NULLV. */
+static int bind_int(sqlite3_stmt *st, int i, int64_t v) {
+    return v == NULLV ? sqlite3_bind_null(st, i) : sqlite3_bind_int64(st, i, v);
+}
+
 static int bind_row(sqlite3_stmt *st, int first, const int64_t *v, int ncols) {
     for (int c = 0; c < ncols; c++) {
-        int rc = v[c] == NULLV ? sqlite3_bind_null(st, first + c) : sqlite3_bind_int64(st, first + c, v[c]);
+        int rc = bind_int(st, first + c, v[c]);
         if (rc != SQLITE_OK) return rc;
     }
     return SQLITE_OK;
@@ -212,7 +217,7 @@ static int batch_flush(struct batch *b) {
         for (int i = 0; i < n; i++) {
             int64_t v = b->vals[i];
             if (b->bound_ok && v == b->bound[i]) continue;
-            int rc = v == NULLV ? sqlite3_bind_null(b->multi, 1 + i) : sqlite3_bind_int64(b->multi, 1 + i, v);
+            int rc = bind_int(b->multi, 1 + i, v);
             if (rc != SQLITE_OK) b->bound_ok = 0;
             SQL_CHECK(rc, "bind");
             b->bound[i] = v;
@@ -624,11 +629,7 @@ struct err_row {
 static void error_row(const struct err_row *e) {
     sqlite3_stmt *st = W.ins_error;
     const int64_t ints[] = {e->seq, e->kind, e->op, NULLV, e->signal, e->first, e->other};
-    for (int c = 0; c < 7; c++)
-        if (ints[c] == NULLV)
-            sqlite3_bind_null(st, c + 1);
-        else
-            sqlite3_bind_int64(st, c + 1, ints[c]);
+    for (int c = 0; c < 7; c++) bind_int(st, c + 1, ints[c]);
     const char *texts[] = {e->exc, e->a, e->b, e->arg};
     for (int c = 0; c < 4; c++)
         if (texts[c])
@@ -639,10 +640,7 @@ static void error_row(const struct err_row *e) {
         sqlite3_bind_text(st, 4, e->msg, e->msglen, SQLITE_TRANSIENT);
     else
         sqlite3_bind_null(st, 4);
-    if (e->object == NULLV)
-        sqlite3_bind_null(st, 12);
-    else
-        sqlite3_bind_int64(st, 12, e->object);
+    bind_int(st, 12, e->object);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) sql_fail("insert error");
