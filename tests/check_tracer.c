@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tracetest.h"
@@ -92,6 +93,11 @@ START_TEST(test_probes_become_rows) {
                                "(e.seq != o.seq + o.len OR e.stack != o.stack OR e.thread != o.thread)"),
                      q_int(db, "SELECT 0"));
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM events WHERE kind = 8"), q_int(db, "SELECT count(*) FROM ops"));
+    /* an op's outputs carry the stacks of the op's call, taken at its begin */
+    ck_assert_int_ge(q_int(db, "SELECT count(*) FROM tensors WHERE origin = 1"), 1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM tensors t JOIN ops o ON o.op = t.op WHERE t.origin = 1 AND "
+                               "(t.stack IS NOT o.stack OR t.pystack IS NOT o.pystack)"),
+                     0);
     sqlite3_close(db);
 }
 END_TEST
@@ -111,6 +117,17 @@ START_TEST(test_ops_at_their_edges) {
                                "o.op = 900001 AND t.origin = 0"),
                      1);
     ck_assert_int_eq(q_int(db, "SELECT end_seq > begin_seq FROM v_ops WHERE op = 900001"), 1);
+    /* six nested ops, each output made after the ops inside ended: the 4
+     * outermost give theirs their own stack; the 2 deepest were not kept,
+     * and their outputs were unwound where they were made, in the same
+     * caller as the op */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM tensors t JOIN ops o ON o.op = t.op WHERE o.op BETWEEN 900010 "
+                               "AND 900013 AND t.stack = o.stack AND o.status = 0"),
+                     4);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM tensors t JOIN ops o ON o.op = t.op JOIN frames a ON a.id = "
+                               "t.stack JOIN frames b ON b.id = o.stack WHERE o.op BETWEEN 900014 AND 900015 AND "
+                               "t.stack != o.stack AND a.parent = b.parent AND o.status = 0"),
+                     2);
     /* an outer op ended with its inner op open: both rows, the inner without end */
     ck_assert_int_eq(q_int(db, "SELECT status FROM v_ops WHERE op = 900002"), 2);
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM ops WHERE op = 900003 AND len IS NULL"), 1);
@@ -248,6 +265,52 @@ START_TEST(test_eight_threads) {
                                "ON a.id = r.attrs WHERE t.device IS NOT a.device OR t.shape IS NOT a.shape OR t.what "
                                "IS NOT a.what OR t.nbytes IS NOT a.nbytes"),
                      0);
+    sqlite3_close(db);
+}
+END_TEST
+
+/* Times in ns since the trace began, never going back on a thread, within
+ * the run: with the time-stamp counter (where the kernel keeps time with it)
+ * and with DEVTRACE_CLOCK=monotonic, and on eight threads at once. */
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void check_times(sqlite3 *db, int64_t wall_ns) {
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM events WHERE t < 0"), 0);
+    ck_assert_int_le(q_int(db, "SELECT max(t) FROM events"), wall_ns);
+    ck_assert_int_eq(q_int(db, "WITH e AS (SELECT t, lag(t) OVER (PARTITION BY thread ORDER BY seq) AS before FROM "
+                               "events) SELECT count(*) FROM e WHERE t < before"),
+                     0);
+}
+
+START_TEST(test_event_times) {
+    for (int monotonic = 0; monotonic <= 1; monotonic++) {
+        int64_t t0 = now_ns();
+        int st =
+            run(1, monotonic ? ENV("DEVTRACE_OUTPUT=m.db", "DEVTRACE_CLOCK=monotonic") : ENV("DEVTRACE_OUTPUT=d.db"),
+                TARGET("slowop"));
+        int64_t wall = now_ns() - t0;
+        ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        sqlite3 *db = open_trace(monotonic ? "m.db" : "d.db");
+        const char *clock = q_text(db, "SELECT value FROM meta WHERE key='clock'");
+        if (monotonic) ck_assert_str_eq(clock, "monotonic");
+        if (!monotonic) printf("test_event_times: the default clock here: %s\n", clock);
+        check_times(db, wall);
+        /* slow_op slept 200 ms between its begin and its end (which came
+         * after its row was committed) */
+        ck_assert_int_ge(q_int(db, "SELECT dur_ns FROM v_ops WHERE op = 900001"), 200 * 1000 * 1000);
+        ck_assert_int_lt(q_int(db, "SELECT dur_ns FROM v_ops WHERE op = 900001"), wall);
+        sqlite3_close(db);
+    }
+    int64_t t0 = now_ns();
+    int st = run(1, ENV("DEVTRACE_OUTPUT=t.db"), TARGET("threads", "8", "500"));
+    int64_t wall = now_ns() - t0;
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    sqlite3 *db = open_trace("t.db");
+    check_times(db, wall);
     sqlite3_close(db);
 }
 END_TEST
@@ -565,6 +628,7 @@ Suite *make_tracer_suite(void) {
     tcase_add_test(tc, test_sigkill_loses_at_most_last_window);
     tcase_add_test(tc, test_fork_child_has_own_trace);
     tcase_add_test(tc, test_eight_threads);
+    tcase_add_test(tc, test_event_times);
     tcase_add_test(tc, test_full_ring_drops_and_counts);
     tcase_add_test(tc, test_existing_output_kept);
     tcase_add_test(tc, test_default_name);

@@ -81,9 +81,31 @@ static void named(const char *name, int n) {
     }
 }
 
+/* Ops nested `levels` deep, op 900010 + level each making one output after
+ * the ops inside it ended: the tracer gives the outputs of the 4 outermost
+ * their op's stack; the deeper ones unwind for themselves. */
+__attribute__((noinline)) static void nested(int level, int levels) {
+    if (level == levels) return;
+    struct dtp_op op = {.seq = 900010 + (uint64_t)level, .name = "nested_op"};
+    dtp_op_begin(&op);
+    nested(level + 1, levels);
+    int64_t shape[1] = {1}, strides[1] = {1};
+    struct dtp_tensor t = {.id = 990010 + (uint64_t)level,
+                           .storage_id = 990010 + (uint64_t)level,
+                           .ndim = 1,
+                           .shape = shape,
+                           .strides = strides,
+                           .nbytes = 4};
+    struct dtp_origin o = {.kind = DTP_ORIGIN_OP_OUTPUT, .what = "nested_op", .op_seq = op.seq};
+    dtp_tensor_created(&t, &o);
+    dtp_op_end(op.seq, op.name, 0, 1, &t.id);
+    __asm__ volatile("" ::: "memory"); /* no tail call: each level keeps its frame */
+}
+
 /* Ops as the writer meets them at their edges: one open across a commit
  * (its row is committed before its end comes), one whose inner op never
- * ended, one listing as output a tensor it did not create. */
+ * ended, one listing as output a tensor it did not create, and nested ops
+ * making outputs. */
 static void slowop(void) {
     dt_tensor *a = dt_zeros(DT_SHAPE(2), DT_F32, dt_cpu_device());
     struct dtp_arg arg = {.name = "self", .id = dt_id(a), .device = {DTP_DEVICE_CPU, 0}};
@@ -97,6 +119,7 @@ static void slowop(void) {
     dtp_op_begin(&outer);
     dtp_op_begin(&inner);
     dtp_op_end(outer.seq, outer.name, 2, 0, NULL);
+    nested(0, 6);
     dt_free(a);
     printf("slowop done\n");
 }

@@ -15,16 +15,60 @@ put_words(unsigned char *w, const uint64_t *src, size_t n) {
     return w + 8 * n;
 }
 
+/* The kept stacks of op `op` on this thread, or NULL. */
+static const struct tr_op_stack *op_find(const struct tr_ring *r, uint64_t op) {
+    for (int i = r->nops - 1; i >= 0; i--)
+        if (r->ops[i].op == op) return r->ops[i].nips >= 0 ? &r->ops[i] : NULL;
+    return NULL;
+}
+
+/* Keeps an op's stacks until its end (ops nested deeper than TR_OPS_KEPT are
+ * not kept: their outputs unwind for themselves). */
+static void op_push(struct tr_ring *r, uint64_t op, const uint64_t *ips, int nips, const uint64_t *py, int npy) {
+    if (r->nops == TR_OPS_KEPT) return;
+    struct tr_op_stack *o = &r->ops[r->nops++];
+    o->op = op;
+    o->nips = nips <= TR_OPS_IPS && npy <= TR_OPS_PY ? nips : -1;
+    o->npy = npy;
+    if (o->nips >= 0) {
+        put_words((unsigned char *)o->ips, ips, (size_t)nips);
+        put_words((unsigned char *)o->py, py, 2 * (size_t)npy);
+    }
+}
+
+/* An op ended: forget its stacks, and those of ops begun inside it that
+ * never said they ended. */
+static void op_pop(struct tr_ring *r, uint64_t op) {
+    for (int i = r->nops - 1; i >= 0; i--)
+        if (r->ops[i].op == op) {
+            r->nops = i;
+            return;
+        }
+}
+
 void tr_ev_emit(struct tr_ev *ev) {
     if (!atomic_load_explicit(&g_tr.enabled, memory_order_relaxed)) return;
     struct tr_ring *r = tr_ring_self();
     if (!r) return;
+    /* numbered and timed first: the locked add then waits for no store into
+     * the ring (it waited for the record's first stores to reach memory) */
+    uint64_t seq = atomic_fetch_add_explicit(&g_tr.next_seq, 1, memory_order_relaxed);
+    uint64_t stamp = tr_stamp();
     uint64_t ips[TR_MAX_DEPTH], py[2 * TR_MAX_PY];
     int nips = 0, npy = 0;
-    if (ev->stack) {
+    const struct tr_op_stack *o = ev->op ? op_find(r, ev->op) : NULL;
+    if (o) { /* an op's output: the same call as the op, which was unwound at its begin */
+        nips = o->nips, npy = o->npy;
+        put_words((unsigned char *)ips, o->ips, (size_t)nips);
+        put_words((unsigned char *)py, o->py, 2 * (size_t)npy);
+    } else if (ev->stack) {
         nips = tr_stack_capture(ips, g_tr.cfg.depth, ev->skip + 1, ev->skip_own);
         if (g_tr.cfg.python && !ev->no_python) npy = tr_py_capture(py, TR_MAX_PY);
     }
+    if (ev->kind == TR_EV_OP_BEGIN)
+        op_push(r, ev->ints[0], ips, nips, py, npy);
+    else if (ev->kind == TR_EV_OP_END)
+        op_pop(r, ev->ints[0]);
     size_t lens[TR_MAX_STRS];
     size_t bytes = sizeof(struct tr_rec) + 8 * (size_t)ev->nint + 8 * (size_t)nips + 16 * (size_t)npy;
     for (int i = 0; i < ev->nstr; i++) {
@@ -43,8 +87,8 @@ void tr_ev_emit(struct tr_ev *ev) {
     h->npy = (uint16_t)npy;
     h->nstr = (uint16_t)ev->nstr;
     h->flags = 0;
-    h->seq = atomic_fetch_add_explicit(&g_tr.next_seq, 1, memory_order_relaxed);
-    h->t_ns = tr_now_ns() - g_tr.t0;
+    h->seq = seq;
+    h->stamp = stamp;
     unsigned char *w = p + sizeof *h;
     w = put_words(w, ev->ints, (size_t)ev->nint);
     w = put_words(w, ips, (size_t)nips);

@@ -26,12 +26,6 @@ static _Atomic int g_forked; /* set in the child of a fork until it re-initialis
 static pid_t g_owner_pid;    /* process whose trace g_tr describes */
 static int g_once_done;      /* one-time setup (atfork, signals, stack) done */
 
-uint64_t tr_now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int64_t tr_gettid(void) { return (int64_t)syscall(SYS_gettid); }
 
 /* One line on stderr: "devtrace: " head, the message, tail. */
@@ -124,7 +118,7 @@ static void start(int forked_child) {
     }
     tr_py_init();
     g_owner_pid = getpid();
-    g_tr.t0 = tr_now_ns();
+    tr_clock_start();
     atomic_store(&g_tr.next_seq, 1);
     atomic_store(&g_tr.initialized, 1);
     const char *root = getenv("DEVTRACE_ROOT_PID");

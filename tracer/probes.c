@@ -23,6 +23,7 @@ static inline void ev_init(struct tr_ev *e, enum tr_kind kind, int nint, int nst
     e->stack = 1;
     e->skip = 1; /* the probe itself */
     e->no_python = 0;
+    e->op = 0;
 }
 
 static inline uint64_t dev(struct dtp_device d) { return (uint64_t)(uint32_t)d.type << 16 | (uint32_t)d.index; }
@@ -64,6 +65,7 @@ TR_EXPORT void dtp_tensor_created(const struct dtp_tensor *t, const struct dtp_o
     I[5] = t->nbytes, I[6] = (uint64_t)t->storage_offset, I[7] = (uint64_t)o->kind, I[8] = o->src_id, I[9] = o->op_seq;
     for (int i = 0; i < nd; i++) I[10 + i] = (uint64_t)t->shape[i], I[10 + nd + i] = (uint64_t)t->strides[i];
     e.strs[0] = o->what, e.strs[1] = t->name, e.strs[2] = o->detail;
+    if (o->kind == DTP_ORIGIN_OP_OUTPUT) e.op = o->op_seq;
     tr_ev_emit(&e);
     LEAVE();
 }

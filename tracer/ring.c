@@ -29,6 +29,7 @@ static void make_key(void) { pthread_key_create(&g_exit_key, on_thread_exit); }
 #define HUGE_PAGE  (2u << 20)
 #define RING_EAGER (512u << 10) /* data populated by the thread itself */
 #define RING_STEP  (4u << 20)   /* kept populated ahead of the producer by the writer */
+_Static_assert(sizeof(struct tr_ring) <= RING_HDR, "a ring's header fits its page");
 
 /* Populates [p, p + n): writable pages mapped now, their contents untouched
  * (so the writer may do it while the producer writes). 0 on success. */
@@ -115,10 +116,11 @@ static inline void bump(_Atomic uint64_t *c) {
 
 void *tr_ring_reserve(struct tr_ring *r, uint32_t len) {
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
     uint64_t pos = head & (r->size - 1), to_end = r->size - pos;
     uint64_t need = len <= to_end ? len : to_end + len; /* a record never wraps */
-    if (len > r->size / 2 || head - tail + need > r->size) {
+    if (head - r->tail_seen + need > r->size)           /* full, as far as this thread knows: read the writer's tail */
+        r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+    if (len > r->size / 2 || head - r->tail_seen + need > r->size) {
         bump(&r->dropped);
         return NULL;
     }
@@ -149,6 +151,7 @@ void tr_ring_forget_all(void) {
     }
     if (mine) {
         atomic_store(&mine->tail, atomic_load(&mine->head));
+        mine->tail_seen = atomic_load(&mine->tail);
         atomic_store(&mine->dropped, 0);
         atomic_store(&mine->written, 0);
         mine->tid = tr_gettid();

@@ -51,7 +51,7 @@ struct tr_rec {
     uint16_t nstr;  /* strings */
     uint16_t flags; /* unused, 0 */
     uint64_t seq;   /* global event sequence number */
-    uint64_t t_ns;  /* CLOCK_MONOTONIC, ns since the trace started */
+    uint64_t stamp; /* tr_stamp(): the writer makes it ns since the trace started */
 };
 
 #define TR_MAX_INTS  160  /* integers in one record (op args are truncated to fit) */
@@ -64,27 +64,48 @@ struct tr_rec {
 
 enum { TR_RING_LIVE = 0, TR_RING_EXITED = 1 };
 
+/* The stacks of a thread's ops in progress, outermost first (event.c): an
+ * op's outputs are made inside the op's call, and are given its stacks
+ * instead of unwinding the same call again. */
+#define TR_OPS_KEPT 4  /* nested ops remembered; deeper ones are not */
+#define TR_OPS_IPS  32 /* an op stack longer than this is not kept */
+#define TR_OPS_PY   16
+struct tr_op_stack {
+    uint64_t op; /* dtp_op.seq */
+    int nips, npy;
+    uint64_t ips[TR_OPS_IPS], py[2 * TR_OPS_PY];
+};
+
 /* One thread's ring, in its own mmap'd block: written only by its thread
- * (head), read only by the writer (tail). */
+ * (head), read only by the writer (tail). What the producer changes on every
+ * event, what the writer changes while draining, and what neither changes
+ * sit on separate cache lines: sharing one, each event's stores and the
+ * writer's tail made every record move that line between the two cores. */
 struct tr_ring {
+    /* the producer's line: */
     _Atomic uint64_t head;    /* bytes produced, ever */
-    _Atomic uint64_t tail;    /* bytes consumed, ever */
-    uint64_t size;            /* data bytes, a power of two */
     _Atomic uint64_t dropped; /* events that found the ring full */
     _Atomic uint64_t written; /* events accepted into the ring */
-    int64_t tid;              /* OS thread id */
-    _Atomic int state;        /* TR_RING_LIVE / TR_RING_EXITED */
-    struct tr_ring *next;     /* registry list, newest first */
-    size_t map_bytes;         /* the whole mapping, for munmap */
-    char name[16];            /* thread name at registration */
-    void *altstack;           /* this thread's signal stack, or NULL */
-    size_t altstack_bytes;
-    unsigned char *data; /* size bytes after the header */
-    /* owned by the writer thread: */
+    uint64_t tail_seen;       /* tail when the producer last read it: space is only reread when this says full */
+    /* the writer's line: */
+    _Alignas(64) _Atomic uint64_t tail;      /* bytes consumed, ever */
     int64_t writer_id;                       /* row of the threads table, 0 until seen */
     int writer_state;                        /* 1 once drained for good after the thread exited */
     uint64_t writer_mapped;                  /* data mapped by tr_ring_populate; UINT64_MAX: all */
     uint64_t writer_dropped, writer_written; /* counters last written */
+    /* set when the ring is made: */
+    _Alignas(64) uint64_t size; /* data bytes, a power of two */
+    unsigned char *data;        /* size bytes after the header */
+    int64_t tid;                /* OS thread id */
+    _Atomic int state;          /* TR_RING_LIVE / TR_RING_EXITED */
+    struct tr_ring *next;       /* registry list, newest first */
+    size_t map_bytes;           /* the whole mapping, for munmap */
+    char name[16];              /* thread name at registration */
+    void *altstack;             /* this thread's signal stack, or NULL */
+    size_t altstack_bytes;
+    /* the producer's own, never read by the writer: */
+    int nops;
+    struct tr_op_stack ops[TR_OPS_KEPT];
 };
 
 /* ---------------------------------------------------------------- global state */
@@ -98,6 +119,17 @@ struct tr_config {
     int quiet;         /* no informational lines on stderr */
 };
 
+/* Clock pairs (clock.c): a time-stamp counter value and CLOCK_MONOTONIC at
+ * the same moment; the writer's conversion keeps the last TR_CLOCK_PAIRS. */
+struct tr_clock_pair {
+    uint64_t tsc, ns;
+};
+#define TR_CLOCK_PAIRS 64
+struct tr_clock_conv {
+    struct tr_clock_pair pairs[TR_CLOCK_PAIRS];
+    int first, n; /* a circular list, oldest first */
+};
+
 /* THREAD SAFETY NOTES: g_tr.enabled is read by every producer and cleared
  * by whoever hits an internal failure; rings are published through the
  * lock-free list g_tr.rings (push only; the writer unlinks under
@@ -109,6 +141,8 @@ struct tr_state {
     _Atomic int initialized;         /* init ran in this process */
     _Atomic uint64_t next_seq;       /* global event counter */
     uint64_t t0;                     /* CLOCK_MONOTONIC at start, ns */
+    int tsc;                         /* records are stamped with the time-stamp counter */
+    struct tr_clock_pair start;      /* the counter at t0 */
     _Atomic(struct tr_ring *) rings; /* all rings of this process */
     struct tr_config cfg;
     pthread_t writer; /* the writer thread */
@@ -131,7 +165,20 @@ extern TR_HIDDEN struct tr_state g_tr;
 /* Turns tracing off with one warning line on stderr (printf-like). */
 TR_HIDDEN void tr_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 TR_HIDDEN void tr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-TR_HIDDEN uint64_t tr_now_ns(void);
+TR_HIDDEN uint64_t tr_now_ns(void); /* CLOCK_MONOTONIC, ns */
+
+/* Event times (clock.c). tr_clock_start picks the clock and takes the
+ * start; tr_stamp is a record's time as producers take it; the writer turns
+ * stamps into ns since the start through a conversion of its own. */
+TR_HIDDEN void tr_clock_start(void);
+static inline uint64_t tr_stamp(void) {
+#if defined(__x86_64__)
+    if (g_tr.tsc) return __builtin_ia32_rdtsc();
+#endif
+    return tr_now_ns();
+}
+TR_HIDDEN void tr_clock_conv_init(struct tr_clock_conv *c);
+TR_HIDDEN int64_t tr_clock_ns(struct tr_clock_conv *c, uint64_t stamp);
 TR_HIDDEN int64_t tr_gettid(void);
 
 /* Lazy, idempotent process init (config, output file, writer thread). */
@@ -156,6 +203,7 @@ struct tr_ev {
     uint64_t ints[TR_MAX_INTS];
     const char *strs[TR_MAX_STRS];
     int stack;     /* capture native and Python stacks */
+    uint64_t op;   /* TR_EV_CREATED: the op (dtp_op.seq) whose output this is, whose stacks it takes; or 0 */
     int skip;      /* innermost frames to leave out (the tracer's own) */
     int skip_own;  /* and every innermost frame inside libdevtrace.so (hooks) */
     int no_python; /* never call into Python (signal handlers) */

@@ -139,10 +139,12 @@ static struct {
     struct rctx **rctx; /* by threads.id; [0] unused */
     int64_t caprctx;
     uint64_t events_written;
-    int64_t drain_max; /* records per ring per cycle (DRAIN_MAX; no limit at the end) */
-    int more;          /* a ring was left with records by that limit */
-    uint64_t busy_ns;  /* CPU time spent in cycles (for the throughput benchmark) */
-    int wal_frames;    /* in the WAL after the last commit */
+    int64_t drain_max;          /* records per ring per cycle (DRAIN_MAX; no limit at the end) */
+    int more;                   /* a ring was left with records by that limit */
+    uint64_t busy_ns;           /* CPU time spent in cycles (for the throughput benchmark) */
+    int wal_frames;             /* in the WAL after the last commit */
+    struct tr_clock_conv clock; /* record stamps -> ns since the start */
+    int64_t rec_t;              /* the time of the record being handled */
 } W;
 
 static void sql_fail(const char *what) {
@@ -513,6 +515,7 @@ static int write_start_meta(void) {
     argv_json(buf, sizeof buf);
     meta_text("argv", buf);
     meta_int("start_time_ns", unix_ns());
+    meta_text("clock", g_tr.tsc ? "tsc" : "monotonic");
     meta_int("stack_depth", g_tr.cfg.depth);
     meta_int("ring_bytes", (int64_t)g_tr.cfg.ring_bytes);
     meta_int("complete", 0);
@@ -585,7 +588,7 @@ static int pend_flush_all(void) {
 
 static int misc_row(const struct tr_rec *h, int64_t thread, int64_t tensor, int64_t op, int64_t stack, int64_t pystack,
                     int64_t value) {
-    int64_t ev[MCOLS] = {(int64_t)h->seq, (int64_t)h->t_ns, thread, h->kind, tensor, op, stack, pystack, value};
+    int64_t ev[MCOLS] = {(int64_t)h->seq, W.rec_t, thread, h->kind, tensor, op, stack, pystack, value};
     return batch_add(&W.misc, ev);
 }
 
@@ -599,7 +602,7 @@ static int op_end(const struct tr_rec *h, int64_t thread, const uint64_t *I, int
             if (pend_flush(&c->st[--c->depth]) < 0) return -1;
         if (!p->flushed) {
             p->row[3] = (int64_t)h->seq - p->row[2];
-            p->row[6] = (int64_t)h->t_ns - p->row[5];
+            p->row[6] = W.rec_t - p->row[5];
             p->row[9] = status;
         }
     }
@@ -718,7 +721,7 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
         return W.failed ? -1 : 0;
     }
     if (h->kind < TR_EV_INIT || h->kind > TR_EV_THROW) return 0; /* from a newer producer: skipped */
-    int64_t seq = (int64_t)h->seq, t = (int64_t)h->t_ns, thread = thread_of(r);
+    int64_t seq = (int64_t)h->seq, t = W.rec_t = tr_clock_ns(&W.clock, h->stamp), thread = thread_of(r);
     int64_t stack = intern_stack(ips, h->nips), pystack = intern_pystack(py, h->npy);
     int rc = 0;
     W.events_written++;
@@ -880,14 +883,16 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
 static int64_t drain(struct tr_ring *r) {
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
     uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+    const unsigned char *data = r->data;
+    uint64_t size = r->size;
     int64_t n = 0;
     while (tail < head && !W.failed) {
         if (n == W.drain_max) {
             W.more = 1;
             break;
         }
-        const struct tr_rec *h = (const struct tr_rec *)(r->data + (tail & (r->size - 1)));
-        if (h->size < 8 || h->size > r->size) { /* never happens unless memory was corrupted */
+        const struct tr_rec *h = (const struct tr_rec *)(data + (tail & (size - 1)));
+        if (h->size < 8 || h->size > size) { /* never happens unless memory was corrupted */
             tr_fail("ring of thread %lld is corrupt", (long long)r->tid);
             return -1;
         }
@@ -896,8 +901,11 @@ static int64_t drain(struct tr_ring *r) {
             n++;
         }
         tail += h->size;
-        atomic_store_explicit(&r->tail, tail, memory_order_release);
+        /* the space goes back every 1024 records, not after each: each store
+         * takes the line the producer reads the tail from */
+        if ((n & 1023) == 0) atomic_store_explicit(&r->tail, tail, memory_order_release);
     }
+    atomic_store_explicit(&r->tail, tail, memory_order_release);
     if (atomic_load(&r->state) == TR_RING_EXITED && tail == atomic_load(&r->head) && r->writer_state == 0) {
         r->writer_state = 1; /* drained for good: give its pages back */
         madvise(r->data, r->size, MADV_DONTNEED);
@@ -1012,6 +1020,7 @@ static int writer_open(const char *path) {
     memset(&W, 0, sizeof W);
     snprintf(W.path, sizeof W.path, "%s", path);
     W.drain_max = DRAIN_MAX;
+    tr_clock_conv_init(&W.clock);
     if (sqlite3_open_v2(path, &W.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         sql_fail("open");
         return -1;
