@@ -1,7 +1,7 @@
-/* Builds one record on the calling thread's ring: stacks first (they may
- * emit records of their own, for new Python code objects), then the record
- * itself with the next sequence number. The producer path: no malloc, stdio,
- * locks or SQLite; a full ring drops the record and counts it. */
+/* Builds one record on the calling thread's ring, once tr_ev_emit (in line
+ * in each probe, tr_impl.h) has numbered, stamped and unwound it. The
+ * producer path: no malloc, stdio, locks or SQLite; a full ring drops the
+ * record and counts it. */
 #include "tr_impl.h"
 
 #include <string.h>
@@ -13,13 +13,6 @@ put_words(unsigned char *w, const uint64_t *src, size_t n) {
     uint64_t *d = (uint64_t *)(void *)w; /* records and their arrays are 8-aligned */
     for (size_t i = 0; i < n; i++) d[i] = src[i];
     return w + 8 * n;
-}
-
-/* The kept stacks of op `op` on this thread, or NULL. */
-static const struct tr_op_stack *op_find(const struct tr_ring *r, uint64_t op) {
-    for (int i = r->nops - 1; i >= 0; i--)
-        if (r->ops[i].op == op) return r->ops[i].nips >= 0 ? &r->ops[i] : NULL;
-    return NULL;
 }
 
 /* Keeps an op's stacks until its end (ops nested deeper than TR_OPS_KEPT are
@@ -46,25 +39,13 @@ static void op_pop(struct tr_ring *r, uint64_t op) {
         }
 }
 
-void tr_ev_emit(struct tr_ev *ev) {
-    if (!atomic_load_explicit(&g_tr.enabled, memory_order_relaxed)) return;
-    struct tr_ring *r = tr_ring_self();
-    if (!r) return;
-    /* numbered and timed first: the locked add then waits for no store into
-     * the ring (it waited for the record's first stores to reach memory) */
-    uint64_t seq = atomic_fetch_add_explicit(&g_tr.next_seq, 1, memory_order_relaxed);
-    uint64_t stamp = tr_stamp();
-    uint64_t ips[TR_MAX_DEPTH], py[2 * TR_MAX_PY];
-    int nips = 0, npy = 0;
-    const struct tr_op_stack *o = ev->op ? op_find(r, ev->op) : NULL;
-    if (o) { /* an op's output: the same call as the op, which was unwound at its begin */
-        nips = o->nips, npy = o->npy;
-        put_words((unsigned char *)ips, o->ips, (size_t)nips);
-        put_words((unsigned char *)py, o->py, 2 * (size_t)npy);
-    } else if (ev->stack) {
-        nips = tr_stack_capture(ips, g_tr.cfg.depth, ev->skip + 1, ev->skip_own);
-        if (g_tr.cfg.python && !ev->no_python) npy = tr_py_capture(py, TR_MAX_PY);
-    }
+void tr_ev_record(struct tr_ring *r, const struct tr_ev *ev, uint64_t seq, uint64_t stamp, const uint64_t *ips,
+                  int nips, const uint64_t *py, int npy) {
+    const struct tr_op_stack *o = nips < 0 ? tr_op_find(r, ev->op) : NULL;
+    if (o) /* an op's output: the same call as the op, unwound at its begin */
+        ips = o->ips, nips = o->nips, py = o->py, npy = o->npy;
+    else if (nips < 0)
+        nips = 0;
     if (ev->kind == TR_EV_OP_BEGIN)
         op_push(r, ev->ints[0], ips, nips, py, npy);
     else if (ev->kind == TR_EV_OP_END)

@@ -5,6 +5,7 @@
 #define DEVTRACE_TR_IMPL_H
 
 #include <devtrace/probe.h>
+#include <execinfo.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -204,24 +205,74 @@ struct tr_ev {
     const char *strs[TR_MAX_STRS];
     int stack;     /* capture native and Python stacks */
     uint64_t op;   /* TR_EV_CREATED: the op (dtp_op.seq) whose output this is, whose stacks it takes; or 0 */
-    int skip;      /* innermost frames to leave out (the tracer's own) */
+    int skip;      /* innermost frames to leave out, tr_ev_emit's caller first */
     int skip_own;  /* and every innermost frame inside libdevtrace.so (hooks) */
     int no_python; /* never call into Python (signal handlers) */
 };
 extern TR_HIDDEN _Thread_local int tr_in_emit; /* a probe is building a record on this thread */
-TR_HIDDEN void tr_ev_emit(struct tr_ev *ev);
 
-/* Native stacks (stack.c). */
+/* Native stacks (stack.c): libunwind's unw_backtrace, or glibc's backtrace
+ * when libunwind is missing; libdevtrace.so's own code range. */
+extern TR_HIDDEN int (*tr_unw_backtrace)(void **buffer, int size);
+extern TR_HIDDEN uintptr_t tr_own_lo, tr_own_hi;
 TR_HIDDEN void tr_stack_init(void);
-/* skip: innermost frames to leave out; own: also every innermost frame
- * inside libdevtrace.so (for hooks, whose depth inlining can change). */
-TR_HIDDEN int tr_stack_capture(uint64_t *ips, int max, int skip, int own);
+
+/* The calling function's stack, innermost first, leaving out its `skip`
+ * innermost frames (the caller's own is the first), and with `own` every
+ * innermost frame inside libdevtrace.so (hooks, whose depth inlining can
+ * change). In line, so that no frame of the tracer's is unwound but the
+ * probe's: each costs a step of the unwinder. */
+__attribute__((always_inline)) static inline int tr_stack_capture(uint64_t *ips, int max, int skip, int own) {
+    void *buf[TR_MAX_DEPTH + 16];
+    int want = max + skip;
+    if (want > (int)(sizeof buf / sizeof buf[0])) want = (int)(sizeof buf / sizeof buf[0]);
+    int n = tr_unw_backtrace ? tr_unw_backtrace(buf, want) : backtrace(buf, want);
+    int k = 0, i = skip;
+    if (own)
+        while (i < n && (uintptr_t)buf[i] >= tr_own_lo && (uintptr_t)buf[i] < tr_own_hi) i++;
+    for (; i < n && k < max; i++) ips[k++] = (uint64_t)(uintptr_t)buf[i];
+    return k;
+}
+
+/* The kept stacks of op `op` on the ring's thread, or NULL. */
+static inline const struct tr_op_stack *tr_op_find(const struct tr_ring *r, uint64_t op) {
+    for (int i = r->nops - 1; op && i >= 0; i--)
+        if (r->ops[i].op == op) return r->ops[i].nips >= 0 ? &r->ops[i] : NULL;
+    return NULL;
+}
+
+/* Builds and commits the record (event.c). nips < 0: take the stacks kept
+ * for the op ev->op. */
+TR_HIDDEN void tr_ev_record(struct tr_ring *r, const struct tr_ev *ev, uint64_t seq, uint64_t stamp,
+                            const uint64_t *ips, int nips, const uint64_t *py, int npy);
 
 /* Python stacks (pystack.c): frames of the calling thread when it holds the
  * GIL, as (code object, line) pairs; 0 when not in Python. May emit
  * TR_EV_PYCODE records for code objects seen the first time. */
 TR_HIDDEN void tr_py_init(void);
 TR_HIDDEN int tr_py_capture(uint64_t *pairs, int max);
+
+/* One record of ev on the calling thread's ring. Numbered and stamped
+ * first: the locked add then waits for no store into the ring. Stacks next
+ * (Python's may emit records of their own, for new code objects); an op's
+ * output takes its op's. In line in each caller, which is the innermost
+ * frame unwound (ev->skip counts it). */
+__attribute__((always_inline)) static inline void tr_ev_emit(struct tr_ev *ev) {
+    if (!atomic_load_explicit(&g_tr.enabled, memory_order_relaxed)) return;
+    struct tr_ring *r = tr_ring_self();
+    if (!r) return;
+    uint64_t seq = atomic_fetch_add_explicit(&g_tr.next_seq, 1, memory_order_relaxed);
+    uint64_t stamp = tr_stamp();
+    uint64_t ips[TR_MAX_DEPTH], py[2 * TR_MAX_PY];
+    int nips = 0, npy = 0;
+    if (tr_op_find(r, ev->op)) {
+        nips = -1;
+    } else if (ev->stack) {
+        nips = tr_stack_capture(ips, g_tr.cfg.depth, ev->skip, ev->skip_own);
+        if (g_tr.cfg.python && !ev->no_python) npy = tr_py_capture(py, TR_MAX_PY);
+    }
+    tr_ev_record(r, ev, seq, stamp, ips, nips, py, npy);
+}
 
 /* Modules (modules.c): the loaded objects, rescanned when they change. */
 TR_HIDDEN void tr_modules_scan(uint64_t seq);
