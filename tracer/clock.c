@@ -64,18 +64,20 @@ void tr_clock_conv_init(struct tr_clock_conv *c) {
     memset(c, 0, sizeof *c);
     c->pairs[0] = g_tr.start;
     c->n = 1;
+    c->tsc = g_tr.tsc;
+    c->t0 = g_tr.t0;
 }
 
 /* ns of pair p since the start */
-static int64_t since(const struct tr_clock_pair *p) { return (int64_t)(p->ns - g_tr.t0); }
+static int64_t since(const struct tr_clock_conv *c, const struct tr_clock_pair *p) { return (int64_t)(p->ns - c->t0); }
 
 int64_t tr_clock_ns(struct tr_clock_conv *c, uint64_t stamp) {
-    if (!g_tr.tsc) return (int64_t)(stamp - g_tr.t0);
+    if (!c->tsc) return (int64_t)(stamp - c->t0);
     int last = (c->first + c->n - 1) % TR_CLOCK_PAIRS;
     if (stamp > c->pairs[last].tsc) { /* newer than every pair: take one now */
         struct tr_clock_pair p = pair_now();
         if (p.tsc <= c->pairs[last].tsc || p.ns <= c->pairs[last].ns) /* the counter went wrong: the last time */
-            return since(&c->pairs[last]);
+            return since(c, &c->pairs[last]);
         if (c->n == TR_CLOCK_PAIRS) c->first = (c->first + 1) % TR_CLOCK_PAIRS, c->n--;
         last = (c->first + c->n) % TR_CLOCK_PAIRS;
         c->pairs[last] = p;
@@ -85,12 +87,12 @@ int64_t tr_clock_ns(struct tr_clock_conv *c, uint64_t stamp) {
      * order); one older than every pair kept extends the oldest segment */
     int k = c->n - 1;
     while (k > 1 && c->pairs[(c->first + k - 1) % TR_CLOCK_PAIRS].tsc > stamp) k--;
-    if (k == 0) return since(&c->pairs[c->first]); /* one pair only: it is the start */
+    if (k == 0) return since(c, &c->pairs[c->first]); /* one pair only: it is the start */
     const struct tr_clock_pair *a = &c->pairs[(c->first + k - 1) % TR_CLOCK_PAIRS];
     const struct tr_clock_pair *b = &c->pairs[(c->first + k) % TR_CLOCK_PAIRS];
     double x = ((double)(int64_t)(stamp - a->tsc)) * (double)(b->ns - a->ns) / (double)(b->tsc - a->tsc);
-    int64_t ns = since(a) + (int64_t)x;
-    if (ns > since(b)) ns = since(b); /* clamped into the segment: monotonic across segments */
+    int64_t ns = since(c, a) + (int64_t)x;
+    if (ns > since(c, b)) ns = since(c, b); /* clamped into the segment: monotonic across segments */
     if (ns < 0) ns = 0;
     return ns;
 }

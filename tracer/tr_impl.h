@@ -129,6 +129,8 @@ struct tr_clock_pair {
 struct tr_clock_conv {
     struct tr_clock_pair pairs[TR_CLOCK_PAIRS];
     int first, n; /* a circular list, oldest first */
+    int tsc;      /* g_tr.tsc, and */
+    uint64_t t0;  /* g_tr.t0, copied: read per record */
 };
 
 /* THREAD SAFETY NOTES: g_tr.enabled is read by every producer and cleared
@@ -138,13 +140,16 @@ struct tr_clock_conv {
  * tables) is touched by the writer thread only, or by the exit and fatal
  * paths after they stopped it. */
 struct tr_state {
-    _Atomic int enabled;             /* producers record only while 1 */
-    _Atomic int initialized;         /* init ran in this process */
-    _Atomic uint64_t next_seq;       /* global event counter */
-    uint64_t t0;                     /* CLOCK_MONOTONIC at start, ns */
-    int tsc;                         /* records are stamped with the time-stamp counter */
-    struct tr_clock_pair start;      /* the counter at t0 */
-    _Atomic(struct tr_ring *) rings; /* all rings of this process */
+    /* alone on its line, which each event takes for its locked add: the
+     * fields beside it, read by the writer per record, made every event
+     * fetch it back from the writer's core */
+    _Alignas(64) _Atomic uint64_t next_seq; /* global event counter */
+    _Alignas(64) _Atomic int enabled;       /* producers record only while 1 */
+    _Atomic int initialized;                /* init ran in this process */
+    uint64_t t0;                            /* CLOCK_MONOTONIC at start, ns */
+    int tsc;                                /* records are stamped with the time-stamp counter */
+    struct tr_clock_pair start;             /* the counter at t0 */
+    _Atomic(struct tr_ring *) rings;        /* all rings of this process */
     struct tr_config cfg;
     pthread_t writer; /* the writer thread */
     int writer_running;
