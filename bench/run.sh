@@ -51,7 +51,7 @@ done | sort -k3 -n | tail -1 | while read -r ev ns r; do
 done
 
 W=$B/examples/mlp_train
-echo "== workload: traced / untraced wall time (examples/mlp_train, simulated GPU), interleaved, best of 5"
+echo "== workload: traced / untraced wall time (examples/mlp_train, simulated GPU), interleaved, best of 9"
 export DEVTRACE_SIM_CUDA=1
 # interleaved N ARGS...: N untraced and N traced runs of $W ARGS, alternating;
 # sets u and t to the best wall time of each, in microseconds
@@ -64,7 +64,7 @@ interleaved() {
   done
   u=$(best < $tmp/u); t=$(best < $tmp/t)
 }
-interleaved 5
+interleaved 9
 echo "  untraced $((u / 1000)) ms, traced $((t / 1000)) ms, ratio $(echo "scale=3; $t / $u" | bc)"
 lu=$($W); lt=$(DEVTRACE_QUIET=1 DEVTRACE_OUTPUT=$tmp/same.db LD_PRELOAD=$LIB $W)
 [ "$lu" = "$lt" ] && echo "  same result traced and untraced: $(echo "$lu" | tail -1)" || echo "  RESULT CHANGED: '$lu' vs '$lt'"
