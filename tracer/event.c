@@ -7,12 +7,45 @@
 #include <string.h>
 
 /* n 8-byte words: a few dozen at most, copied in line (a libc memcpy call
- * per array cost more than the copy). Not turned back into a call: */
-__attribute__((optimize("no-tree-loop-distribute-patterns"))) static inline unsigned char *
-put_words(unsigned char *w, const uint64_t *src, size_t n) {
+ * per array cost more than the copy; this file is built with
+ * -fno-tree-loop-distribute-patterns, which keeps the loop a loop). */
+static inline unsigned char *put_words(unsigned char *w, const uint64_t *src, size_t n) {
     uint64_t *d = (uint64_t *)(void *)w; /* records and their arrays are 8-aligned */
     for (size_t i = 0; i < n; i++) d[i] = src[i];
     return w + 8 * n;
+}
+
+/* +1 to a counter only its own thread changes (the writer only reads it):
+ * no locked instruction on the producer path. */
+static inline void bump(_Atomic uint64_t *c) {
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+/* Reserves len bytes (a multiple of 8) in r; NULL (and a drop counted) when
+ * full. Published by ring_commit. */
+static inline void *ring_reserve(struct tr_ring *r, uint32_t len) {
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t pos = head & (r->size - 1), to_end = r->size - pos;
+    uint64_t need = len <= to_end ? len : to_end + len; /* a record never wraps */
+    if (head - r->tail_seen + need > r->size)           /* full, as far as this thread knows: read the writer's tail */
+        r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+    if (len > r->size / 2 || head - r->tail_seen + need > r->size) {
+        bump(&r->dropped);
+        return NULL;
+    }
+    if (len > to_end) { /* pad to the end, start over at 0 */
+        struct tr_rec *pad = (struct tr_rec *)(r->data + pos);
+        pad->size = (uint32_t)to_end;
+        pad->kind = TR_EV_PAD;
+        atomic_store_explicit(&r->head, head + to_end, memory_order_release);
+        return r->data;
+    }
+    return r->data + pos;
+}
+
+static inline void ring_commit(struct tr_ring *r, uint32_t len) {
+    bump(&r->written);
+    atomic_store_explicit(&r->head, atomic_load_explicit(&r->head, memory_order_relaxed) + len, memory_order_release);
 }
 
 /* Keeps an op's stacks until its end (ops nested deeper than TR_OPS_KEPT are
@@ -58,7 +91,7 @@ void tr_ev_record(struct tr_ring *r, const struct tr_ev *ev, uint64_t seq, uint6
         bytes += 2 + lens[i];
     }
     bytes = (bytes + 7) & ~(size_t)7;
-    unsigned char *p = tr_ring_reserve(r, (uint32_t)bytes);
+    unsigned char *p = ring_reserve(r, (uint32_t)bytes);
     if (!p) return;
     struct tr_rec *h = (struct tr_rec *)p;
     h->size = (uint32_t)bytes;
@@ -80,5 +113,5 @@ void tr_ev_record(struct tr_ring *r, const struct tr_ev *ev, uint64_t seq, uint6
         if (n) memcpy(w + 2, ev->strs[i], n);
         w += 2 + n;
     }
-    tr_ring_commit(r, (uint32_t)bytes);
+    ring_commit(r, (uint32_t)bytes);
 }

@@ -1,7 +1,8 @@
 /* Per-thread rings: each thread that records gets its own mmap'd ring on
  * first use, published on a lock-free list for the writer. The producer
- * (the thread) moves head, the writer moves tail; a record that does not fit
- * is dropped and counted, never waited for. No malloc, stdio or locks here. */
+ * (the thread) moves head, in line in event.c; the writer moves tail; a
+ * record that does not fit is dropped and counted, never waited for. No
+ * malloc, stdio or locks here. */
 #include "tr_impl.h"
 
 #include <signal.h>
@@ -9,9 +10,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static _Thread_local struct tr_ring *tl_ring; /* this thread's ring */
-static _Thread_local int tl_ring_failed;      /* mmap failed once: stop trying */
-static pthread_key_t g_exit_key;              /* marks rings of exited threads */
+_Thread_local struct tr_ring *tr_tl_ring; /* this thread's ring */
+static _Thread_local int tl_ring_failed;  /* mmap failed once: stop trying */
+static pthread_key_t g_exit_key;          /* marks rings of exited threads */
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 
 static void on_thread_exit(void *p) {
@@ -82,9 +83,9 @@ void tr_ring_populate(struct tr_ring *r) {
     if (to > r->writer_mapped) r->writer_mapped = to >= r->size ? UINT64_MAX : to;
 }
 
-struct tr_ring *tr_ring_self(void) {
-    struct tr_ring *r = tl_ring;
-    if (r || tl_ring_failed) return r;
+struct tr_ring *tr_ring_make(void) {
+    struct tr_ring *r = NULL;
+    if (tl_ring_failed) return r;
     unsigned char *data = map_ring(g_tr.cfg.ring_bytes);
     if (!data) {
         tl_ring_failed = 1;
@@ -102,48 +103,17 @@ struct tr_ring *tr_ring_self(void) {
     struct tr_ring *old = atomic_load(&g_tr.rings);
     do r->next = old;
     while (!atomic_compare_exchange_weak(&g_tr.rings, &old, r));
-    tl_ring = r;
+    tr_tl_ring = r;
     if (g_tr.wake_fd[1] >= 0 && write(g_tr.wake_fd[1], "r", 1) < 0) { /* the writer maps the rest now */
     }
     return r;
-}
-
-/* +1 to a counter only its own thread changes (the writer only reads it):
- * no locked instruction on the producer path. */
-static inline void bump(_Atomic uint64_t *c) {
-    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
-}
-
-void *tr_ring_reserve(struct tr_ring *r, uint32_t len) {
-    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-    uint64_t pos = head & (r->size - 1), to_end = r->size - pos;
-    uint64_t need = len <= to_end ? len : to_end + len; /* a record never wraps */
-    if (head - r->tail_seen + need > r->size)           /* full, as far as this thread knows: read the writer's tail */
-        r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
-    if (len > r->size / 2 || head - r->tail_seen + need > r->size) {
-        bump(&r->dropped);
-        return NULL;
-    }
-    if (len > to_end) { /* pad to the end, start over at 0 */
-        struct tr_rec *pad = (struct tr_rec *)(r->data + pos);
-        pad->size = (uint32_t)to_end;
-        pad->kind = TR_EV_PAD;
-        atomic_store_explicit(&r->head, head + to_end, memory_order_release);
-        return r->data;
-    }
-    return r->data + pos;
-}
-
-void tr_ring_commit(struct tr_ring *r, uint32_t len) {
-    bump(&r->written);
-    atomic_store_explicit(&r->head, atomic_load_explicit(&r->head, memory_order_relaxed) + len, memory_order_release);
 }
 
 void tr_ring_forget_all(void) {
     /* After fork the child holds private copies of the parent's rings: their
      * events belong to the parent's trace. Unmap them all but this thread's
      * own copy, which is emptied and kept (its TLS still points at it). */
-    struct tr_ring *r = atomic_load(&g_tr.rings), *mine = tl_ring;
+    struct tr_ring *r = atomic_load(&g_tr.rings), *mine = tr_tl_ring;
     while (r) {
         struct tr_ring *next = r->next;
         if (r != mine) munmap(r, r->map_bytes);

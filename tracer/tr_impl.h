@@ -192,11 +192,9 @@ TR_HIDDEN int tr_ensure_init(void);
 
 /* Rings (ring.c). The calling thread's ring, created on first use; NULL when
  * it cannot be had (tracing off, or mmap failed). */
-TR_HIDDEN struct tr_ring *tr_ring_self(void);
-/* Reserves len bytes (a multiple of 8) in r; NULL (and a drop counted) when
- * full. Publish with tr_ring_commit. */
-TR_HIDDEN void *tr_ring_reserve(struct tr_ring *r, uint32_t len);
-TR_HIDDEN void tr_ring_commit(struct tr_ring *r, uint32_t len);
+extern TR_HIDDEN _Thread_local struct tr_ring *tr_tl_ring;
+TR_HIDDEN struct tr_ring *tr_ring_make(void);
+static inline struct tr_ring *tr_ring_self(void) { return tr_tl_ring ? tr_tl_ring : tr_ring_make(); }
 TR_HIDDEN void tr_ring_forget_all(void); /* fork child: drop inherited rings */
 /* Writer: maps the next pages of r ahead of its producer (writer_mapped
  * becomes UINT64_MAX once there is nothing left to map). */

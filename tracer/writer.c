@@ -1190,7 +1190,7 @@ static void finish(int complete, const char *exec_path) {
     if (exec_path) meta_text("exec", exec_path);
     tr_throw_sites_flush(site_row, NULL);
     if (exec("COMMIT") < 0) return;
-    exec(tr_schema_indexes);
+    if (exec("BEGIN") == 0 && exec(tr_schema_indexes) == 0) exec("COMMIT"); /* one commit for the five */
     exec("PRAGMA wal_checkpoint(TRUNCATE)");
 }
 
