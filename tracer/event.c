@@ -74,11 +74,6 @@ static void op_pop(struct tr_ring *r, uint64_t op) {
 
 void tr_ev_record(struct tr_ring *r, const struct tr_ev *ev, uint64_t seq, uint64_t stamp, const uint64_t *ips,
                   int nips, const uint64_t *py, int npy) {
-    const struct tr_op_stack *o = nips < 0 ? tr_op_find(r, ev->op) : NULL;
-    if (o) /* an op's output: the same call as the op, unwound at its begin */
-        ips = o->ips, nips = o->nips, py = o->py, npy = o->npy;
-    else if (nips < 0)
-        nips = 0;
     if (ev->kind == TR_EV_OP_BEGIN)
         op_push(r, ev->ints[0], ips, nips, py, npy);
     else if (ev->kind == TR_EV_OP_END)

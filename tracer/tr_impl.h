@@ -244,8 +244,7 @@ static inline const struct tr_op_stack *tr_op_find(const struct tr_ring *r, uint
     return NULL;
 }
 
-/* Builds and commits the record (event.c). nips < 0: take the stacks kept
- * for the op ev->op. */
+/* Builds and commits the record (event.c). */
 TR_HIDDEN void tr_ev_record(struct tr_ring *r, const struct tr_ev *ev, uint64_t seq, uint64_t stamp,
                             const uint64_t *ips, int nips, const uint64_t *py, int npy);
 
@@ -268,9 +267,12 @@ __attribute__((always_inline)) static inline void tr_ev_emit(struct tr_ev *ev) {
     uint64_t stamp = tr_stamp();
     uint64_t ips[TR_MAX_DEPTH], py[2 * TR_MAX_PY];
     int nips = 0, npy = 0;
-    if (tr_op_find(r, ev->op)) {
-        nips = -1;
-    } else if (ev->stack) {
+    const struct tr_op_stack *o = tr_op_find(r, ev->op);
+    if (o) { /* an op's output: the same call as the op, unwound at its begin */
+        tr_ev_record(r, ev, seq, stamp, o->ips, o->nips, o->py, o->npy);
+        return;
+    }
+    if (ev->stack) {
         nips = tr_stack_capture(ips, g_tr.cfg.depth, ev->skip, ev->skip_own);
         if (g_tr.cfg.python && !ev->no_python) npy = tr_py_capture(py, TR_MAX_PY);
     }
