@@ -264,32 +264,29 @@ MEMCPY2D(cudaMemcpy2D_ptds)
 MEMCPY2D_ASYNC(cudaMemcpy2DAsync)
 MEMCPY2D_ASYNC(cudaMemcpy2DAsync_ptsz)
 
+/* A copy between two devices' memory: DtoD from device sd to device dd. */
+static struct call peer_call(const char *api, void *dst, int dd, const void *src, int sd, size_t n, cudaStream_t s) {
+    return (struct call){.api = api,
+                         .kind = K_MEMCPY,
+                         .dir = 3,
+                         .host = H_NONE,
+                         .device = dd,
+                         .peer = sd,
+                         .bytes = n,
+                         .dst = dst,
+                         .src = src,
+                         .stream = s};
+}
+
 TR_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dd, const void *src, int sd, size_t n) {
     REAL(cudaMemcpyPeer, peer_fn);
-    struct call c = {.api = "cudaMemcpyPeer",
-                     .kind = K_MEMCPY,
-                     .dir = 3,
-                     .host = H_NONE,
-                     .device = dd,
-                     .peer = sd,
-                     .bytes = n,
-                     .dst = dst,
-                     .src = src};
+    struct call c = peer_call("cudaMemcpyPeer", dst, dd, src, sd, n, NULL);
     RUN(c, real(dst, dd, src, sd, n), (void)0);
 }
 
 TR_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dd, const void *src, int sd, size_t n, cudaStream_t s) {
     REAL(cudaMemcpyPeerAsync, peer_async_fn);
-    struct call c = {.api = "cudaMemcpyPeerAsync",
-                     .kind = K_MEMCPY,
-                     .dir = 3,
-                     .host = H_NONE,
-                     .device = dd,
-                     .peer = sd,
-                     .bytes = n,
-                     .dst = dst,
-                     .src = src,
-                     .stream = s};
+    struct call c = peer_call("cudaMemcpyPeerAsync", dst, dd, src, sd, n, s);
     RUN(c, real(dst, dd, src, sd, n, s), (void)0);
 }
 
