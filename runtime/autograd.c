@@ -580,6 +580,8 @@ int dt_backward(const dt_tensor *loss) {
                   dt__shape_str(loss->ndim, loss->shape, s, sizeof s));
         return -1;
     }
+    struct dt_opctx c;
+    if (dt__op_begin(&c, "backward", 0, NULL, NULL, DT_CHECK_NONE) < 0) return -1;
     int prev = dt_set_grad_enabled(0);
     int rc = -1, count = 0;
     struct dt_node **order = NULL;
@@ -618,5 +620,6 @@ out:
     free(order);
     dt_free(seed);
     dt_set_grad_enabled(prev);
+    dt__op_end(&c, rc ? (int)dt_last_error_kind() : 0, 0, NULL);
     return rc;
 }

@@ -119,7 +119,10 @@ double dt_optimizer_lr(const dt_optimizer *o) { return o->lr; }
 void dt_optimizer_set_lr(dt_optimizer *o, double lr) { o->lr = lr; }
 
 void dt_optimizer_zero_grad(dt_optimizer *o) {
+    struct dt_opctx c;
+    if (dt__op_begin(&c, "optimizer.zero_grad", 0, NULL, NULL, DT_CHECK_NONE) < 0) return;
     for (int i = 0; i < o->n; i++) dt_zero_grad(o->ps[i].p);
+    dt__op_end(&c, 0, 0, NULL);
 }
 
 /* Names state tensor t "optimizer.state.<param>.<key>". */
@@ -183,7 +186,8 @@ fail:
 #undef T
 
 int dt_optimizer_step(dt_optimizer *o) {
-    dt__runtime_init();
+    struct dt_opctx c;
+    if (dt__op_begin(&c, "optimizer.step", 0, NULL, NULL, DT_CHECK_NONE) < 0) return -1;
     int prev = dt_set_grad_enabled(0), rc = 0;
     for (int i = 0; i < o->n && rc == 0; i++) {
         struct param_state *s = &o->ps[i];
@@ -193,6 +197,7 @@ int dt_optimizer_step(dt_optimizer *o) {
         dt__arena_free(&arena);
     }
     dt_set_grad_enabled(prev);
+    dt__op_end(&c, rc ? (int)dt_last_error_kind() : 0, 0, NULL);
     return rc;
 }
 

@@ -331,6 +331,53 @@ START_TEST(test_training_layer_probes) {
 }
 END_TEST
 
+/* The events of one call, recorded since the last reset, are one op named
+ * `name` with no tensor argument around everything the call did, ended with
+ * `status`. */
+static void check_wrapped(const char *name, int status) {
+    ck_assert_int_ge(rcount(), 3);
+    const struct rec_event *b = rget(0), *e = rget(rcount() - 1);
+    ck_assert_int_eq(b->kind, REC_OP_BEGIN);
+    ck_assert_str_eq(b->s1, name);
+    ck_assert_int_eq(b->nargs, 0);
+    ck_assert_int_eq(e->kind, REC_OP_END);
+    ck_assert_uint_eq(e->seq, b->seq);
+    ck_assert_int_eq(e->i1, status);
+    ck_assert_int_eq(e->nargs, 0);
+}
+
+START_TEST(test_training_steps_are_ops) {
+    /* zero_grad, backward and the optimizer's step are each one op around
+     * the ops, tensors and frees they make (a tracer gives those the
+     * step's call site), as PyTorch's profiler shows them as ranges */
+    dt_module *lin = dt_nn_linear(2, 1, 1);
+    dt_optimizer *o = dt_adam(lin, 0.1, 0.9, 0.999, 1e-8, 0);
+    dt_tensor *x = dt_ones(DT_SHAPE(4, 2), DT_F32, CPU);
+    for (int pass = 0; pass < 2; pass++) {
+        /* the second pass runs on cuda:0, with Adam's state left on the
+         * cpu by the first: the step fails inside, and its op ends with the
+         * error's status after the mismatch */
+        if (pass) ck_assert_int_eq(dt_module_to(lin, CUDA(0)), 0);
+        dt_tensor *xs = pass ? dt_to(x, CUDA(0)) : dt_retain(x);
+        dt_tensor *y = dt_module_forward(lin, xs), *l = dt_sum(y);
+        rreset();
+        ck_assert_int_eq(dt_backward(l), 0);
+        check_wrapped("backward", 0);
+        rreset();
+        ck_assert_int_eq(dt_optimizer_step(o), pass ? -1 : 0);
+        check_wrapped("optimizer.step", pass ? DT_ERR_DEVICE : 0);
+        ck_assert_int_eq(count(REC_MISMATCH), pass);
+        rreset();
+        dt_optimizer_zero_grad(o);
+        check_wrapped("optimizer.zero_grad", 0);
+        dt_free(l), dt_free(y), dt_free(xs);
+    }
+    dt_free(x);
+    dt_optimizer_free(o);
+    dt_module_free(lin);
+}
+END_TEST
+
 Suite *make_probes_suite(void) {
     Suite *s = suite_create("probes");
     TCase *tc = tcase_create("recorded");
@@ -338,6 +385,7 @@ Suite *make_probes_suite(void) {
     tcase_add_test(tc, test_init_and_backends);
     tcase_add_test(tc, test_created_by_factory);
     tcase_add_test(tc, test_op_begin_output_end);
+    tcase_add_test(tc, test_training_steps_are_ops);
     tcase_add_test(tc, test_view_origin);
     tcase_add_test(tc, test_transfer_probes);
     tcase_add_test(tc, test_named_and_freed);

@@ -102,6 +102,29 @@ START_TEST(test_probes_become_rows) {
 }
 END_TEST
 
+START_TEST(test_training_step_events_take_its_stack) {
+    int st = run(1, ENV("DEVTRACE_OUTPUT=s.db"), TARGET("train"));
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d, stderr: %s", st, err_buf);
+    sqlite3 *db = open_trace("s.db");
+    /* what backward and the optimizer's step do inside (ops, tensors,
+     * frees) is made by the runtime in the step's call: it takes the
+     * step's stack; a forward op's events outside any step keep their own */
+    const char *inside = "SELECT count(*) FROM events e JOIN ops o ON o.thread = e.thread AND o.seq < e.seq AND e.seq "
+                         "< o.seq + o.len JOIN strings s ON s.id = o.name WHERE s.text = '%s' AND e.kind != 8 AND "
+                         "e.stack %s o.stack";
+    char sql[512];
+    for (int i = 0; i < 3; i++) {
+        const char *step = (const char *[]){"backward", "optimizer.step", "optimizer.zero_grad"}[i];
+        snprintf(sql, sizeof sql, inside, step, "=");
+        ck_assert_int_ge(q_int(db, sql), 4);
+        snprintf(sql, sizeof sql, inside, step, "!=");
+        ck_assert_int_eq(q_int(db, sql), 0);
+    }
+    ck_assert_int_ge(q_int(db, "SELECT count(DISTINCT stack) FROM events"), 8);
+    sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_ops_at_their_edges) {
     int st = run(1, ENV("DEVTRACE_OUTPUT=s.db"), TARGET("slowop"));
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d, stderr: %s", st, err_buf);
@@ -117,17 +140,23 @@ START_TEST(test_ops_at_their_edges) {
                                "o.op = 900001 AND t.origin = 0"),
                      1);
     ck_assert_int_eq(q_int(db, "SELECT end_seq > begin_seq FROM v_ops WHERE op = 900001"), 1);
-    /* six nested ops, each output made after the ops inside ended: the 4
-     * outermost give theirs their own stack; the 2 deepest were not kept,
-     * and their outputs were unwound where they were made, in the same
-     * caller as the op */
+    /* six nested ops, each output made after the ops inside ended: begun
+     * inside the outermost, all six and their outputs take its stack, the 2
+     * deeper than the 4 kept too */
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM tensors t JOIN ops o ON o.op = t.op WHERE o.op BETWEEN 900010 "
-                               "AND 900013 AND t.stack = o.stack AND o.status = 0"),
-                     4);
-    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM tensors t JOIN ops o ON o.op = t.op JOIN frames a ON a.id = "
-                               "t.stack JOIN frames b ON b.id = o.stack WHERE o.op BETWEEN 900014 AND 900015 AND "
-                               "t.stack != o.stack AND a.parent = b.parent AND o.status = 0"),
-                     2);
+                               "AND 900015 AND t.stack = o.stack AND o.stack = (SELECT stack FROM ops WHERE op = "
+                               "900010) AND o.status = 0"),
+                     6);
+    /* inside an op, a name event takes the op's stack; after an error
+     * raised in the op, it is unwound again: the same caller, its own line */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM events e JOIN names n ON n.seq = e.seq JOIN strings s ON s.id = "
+                               "n.name JOIN ops o ON o.op = 900020 WHERE s.text = 'inside_op' AND e.stack = o.stack"),
+                     1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM events e JOIN names n ON n.seq = e.seq JOIN strings s ON s.id = "
+                               "n.name JOIN ops o ON o.op = 900020 JOIN frames a ON a.id = e.stack JOIN frames b ON "
+                               "b.id = o.stack WHERE s.text = 'after_error' AND e.stack != o.stack AND a.parent = "
+                               "b.parent"),
+                     1);
     /* an outer op ended with its inner op open: both rows, the inner without end */
     ck_assert_int_eq(q_int(db, "SELECT status FROM v_ops WHERE op = 900002"), 2);
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM ops WHERE op = 900003 AND len IS NULL"), 1);
@@ -621,6 +650,7 @@ Suite *make_tracer_suite(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_probes_become_rows);
     tcase_add_test(tc, test_ops_at_their_edges);
+    tcase_add_test(tc, test_training_step_events_take_its_stack);
     tcase_add_test(tc, test_stacks_resolve_to_modules);
     tcase_add_test(tc, test_stack_depth_setting);
     tcase_add_test(tc, test_abort_loses_nothing);

@@ -3,6 +3,7 @@
  * disk, ring overflow) so check_tracer.c can run it traced and untraced and
  * read what the trace holds. Prints only deterministic lines. */
 #include <devtrace/dt.h>
+#include <devtrace/dt_nn.h>
 #include <devtrace/probe.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -54,6 +55,25 @@ static void basic(void) {
     printf("basic done\n");
 }
 
+/* Two training steps of a linear model with Adam. */
+static void train(void) {
+    dt_module *lin = dt_nn_linear(3, 2, 1);
+    dt_optimizer *o = dt_adam(lin, 0.01, 0.9, 0.999, 1e-8, 0);
+    dt_tensor *x = dt_ones(DT_SHAPE(4, 3), DT_F32, dt_cpu_device());
+    for (int i = 0; i < 2; i++) {
+        dt_tensor *y = dt_module_forward(lin, x), *l = dt_sum(y);
+        dt_backward(l);
+        dt_optimizer_step(o);
+        dt_optimizer_zero_grad(o);
+        dt_free(l);
+        dt_free(y);
+    }
+    dt_free(x);
+    dt_optimizer_free(o);
+    dt_module_free(lin);
+    printf("train done\n");
+}
+
 static void *worker(void *arg) {
     int n = *(int *)arg;
     for (int i = 0; i < n; i++) {
@@ -82,8 +102,8 @@ static void named(const char *name, int n) {
 }
 
 /* Ops nested `levels` deep, op 900010 + level each making one output after
- * the ops inside it ended: the tracer gives the outputs of the 4 outermost
- * their op's stack; the deeper ones unwind for themselves. */
+ * the ops inside it ended. Begun inside the outermost op, every one of them
+ * and every output takes its stack, the 4 kept deep and those deeper. */
 __attribute__((noinline)) static void nested(int level, int levels) {
     if (level == levels) return;
     struct dtp_op op = {.seq = 900010 + (uint64_t)level, .name = "nested_op"};
@@ -120,6 +140,15 @@ static void slowop(void) {
     dtp_op_begin(&inner);
     dtp_op_end(outer.seq, outer.name, 2, 0, NULL);
     nested(0, 6);
+    /* inside an op, the runtime's events take the op's stack; once an error
+     * was raised in it (the program's handler may never return into the
+     * op), they unwind for themselves again */
+    struct dtp_op failing = {.seq = 900020, .name = "failing_op"};
+    dtp_op_begin(&failing);
+    dtp_tensor_named(dt_id(a), "inside_op");
+    dtp_error(failing.name, 1, "a test error");
+    dtp_tensor_named(dt_id(a), "after_error");
+    dtp_op_end(failing.seq, failing.name, 1, 0, NULL);
     dt_free(a);
     printf("slowop done\n");
 }
@@ -191,6 +220,8 @@ int main(int argc, char **argv) {
         waitpid(pid, &st, 0);
         printf("vfork child %d\n", WEXITSTATUS(st));
         return 3; /* from main: unseen by the exit wrapper */
+    } else if (strcmp(mode, "train") == 0) {
+        train();
     } else if (strcmp(mode, "slowop") == 0) {
         slowop();
     } else if (strcmp(mode, "exec") == 0 && argc > 2) {

@@ -78,6 +78,8 @@ void tr_ev_record(struct tr_ring *r, const struct tr_ev *ev, uint64_t seq, uint6
         op_push(r, ev->ints[0], ips, nips, py, npy);
     else if (ev->kind == TR_EV_OP_END)
         op_pop(r, ev->ints[0]);
+    else if (ev->kind == TR_EV_MISMATCH || ev->kind == TR_EV_ERROR)
+        r->nops = 0; /* the program's error handler runs next, and may leave the ops unended (longjmp) */
     size_t lens[TR_MAX_STRS];
     size_t bytes = sizeof(struct tr_rec) + 8 * (size_t)ev->nint + 8 * (size_t)nips + 16 * (size_t)npy;
     for (int i = 0; i < ev->nstr; i++) {

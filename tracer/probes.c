@@ -24,6 +24,7 @@ static inline void ev_init(struct tr_ev *e, enum tr_kind kind, int nint, int nst
     e->skip = 1; /* the probe itself */
     e->no_python = 0;
     e->op = 0;
+    e->in_op = 1;
 }
 
 static inline uint64_t dev(struct dtp_device d) { return (uint64_t)(uint32_t)d.type << 16 | (uint32_t)d.index; }
@@ -143,6 +144,7 @@ TR_EXPORT void dtp_device_mismatch(const struct dtp_op *op, int32_t first, int32
     ENTER();
     struct tr_ev e;
     ev_init(&e, TR_EV_MISMATCH, 4, 2);
+    e.in_op = 0; /* its own stack: where the error was raised */
     e.ints[0] = op->seq, e.ints[1] = (uint64_t)(int64_t)first, e.ints[2] = (uint64_t)(int64_t)other;
     e.strs[0] = op->name, e.strs[1] = message;
     e.ints[3] = (uint64_t)put_args(&e, 4, op, 2);
@@ -154,6 +156,7 @@ TR_EXPORT void dtp_error(const char *op, int32_t kind, const char *message) {
     ENTER();
     struct tr_ev e;
     ev_init(&e, TR_EV_ERROR, 1, 2);
+    e.in_op = 0; /* its own stack: where the error was raised */
     e.ints[0] = (uint64_t)(int64_t)kind;
     e.strs[0] = op, e.strs[1] = message;
     tr_ev_emit(&e);

@@ -207,7 +207,8 @@ struct tr_ev {
     uint64_t ints[TR_MAX_INTS];
     const char *strs[TR_MAX_STRS];
     int stack;     /* capture native and Python stacks */
-    uint64_t op;   /* TR_EV_CREATED: the op (dtp_op.seq) whose output this is, whose stacks it takes; or 0 */
+    uint64_t op;   /* the op (dtp_op.seq) whose stacks this takes (an op's end, an op's output); or 0 */
+    int in_op;     /* made by the runtime's own code: inside an op, takes the innermost op's stacks */
     int skip;      /* innermost frames to leave out, tr_ev_emit's caller first */
     int skip_own;  /* and every innermost frame inside libdevtrace.so (hooks) */
     int no_python; /* never call into Python (signal handlers) */
@@ -237,11 +238,19 @@ __attribute__((always_inline)) static inline int tr_stack_capture(uint64_t *ips,
     return k;
 }
 
-/* The kept stacks of op `op` on the ring's thread, or NULL. */
-static inline const struct tr_op_stack *tr_op_find(const struct tr_ring *r, uint64_t op) {
-    for (int i = r->nops - 1; op && i >= 0; i--)
-        if (r->ops[i].op == op) return r->ops[i].nips >= 0 ? &r->ops[i] : NULL;
-    return NULL;
+/* The kept stacks ev takes instead of unwinding, or NULL: those of its own
+ * op (ev->op), else, for an event the runtime makes inside an op, those of
+ * the innermost op in progress on the thread. */
+static inline const struct tr_op_stack *tr_op_stacks(const struct tr_ring *r, const struct tr_ev *ev) {
+    if (!r->nops || !ev->stack) return NULL;
+    const struct tr_op_stack *o = NULL;
+    for (int i = r->nops - 1; ev->op && i >= 0; i--)
+        if (r->ops[i].op == ev->op) {
+            o = &r->ops[i];
+            break;
+        }
+    if (!o && ev->in_op) o = &r->ops[r->nops - 1];
+    return o && o->nips >= 0 ? o : NULL;
 }
 
 /* Builds and commits the record (event.c). */
@@ -267,8 +276,8 @@ __attribute__((always_inline)) static inline void tr_ev_emit(struct tr_ev *ev) {
     uint64_t stamp = tr_stamp();
     uint64_t ips[TR_MAX_DEPTH], py[2 * TR_MAX_PY];
     int nips = 0, npy = 0;
-    const struct tr_op_stack *o = tr_op_find(r, ev->op);
-    if (o) { /* an op's output: the same call as the op, unwound at its begin */
+    const struct tr_op_stack *o = tr_op_stacks(r, ev);
+    if (o) { /* the same call as the op's, unwound at its begin */
         tr_ev_record(r, ev, seq, stamp, o->ips, o->nips, o->py, o->npy);
         return;
     }

@@ -158,7 +158,15 @@ void dtp_tensor_named(uint64_t id, const char *name);
 /* The last reference to a tensor was dropped. */
 void dtp_tensor_freed(uint64_t id);
 
-/* An op starts: after its arguments are known, before the device check. */
+/* An op starts: after its arguments are known, before the device check.
+ * Until its dtp_op_end, the calling thread runs only the runtime's own code,
+ * never the program's (a callback would break this; the error handler is
+ * the one exception, always announced by dtp_device_mismatch or dtp_error
+ * first): a tracer may give the events the runtime fires in between the
+ * op's call site, unwound once at its begin. Besides the tensor ops,
+ * dt_backward ("backward"), dt_optimizer_step ("optimizer.step") and
+ * dt_optimizer_zero_grad ("optimizer.zero_grad") are ops, with no tensor
+ * argument, around all they do. */
 void dtp_op_begin(const struct dtp_op *op);
 
 /* The op with this seq finished. status is 0 on success, else the
