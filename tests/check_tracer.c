@@ -125,6 +125,17 @@ START_TEST(test_training_step_events_take_its_stack) {
 }
 END_TEST
 
+START_TEST(test_writer_gets_every_cpu_back) {
+    /* the writer starts away from the program's CPU, then may use every CPU
+     * the program may */
+    int st = run(1, ENV("DEVTRACE_OUTPUT=w.db"), TARGET("writer_cpus"));
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d, stderr: %s", st, err_buf);
+    ck_assert_str_eq(out_buf, "writer cpus: same\n");
+    st = run(0, ENV("DEVTRACE_OUTPUT=w.db"), TARGET("writer_cpus"));
+    ck_assert_str_eq(out_buf, "writer cpus: none\n");
+}
+END_TEST
+
 START_TEST(test_ops_at_their_edges) {
     int st = run(1, ENV("DEVTRACE_OUTPUT=s.db"), TARGET("slowop"));
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d, stderr: %s", st, err_buf);
@@ -651,6 +662,7 @@ Suite *make_tracer_suite(void) {
     tcase_add_test(tc, test_probes_become_rows);
     tcase_add_test(tc, test_ops_at_their_edges);
     tcase_add_test(tc, test_training_step_events_take_its_stack);
+    tcase_add_test(tc, test_writer_gets_every_cpu_back);
     tcase_add_test(tc, test_stacks_resolve_to_modules);
     tcase_add_test(tc, test_stack_depth_setting);
     tcase_add_test(tc, test_abort_loses_nothing);

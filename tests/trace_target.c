@@ -5,6 +5,7 @@
 #include <devtrace/dt.h>
 #include <devtrace/dt_nn.h>
 #include <devtrace/probe.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
@@ -53,6 +54,38 @@ static void basic(void) {
     dt_free(x);
     dt_free(m);
     printf("basic done\n");
+}
+
+/* The Cpus_allowed_list line of thread tid's status, or "". */
+static void cpus_of(const char *tid, char *out, size_t size) {
+    char path[300], line[512];
+    snprintf(path, sizeof path, "/proc/self/task/%s/status", tid);
+    out[0] = 0;
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "Cpus_allowed_list:", 18) == 0) snprintf(out, size, "%s", line);
+    if (f) fclose(f);
+}
+
+/* Prints the CPUs the devtrace writer thread may run on, against the main
+ * thread's: "writer cpus: same", "differ", or "none" without a writer. */
+static void writer_cpus(void) {
+    dt_tensor *t = dt_zeros(DT_SHAPE(2), DT_F32, dt_cpu_device()); /* the tracer is up */
+    usleep(100 * 1000);                                            /* its schema made */
+    char me[32], mine[512], its[512] = "", path[300], comm[64];
+    snprintf(me, sizeof me, "%d", (int)getpid());
+    cpus_of(me, mine, sizeof mine);
+    DIR *d = opendir("/proc/self/task");
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *c = fopen(path, "r");
+        if (c && fgets(comm, sizeof comm, c) && strcmp(comm, "devtrace-writer\n") == 0)
+            cpus_of(e->d_name, its, sizeof its);
+        if (c) fclose(c);
+    }
+    if (d) closedir(d);
+    printf("writer cpus: %s\n", !its[0] ? "none" : strcmp(mine, its) == 0 ? "same" : "differ");
+    dt_free(t);
 }
 
 /* Two training steps of a linear model with Adam. */
@@ -220,6 +253,8 @@ int main(int argc, char **argv) {
         waitpid(pid, &st, 0);
         printf("vfork child %d\n", WEXITSTATUS(st));
         return 3; /* from main: unseen by the exit wrapper */
+    } else if (strcmp(mode, "writer_cpus") == 0) {
+        writer_cpus();
     } else if (strcmp(mode, "train") == 0) {
         train();
     } else if (strcmp(mode, "slowop") == 0) {
