@@ -66,18 +66,21 @@ W=$B/examples/mlp_train
 echo "== workload: traced / untraced wall time (examples/mlp_train, simulated GPU), interleaved, best of 9"
 export DEVTRACE_SIM_CUDA=1
 # interleaved N ARGS...: N untraced and N traced runs of $W ARGS, alternating;
-# sets u and t to the best wall time of each, in microseconds
+# sets u and t to the best wall time of each, in microseconds, and m to the
+# median of the N traced/untraced ratios of runs made side by side (this
+# machine's speed drifts between minutes: a pair shares its minute)
 interleaved() {
   local n=$1 i; shift
-  : > $tmp/u; : > $tmp/t
+  : > $tmp/u; : > $tmp/t; : > $tmp/r
   for i in $(seq "$n"); do
     wall -- $W "$@" >> $tmp/u
     wall DEVTRACE_QUIET=1 DEVTRACE_OUTPUT=$tmp/run$i.db DEVTRACE_OVERWRITE=1 LD_PRELOAD=$LIB -- $W "$@" >> $tmp/t
+    echo "scale=3; $(tail -1 $tmp/t) / $(tail -1 $tmp/u)" | bc >> $tmp/r
   done
-  u=$(best < $tmp/u); t=$(best < $tmp/t)
+  u=$(best < $tmp/u); t=$(best < $tmp/t); m=$(sort -n $tmp/r | sed -n "$(( (n + 1) / 2 ))p")
 }
 interleaved 9
-echo "  untraced $((u / 1000)) ms, traced $((t / 1000)) ms, ratio $(echo "scale=3; $t / $u" | bc)"
+echo "  untraced $((u / 1000)) ms, traced $((t / 1000)) ms, ratio $(echo "scale=3; $t / $u" | bc) (median of the 9 pairs' ratios: $m)"
 lu=$($W); lt=$(DEVTRACE_QUIET=1 DEVTRACE_OUTPUT=$tmp/same.db LD_PRELOAD=$LIB $W)
 [ "$lu" = "$lt" ] && echo "  same result traced and untraced: $(echo "$lu" | tail -1)" || echo "  RESULT CHANGED: '$lu' vs '$lt'"
 
