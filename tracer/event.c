@@ -48,8 +48,9 @@ static inline void ring_commit(struct tr_ring *r, uint32_t len) {
     atomic_store_explicit(&r->head, atomic_load_explicit(&r->head, memory_order_relaxed) + len, memory_order_release);
 }
 
-/* Keeps an op's stacks until its end (ops nested deeper than TR_OPS_KEPT are
- * not kept: their outputs unwind for themselves). */
+/* Keeps an op's stacks until its end. An op nested deeper than TR_OPS_KEPT
+ * is not kept: what it makes takes the innermost kept op's stacks, which it
+ * took itself at its begin. */
 static void op_push(struct tr_ring *r, uint64_t op, const uint64_t *ips, int nips, const uint64_t *py, int npy) {
     if (r->nops == TR_OPS_KEPT) return;
     struct tr_op_stack *o = &r->ops[r->nops++];

@@ -65,10 +65,11 @@ struct tr_rec {
 
 enum { TR_RING_LIVE = 0, TR_RING_EXITED = 1 };
 
-/* The stacks of a thread's ops in progress, outermost first (event.c): an
- * op's outputs are made inside the op's call, and are given its stacks
- * instead of unwinding the same call again. */
-#define TR_OPS_KEPT 4  /* nested ops remembered; deeper ones are not */
+/* The stacks of a thread's ops in progress, outermost first (event.c): what
+ * the runtime makes inside an op (its outputs, nested ops, frees...) is
+ * made in the op's call, and is given its stacks instead of unwinding the
+ * same call again (tr_op_stacks). */
+#define TR_OPS_KEPT 4  /* nested ops remembered; deeper ones share the 4th's */
 #define TR_OPS_IPS  32 /* an op stack longer than this is not kept */
 #define TR_OPS_PY   16
 struct tr_op_stack {
