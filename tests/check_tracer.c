@@ -26,7 +26,7 @@ START_TEST(test_probes_become_rows) {
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d, stderr: %s", st, err_buf);
     sqlite3 *db = open_trace("t.db");
     ck_assert_str_eq(q_text(db, "PRAGMA integrity_check"), "ok");
-    ck_assert_int_eq(q_int(db, "PRAGMA user_version"), 5);
+    ck_assert_int_eq(q_int(db, "PRAGMA user_version"), 6);
     ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='complete'"), 1);
     ck_assert(strstr(q_text(db, "SELECT value FROM meta WHERE key='argv'"), "\"basic\"") != NULL);
     ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='events_dropped'"), 0);
@@ -55,6 +55,30 @@ START_TEST(test_probes_become_rows) {
                                "s.id=p.name WHERE s.text='linear'"),
                      1);
     ck_assert_int_eq(q_int(db, "SELECT status FROM v_ops WHERE name='matmul'"), 1);
+    /* a third argument (op_args_more), an in-place op's output (its input) */
+    ck_assert_str_eq(q_text(db, "SELECT args FROM v_ops WHERE name='where'"),
+                     q_text(db, "SELECT 'condition=t'||(SELECT id FROM v_tensors WHERE what='gt')||', self=t'||"
+                                "(SELECT id FROM v_tensors WHERE what='linear')||', other=t'||"
+                                "(SELECT id FROM v_tensors WHERE what='zeros')"));
+    ck_assert_str_eq(q_text(db,
+                            "SELECT group_concat(pos||':'||device, ' ') FROM (SELECT a.pos, a.device FROM op_args a "
+                            "JOIN v_ops o ON o.op=a.op WHERE o.name='where' ORDER BY a.pos)"),
+                     "0:65536 1:65536 2:65536");
+    ck_assert_str_eq(q_text(db, "SELECT outputs FROM v_ops WHERE name='add_'"),
+                     q_text(db, "SELECT 't'||id FROM v_tensors WHERE what='where'"));
+    ck_assert_str_eq(q_text(db, "SELECT args FROM v_ops WHERE name='add_'"),
+                     q_text(db, "SELECT 'self=t'||(SELECT id FROM v_tensors WHERE what='where')||', other=t'||"
+                                "(SELECT id FROM v_tensors WHERE what='linear')"));
+    /* and devtrace show finds them by tensor: in the op's row, in the tables for the rest */
+    char where[32], zeros[32];
+    snprintf(where, sizeof where, "t%s", q_text(db, "SELECT id FROM v_tensors WHERE what='where'"));
+    snprintf(zeros, sizeof zeros, "t%s", q_text(db, "SELECT id FROM v_tensors WHERE what='zeros'"));
+    const char *const show_where[] = {DEVTRACE_CLI, "show", "t.db", where, NULL};
+    ck_assert_int_eq(run(0, NULL, show_where), 0);
+    ck_assert_msg(strstr(out_buf, "used by add_ (op #") && strstr(out_buf, "written by add_ (op #"), "%s", out_buf);
+    const char *const show_zeros[] = {DEVTRACE_CLI, "show", "t.db", zeros, NULL};
+    ck_assert_int_eq(run(0, NULL, show_zeros), 0);
+    ck_assert_msg(strstr(out_buf, "used by where (op #"), "%s", out_buf);
     /* the mismatch: message, which operand was elsewhere, before the error row */
     ck_assert_str_eq(q_text(db, "SELECT message FROM v_errors WHERE what='device_mismatch'"),
                      "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu! "

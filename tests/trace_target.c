@@ -44,9 +44,15 @@ static void basic(void) {
     dt_tensor *y = dt_linear(g, w, NULL);
     dt_tensor *bad = dt_matmul(y, m); /* cuda:0 vs cpu: a recorded mismatch */
     dt_tensor *v = dt_transpose(y, 0, 1);
+    dt_tensor *c = dt_gt_scalar(y, 0), *o = dt_zeros(DT_SHAPE(4, 2), DT_F32, DEV);
+    dt_tensor *sel = dt_where(c, y, o); /* 3 arguments */
+    dt_add_(sel, y);                    /* its output: its input */
     float host[8];
     dt_to_host(y, host, sizeof host);
     dt_free(bad);
+    dt_free(sel);
+    dt_free(o);
+    dt_free(c);
     dt_free(v);
     dt_free(y);
     dt_free(w);

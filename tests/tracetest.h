@@ -100,13 +100,18 @@ static inline int64_t q_int(sqlite3 *db, const char *sql) {
     return v;
 }
 
+/* The first column of the first row as text ("" for none or NULL), in one
+ * of 4 buffers used in turn: two results compared with each other are two
+ * buffers. */
 static inline char *q_text(sqlite3 *db, const char *sql) {
-    static char buf[4096];
+    static char bufs[4][4096];
+    static int next;
+    char *buf = bufs[next++ & 3];
     sqlite3_stmt *st;
     ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK, "%s: %s", sql, sqlite3_errmsg(db));
     buf[0] = '\0';
     if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-        snprintf(buf, sizeof buf, "%s", (const char *)sqlite3_column_text(st, 0));
+        snprintf(buf, sizeof bufs[0], "%s", (const char *)sqlite3_column_text(st, 0));
     sqlite3_finalize(st);
     return buf;
 }

@@ -22,10 +22,12 @@ TR_HIDDEN const char tr_schema_tables[] =
     " pystack INTEGER, attrs INTEGER, storage INTEGER, src INTEGER, op INTEGER, free_seq INTEGER, free_t INTEGER,"
     " free_thread INTEGER, free_stack INTEGER, free_pystack INTEGER);\n"
     "CREATE TABLE ops(op INTEGER PRIMARY KEY, name INTEGER, seq INTEGER, len INTEGER, thread INTEGER, t INTEGER,"
-    " dur INTEGER, stack INTEGER, pystack INTEGER, status INTEGER);\n"
-    "CREATE TABLE op_args(op INTEGER, pos INTEGER, name INTEGER, tensor INTEGER, device INTEGER,"
+    " dur INTEGER, stack INTEGER, pystack INTEGER, status INTEGER, nargs INTEGER, arg0_name INTEGER,"
+    " arg0_tensor INTEGER, arg0_device INTEGER, arg1_name INTEGER, arg1_tensor INTEGER, arg1_device INTEGER,"
+    " out0 INTEGER);\n"
+    "CREATE TABLE op_args_more(op INTEGER, pos INTEGER, name INTEGER, tensor INTEGER, device INTEGER,"
     " PRIMARY KEY(op, pos)) WITHOUT ROWID;\n"
-    "CREATE TABLE op_outputs_extra(op INTEGER, pos INTEGER, tensor INTEGER, PRIMARY KEY(op, pos)) WITHOUT ROWID;\n"
+    "CREATE TABLE op_outputs_more(op INTEGER, pos INTEGER, tensor INTEGER, PRIMARY KEY(op, pos)) WITHOUT ROWID;\n"
     "CREATE TABLE frees_late(tensor INTEGER PRIMARY KEY, seq INTEGER, t INTEGER, thread INTEGER, stack INTEGER,"
     " pystack INTEGER);\n"
     "CREATE TABLE misc_events(seq INTEGER PRIMARY KEY, t INTEGER, thread INTEGER, kind INTEGER, tensor INTEGER,"
@@ -46,9 +48,11 @@ TR_HIDDEN const char tr_schema_tables[] =
 
 /* Views: `tensors` puts a tensor's row and its interned attributes back
  * together (one scalar subquery per attribute, not a join: a view that is a
- * join would be materialized whole on the right of a LEFT JOIN); `events` and
- * `op_outputs` put the compact tables back together (every event in one
- * place; every output of an op), the v_* views add names for people. */
+ * join would be materialized whole on the right of a LEFT JOIN); `events`,
+ * `op_args`, `op_outputs_extra` and `op_outputs` put the compact tables back
+ * together (every event in one place; every argument, every output of an
+ * op: an op's first two arguments and an in-place op's output are columns of
+ * its row), the v_* views add names for people. */
 TR_HIDDEN const char tr_schema_views[] =
     "CREATE VIEW tensors AS SELECT r.id, r.seq, r.t, r.thread, r.stack, r.pystack,"
     " (SELECT dtype FROM tensor_attrs a WHERE a.id = r.attrs) AS dtype,"
@@ -72,6 +76,11 @@ TR_HIDDEN const char tr_schema_views[] =
     " UNION ALL SELECT seq, t, thread, 7, NULL, op, stack, pystack, NULL FROM ops"
     " UNION ALL SELECT seq + len, t + dur, thread, 8, NULL, op, stack, pystack, status FROM ops"
     " WHERE len IS NOT NULL UNION ALL SELECT seq, t, thread, 13, NULL, NULL, stack, pystack, kind FROM cuda_calls;\n"
+    "CREATE VIEW op_args AS SELECT op, 0 AS pos, arg0_name AS name, arg0_tensor AS tensor, arg0_device AS device"
+    " FROM ops WHERE nargs > 0 UNION ALL SELECT op, 1, arg1_name, arg1_tensor, arg1_device FROM ops WHERE nargs > 1"
+    " UNION ALL SELECT op, pos, name, tensor, device FROM op_args_more;\n"
+    "CREATE VIEW op_outputs_extra AS SELECT op, 0 AS pos, out0 AS tensor FROM ops WHERE out0 IS NOT NULL"
+    " UNION ALL SELECT op, pos, tensor FROM op_outputs_more;\n"
     "CREATE VIEW op_outputs AS SELECT r.op, a.out_pos AS pos, r.id AS tensor FROM tensor_rows r JOIN tensor_attrs a"
     " ON a.id = r.attrs WHERE a.out_pos IS NOT NULL"
     " UNION ALL SELECT op, pos, tensor FROM op_outputs_extra;\n"
@@ -101,8 +110,8 @@ TR_HIDDEN const char tr_schema_views[] =
     " e.seq FROM misc_events e WHERE e.op = o.op AND e.kind = 8)) AS end_seq,"
     " COALESCE(o.dur, (SELECT e.t - o.t FROM misc_events e WHERE e.op = o.op AND e.kind = 8)) AS dur_ns,"
     " COALESCE(o.status, (SELECT e.value FROM misc_events e WHERE e.op = o.op AND e.kind = 8))"
-    " AS status, (SELECT group_concat(n.text || '=t' || a.tensor, ', ') FROM"
-    " op_args a JOIN strings n ON n.id = a.name WHERE a.op = o.op) AS args, (SELECT group_concat('t' ||"
+    " AS status, (SELECT group_concat((SELECT text FROM strings n WHERE n.id = a.name) || '=t' || a.tensor, ', ')"
+    " FROM (SELECT name, tensor FROM op_args WHERE op = o.op ORDER BY pos) a) AS args, (SELECT group_concat('t' ||"
     " u.tensor, ', ') FROM op_outputs u WHERE u.op = o.op) AS outputs, o.stack, o.pystack FROM ops o"
     " LEFT JOIN strings s ON s.id = o.name;\n"
     "CREATE VIEW v_errors AS SELECT r.seq, CASE WHEN r.signal IS NOT NULL THEN 'fatal_signal' WHEN"

@@ -482,7 +482,8 @@ static int show_one(struct vw_trace *t, const struct opts *o, int index) {
 
     /* the rest in event order: names, views and copies, transfers, ops, free */
     st = vw_prep(
-        t, "SELECT * FROM ("
+        t, "WITH m AS MATERIALIZED (SELECT * FROM ops WHERE arg0_tensor = ?1 OR arg1_tensor = ?1 OR out0 = ?1) "
+           "SELECT * FROM ("
            "SELECT n.seq, 1, s.text, NULL, NULL, NULL, e.stack, e.pystack FROM names n JOIN strings s ON s.id = "
            "n.name LEFT JOIN misc_events e ON e.seq = n.seq WHERE n.tensor = ?1 "
            "UNION ALL SELECT v.seq, 2, w.text, v.id, v.device, v.origin, v.stack, v.pystack FROM tensors v LEFT "
@@ -490,10 +491,18 @@ static int show_one(struct vw_trace *t, const struct opts *o, int index) {
            "UNION ALL SELECT x.seq, 3, v.text, x.dst, x.dst_device, x.kind, e.stack, e.pystack FROM transfers x "
            "LEFT JOIN strings v ON v.id = x.via LEFT JOIN misc_events e ON e.seq = x.seq WHERE (x.src = ?1 AND "
            "x.kind != 0) OR (x.dst = ?1 AND x.kind = 3) "
+           /* ops that read it (4) or wrote it in place (5): from the ops
+            * rows that name it (one scan: m), a row per column that does
+            * (k: first argument, second, out0); then the keyed tables */
+           "UNION ALL SELECT o.seq, CASE k.k WHEN 2 THEN 5 ELSE 4 END, s.text, o.op, CASE k.k WHEN 0 THEN "
+           "o.arg0_device WHEN 1 THEN o.arg1_device ELSE 0 END, CASE WHEN k.k < 2 THEN " VW_OP_STATUS_SQL
+           " END, o.stack, o.pystack FROM m o CROSS JOIN (SELECT 0 AS k UNION ALL SELECT 1 UNION ALL SELECT 2) k "
+           "JOIN strings s ON s.id = o.name WHERE CASE k.k WHEN 0 THEN o.nargs > 0 AND o.arg0_tensor = ?1 WHEN 1 "
+           "THEN o.nargs > 1 AND o.arg1_tensor = ?1 ELSE o.out0 = ?1 END "
            "UNION ALL SELECT o.seq, 4, s.text, o.op, a.device, " VW_OP_STATUS_SQL
-           ", o.stack, o.pystack FROM op_args a JOIN ops o ON o.op = a.op JOIN strings s "
+           ", o.stack, o.pystack FROM op_args_more a JOIN ops o ON o.op = a.op JOIN strings s "
            "ON s.id = o.name WHERE a.tensor = ?1 "
-           "UNION ALL SELECT o.seq, 5, s.text, o.op, x.pos, NULL, o.stack, o.pystack FROM op_outputs_extra x JOIN "
+           "UNION ALL SELECT o.seq, 5, s.text, o.op, x.pos, NULL, o.stack, o.pystack FROM op_outputs_more x JOIN "
            "ops o ON o.op = x.op JOIN strings s ON s.id = o.name WHERE x.tensor = ?1 "
            "UNION ALL SELECT free_seq, 6, NULL, NULL, NULL, NULL, free_stack, free_pystack FROM tensors WHERE id = ?1 "
            "AND free_seq IS NOT NULL "
