@@ -26,22 +26,14 @@ static inline void bump(_Atomic uint64_t *c) {
 static inline void *ring_reserve(struct tr_ring *r, uint32_t len) {
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
     uint64_t pos = head & (r->size - 1), to_end = r->size - pos;
-    int over = len > to_end;                                  /* a record never wraps */
-    if (!over && pos >= r->wrap_at && head >= r->wrap_next) { /* start over early if the writer is close */
-        r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
-        if (head - r->tail_seen <= TR_RING_NEAR && len <= TR_RING_NEAR)
-            over = 1; /* fits: what is in use, and len, is less than pos */
-        else
-            r->wrap_next = head + TR_RING_RECHECK;
-    }
-    uint64_t need = over ? to_end + len : len;
-    if (head - r->tail_seen + need > r->size) /* full, as far as this thread knows: read the writer's tail */
+    uint64_t need = len <= to_end ? len : to_end + len; /* a record never wraps */
+    if (head - r->tail_seen + need > r->size)           /* full, as far as this thread knows: read the writer's tail */
         r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
     if (len > r->size / 2 || head - r->tail_seen + need > r->size) {
         bump(&r->dropped);
         return NULL;
     }
-    if (over) { /* pad to the end, start over at 0 */
+    if (len > to_end) { /* pad to the end, start over at 0 */
         struct tr_rec *pad = (struct tr_rec *)(r->data + pos);
         pad->size = (uint32_t)to_end;
         pad->kind = TR_EV_PAD;

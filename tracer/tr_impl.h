@@ -89,13 +89,11 @@ struct tr_ring {
     _Atomic uint64_t dropped; /* events that found the ring full */
     _Atomic uint64_t written; /* events accepted into the ring */
     uint64_t tail_seen;       /* tail when the producer last read it: space is only reread when this says full */
-    uint64_t wrap_at;         /* offset from which the producer starts over early (ring.c); UINT64_MAX: never */
-    uint64_t wrap_next;       /* head at which it next looks whether it may */
     /* the writer's line: */
     _Alignas(64) _Atomic uint64_t tail;      /* bytes consumed, ever */
     int64_t writer_id;                       /* row of the threads table, 0 until seen */
     int writer_state;                        /* 1 once drained for good after the thread exited */
-    uint64_t writer_mapped;                  /* data offsets below it mapped by tr_ring_populate; UINT64_MAX: all */
+    uint64_t writer_mapped;                  /* data mapped by tr_ring_populate; UINT64_MAX: all */
     uint64_t writer_dropped, writer_written; /* counters last written */
     /* set when the ring is made: */
     _Alignas(64) uint64_t size; /* data bytes, a power of two */
@@ -199,11 +197,6 @@ extern TR_HIDDEN _Thread_local struct tr_ring *tr_tl_ring;
 TR_HIDDEN struct tr_ring *tr_ring_make(void);
 static inline struct tr_ring *tr_ring_self(void) { return tr_tl_ring ? tr_tl_ring : tr_ring_make(); }
 TR_HIDDEN void tr_ring_forget_all(void); /* fork child: drop inherited rings */
-/* The producer starts over at the ring's start early, from offset wrap_at
- * on, when the writer is at most TR_RING_NEAR bytes behind; when it is not,
- * the producer looks again TR_RING_RECHECK bytes later (ring.c says why). */
-#define TR_RING_NEAR    (256u << 10)
-#define TR_RING_RECHECK (16u << 10)
 /* Writer: maps the next pages of r ahead of its producer (writer_mapped
  * becomes UINT64_MAX once there is nothing left to map). */
 TR_HIDDEN void tr_ring_populate(struct tr_ring *r);
