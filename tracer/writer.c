@@ -35,7 +35,10 @@ TR_HIDDEN const char *tr_py_version(void);
 #define RFREE     10        /* first free column of a tensor_rows row */
 #define ACOLS     12        /* columns of tensor_attrs */
 #define OCOLS     18        /* columns of ops: 10, nargs, the first 2 arguments (3 each), out0 */
+#define ONARGS    10        /* ops column nargs */
+#define OARG0     11        /* ops column arg0_name: each argument kept is name, tensor, device */
 #define OARGS     2         /* arguments in an ops row (the rest: op_args_more) */
+#define OOUT0     17        /* ops column out0 */
 #define MCOLS     9         /* columns of misc_events */
 #define PEND_OPS  16        /* open ops held per thread */
 #define PEND_ROWS 4         /* tensors rows held per open op */
@@ -620,7 +623,7 @@ static int op_end(const struct tr_rec *h, int64_t thread, const uint64_t *I, int
             if (p->trows[k][0] == (int64_t)I[3 + o] && p->trows[k][17] == NULLV) p->trows[k][17] = o, held = 1;
         int64_t row[3] = {op, o, (int64_t)I[3 + o]};
         if (!held && o == 0 && p && !p->flushed) /* an in-place op's: in its row */
-            p->row[OCOLS - 1] = row[2];
+            p->row[OOUT0] = row[2];
         else if (!held && batch_add(&W.outs, row) < 0)
             return -1;
     }
@@ -815,17 +818,17 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
     }
     case TR_EV_OP_BEGIN: {
         int64_t o[OCOLS] = {INT(0), S(&s, 0, ns), seq, NULLV, thread, t, NULLV, stack, pystack, NULLV};
-        for (int c = 10; c < OCOLS; c++) o[c] = NULLV;
+        for (int c = ONARGS; c < OCOLS; c++) o[c] = NULLV;
         int nargs = (int)INT(1), a = 0;
         for (; a < nargs && 2 + 2 * a + 1 < ni && rc == 0; a++) {
             int64_t row[5] = {INT(0), a, S(&s, 1 + a, ns), INT(2 + 2 * a), INT(3 + 2 * a)};
             if (a < OARGS) /* in the op's own row: 40 k rows fewer on mlp_train */
-                memcpy(o + 11 + 3 * a, row + 2, 3 * sizeof *row);
+                memcpy(o + OARG0 + 3 * a, row + 2, 3 * sizeof *row);
             else
                 rc = batch_add(&W.args, row);
         }
         if (rc < 0) break;
-        o[10] = a;
+        o[ONARGS] = a;
         struct rctx *c = rctx_of(thread);
         if (!c || c->depth == PEND_OPS) {
             rc = batch_add(&W.ops, o);
