@@ -38,7 +38,7 @@ TR_HIDDEN const char *tr_py_version(void);
 #define ONARGS    10        /* ops column nargs */
 #define OARG0     11        /* ops column arg0_name: each argument kept is name, tensor, device */
 #define OARGS     2         /* arguments in an ops row (the rest: op_args_more) */
-#define OOUT0     17        /* ops column out0 */
+#define OOUT0     17        /* ops column out0 (schema.c's views and viewer/browse.c's show read these columns too) */
 #define MCOLS     9         /* columns of misc_events */
 #define PEND_OPS  16        /* open ops held per thread */
 #define PEND_ROWS 4         /* tensors rows held per open op */
