@@ -26,7 +26,7 @@ START_TEST(test_probes_become_rows) {
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d, stderr: %s", st, err_buf);
     sqlite3 *db = open_trace("t.db");
     ck_assert_str_eq(q_text(db, "PRAGMA integrity_check"), "ok");
-    ck_assert_int_eq(q_int(db, "PRAGMA user_version"), 6);
+    ck_assert_int_eq(q_int(db, "PRAGMA user_version"), 7);
     ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='complete'"), 1);
     ck_assert(strstr(q_text(db, "SELECT value FROM meta WHERE key='argv'"), "\"basic\"") != NULL);
     ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='events_dropped'"), 0);
@@ -79,6 +79,16 @@ START_TEST(test_probes_become_rows) {
     const char *const show_zeros[] = {DEVTRACE_CLI, "show", "t.db", zeros, NULL};
     ck_assert_int_eq(run(0, NULL, show_zeros), 0);
     ck_assert_msg(strstr(out_buf, "used by where (op #"), "%s", out_buf);
+    /* and the views made from a tensor (the derived table, by its src index) */
+    char linear[32], view_line[64];
+    snprintf(linear, sizeof linear, "t%s", q_text(db, "SELECT id FROM v_tensors WHERE what='linear'"));
+    snprintf(view_line, sizeof view_line, "t%s made from it: a transpose view",
+             q_text(db, "SELECT id FROM v_tensors WHERE what='transpose'"));
+    const char *const show_linear[] = {DEVTRACE_CLI, "show", "t.db", linear, NULL};
+    ck_assert_int_eq(run(0, NULL, show_linear), 0);
+    ck_assert_msg(strstr(out_buf, view_line), "%s", out_buf);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM derived"), q_int(db, "SELECT count(*) FROM tensors WHERE src IS "
+                                                                          "NOT NULL"));
     /* the mismatch: message, which operand was elsewhere, before the error row */
     ck_assert_str_eq(q_text(db, "SELECT message FROM v_errors WHERE what='device_mismatch'"),
                      "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu! "
@@ -109,7 +119,7 @@ START_TEST(test_probes_become_rows) {
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM events"),
                      q_int(db, "SELECT value FROM meta WHERE key='events_recorded'"));
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM sqlite_master WHERE type='index' AND name IN ('misc_op_end', "
-                               "'tensors_src', 'names_tensor', 'transfers_src', 'transfers_dst')"),
+                               "'derived_src', 'names_tensor', 'transfers_src', 'transfers_dst')"),
                      5);
     /* an op's begin and end share one row, its stack and thread */
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM ops WHERE len IS NULL OR dur IS NULL OR status IS NULL"), 0);

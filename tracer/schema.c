@@ -19,8 +19,9 @@ TR_HIDDEN const char tr_schema_tables[] =
     " storage_offset INTEGER, device INTEGER, nbytes INTEGER, origin INTEGER, what INTEGER, out_pos INTEGER,"
     " detail INTEGER, name INTEGER);\n"
     "CREATE TABLE tensor_rows(id INTEGER PRIMARY KEY, seq INTEGER, t INTEGER, thread INTEGER, stack INTEGER,"
-    " pystack INTEGER, attrs INTEGER, storage INTEGER, src INTEGER, op INTEGER, free_seq INTEGER, free_t INTEGER,"
+    " pystack INTEGER, attrs INTEGER, storage INTEGER, op INTEGER, free_seq INTEGER, free_t INTEGER,"
     " free_thread INTEGER, free_stack INTEGER, free_pystack INTEGER);\n"
+    "CREATE TABLE derived(tensor INTEGER PRIMARY KEY, src INTEGER NOT NULL);\n"
     "CREATE TABLE ops(op INTEGER PRIMARY KEY, name INTEGER, seq INTEGER, len INTEGER, thread INTEGER, t INTEGER,"
     " dur INTEGER, stack INTEGER, pystack INTEGER, status INTEGER, nargs INTEGER, arg0_name INTEGER,"
     " arg0_tensor INTEGER, arg0_device INTEGER, arg1_name INTEGER, arg1_tensor INTEGER, arg1_device INTEGER,"
@@ -62,7 +63,8 @@ TR_HIDDEN const char tr_schema_views[] =
     " (SELECT device FROM tensor_attrs a WHERE a.id = r.attrs) AS device, r.storage,"
     " (SELECT nbytes FROM tensor_attrs a WHERE a.id = r.attrs) AS nbytes,"
     " (SELECT origin FROM tensor_attrs a WHERE a.id = r.attrs) AS origin,"
-    " (SELECT what FROM tensor_attrs a WHERE a.id = r.attrs) AS what, r.src, r.op,"
+    " (SELECT what FROM tensor_attrs a WHERE a.id = r.attrs) AS what,"
+    " (SELECT src FROM derived d WHERE d.tensor = r.id) AS src, r.op,"
     " (SELECT out_pos FROM tensor_attrs a WHERE a.id = r.attrs) AS out_pos,"
     " (SELECT detail FROM tensor_attrs a WHERE a.id = r.attrs) AS detail,"
     " (SELECT name FROM tensor_attrs a WHERE a.id = r.attrs) AS name, r.free_seq, r.free_t, r.free_thread,"
@@ -140,7 +142,7 @@ TR_HIDDEN const char tr_schema_views[] =
 
 TR_HIDDEN const char tr_schema_indexes[] =
     "CREATE INDEX IF NOT EXISTS misc_op_end ON misc_events(op) WHERE kind = 8;\n"
-    "CREATE INDEX IF NOT EXISTS tensors_src ON tensor_rows(src) WHERE src IS NOT NULL;\n"
+    "CREATE INDEX IF NOT EXISTS derived_src ON derived(src);\n"
     "CREATE INDEX IF NOT EXISTS names_tensor ON names(tensor);\n"
     "CREATE INDEX IF NOT EXISTS transfers_src ON transfers(src);\n"
     "CREATE INDEX IF NOT EXISTS transfers_dst ON transfers(dst) WHERE dst IS NOT NULL;\n";
