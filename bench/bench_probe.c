@@ -1,5 +1,7 @@
 /* Probe cost: calls dtp_* probes directly from a 20-frame deep stack, N
- * times, and prints ns per call. Run untraced (the empty probes of libdtrt)
+ * times, and prints ns per call: `created` or `freed` (each unwinds), or
+ * `op` (op begin, its output, its end, a free: one unwind in four calls,
+ * the others take the op's stack, as in a training loop). Run untraced (the empty probes of libdtrt)
  * and traced (libdevtrace.so preloaded): the difference is the producer's
  * cost per event. Used by bench/run.sh. */
 #include <devtrace/probe.h>
@@ -34,6 +36,18 @@ __attribute__((noinline)) static double burst(void) {
         for (long i = 0; i < n_calls; i++) {
             t.id = next_id++;
             dtp_tensor_created(&t, &o);
+        }
+    else if (strcmp(which, "op") == 0) /* the training-loop mix: an op (one unwind), its output, a free */
+        for (long i = 0; i < n_calls; i += 4) {
+            struct dtp_arg args[2] = {{"self", t.id, {1, 0}}, {"other", t.id, {1, 0}}};
+            struct dtp_op op = {.seq = (uint64_t)i + 8, .name = "add", .nargs = 2, .args = args};
+            uint64_t out = next_id++;
+            dtp_op_begin(&op);
+            t.id = out;
+            o.op_seq = op.seq;
+            dtp_tensor_created(&t, &o);
+            dtp_op_end(op.seq, "add", 0, 1, &out);
+            dtp_tensor_freed(out);
         }
     else
         for (long i = 0; i < n_calls; i++) dtp_tensor_freed(next_id++);

@@ -31,8 +31,8 @@ wall() {
   echo $(( (e - s) / 1000 ))
 }
 
-echo "== producer: ns per probe call (20-frame stack), best of 5"
-for probe in freed created; do
+echo "== producer: ns per probe call (20-frame stack; op: an op, its output, its end, a free), best of 5"
+for probe in freed created op; do
   base=$(for i in 1 2 3 4 5; do $B/bench/bench_probe $probe 200000 | awk '{print $2}'; done | best)
   traced=$(for i in 1 2 3 4 5; do DEVTRACE_QUIET=1 DEVTRACE_RING_KB=524288 DEVTRACE_OUTPUT=$tmp/p$probe$i.db LD_PRELOAD=$LIB \
             $B/bench/bench_probe $probe 200000 | awk '{print $2}'; done | best)
