@@ -156,7 +156,8 @@ struct tr_state {
     int writer_running;
     pthread_mutex_t writer_lock; /* held while the writer works; fork takes it */
     int wake_fd[2];              /* pipe: wakes the writer (signal-safe) */
-    _Atomic int stop;            /* writer: drain and exit */
+    _Atomic int stop;            /* writer: return; the program's thread finishes the trace */
+    _Atomic int writer_opened;   /* the writer made the file and its schema (or failed to) */
     _Atomic int flush_request;   /* fatal path: drain and commit now */
     _Atomic int flush_done;      /* writer: request served */
     _Atomic int writer_gone;     /* writer thread returned (failed): nobody serves requests */
