@@ -403,6 +403,22 @@ START_TEST(test_full_ring_drops_and_counts) {
 }
 END_TEST
 
+START_TEST(test_ring_goes_round_its_start) {
+    /* a program the writer keeps up with puts ~5 MiB through its 8 MiB ring
+     * and has only its first 2 MiB mapped: the producer starts over early */
+    int st = run(1, ENV("DEVTRACE_OUTPUT=t.db"), TARGET("paced", "15000"));
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d, stderr: %s", st, err_buf);
+    ck_assert_str_eq(out_buf, "ring mapped past 2 MiB: 0 KiB\n");
+    sqlite3 *db = open_trace("t.db");
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='events_dropped'"), 0);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM names n JOIN strings s ON s.id = n.name WHERE s.text = 'paced'"),
+                     15000);
+    /* every event, in order, none twice: seq has no gap */
+    ck_assert_int_eq(q_int(db, "SELECT max(seq) - min(seq) + 1 - count(*) FROM events"), 0);
+    sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_existing_output_kept) {
     char path[256];
     snprintf(path, sizeof path, "%s/t.db", dir);
@@ -706,6 +722,7 @@ Suite *make_tracer_suite(void) {
     tcase_add_test(tc, test_eight_threads);
     tcase_add_test(tc, test_event_times);
     tcase_add_test(tc, test_full_ring_drops_and_counts);
+    tcase_add_test(tc, test_ring_goes_round_its_start);
     tcase_add_test(tc, test_existing_output_kept);
     tcase_add_test(tc, test_default_name);
     tcase_add_test(tc, test_ranks_get_their_own_names);

@@ -140,6 +140,45 @@ static void named(const char *name, int n) {
     }
 }
 
+/* How much of this process's devtrace ring (the default 8 MiB, after its
+ * header page) is mapped past its first 2 MiB, in KiB; -1 when not found.
+ * That part is the one anonymous mapping of 6 MiB marked for huge pages
+ * (VmFlags hg); a kernel without them leaves the ring whole (8 MiB and a
+ * page), and then it is what of it is mapped past 2 MiB and the header. */
+static long ring_far_kb(void) {
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512];
+    long found = -1, whole = -1, rss = 0, kb;
+    unsigned long size = 0;
+    int anon = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        int end = 0;
+        if (sscanf(line, "%lx-%lx %*s %*s %*s %*s%n", &lo, &hi, &end) == 2 && end > 0) { /* a mapping's first line */
+            size = hi - lo;
+            anon = line[end + strspn(line + end, " ")] == '\n';
+        } else if (anon && sscanf(line, "Rss: %ld kB", &kb) == 1) {
+            rss = kb;
+        } else if (anon && strncmp(line, "VmFlags:", 8) == 0) {
+            if (size == 6u << 20 && strstr(line, " hg")) found = rss;
+            if (size == (8u << 20) + 4096) whole = rss > 2048 + 4 ? rss - 2048 - 4 : 0;
+            anon = 0;
+        }
+    }
+    if (f) fclose(f);
+    return found >= 0 ? found : whole;
+}
+
+/* n named tensors (3 events each), 25 to a millisecond: a program the writer
+ * keeps up with. Prints how much of its ring is mapped at the end. */
+static void paced(int n) {
+    for (int i = 0; i < n; i += 25) {
+        named("paced", n - i < 25 ? n - i : 25);
+        usleep(1000);
+    }
+    printf("ring mapped past 2 MiB: %ld KiB\n", ring_far_kb());
+}
+
 /* Ops nested `levels` deep, op 900010 + level each making one output after
  * the ops inside it ended. Begun inside the outermost op, every one of them
  * and every output takes its stack, the 4 kept deep and those deeper. */
@@ -271,6 +310,8 @@ int main(int argc, char **argv) {
         printf("exec failed\n");
         named("after_failed_exec", 1);
         return 5;
+    } else if (strcmp(mode, "paced") == 0) {
+        paced(argc > 2 ? atoi(argv[2]) : 15000);
     } else if (strcmp(mode, "burst") == 0) {
         named("burst", argc > 2 ? atoi(argv[2]) : 100000);
         printf("burst done\n");

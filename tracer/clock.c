@@ -60,6 +60,22 @@ void tr_clock_start(void) {
     g_tr.t0 = g_tr.start.ns;
 }
 
+/* TR_RING_LAP_MS in stamps, for the producers' rule on starting over early
+ * (event.c): ns themselves with the monotonic clock; with the counter, its
+ * rate measured over the trace's first 20 ms or more. */
+void tr_clock_calibrate(void) {
+    if (atomic_load_explicit(&g_tr.lap_ticks, memory_order_relaxed)) return;
+    uint64_t lap_ns = (uint64_t)TR_RING_LAP_MS * 1000000u;
+    if (!g_tr.tsc) {
+        atomic_store(&g_tr.lap_ticks, lap_ns);
+        return;
+    }
+    struct tr_clock_pair p = pair_now();
+    if (p.ns < g_tr.start.ns + 20000000u || p.tsc <= g_tr.start.tsc) return;
+    double per_ns = (double)(p.tsc - g_tr.start.tsc) / (double)(p.ns - g_tr.start.ns);
+    atomic_store(&g_tr.lap_ticks, (uint64_t)(per_ns * (double)lap_ns) + 1);
+}
+
 void tr_clock_conv_init(struct tr_clock_conv *c) {
     memset(c, 0, sizeof *c);
     c->pairs[0] = g_tr.start;

@@ -4,7 +4,9 @@
  * record and counts it. */
 #include "tr_impl.h"
 
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 /* n 8-byte words: a few dozen at most, copied in line (a libc memcpy call
  * per array cost more than the copy; this file is built with
@@ -23,21 +25,43 @@ static inline void bump(_Atomic uint64_t *c) {
 
 /* Reserves len bytes (a multiple of 8) in r; NULL (and a drop counted) when
  * full. Published by ring_commit. */
-static inline void *ring_reserve(struct tr_ring *r, uint32_t len) {
+static inline void *ring_reserve(struct tr_ring *r, uint32_t len, uint64_t stamp) {
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
     uint64_t pos = head & (r->size - 1), to_end = r->size - pos;
-    uint64_t need = len <= to_end ? len : to_end + len; /* a record never wraps */
-    if (head - r->tail_seen + need > r->size)           /* full, as far as this thread knows: read the writer's tail */
+    int over = len > to_end, early = 0;                       /* a record never wraps */
+    if (!over && pos >= r->wrap_at && head >= r->wrap_next) { /* start over early: a slow lap, the writer close */
+        uint64_t lap = atomic_load_explicit(&g_tr.lap_ticks, memory_order_relaxed);
+        r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+        if (lap && (int64_t)(stamp - r->lap_stamp) >= (int64_t)lap && head - r->tail_seen <= TR_RING_NEAR &&
+            len <= TR_RING_NEAR && atomic_load_explicit(&g_tr.writer_idle, memory_order_relaxed))
+            over = early = 1; /* fits: what is in use, and len, is less than pos */
+        else
+            r->wrap_next = head + TR_RING_RECHECK;
+    }
+    uint64_t need = over ? to_end + len : len;
+    if (head - r->tail_seen + need > r->size) /* full, as far as this thread knows: read the writer's tail */
         r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
     if (len > r->size / 2 || head - r->tail_seen + need > r->size) {
         bump(&r->dropped);
         return NULL;
     }
-    if (len > to_end) { /* pad to the end, start over at 0 */
+    if (over) { /* pad to the end, start over at 0 */
         struct tr_rec *pad = (struct tr_rec *)(r->data + pos);
         pad->size = (uint32_t)to_end;
         pad->kind = TR_EV_PAD;
         atomic_store_explicit(&r->head, head + to_end, memory_order_release);
+        r->lap_stamp = stamp;
+        if (early && g_tr.wake_fd[1] >= 0) {
+            /* Until the writer reads past the pad, this lap has only the
+             * room before the writer's place in the last one (pos less what
+             * it had left to read, 768 KiB or more): it is woken now, not at
+             * its next step up to STEP_MS later, in which a burst filled that
+             * room and dropped events. Once a MiB of records at most. */
+            int saved = errno;
+            if (write(g_tr.wake_fd[1], "w", 1) < 0) {
+            }
+            errno = saved;
+        }
         return r->data;
     }
     return r->data + pos;
@@ -89,7 +113,7 @@ void tr_ev_record(struct tr_ring *r, const struct tr_ev *ev, uint64_t seq, uint6
         bytes += 2 + lens[i];
     }
     bytes = (bytes + 7) & ~(size_t)7;
-    unsigned char *p = ring_reserve(r, (uint32_t)bytes);
+    unsigned char *p = ring_reserve(r, (uint32_t)bytes, stamp);
     if (!p) return;
     struct tr_rec *h = (struct tr_rec *)p;
     h->size = (uint32_t)bytes;

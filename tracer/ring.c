@@ -30,7 +30,11 @@ static void make_key(void) { pthread_key_create(&g_exit_key, on_thread_exit); }
 #define HUGE_PAGE  (2u << 20)
 #define RING_EAGER (512u << 10) /* data populated by the thread itself */
 #define RING_STEP  (4u << 20)   /* kept populated ahead of the producer by the writer */
+#define RING_WRAP  (1u << 20)   /* where the producer starts over early (below) */
+#define RING_FAR   (3u << 19)   /* past it, the producer is not expected to start over soon */
 _Static_assert(sizeof(struct tr_ring) <= RING_HDR, "a ring's header fits its page");
+_Static_assert(RING_WRAP >= 2 * TR_RING_NEAR && RING_WRAP < RING_FAR && RING_FAR < HUGE_PAGE,
+               "starting over early leaves room, in the first 2 MiB");
 
 /* Populates [p, p + n): writable pages mapped now, their contents untouched
  * (so the writer may do it while the producer writes). 0 on success. */
@@ -46,14 +50,29 @@ static int populate(unsigned char *p, size_t n) {
 /* A ring's memory: a header page, then `size` bytes of data, 2 MiB-aligned.
  * A page fault on the producer path costs more than the event, so pages are
  * mapped before use: the first RING_EAGER bytes here, the rest by the writer
- * thread (tr_ring_populate), which keeps the next RING_STEP bytes ahead of
- * the producer mapped (a short program never maps the rest). Past its first
- * 2 MiB the ring asks for transparent huge pages, which the writer reads
- * faster (2.4 M events/s in the burst benchmark; 1.9-2.4 in 4 KiB pages).
- * Populating all 8 MiB here took 2.6-3.6 ms of a short program's start in
- * 4 KiB pages, and in huge pages 0.4 ms but 1.6-16 ms whenever the kernel
- * compacted memory to find them: that wait is now the writer's. Returns the
- * data, or NULL. */
+ * thread (tr_ring_populate), which keeps the pages ahead of the producer
+ * mapped (a short program never maps the rest). Past its first 2 MiB the
+ * ring asks for transparent huge pages, which the writer reads faster (2.4 M
+ * events/s in the burst benchmark; 1.9-2.4 in 4 KiB pages). Populating all
+ * 8 MiB here took 2.6-3.6 ms of a short program's start in 4 KiB pages, and
+ * in huge pages 0.4 ms but 1.6-16 ms whenever the kernel compacted memory to
+ * find them: that wait is now the writer's.
+ *
+ * The producer starts over at the ring's start early (event.c), once it is
+ * past RING_WRAP, if the lap took TR_RING_LAP_MS or more (1 MiB at 64 MB/s
+ * or less) and the writer waits in poll at most TR_RING_NEAR bytes behind;
+ * it then wakes the writer. A program the writer keeps up with goes round
+ * its first 2 MiB, and the rest is only mapped when it does not. Mapping is
+ * not free: the kernel zeroes each new page, 2-3 ms a MiB on this VM, on
+ * the writer's CPU, and the pages stay in the program's memory. mlp_train,
+ * which puts 13 MiB through its ring, had all 8 MiB mapped (13-14 ms of the
+ * writer's time); it has 2. Its wall time did not measurably change (40
+ * rounds each way, paired: 0.99-1.01). Until the writer reads past the pad,
+ * the new lap has only the room before the writer's place in the last one
+ * (768 KiB or more): the three conditions keep a burst from filling it
+ * first. Starting over at any writer distance, at any rate and with no
+ * wake, dropped 7110 events of bench_probe's burst in one run of several;
+ * with them, none in 24. Returns the data, or NULL. */
 static unsigned char *map_ring(size_t size) {
     size_t align = size >= HUGE_PAGE ? HUGE_PAGE : 4096, span = RING_HDR + size + align;
     unsigned char *m = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -71,14 +90,19 @@ static unsigned char *map_ring(size_t size) {
     return data;
 }
 
+/* Maps the pages ahead of the producer: the first 2 MiB while it is before
+ * RING_FAR (it goes round them while the writer keeps up: on mlp_train it
+ * got 0.2-0.9 MiB past RING_WRAP before it started over), then RING_STEP
+ * ahead of it. */
 void tr_ring_populate(struct tr_ring *r) {
     if (r->writer_mapped == UINT64_MAX) return;
-    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-    uint64_t at = head & ~(uint64_t)4095, from = r->writer_mapped > at ? r->writer_mapped : at;
-    uint64_t to = at + RING_STEP < r->size ? at + RING_STEP : r->size;
+    uint64_t at = atomic_load_explicit(&r->head, memory_order_relaxed) & (r->size - 1) & ~(uint64_t)4095;
+    uint64_t from = r->writer_mapped > at ? r->writer_mapped : at;
+    uint64_t to = at < RING_FAR ? HUGE_PAGE : at + RING_STEP;
+    if (to > r->size) to = r->size;
     if (from < RING_EAGER) from = RING_EAGER;
-    if (atomic_load(&r->state) != TR_RING_LIVE || head >= r->size || /* written all over once: all there */
-        (from < to && populate(r->data + from, to - from) < 0))      /* not there: the producer faults them in */
+    if (atomic_load(&r->state) != TR_RING_LIVE ||               /* exited: nothing more comes */
+        (from < to && populate(r->data + from, to - from) < 0)) /* not there: the producer faults them in */
         to = UINT64_MAX;
     if (to > r->writer_mapped) r->writer_mapped = to >= r->size ? UINT64_MAX : to;
 }
@@ -93,6 +117,8 @@ struct tr_ring *tr_ring_make(void) {
     }
     r = (struct tr_ring *)(data - RING_HDR);
     r->size = g_tr.cfg.ring_bytes;
+    r->wrap_at = r->size > HUGE_PAGE ? RING_WRAP : UINT64_MAX; /* a smaller ring has all its pages mapped anyway */
+    r->lap_stamp = tr_stamp();
     r->data = data;
     r->map_bytes = RING_HDR + g_tr.cfg.ring_bytes;
     r->tid = tr_gettid();

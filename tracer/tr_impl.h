@@ -89,11 +89,14 @@ struct tr_ring {
     _Atomic uint64_t dropped; /* events that found the ring full */
     _Atomic uint64_t written; /* events accepted into the ring */
     uint64_t tail_seen;       /* tail when the producer last read it: space is only reread when this says full */
+    uint64_t wrap_at;         /* offset from which the producer starts over early (ring.c); UINT64_MAX: never */
+    uint64_t wrap_next;       /* head at which it next looks whether it may */
+    uint64_t lap_stamp;       /* tr_stamp() when the producer last started over */
     /* the writer's line: */
     _Alignas(64) _Atomic uint64_t tail;      /* bytes consumed, ever */
     int64_t writer_id;                       /* row of the threads table, 0 until seen */
     int writer_state;                        /* 1 once drained for good after the thread exited */
-    uint64_t writer_mapped;                  /* data mapped by tr_ring_populate; UINT64_MAX: all */
+    uint64_t writer_mapped;                  /* data offsets below it mapped by tr_ring_populate; UINT64_MAX: all */
     uint64_t writer_dropped, writer_written; /* counters last written */
     /* set when the ring is made: */
     _Alignas(64) uint64_t size; /* data bytes, a power of two */
@@ -158,6 +161,8 @@ struct tr_state {
     int wake_fd[2];              /* pipe: wakes the writer (signal-safe) */
     _Atomic int stop;            /* writer: return; the program's thread finishes the trace */
     _Atomic int writer_opened;   /* the writer made the file and its schema (or failed to) */
+    _Atomic uint64_t lap_ticks;  /* TR_RING_LAP_MS in tr_stamp() units; 0 until the writer knows */
+    _Atomic int writer_idle;     /* the writer waits in poll: a wake gets it going at once */
     _Atomic int flush_request;   /* fatal path: drain and commit now */
     _Atomic int flush_done;      /* writer: request served */
     _Atomic int writer_gone;     /* writer thread returned (failed): nobody serves requests */
@@ -186,6 +191,7 @@ static inline uint64_t tr_stamp(void) {
     return tr_now_ns();
 }
 TR_HIDDEN void tr_clock_conv_init(struct tr_clock_conv *c);
+TR_HIDDEN void tr_clock_calibrate(void); /* writer: sets g_tr.lap_ticks once it can */
 TR_HIDDEN int64_t tr_clock_ns(struct tr_clock_conv *c, uint64_t stamp);
 TR_HIDDEN int64_t tr_gettid(void);
 
@@ -198,6 +204,13 @@ extern TR_HIDDEN _Thread_local struct tr_ring *tr_tl_ring;
 TR_HIDDEN struct tr_ring *tr_ring_make(void);
 static inline struct tr_ring *tr_ring_self(void) { return tr_tl_ring ? tr_tl_ring : tr_ring_make(); }
 TR_HIDDEN void tr_ring_forget_all(void); /* fork child: drop inherited rings */
+/* The producer starts over at the ring's start early, from offset wrap_at
+ * on, when its lap took TR_RING_LAP_MS or more and the writer waits idle at
+ * most TR_RING_NEAR bytes behind; when not, it looks again TR_RING_RECHECK
+ * bytes later (ring.c says why). */
+#define TR_RING_NEAR    (256u << 10)
+#define TR_RING_RECHECK (16u << 10)
+#define TR_RING_LAP_MS  16
 /* Writer: maps the next pages of r ahead of its producer (writer_mapped
  * becomes UINT64_MAX once there is nothing left to map). */
 TR_HIDDEN void tr_ring_populate(struct tr_ring *r);

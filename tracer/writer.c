@@ -1136,7 +1136,10 @@ static void *writer_main(void *arg) {
         struct pollfd p = {.fd = g_tr.wake_fd[0], .events = POLLIN};
         uint64_t now = tr_now_ns();
         int wait = W.more || now >= due ? 0 : (int)((due - now + 999999) / 1000000);
-        if (poll(&p, 1, wait < STEP_MS ? wait : STEP_MS) > 0) {
+        atomic_store_explicit(&g_tr.writer_idle, 1, memory_order_relaxed);
+        int woken = poll(&p, 1, wait < STEP_MS ? wait : STEP_MS) > 0;
+        atomic_store_explicit(&g_tr.writer_idle, 0, memory_order_relaxed);
+        if (woken) {
             char buf[64];
             while (read(g_tr.wake_fd[0], buf, sizeof buf) > 0) {
             }
@@ -1146,6 +1149,7 @@ static void *writer_main(void *arg) {
             pthread_mutex_unlock(&g_tr.writer_lock);
             break;
         }
+        tr_clock_calibrate();
         for (struct tr_ring *r = atomic_load(&g_tr.rings); r; r = r->next) tr_ring_populate(r);
         /* a fatal signal's flush takes everything recorded before it asked;
          * a request that comes during the cycle waits for the next one (the
