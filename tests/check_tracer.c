@@ -419,6 +419,14 @@ START_TEST(test_ring_goes_round_its_start) {
 }
 END_TEST
 
+START_TEST(test_errno_kept) {
+    /* a probe leaves the program's errno as it found it, the first one too */
+    int st = run(1, ENV("DEVTRACE_OUTPUT=t.db"), TARGET("errno"));
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d, stderr: %s", st, err_buf);
+    ck_assert_str_eq(out_buf, "errno changed by 0 probe calls\n");
+}
+END_TEST
+
 START_TEST(test_existing_output_kept) {
     char path[256];
     snprintf(path, sizeof path, "%s/t.db", dir);
@@ -723,6 +731,7 @@ Suite *make_tracer_suite(void) {
     tcase_add_test(tc, test_event_times);
     tcase_add_test(tc, test_full_ring_drops_and_counts);
     tcase_add_test(tc, test_ring_goes_round_its_start);
+    tcase_add_test(tc, test_errno_kept);
     tcase_add_test(tc, test_existing_output_kept);
     tcase_add_test(tc, test_default_name);
     tcase_add_test(tc, test_ranks_get_their_own_names);

@@ -7,6 +7,7 @@
 #include <devtrace/probe.h>
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -231,6 +232,30 @@ static void slowop(void) {
     printf("slowop done\n");
 }
 
+/* Probes fired with errno set, from call sites never unwound before (the
+ * tracer's first ring, libunwind's first look at each address): prints how
+ * many calls came back with errno changed. */
+__attribute__((noinline)) static int errno_after(int i) {
+    int64_t shape[1] = {4}, strides[1] = {1};
+    struct dtp_tensor t = {
+        .id = 900000 + (uint64_t)i, .storage_id = 900000, .ndim = 1, .shape = shape, .strides = strides, .nbytes = 16};
+    struct dtp_origin o = {.kind = 0, .what = "zeros"};
+    int changed = 0;
+    errno = 4242;
+    dtp_tensor_created(&t, &o);
+    changed += errno != 4242;
+    errno = 4242;
+    dtp_tensor_freed(t.id);
+    changed += errno != 4242;
+    return changed;
+}
+
+static void errno_kept(void) {
+    int changed = 0;
+    for (int i = 0; i < 1000; i++) changed += errno_after(i);
+    printf("errno changed by %d probe calls\n", changed);
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "basic";
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -310,6 +335,8 @@ int main(int argc, char **argv) {
         printf("exec failed\n");
         named("after_failed_exec", 1);
         return 5;
+    } else if (strcmp(mode, "errno") == 0) {
+        errno_kept();
     } else if (strcmp(mode, "paced") == 0) {
         paced(argc > 2 ? atoi(argv[2]) : 15000);
     } else if (strcmp(mode, "burst") == 0) {

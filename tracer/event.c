@@ -4,7 +4,6 @@
  * record and counts it. */
 #include "tr_impl.h"
 
-#include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -51,16 +50,12 @@ static inline void *ring_reserve(struct tr_ring *r, uint32_t len, uint64_t stamp
         pad->kind = TR_EV_PAD;
         atomic_store_explicit(&r->head, head + to_end, memory_order_release);
         r->lap_stamp = stamp;
-        if (early && g_tr.wake_fd[1] >= 0) {
-            /* Until the writer reads past the pad, this lap has only the
-             * room before the writer's place in the last one (pos less what
-             * it had left to read, 768 KiB or more): it is woken now, not at
-             * its next step up to STEP_MS later, in which a burst filled that
-             * room and dropped events. Once a MiB of records at most. */
-            int saved = errno;
-            if (write(g_tr.wake_fd[1], "w", 1) < 0) {
-            }
-            errno = saved;
+        /* Until the writer reads past the pad, this lap has only the room
+         * before the writer's place in the last one (pos less what it had
+         * left to read, 768 KiB or more): it is woken now, not at its next
+         * step up to STEP_MS later, in which a burst filled that room and
+         * dropped events. Once a MiB of records at most. */
+        if (early && g_tr.wake_fd[1] >= 0 && write(g_tr.wake_fd[1], "w", 1) < 0) {
         }
         return r->data;
     }

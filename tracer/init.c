@@ -137,6 +137,7 @@ static void start(int forked_child) {
 
 int tr_ensure_init(void) {
     if (atomic_load(&g_tr.initialized) && !atomic_load(&g_forked)) return atomic_load(&g_tr.enabled);
+    int saved_errno = errno; /* the program's, from its first probe: the output file, the writer's start */
     pthread_mutex_lock(&g_init_lock);
     if (atomic_load(&g_forked)) {
         tr_writer_abandon();
@@ -147,6 +148,7 @@ int tr_ensure_init(void) {
         start(0);
     }
     pthread_mutex_unlock(&g_init_lock);
+    errno = saved_errno;
     return atomic_load(&g_tr.enabled);
 }
 

@@ -5,6 +5,7 @@
 #define DEVTRACE_TR_IMPL_H
 
 #include <devtrace/probe.h>
+#include <errno.h>
 #include <execinfo.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -278,13 +279,10 @@ TR_HIDDEN void tr_ev_record(struct tr_ring *r, const struct tr_ev *ev, uint64_t 
 TR_HIDDEN void tr_py_init(void);
 TR_HIDDEN int tr_py_capture(uint64_t *pairs, int max);
 
-/* One record of ev on the calling thread's ring. Numbered and stamped
- * first: the locked add then waits for no store into the ring. Stacks next
- * (Python's may emit records of their own, for new code objects); an op's
- * output takes its op's. In line in each caller, which is the innermost
- * frame unwound (ev->skip counts it). */
-__attribute__((always_inline)) static inline void tr_ev_emit(struct tr_ev *ev) {
-    if (!atomic_load_explicit(&g_tr.enabled, memory_order_relaxed)) return;
+/* tr_ev_emit's work: numbered and stamped first (the locked add then waits
+ * for no store into the ring), stacks next (Python's may emit records of
+ * their own, for new code objects); an op's output takes its op's. */
+__attribute__((always_inline)) static inline void tr_ev_build(struct tr_ev *ev) {
     struct tr_ring *r = tr_ring_self();
     if (!r) return;
     uint64_t seq = atomic_fetch_add_explicit(&g_tr.next_seq, 1, memory_order_relaxed);
@@ -301,6 +299,18 @@ __attribute__((always_inline)) static inline void tr_ev_emit(struct tr_ev *ev) {
         if (g_tr.cfg.python && !ev->no_python) npy = tr_py_capture(py, TR_MAX_PY);
     }
     tr_ev_record(r, ev, seq, stamp, ips, nips, py, npy);
+}
+
+/* One record of ev on the calling thread's ring, leaving the program's
+ * errno as it was: making a ring, libunwind's checks of memory (a pipe
+ * read that fails with EAGAIN on a first unwind) and waking the writer all
+ * set it. In line in each caller, which is the innermost frame unwound
+ * (ev->skip counts it). */
+__attribute__((always_inline)) static inline void tr_ev_emit(struct tr_ev *ev) {
+    if (!atomic_load_explicit(&g_tr.enabled, memory_order_relaxed)) return;
+    int saved_errno = errno;
+    tr_ev_build(ev);
+    errno = saved_errno;
 }
 
 /* Modules (modules.c): the loaded objects, rescanned when they change. */
