@@ -5,7 +5,6 @@
 #include "tr_impl.h"
 
 #include <string.h>
-#include <unistd.h>
 
 /* n 8-byte words: a few dozen at most, copied in line (a libc memcpy call
  * per array cost more than the copy; this file is built with
@@ -55,8 +54,7 @@ static inline void *ring_reserve(struct tr_ring *r, uint32_t len, uint64_t stamp
          * left to read, 768 KiB or more): it is woken now, not at its next
          * step up to STEP_MS later, in which a burst filled that room and
          * dropped events. Once a MiB of records at most. */
-        if (early && g_tr.wake_fd[1] >= 0 && write(g_tr.wake_fd[1], "w", 1) < 0) {
-        }
+        if (early) tr_writer_wake();
         return r->data;
     }
     return r->data + pos;

@@ -130,8 +130,7 @@ struct tr_ring *tr_ring_make(void) {
     do r->next = old;
     while (!atomic_compare_exchange_weak(&g_tr.rings, &old, r));
     tr_tl_ring = r;
-    if (g_tr.wake_fd[1] >= 0 && write(g_tr.wake_fd[1], "r", 1) < 0) { /* the writer maps the rest now */
-    }
+    tr_writer_wake(); /* the writer maps the rest now */
     return r;
 }
 

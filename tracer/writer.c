@@ -1272,8 +1272,7 @@ uint64_t tr_writer_stop(int final, const char *exec_path) {
         if (atomic_load(&g_tr.writer_opened)) {
             pthread_detach(g_tr.writer);
         } else {
-            if (write(g_tr.wake_fd[1], "x", 1) < 0) {
-            }
+            tr_writer_wake();
             pthread_join(g_tr.writer, NULL);
         }
         g_tr.writer_running = 0;
@@ -1292,14 +1291,18 @@ uint64_t tr_writer_stop(int final, const char *exec_path) {
     return written;
 }
 
+void tr_writer_wake(void) {
+    if (g_tr.wake_fd[1] >= 0 && write(g_tr.wake_fd[1], "w", 1) < 0) { /* full: it is woken already */
+    }
+}
+
 void tr_writer_flush_now(void) {
     /* Called on the fatal path from a program thread: the writer does the
      * work (SQLite is not async-signal-safe); this only asks and waits. */
     if (!g_tr.writer_running || pthread_equal(pthread_self(), g_tr.writer)) return;
     atomic_store(&g_tr.flush_done, 0);
     atomic_store(&g_tr.flush_request, 1);
-    if (write(g_tr.wake_fd[1], "x", 1) < 0) {
-    }
+    tr_writer_wake();
     for (int i = 0; i < 2000 && !atomic_load(&g_tr.flush_done) && !atomic_load(&g_tr.writer_gone);
          i++) { /* up to 2 s */
         struct timespec ts = {0, 1000000};
