@@ -46,3 +46,7 @@ DTP_EXPORT void dtp_error(const char *op, int32_t kind, const char *message) {
     (void)kind;
     (void)message;
 }
+DTP_EXPORT int32_t dtp_stack_policy(int32_t policy) {
+    (void)policy;
+    return DTP_STACKS_ALL;
+}

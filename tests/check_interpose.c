@@ -156,11 +156,14 @@ START_TEST(test_mismatch_messages_parsed) {
     static const struct {
         const char *msg, *a, *b, *arg;
     } cases[] = {
-        {"Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!", "cuda:0",
-         "cpu", ""},
+        {"Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!", "cpu",
+         "cuda:0", ""},
         {"Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:1! (when "
          "checking argument for argument mat1 in method wrapper_addmm)",
-         "cpu", "cuda:1", "mat1"},
+         "cuda:1", "cpu", "mat1"},
+        {"Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu! (when "
+         "checking arugment for argument target in method wrapper_nll_loss_forward)",
+         "cpu", "cuda:0", "target"},
         {"Expected all tensors to be on the same device, but got index is on cpu, different from other tensors on "
          "cuda:0 (when checking argument in method wrapper_CUDA__index_select)",
          "cpu", "cuda:0", "index"},
@@ -173,7 +176,7 @@ START_TEST(test_mismatch_messages_parsed) {
         {"Input type (CUDAFloatType) and weight type (CPUFloatType) should be the same", "cuda", "cpu", "input"},
         {"Expected all tensors to be on the same device, but found at least two devices, meta and cpu!\nException "
          "raised from compute_types at ../aten/src/ATen/TensorIterator.cpp:484",
-         "meta", "cpu", ""},
+         "cpu", "meta", ""},
         {"Expected all tensors to be on the same device. Found: cuda:0, cpu", "cuda:0", "cpu", ""},
         {"expected device cuda:1 but got device cpu", "cpu", "cuda:1", ""},
     };
@@ -340,17 +343,17 @@ START_TEST(test_pytorch_mismatch) {
     ck_assert_msg(strstr(err_buf, plain_out) != NULL, "traced stderr differs:\n%s\nuntraced:\n%s", err_buf, plain_out);
     sqlite3 *db = open_trace("t.db");
     ck_assert_int_ge(q_int(db, "SELECT count(*) FROM v_errors WHERE what = 'device_mismatch' AND exception = "
-                               "'c10::Error' AND device_a = 'meta' AND device_b = 'cpu' AND message LIKE 'Expected "
+                               "'c10::Error' AND device_a = 'cpu' AND device_b = 'meta' AND message LIKE 'Expected "
                                "all tensors to be on the same device%'"),
                      1);
     /* the Python line of the failing statement, from the throw that held the GIL */
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM errors r JOIN misc_events e ON e.seq = r.seq JOIN v_py_frames p "
-                               "ON p.stack = e.pystack AND p.level = 0 WHERE r.device_a = 'meta' AND p.file LIKE "
+                               "ON p.stack = e.pystack AND p.level = 0 WHERE r.device_b = 'meta' AND p.file LIKE "
                                "'%torch_mismatch.py' AND p.line = 8 AND p.function = 'forward'"),
                      1);
     /* a native stack through libtorch, from the first throw */
     ck_assert_int_ge(q_int(db, "SELECT count(*) FROM errors r JOIN misc_events e ON e.seq = r.seq JOIN v_stack_frames "
-                               "s ON s.stack = e.stack WHERE r.device_a = 'meta' AND s.module LIKE '%libtorch_cpu%'"),
+                               "s ON s.stack = e.stack WHERE r.device_b = 'meta' AND s.module LIKE '%libtorch_cpu%'"),
                      1);
     sqlite3_close(db);
     /* and the report says so, with the line */
@@ -358,7 +361,7 @@ START_TEST(test_pytorch_mismatch) {
     snprintf(trace, sizeof trace, "%s/t.db", dir);
     st = run(0, NULL, (const char *const[]){DEVTRACE_CLI, "report", trace, NULL});
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "report: status %d, %s", st, err_buf);
-    ck_assert_msg(strstr(out_buf, "device mismatch (c10::Error thrown)") && strstr(out_buf, "devices: meta and cpu") &&
+    ck_assert_msg(strstr(out_buf, "device mismatch (c10::Error thrown)") && strstr(out_buf, "devices: cpu and meta") &&
                       strstr(out_buf, "torch_mismatch.py:8 (forward)") && strstr(out_buf, "at::"),
                   "%s", out_buf);
 }

@@ -4,7 +4,8 @@
  * copies PyTorch's current form):
  *   "Expected all tensors to be on the same device, but found at least two
  *    devices, cuda:0 and cpu! (when checking argument for argument mat1 in
- *    method wrapper_addmm)"                                       (1.6 to 2.0)
+ *    method wrapper_addmm)"       (1.6 to 2.0; mat1 is the one on cpu; some
+ *                                  versions spell it "arugment for argument")
  *   "Expected all tensors to be on the same device, but got mat1 is on cpu,
  *    different from other tensors on cuda:0 (when checking argument in
  *    method wrapper_CUDA_addmm)"                                        (2.1+)
@@ -19,7 +20,7 @@
  * The message is untrusted (it comes from the traced program): every read
  * is bounded by len, and the outputs are always terminated. Used by the
  * writer thread, never on a producer path. */
-#include "tr_impl.h"
+#include "mismatch.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -101,11 +102,15 @@ int tr_parse_mismatch(const char *msg, size_t len, struct tr_mismatch *m) {
     memset(m, 0, sizeof *m);
     const size_t D = sizeof m->a;
     if ((p = find(msg, len, "but found at least two devices, "))) {
+        /* "..., COMMON and OTHER! (when checking argument for argument ARG in method ...)": the device of the
+         * operands checked so far, then the first one found elsewhere, which ARG names (1.6 to 2.0 print
+         * "arugment for argument" too) */
         p += strlen("but found at least two devices, ");
-        size_t n = device_at(p, end, m->a, D);
+        size_t n = device_at(p, end, m->b, D);
         if (!n || !(p = find(p + n, (size_t)(end - p - n), " and "))) return 0;
-        if (!device_at(p + 5, end, m->b, D)) return 0;
-        word_after(msg, end, "argument for argument ", m->arg, sizeof m->arg);
+        if (!device_at(p + 5, end, m->a, D)) return 0;
+        const char *when = find(p, (size_t)(end - p), "(when checking ");
+        if (when) word_after(when, end, " for argument ", m->arg, sizeof m->arg);
         return 1;
     }
     if ((p = find(msg, len, "on the same device, but got "))) {

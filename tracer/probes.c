@@ -30,7 +30,7 @@ static inline void ev_init(struct tr_ev *e, enum tr_kind kind, int nint, int nst
 static inline uint64_t dev(struct dtp_device d) { return (uint64_t)(uint32_t)d.type << 16 | (uint32_t)d.index; }
 
 TR_EXPORT void dtp_runtime_init(uint32_t abi_version, const char *runtime, const char *version) {
-    if (abi_version != DTP_ABI_VERSION) {
+    if (abi_version < 1 || abi_version > DTP_ABI_VERSION) { /* version 1's calls are a subset of 2's */
         atomic_store(&g_abi_ok, 0);
         tr_info("%s speaks probe ABI %u, this tracer ABI %u: its events are not recorded",
                 runtime ? runtime : "a runtime", abi_version, DTP_ABI_VERSION);
@@ -150,6 +150,14 @@ TR_EXPORT void dtp_device_mismatch(const struct dtp_op *op, int32_t first, int32
     e.ints[3] = (uint64_t)put_args(&e, 4, op, 2);
     tr_ev_emit(&e);
     LEAVE();
+}
+
+TR_HIDDEN _Thread_local int tr_no_native;
+
+TR_EXPORT int32_t dtp_stack_policy(int32_t policy) {
+    int32_t old = tr_no_native ? DTP_STACKS_INTERPRETER : DTP_STACKS_ALL;
+    tr_no_native = policy == DTP_STACKS_INTERPRETER;
+    return old;
 }
 
 TR_EXPORT void dtp_error(const char *op, int32_t kind, const char *message) {

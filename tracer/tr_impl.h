@@ -230,6 +230,8 @@ struct tr_ev {
     int no_python; /* never call into Python (signal handlers) */
 };
 extern TR_HIDDEN _Thread_local int tr_in_emit; /* a probe is building a record on this thread */
+/* dtp_stack_policy of this thread: DTP_STACKS_INTERPRETER skips the native unwind */
+extern TR_HIDDEN _Thread_local int tr_no_native;
 
 /* Native stacks (stack.c): libunwind's unw_backtrace, or glibc's backtrace
  * when libunwind is missing; libdevtrace.so's own code range. */
@@ -295,7 +297,7 @@ __attribute__((always_inline)) static inline void tr_ev_build(struct tr_ev *ev) 
         return;
     }
     if (ev->stack) {
-        nips = tr_stack_capture(ips, g_tr.cfg.depth, ev->skip, ev->skip_own);
+        if (!tr_no_native) nips = tr_stack_capture(ips, g_tr.cfg.depth, ev->skip, ev->skip_own);
         if (g_tr.cfg.python && !ev->no_python) npy = tr_py_capture(py, TR_MAX_PY);
     }
     tr_ev_record(r, ev, seq, stamp, ips, nips, py, npy);
@@ -341,12 +343,7 @@ TR_HIDDEN void tr_output_remove(const char *path); /* the trace and its -wal, -s
 TR_HIDDEN void tr_signals_install(void);
 TR_HIDDEN void tr_signals_thread_init(struct tr_ring *r);
 
-/* Device-mismatch messages (mismatch.c): 1 when msg is one, with the odd
- * operand's device in a, its peers' in b, and the argument it names (or ""). */
-struct tr_mismatch {
-    char a[32], b[32], arg[64];
-};
-TR_HIDDEN int tr_parse_mismatch(const char *msg, size_t len, struct tr_mismatch *m);
+#include "mismatch.h"
 
 /* Symbols of libraries loaded RTLD_LOCAL (resolve.c): the definition of
  * name in the first loaded object whose file name starts with one of

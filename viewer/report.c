@@ -579,9 +579,14 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
 /* A recorded Python stack, innermost first. */
 static int print_pystack(struct ctx *c, FILE *f, int64_t pystack, const char *indent) {
     struct vw_frame fr;
-    int n = 0;
+    int n = 0, hidden = 0;
     if (c->json) fputs("[", f);
-    for (int64_t id = pystack; id && n < 256 && py_frame_at(c, id, &fr, &id); n++) {
+    for (int64_t id = pystack, k = 0; id && k < 256 && py_frame_at(c, id, &fr, &id); k++) {
+        if (strstr(fr.file, "/devtrace_torch/")) continue; /* the adapter's own frames: never the program's */
+        if (fr.hidden && !c->all_frames && !c->json) {
+            hidden++;
+            continue;
+        }
         if (c->json) {
             fprintf(f, "%s{\"file\": ", n ? ", " : "");
             vw_put_json_string(f, fr.file);
@@ -595,8 +600,13 @@ static int print_pystack(struct ctx *c, FILE *f, int64_t pystack, const char *in
             vw_put_escaped(f, fr.function);
             fputs(")\n", f);
         }
+        n++;
     }
-    if (c->json) fputs("]", f);
+    if (c->json)
+        fputs("]", f);
+    else if (hidden)
+        fprintf(f, "%s(%d frame%s of torch, other packages and Python's library hidden; --all-frames shows them)\n",
+                indent, hidden, hidden == 1 ? "" : "s");
     return n;
 }
 
@@ -665,12 +675,18 @@ static void cuda_before(struct ctx *c, FILE *f, int64_t seq) {
  * (PyTorch's c10::Error, for one): a throw and its rethrows (one exception
  * object) are one mismatch. Its message, devices, the Python stack (from
  * whichever throw held the GIL), the native stack where it was first thrown,
- * and the CUDA copies and allocations before it. Returns how many. */
+ * and the CUDA copies and allocations before it. A throw whose message a
+ * recorded mismatch also carries (the PyTorch adapter records the error
+ * PyTorch raised, with its operands) is that mismatch, reported once, with
+ * its chain. Returns how many. */
 static int report_exceptions(struct ctx *c, int found) {
     FILE *f = c->out;
     sqlite3_stmt *st = vw_prep(
         c->t, "WITH g AS (SELECT min(seq) AS seq, COALESCE(object, seq) AS obj, count(*) AS n FROM errors WHERE "
-              "device_a IS NOT NULL AND first_arg IS NULL GROUP BY COALESCE(object, seq)) SELECT g.seq, r.exception, "
+              "device_a IS NOT NULL AND first_arg IS NULL AND substr(message, 1, instr(message || char(10), "
+              "char(10)) - 1) NOT IN (SELECT substr(message, 1, instr(message || char(10), char(10)) - 1) FROM "
+              "errors WHERE first_arg IS NOT NULL AND message IS NOT NULL) GROUP BY COALESCE(object, seq)) SELECT "
+              "g.seq, r.exception, "
               "r.message, r.device_a, r.device_b, r.arg, g.n, e.stack, (SELECT m.pystack FROM errors q JOIN "
               "misc_events m ON m.seq = q.seq WHERE m.pystack IS NOT NULL AND COALESCE(q.object, q.seq) = g.obj "
               "ORDER BY q.seq LIMIT 1) FROM g JOIN errors r ON r.seq = g.seq LEFT JOIN misc_events e ON e.seq = "

@@ -52,6 +52,32 @@ static int find_tracer(char *out, size_t size) {
     return -1;
 }
 
+/* The PyTorch adapter's bootstrap directory (its sitecustomize.py), found
+ * from libdevtrace.so's path: <build>/adapters/pytorch in the build tree,
+ * <libdir>/python when installed; DEVTRACE_PYTHON_BOOTSTRAP overrides.
+ * -1 when there is none (the adapter was not built). */
+static int find_bootstrap(const char *lib, char *out, size_t size) {
+    const char *env = getenv("DEVTRACE_PYTHON_BOOTSTRAP");
+    char dir[PATH_MAX], cand[PATH_MAX + 64];
+    if (env && *env) {
+        snprintf(cand, sizeof cand, "%s/sitecustomize.py", env);
+        if (access(cand, R_OK) != 0) return -1;
+        snprintf(out, size, "%s", env);
+        return 0;
+    }
+    snprintf(dir, sizeof dir, "%s", lib);
+    const char *d = dirname(dir);
+    static const char *const rel[] = {"../adapters/pytorch", "python"};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        snprintf(cand, sizeof cand, "%s/%s/sitecustomize.py", d, rel[i]);
+        if (access(cand, R_OK) == 0) {
+            snprintf(cand, sizeof cand, "%s/%s", d, rel[i]);
+            if (realpath(cand, out)) return 0;
+        }
+    }
+    return -1;
+}
+
 /* Resolves PROG as execvp would; returns 0, or 126/127 after saying why. */
 static int resolve(const char *prog, char *out, size_t size) {
     struct stat st;
@@ -227,6 +253,15 @@ int vw_cmd_run(int argc, char **argv) {
         setenv("DEVTRACE_ROOT_PID", rootpid, 1);
         if (output) setenv("DEVTRACE_OUTPUT", out_abs, 1);
         if (overwrite) setenv("DEVTRACE_OVERWRITE", "1", 1);
+        const char *torch_off = getenv("DEVTRACE_PYTORCH");
+        char boot[PATH_MAX];
+        if (!(torch_off && !strcmp(torch_off, "0")) && find_bootstrap(lib, boot, sizeof boot) == 0) {
+            /* Python programs import its sitecustomize first; it hands over to theirs */
+            const char *pp = getenv("PYTHONPATH");
+            char pypath[2 * PATH_MAX + 2];
+            snprintf(pypath, sizeof pypath, "%s%s%s", boot, pp && *pp ? ":" : "", pp && *pp ? pp : "");
+            setenv("PYTHONPATH", pypath, 1);
+        }
         close(errpipe[0]);
         execv(prog, argv + i);
         int e = errno;

@@ -159,6 +159,26 @@ const char *vw_sym_relative(struct vw_sym *s, const char *file) {
     return file;
 }
 
+/* A Python file that is not the program's own: an installed package (torch
+ * and every other one: site-packages, dist-packages), the standard library,
+ * devtrace's own adapter, or code without a file (<frozen importlib...>). */
+int vw_py_file_is_library(const char *file) {
+    if (file[0] == '<') return strncmp(file, "<frozen", 7) == 0;
+    if (strstr(file, "/site-packages/") || strstr(file, "/dist-packages/") || strstr(file, "/devtrace_torch/"))
+        return 1;
+    const char *b = strrchr(file, '/');
+    if (b && !strcmp(b, "/sitecustomize.py") && strstr(file, "/adapters/pytorch/")) return 1;
+    /* the standard library: .../lib/python3.N/<file>, not below a site dir (above) */
+    const char *p = strstr(file, "/lib/python3");
+    if (p) {
+        p += strlen("/lib/python3");
+        if (*p == '.') p++;
+        while (*p >= '0' && *p <= '9') p++;
+        if (*p == '/') return 1;
+    }
+    return 0;
+}
+
 int vw_sym_py_frame(struct vw_sym *s, int64_t id, struct vw_frame *f, int64_t *parent) {
     if (!id) return 0;
     if (!s->pyframe_tried) {
@@ -175,6 +195,7 @@ int vw_sym_py_frame(struct vw_sym *s, int64_t id, struct vw_frame *f, int64_t *p
     memset(f, 0, sizeof *f);
     const char *file = sqlite3_column_text(st, 2) ? (const char *)sqlite3_column_text(st, 2) : "?";
     snprintf(f->file, sizeof f->file, "%s", vw_sym_relative(s, file));
+    f->hidden = vw_py_file_is_library(file);
     f->line = sqlite3_column_int(st, 1);
     snprintf(f->function, sizeof f->function, "%s",
              sqlite3_column_text(st, 3) ? (const char *)sqlite3_column_text(st, 3) : "?");
@@ -183,8 +204,20 @@ int vw_sym_py_frame(struct vw_sym *s, int64_t id, struct vw_frame *f, int64_t *p
     return 1;
 }
 
+/* An event's site: its innermost Python frame of the program's own (not of
+ * torch, another package or Python's library), else its innermost Python
+ * frame, else its innermost native frame of the program's own. */
 int vw_sym_event_site(struct vw_sym *s, int64_t stack, int64_t pystack, int64_t seq, struct vw_frame *f) {
-    if (pystack && vw_sym_py_frame(s, pystack, f, NULL)) return 1;
+    if (pystack && vw_sym_py_frame(s, pystack, f, NULL)) {
+        struct vw_frame g;
+        int64_t id = pystack, next;
+        for (int depth = 0; id && depth < 256 && vw_sym_py_frame(s, id, &g, &next); depth++, id = next)
+            if (!g.hidden) {
+                *f = g;
+                return 1;
+            }
+        return 1;
+    }
     return stack ? vw_sym_site(s, stack, seq, f) : 0;
 }
 

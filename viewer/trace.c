@@ -216,7 +216,11 @@ void vw_trace_close_all(struct vw_trace *tr, int n) {
     free(tr);
 }
 
-const char *vw_dtype_name(int d) { return d == 0 ? "float32" : d == 1 ? "int64" : d == 2 ? "bool" : "?"; }
+const char *vw_dtype_name(int d) {
+    static const char *const names[] = {"float32", "int64", "bool",  "float64",   "float16",    "bfloat16", "int32",
+                                        "int16",   "int8",  "uint8", "complex64", "complex128", "other"};
+    return d >= 0 && d < (int)(sizeof names / sizeof names[0]) ? names[d] : "?";
+}
 
 /* ---------------------------------------------------------------- output escaping */
 
@@ -257,9 +261,14 @@ void vw_put_json_string(FILE *f, const char *s) {
 }
 
 const char *vw_device_name(int64_t dev, char *buf, size_t size) {
-    if ((dev >> 16) == 0)
+    /* (type << 16) | index, types as in enum dtp_device_type */
+    static const char *const types[] = {"cpu", "cuda", "meta", "mps", "xpu", "device"};
+    int64_t type = dev >> 16;
+    if (type == 0)
         snprintf(buf, size, "cpu");
+    else if (type == 2) /* meta has no index */
+        snprintf(buf, size, "meta");
     else
-        snprintf(buf, size, "cuda:%lld", (long long)(dev & 0xffff));
+        snprintf(buf, size, "%s:%lld", type > 0 && type < 6 ? types[type] : "device", (long long)(dev & 0xffff));
     return buf;
 }

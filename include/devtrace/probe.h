@@ -33,15 +33,22 @@
 extern "C" {
 #endif
 
-/* Bumped on any change to a struct layout or a function signature below. */
-#define DTP_ABI_VERSION 1u
+/* Bumped on any change to a struct layout or a function signature below.
+ * Version 2 added the device types after CUDA, the dtypes after BOOL and
+ * dtp_stack_policy(); a tracer of version 2 also accepts runtimes of
+ * version 1, whose calls are a subset. */
+#define DTP_ABI_VERSION 2u
 
 /* ---------------------------------------------------------------- types */
 
 /* Device kinds; the numbers are part of the ABI. */
 enum dtp_device_type {
-    DTP_DEVICE_CPU = 0,  /* host memory; index is always 0 */
-    DTP_DEVICE_CUDA = 1, /* cuda:<index>, real or simulated */
+    DTP_DEVICE_CPU = 0,   /* host memory; index is always 0 */
+    DTP_DEVICE_CUDA = 1,  /* cuda:<index>, real or simulated */
+    DTP_DEVICE_META = 2,  /* PyTorch's meta device: shapes, no data (ABI 2) */
+    DTP_DEVICE_MPS = 3,   /* Apple's Metal devices (ABI 2) */
+    DTP_DEVICE_XPU = 4,   /* Intel GPUs (ABI 2) */
+    DTP_DEVICE_OTHER = 5, /* any other accelerator (xla, hpu, privateuse1...) (ABI 2) */
 };
 
 /* A device, passed by value. */
@@ -55,6 +62,17 @@ enum dtp_dtype {
     DTP_DTYPE_F32 = 0,  /* 32-bit IEEE float */
     DTP_DTYPE_I64 = 1,  /* 64-bit signed integer */
     DTP_DTYPE_BOOL = 2, /* one byte, 0 or 1 */
+    /* ABI 2: */
+    DTP_DTYPE_F64 = 3,   /* 64-bit IEEE float */
+    DTP_DTYPE_F16 = 4,   /* 16-bit IEEE float */
+    DTP_DTYPE_BF16 = 5,  /* bfloat16 */
+    DTP_DTYPE_I32 = 6,   /* 32-bit signed integer */
+    DTP_DTYPE_I16 = 7,   /* 16-bit signed integer */
+    DTP_DTYPE_I8 = 8,    /* 8-bit signed integer */
+    DTP_DTYPE_U8 = 9,    /* 8-bit unsigned integer */
+    DTP_DTYPE_C64 = 10,  /* complex of two 32-bit floats */
+    DTP_DTYPE_C128 = 11, /* complex of two 64-bit floats */
+    DTP_DTYPE_OTHER = 12 /* any other element type */
 };
 
 /* A tensor as it is at the moment of the event. */
@@ -185,6 +203,18 @@ void dtp_device_mismatch(const struct dtp_op *op, int32_t first, int32_t other, 
 /* Any runtime error, device mismatch included, before the error handler runs.
  * op is the op or API function that failed ("" when none). */
 void dtp_error(const char *op, int32_t kind, const char *message);
+
+/* Which stacks the tracer records for the probes this thread fires next
+ * (ABI 2). A producer written in an interpreted language whose own stack is
+ * what its user reads (the PyTorch adapter: the Python stack) sets
+ * DTP_STACKS_INTERPRETER around its probe calls, which spares the native
+ * unwind through the interpreter, and puts the previous policy back after.
+ * Returns the previous policy. */
+enum dtp_stack_policy {
+    DTP_STACKS_ALL = 0,         /* native and, in CPython, Python frames (the default) */
+    DTP_STACKS_INTERPRETER = 1, /* the interpreter's frames only (Python) */
+};
+int32_t dtp_stack_policy(int32_t policy);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,510 @@
+/* devtrace_torch._probes: the PyTorch adapter's side of the probe ABI
+ * (include/devtrace/probe.h). The Python recorder decides what an event is;
+ * this module turns it into dtp_* calls into the preloaded libdevtrace.so,
+ * reading each tensor's metadata (shape, strides, dtype, device, bytes) with
+ * the GIL held, and gives PyTorch tensors their identity: a process-unique
+ * id per Python tensor object, kept in a table keyed by the object's address
+ * and released by a weak reference's callback (which fires the freed probe).
+ *
+ * It keeps no chain, schema or report logic: those are the tracer's and the
+ * viewer's. Stacks are the tracer's too: each call here asks it for Python
+ * frames only (dtp_stack_policy), the interpreter's native frames being of
+ * no use to the user. Built against CPython's limited API (3.10+), so one
+ * binary serves every interpreter from 3.10 on. Never raises into the
+ * traced program for a metadata read that fails: the event is recorded
+ * with what could be read. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <devtrace/probe.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "mismatch.h"
+
+#define MAX_DIMS 25 /* the tracer keeps at most this many dimensions */
+#define MAX_ARGS 64 /* tensor arguments of one op kept for its record */
+
+/* The probes, found in the preloaded tracer; NULL when there is none. */
+static struct {
+    void (*runtime_init)(uint32_t, const char *, const char *);
+    void (*device_backend)(struct dtp_device, const char *);
+    void (*tensor_created)(const struct dtp_tensor *, const struct dtp_origin *);
+    void (*tensor_transferred)(const struct dtp_transfer *);
+    void (*tensor_named)(uint64_t, const char *);
+    void (*tensor_freed)(uint64_t);
+    void (*op_begin)(const struct dtp_op *);
+    void (*op_end)(uint64_t, const char *, int32_t, int32_t, const uint64_t *);
+    void (*device_mismatch)(const struct dtp_op *, int32_t, int32_t, const char *);
+    int32_t (*stack_policy)(int32_t);
+} P;
+
+static PyObject *g_tensor_type; /* torch.Tensor */
+static PyObject *g_dtypes;      /* {torch.float32: DTP_DTYPE_F32, ...} */
+static PyObject *g_ids;         /* {address: (id, weakref)} of the tensors given an id */
+static uint64_t g_next_id;      /* next tensor id; ids start high, away from libdtrt's */
+static uint64_t g_next_seq;     /* next op sequence number, likewise */
+static uint32_t g_seen_devices[64];
+static int g_nseen_devices;
+
+/* The op being recorded: its tensor arguments, kept for a mismatch. */
+static struct {
+    uint64_t seq;
+    int n;
+    struct dtp_arg args[MAX_ARGS];
+    char names[MAX_ARGS][48];
+} g_op;
+
+#define POLICY_BEGIN() int32_t saved_policy_ = P.stack_policy ? P.stack_policy(DTP_STACKS_INTERPRETER) : 0
+#define POLICY_END()                                                                                                   \
+    if (P.stack_policy) P.stack_policy(saved_policy_)
+
+/* ---------------------------------------------------------------- devices */
+
+static struct dtp_device device_of_code(uint32_t code) {
+    struct dtp_device d = {(int32_t)(code >> 16), (int32_t)(code & 0xffff)};
+    return d;
+}
+
+/* "cpu", "cuda:1", "meta" -> (type << 16) | index. */
+static uint32_t device_code_of_str(const char *s) {
+    static const char *const types[] = {"cpu", "cuda", "meta", "mps", "xpu"};
+    size_t n = strcspn(s, ":");
+    uint32_t type = DTP_DEVICE_OTHER, index = 0;
+    for (uint32_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strlen(types[i]) == n && !strncmp(s, types[i], n)) type = i;
+    if (s[n] == ':') index = (uint32_t)strtoul(s + n + 1, NULL, 10) & 0xffff;
+    return type << 16 | index;
+}
+
+/* The device of tensor t, as a code; cpu when it cannot be read. A device
+ * first seen is announced to the tracer (dtp_device_backend). */
+static uint32_t device_code(PyObject *t) {
+    uint32_t code = 0;
+    PyObject *dev = PyObject_GetAttrString(t, "device");
+    if (dev) {
+        PyObject *s = PyObject_Str(dev);
+        const char *u = s ? PyUnicode_AsUTF8AndSize(s, NULL) : NULL;
+        if (u) code = device_code_of_str(u);
+        Py_XDECREF(s);
+        Py_DECREF(dev);
+    }
+    if (PyErr_Occurred()) PyErr_Clear();
+    int seen = 0;
+    for (int i = 0; i < g_nseen_devices && !seen; i++) seen = g_seen_devices[i] == code;
+    if (!seen && g_nseen_devices < 64) {
+        g_seen_devices[g_nseen_devices++] = code;
+        if (P.device_backend) {
+            static const char *const names[] = {"cpu", "cuda", "meta", "mps", "xpu", "other"};
+            uint32_t type = code >> 16;
+            P.device_backend(device_of_code(code), type < 6 ? names[type] : "other");
+        }
+    }
+    return code;
+}
+
+static PyObject *device_str(uint32_t code) {
+    static const char *const types[] = {"cpu", "cuda", "meta", "mps", "xpu", "device"};
+    uint32_t type = code >> 16;
+    if (type == DTP_DEVICE_CPU || type == DTP_DEVICE_META) return PyUnicode_FromString(types[type]);
+    return PyUnicode_FromFormat("%s:%u", type < 6 ? types[type] : "device", code & 0xffff);
+}
+
+/* ---------------------------------------------------------------- identity */
+
+static PyObject *addr_key(PyObject *t) { return PyLong_FromVoidPtr(t); }
+
+/* The id of t, or 0 when it has none yet. */
+static uint64_t id_of(PyObject *t) {
+    PyObject *key = addr_key(t);
+    if (!key) {
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *v = PyDict_GetItem(g_ids, key); /* borrowed */
+    Py_DECREF(key);
+    return v ? (uint64_t)PyLong_AsUnsignedLongLong(PyTuple_GetItem(v, 0)) : 0;
+}
+
+/* The weak reference's callback: the tensor object is going away. */
+static PyObject *on_freed(PyObject *self, PyObject *wr) {
+    (void)wr;
+    PyObject *idobj = PyTuple_GetItem(self, 0), *key = PyTuple_GetItem(self, 1);
+    uint64_t id = idobj ? (uint64_t)PyLong_AsUnsignedLongLong(idobj) : 0;
+    if (key) {
+        PyObject *v = PyDict_GetItem(g_ids, key);
+        if (v && (uint64_t)PyLong_AsUnsignedLongLong(PyTuple_GetItem(v, 0)) == id) PyDict_DelItem(g_ids, key);
+    }
+    if (PyErr_Occurred()) PyErr_Clear();
+    if (id && P.tensor_freed) {
+        POLICY_BEGIN();
+        P.tensor_freed(id);
+        POLICY_END();
+    }
+    Py_RETURN_NONE;
+}
+static PyMethodDef on_freed_def = {"_on_freed", on_freed, METH_O, NULL};
+
+/* Gives t a new id, remembered until the object goes. */
+static uint64_t id_new(PyObject *t) {
+    uint64_t id = g_next_id++;
+    PyObject *key = addr_key(t), *idobj = PyLong_FromUnsignedLongLong(id);
+    PyObject *self = key && idobj ? PyTuple_Pack(2, idobj, key) : NULL;
+    PyObject *cb = self ? PyCFunction_New(&on_freed_def, self) : NULL;
+    PyObject *wr = cb ? PyWeakref_NewRef(t, cb) : NULL;
+    if (!wr) PyErr_Clear(); /* no weak references: its free is not seen, its id still holds */
+    PyObject *v = PyTuple_Pack(2, idobj ? idobj : Py_None, wr ? wr : Py_None);
+    if (key && v) PyDict_SetItem(g_ids, key, v);
+    Py_XDECREF(v);
+    Py_XDECREF(wr);
+    Py_XDECREF(cb);
+    Py_XDECREF(self);
+    Py_XDECREF(idobj);
+    Py_XDECREF(key);
+    if (PyErr_Occurred()) PyErr_Clear();
+    return id;
+}
+
+/* ---------------------------------------------------------------- metadata */
+
+/* Fills ints[0..n) from a tuple-like attribute or method result; n or -1. */
+static int ints_of(PyObject *seq, int64_t *out, int max) {
+    if (!seq || !PyTuple_Check(seq)) return -1;
+    Py_ssize_t n = PyTuple_Size(seq);
+    if (n > max) n = max;
+    for (Py_ssize_t i = 0; i < n; i++) out[i] = PyLong_AsLongLong(PyTuple_GetItem(seq, i));
+    return (int)n;
+}
+
+struct meta {
+    int64_t shape[MAX_DIMS], strides[MAX_DIMS], offset;
+    int ndim, dtype;
+    uint32_t device;
+    uint64_t nbytes;
+};
+
+static void meta_of(PyObject *t, struct meta *m) {
+    memset(m, 0, sizeof *m);
+    PyObject *shape = PyObject_GetAttrString(t, "shape");
+    m->ndim = ints_of(shape, m->shape, MAX_DIMS);
+    Py_XDECREF(shape);
+    if (m->ndim < 0) m->ndim = 0;
+    PyObject *strides = PyObject_CallMethod(t, "stride", NULL);
+    if (ints_of(strides, m->strides, MAX_DIMS) != m->ndim) memset(m->strides, 0, sizeof m->strides);
+    Py_XDECREF(strides);
+    PyObject *off = PyObject_CallMethod(t, "storage_offset", NULL);
+    m->offset = off ? PyLong_AsLongLong(off) : 0;
+    Py_XDECREF(off);
+    PyObject *dtype = PyObject_GetAttrString(t, "dtype");
+    PyObject *code = dtype ? PyDict_GetItem(g_dtypes, dtype) : NULL; /* borrowed */
+    m->dtype = code ? (int)PyLong_AsLong(code) : DTP_DTYPE_OTHER;
+    Py_XDECREF(dtype);
+    PyObject *es = PyObject_CallMethod(t, "element_size", NULL);
+    uint64_t numel = 1;
+    for (int i = 0; i < m->ndim; i++) numel *= (uint64_t)(m->shape[i] > 0 ? m->shape[i] : 0);
+    m->nbytes = es ? numel * (uint64_t)PyLong_AsLongLong(es) : 0;
+    Py_XDECREF(es);
+    if (PyErr_Occurred()) PyErr_Clear();
+    m->device = device_code(t);
+}
+
+static int is_tensor(PyObject *o) { return PyObject_IsInstance(o, g_tensor_type) == 1; }
+
+/* Records t as a new tensor with the given origin; returns its id. */
+static uint64_t record_created(PyObject *t, int kind, const char *what, uint64_t src, uint64_t op, const char *name,
+                               const char *detail) {
+    uint64_t id = id_new(t);
+    struct meta m;
+    meta_of(t, &m);
+    struct dtp_tensor d = {.id = id,
+                           .storage_id = kind == DTP_ORIGIN_VIEW && src ? src : id,
+                           .dtype = m.dtype,
+                           .ndim = m.ndim,
+                           .shape = m.shape,
+                           .strides = m.strides,
+                           .storage_offset = m.offset,
+                           .device = device_of_code(m.device),
+                           .nbytes = m.nbytes,
+                           .name = name};
+    struct dtp_origin o = {.kind = kind, .what = what ? what : "?", .src_id = src, .op_seq = op, .detail = detail};
+    if (P.tensor_created) P.tensor_created(&d, &o);
+    return id;
+}
+
+/* ---------------------------------------------------------------- entry points */
+
+/* init(version, tensor_type, dtypes, id_base) -> True when a tracer receives the probes. */
+static PyObject *py_init(PyObject *self, PyObject *args) {
+    (void)self;
+    const char *version;
+    PyObject *ttype, *dtypes;
+    unsigned long long base;
+    if (!PyArg_ParseTuple(args, "sOOK", &version, &ttype, &dtypes, &base)) return NULL;
+#define SYM(f, n) (*(void **)&P.f = dlsym(RTLD_DEFAULT, n))
+    int ok = SYM(runtime_init, "dtp_runtime_init") && SYM(device_backend, "dtp_device_backend") &&
+             SYM(tensor_created, "dtp_tensor_created") && SYM(tensor_transferred, "dtp_tensor_transferred") &&
+             SYM(tensor_named, "dtp_tensor_named") && SYM(tensor_freed, "dtp_tensor_freed") &&
+             SYM(op_begin, "dtp_op_begin") && SYM(op_end, "dtp_op_end") &&
+             SYM(device_mismatch, "dtp_device_mismatch") && SYM(stack_policy, "dtp_stack_policy");
+#undef SYM
+    if (!ok) {
+        memset(&P, 0, sizeof P);
+        Py_RETURN_FALSE;
+    }
+    Py_INCREF(ttype);
+    Py_INCREF(dtypes);
+    Py_XDECREF(g_tensor_type);
+    Py_XDECREF(g_dtypes);
+    g_tensor_type = ttype;
+    g_dtypes = dtypes;
+    if (!g_ids && !(g_ids = PyDict_New())) return NULL;
+    /* ids and op numbers from 1, as libdtrt's; from base when libdtrt is in
+     * the process too, whose own count from 1 */
+    g_next_id = g_next_seq = dlsym(RTLD_DEFAULT, "dt_zeros") ? base : 1;
+    POLICY_BEGIN();
+    P.runtime_init(DTP_ABI_VERSION, "pytorch", version);
+    POLICY_END();
+    Py_RETURN_TRUE;
+}
+
+/* tensor_id(t) -> its id, or 0 when it has none. */
+static PyObject *py_tensor_id(PyObject *self, PyObject *t) {
+    (void)self;
+    return PyLong_FromUnsignedLongLong(id_of(t));
+}
+
+/* created(t, kind, what, src_id, op_seq, name=None, detail=None) -> id: t is new. */
+static PyObject *py_created(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *t;
+    int kind;
+    const char *what, *name = NULL, *detail = NULL;
+    unsigned long long src, op;
+    if (!PyArg_ParseTuple(args, "OisKK|zz", &t, &kind, &what, &src, &op, &name, &detail)) return NULL;
+    POLICY_BEGIN();
+    uint64_t id = record_created(t, kind, what, src, op, name, detail);
+    POLICY_END();
+    return PyLong_FromUnsignedLongLong(id);
+}
+
+/* The id of t, which is recorded first (as seen first in `where`) when it has none. */
+static uint64_t id_or_seen(PyObject *t, const char *where) {
+    uint64_t id = id_of(t);
+    return id ? id : record_created(t, DTP_ORIGIN_OTHER, where, 0, 0, NULL, NULL);
+}
+
+static void add_arg(const char *name, PyObject *t, const char *where) {
+    if (g_op.n >= MAX_ARGS) return;
+    int i = g_op.n++;
+    snprintf(g_op.names[i], sizeof g_op.names[i], "%s", name);
+    g_op.args[i].name = g_op.names[i];
+    g_op.args[i].id = id_or_seen(t, where);
+    g_op.args[i].device = device_of_code(device_code(t));
+}
+
+/* Tensors in v (a tensor, or a list or tuple of them) as arguments named name. */
+static void add_value(const char *name, PyObject *v, const char *where) {
+    if (is_tensor(v)) {
+        add_arg(name, v, where);
+    } else if (PyList_Check(v) || PyTuple_Check(v)) {
+        Py_ssize_t n = PySequence_Size(v);
+        for (Py_ssize_t k = 0; k < n && g_op.n < MAX_ARGS; k++) {
+            PyObject *e = PySequence_GetItem(v, k);
+            if (e && is_tensor(e)) {
+                char sub[48];
+                snprintf(sub, sizeof sub, "%s[%zd]", name, k);
+                add_arg(sub, e, where);
+            }
+            Py_XDECREF(e);
+        }
+    }
+    if (PyErr_Occurred()) PyErr_Clear();
+}
+
+/* op_begin(name, argnames, args, kwargs) -> seq: an op starts, with the
+ * tensors among its arguments (argnames: the positional names, or None). */
+static PyObject *py_op_begin(PyObject *self, PyObject *a) {
+    (void)self;
+    const char *name;
+    PyObject *names, *args, *kwargs;
+    if (!PyArg_ParseTuple(a, "sOOO", &name, &names, &args, &kwargs)) return NULL;
+    POLICY_BEGIN();
+    g_op.seq = g_next_seq++;
+    g_op.n = 0;
+    char where[160];
+    snprintf(where, sizeof where, "seen first as an argument of %s", name);
+    Py_ssize_t n = PyTuple_Check(args) ? PyTuple_Size(args) : 0;
+    Py_ssize_t nn = PyTuple_Check(names) ? PyTuple_Size(names) : 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        char argname[48];
+        const char *pn = i < nn ? PyUnicode_AsUTF8AndSize(PyTuple_GetItem(names, i), NULL) : NULL;
+        if (pn)
+            snprintf(argname, sizeof argname, "%s", pn);
+        else
+            snprintf(argname, sizeof argname, "arg%zd", i);
+        add_value(argname, PyTuple_GetItem(args, i), where);
+    }
+    if (kwargs && PyDict_Check(kwargs)) {
+        Py_ssize_t pos = 0;
+        PyObject *k, *v;
+        while (PyDict_Next(kwargs, &pos, &k, &v)) {
+            const char *kn = PyUnicode_Check(k) ? PyUnicode_AsUTF8AndSize(k, NULL) : NULL;
+            if (kn) add_value(kn, v, where);
+        }
+    }
+    if (PyErr_Occurred()) PyErr_Clear();
+    struct dtp_op op = {.seq = g_op.seq, .name = name, .nargs = g_op.n, .args = g_op.args};
+    P.op_begin(&op);
+    POLICY_END();
+    return PyLong_FromUnsignedLongLong(g_op.seq);
+}
+
+/* op_args(seq) -> [(name, device), ...] of the op being recorded, or []. */
+static PyObject *py_op_args(PyObject *self, PyObject *seqobj) {
+    (void)self;
+    uint64_t seq = (uint64_t)PyLong_AsUnsignedLongLong(seqobj);
+    if (PyErr_Occurred()) return NULL;
+    PyObject *l = PyList_New(0);
+    for (int i = 0; l && seq == g_op.seq && i < g_op.n; i++) {
+        PyObject *d = device_str((uint32_t)g_op.args[i].device.type << 16 | (uint32_t)g_op.args[i].device.index);
+        PyObject *e = d ? Py_BuildValue("(sO)", g_op.names[i], d) : NULL;
+        if (e) PyList_Append(l, e);
+        Py_XDECREF(e);
+        Py_XDECREF(d);
+    }
+    return l;
+}
+
+/* output(t, kind, what, src_id, seq) -> (id, new): t is a result of op seq.
+ * A tensor without an id is recorded as made by it (kind and what say how:
+ * an op output, a view of src_id, a copy of src_id on another device). */
+static PyObject *py_output(PyObject *self, PyObject *a) {
+    (void)self;
+    PyObject *t;
+    int kind;
+    const char *what;
+    unsigned long long src, seq;
+    if (!PyArg_ParseTuple(a, "OisKK", &t, &kind, &what, &src, &seq)) return NULL;
+    uint64_t id = id_of(t);
+    if (id) return Py_BuildValue("(KO)", (unsigned long long)id, Py_False);
+    POLICY_BEGIN();
+    id = record_created(t, kind, what, src, seq, NULL, NULL);
+    POLICY_END();
+    return Py_BuildValue("(KO)", (unsigned long long)id, Py_True);
+}
+
+/* op_end(seq, name, status, output_ids) */
+static PyObject *py_op_end(PyObject *self, PyObject *a) {
+    (void)self;
+    unsigned long long seq;
+    const char *name;
+    int status;
+    PyObject *outs;
+    if (!PyArg_ParseTuple(a, "KsiO", &seq, &name, &status, &outs)) return NULL;
+    uint64_t ids[MAX_ARGS];
+    int n = 0;
+    Py_ssize_t m = PyTuple_Check(outs) ? PyTuple_Size(outs) : 0;
+    for (Py_ssize_t i = 0; i < m && n < MAX_ARGS; i++) ids[n++] = PyLong_AsUnsignedLongLong(PyTuple_GetItem(outs, i));
+    if (PyErr_Occurred()) PyErr_Clear();
+    POLICY_BEGIN();
+    P.op_end(seq, name, status, n, ids);
+    POLICY_END();
+    Py_RETURN_NONE;
+}
+
+/* transfer(src_t, dst_t_or_None, kind, via): data of src_t went to dst_t
+ * (or, for a move in place, src_t itself now lives on to_device). */
+static PyObject *py_transfer(PyObject *self, PyObject *a) {
+    (void)self;
+    PyObject *src, *dst;
+    int kind;
+    const char *via, *from = NULL;
+    if (!PyArg_ParseTuple(a, "OOis|z", &src, &dst, &kind, &via, &from)) return NULL;
+    POLICY_BEGIN();
+    struct dtp_transfer x = {.kind = kind, .via = via};
+    x.src_id = id_or_seen(src, "seen first when moved");
+    uint32_t sdev = device_code(src);
+    if (kind == DTP_TRANSFER_MOVE) {
+        x.dst_id = x.src_id;
+        x.to = device_of_code(sdev);
+        x.from = device_of_code(from ? device_code_of_str(from) : sdev);
+    } else {
+        x.from = device_of_code(sdev);
+        x.dst_id = dst != Py_None ? id_or_seen(dst, "seen first when copied into") : 0;
+        x.to = dst != Py_None ? device_of_code(device_code(dst)) : device_of_code(0);
+    }
+    struct meta m;
+    meta_of(src, &m);
+    x.bytes = m.nbytes;
+    P.tensor_transferred(&x);
+    POLICY_END();
+    Py_RETURN_NONE;
+}
+
+/* named(t, name) */
+static PyObject *py_named(PyObject *self, PyObject *a) {
+    (void)self;
+    PyObject *t;
+    const char *name;
+    if (!PyArg_ParseTuple(a, "Os", &t, &name)) return NULL;
+    POLICY_BEGIN();
+    uint64_t id = id_or_seen(t, "seen first when named");
+    P.tensor_named(id, name);
+    POLICY_END();
+    return PyLong_FromUnsignedLongLong(id);
+}
+
+/* mismatch(seq, name, first, other, message): the op being recorded failed
+ * its device check; first and other index its tensor arguments. */
+static PyObject *py_mismatch(PyObject *self, PyObject *a) {
+    (void)self;
+    unsigned long long seq;
+    const char *name, *message;
+    int first, other;
+    if (!PyArg_ParseTuple(a, "Ksiis", &seq, &name, &first, &other, &message)) return NULL;
+    POLICY_BEGIN();
+    struct dtp_op op = {.seq = seq, .name = name, .nargs = seq == g_op.seq ? g_op.n : 0, .args = g_op.args};
+    P.device_mismatch(&op, first, other, message);
+    POLICY_END();
+    Py_RETURN_NONE;
+}
+
+/* parse_mismatch(message) -> (odd_device, peers_device, argument) or None:
+ * the tracer's own reading of PyTorch's device-mismatch texts. */
+static PyObject *py_parse_mismatch(PyObject *self, PyObject *msg) {
+    (void)self;
+    Py_ssize_t len;
+    const char *s = PyUnicode_AsUTF8AndSize(msg, &len);
+    if (!s) return NULL;
+    struct tr_mismatch m;
+    if (!tr_parse_mismatch(s, (size_t)len, &m)) Py_RETURN_NONE;
+    return Py_BuildValue("(sss)", m.a, m.b, m.arg);
+}
+
+static PyMethodDef methods[] = {
+    {"init", py_init, METH_VARARGS, "init(version, tensor_type, dtypes, id_base) -> bool"},
+    {"tensor_id", py_tensor_id, METH_O, "tensor_id(t) -> id or 0"},
+    {"created", py_created, METH_VARARGS, "created(t, kind, what, src_id, op_seq, name=None, detail=None) -> id"},
+    {"op_begin", py_op_begin, METH_VARARGS, "op_begin(name, argnames, args, kwargs) -> seq"},
+    {"op_args", py_op_args, METH_O, "op_args(seq) -> [(name, device)]"},
+    {"output", py_output, METH_VARARGS, "output(t, kind, what, src_id, seq) -> (id, new)"},
+    {"op_end", py_op_end, METH_VARARGS, "op_end(seq, name, status, output_ids)"},
+    {"transfer", py_transfer, METH_VARARGS, "transfer(src, dst, kind, via, from_device=None)"},
+    {"named", py_named, METH_VARARGS, "named(t, name) -> id"},
+    {"mismatch", py_mismatch, METH_VARARGS, "mismatch(seq, name, first, other, message)"},
+    {"parse_mismatch", py_parse_mismatch, METH_O, "parse_mismatch(message) -> (odd, peers, arg) or None"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT,
+                                    "_probes",
+                                    "devtrace's probe ABI for the PyTorch adapter",
+                                    -1,
+                                    methods,
+                                    NULL,
+                                    NULL,
+                                    NULL,
+                                    NULL};
+
+PyMODINIT_FUNC PyInit__probes(void) { return PyModule_Create(&module); }

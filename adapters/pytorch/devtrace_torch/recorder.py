@@ -1,0 +1,731 @@
+"""The tensor recorder: PyTorch's events as devtrace probe calls.
+
+What it uses (public extension points, present in torch 1.13 and 2.x):
+
+- a ``TorchFunctionMode`` entered for the whole program: every torch
+  function and tensor method the program calls, factories included, with
+  its arguments; the op is recorded with its tensor operands, its results
+  as tensors made by it (an op output, a view, a copy on another device),
+  and a device mismatch it raises is recorded with its operands before the
+  error reaches the program;
+- ``nn.Module.to/cuda/cpu`` (wrapped): each parameter and buffer that changed
+  device is a move; names of parameters, buffers and plain tensor
+  attributes (``fc.weight``), also given when a module is first called;
+- ``Optimizer.step/zero_grad/load_state_dict`` (wrapped): a step is one op,
+  its state is named ``optimizer.state.<param>.<key>``; a mismatch inside a
+  step is recorded with the parameter, its gradient and its state;
+- ``DataLoader`` iteration, ``torch.load``, ``nn.Parameter``, ``torch.Tensor(...)``
+  and ``torch.from_numpy`` (wrapped): where tensors come from that no mode sees.
+
+Everything the chain needs is then the tracer's and the viewer's: this file
+keeps no chain, no schema and no report. It never raises into the program:
+what it cannot record, it leaves unrecorded.
+"""
+
+import inspect
+import os
+import sys
+import weakref
+
+from . import _probes as P
+
+# probe.h's numbers
+FACTORY, OP_OUTPUT, VIEW, TRANSFER, CHECKPOINT, OTHER = range(6)
+X_TO, X_COPY, X_READ, X_MOVE = range(4)
+ERR_DEVICE, ERR_ARG = 1, 7
+
+# Where the adapter's ids and op numbers start: far from libdtrt's, which
+# may run in the same process (both count from 1 otherwise).
+ID_BASE = 1 << 40
+
+_PASS, _OP, _FACTORY, _TRANSFER, _COPY, _READ = range(6)
+
+# Calls that make no tensor and check no device: passed straight through.
+_PASS_NAMES = frozenset("""
+    dim size numel stride is_contiguous __len__ data_ptr element_size storage_offset is_floating_point
+    is_complex get_device __repr__ __format__ __hash__ __reduce_ex__ __deepcopy__ __setstate__ __getstate__
+    _is_view has_names register_hook retain_grad requires_grad_ __iter__ __dir__ __array__ __array_wrap__
+    untyped_storage storage _typed_storage is_pinned is_shared share_memory_ nelement ndimension is_set_to
+    is_signed is_inference __contains__ __reversed__ __torch_function__ _version backward_hooks
+    is_nonzero __index__ __bool__ __float__ __int__ __complex__ __sizeof__ names refine_names align_to rename
+    """.split())
+_READ_NAMES = frozenset("item tolist numpy __bool__ __float__ __int__ __index__ __complex__".split())
+_FACTORY_NAMES = frozenset("""
+    zeros ones empty full rand randn randint randperm arange range linspace logspace eye tensor as_tensor
+    asarray scalar_tensor empty_strided zeros_like ones_like empty_like full_like rand_like randn_like
+    randint_like frombuffer complex polar tril_indices triu_indices sparse_coo_tensor sparse_csr_tensor
+    bartlett_window blackman_window hamming_window hann_window kaiser_window normal poisson bernoulli
+    multinomial
+    """.split())
+_TRANSFER_NAMES = frozenset("to cuda cpu type mps xpu".split())
+_VIEW_PROPS = frozenset("T mT H mH real imag".split())
+
+
+def _argnames(func):
+    """The names of func's positional parameters, or None."""
+    try:
+        sig = inspect.signature(func)
+    except (TypeError, ValueError):
+        return None
+    names = []
+    for p in sig.parameters.values():
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(p.name)
+    return tuple(names)
+
+
+class _Kind:
+    __slots__ = ("kind", "name", "argnames")
+
+    def __init__(self, kind, name, argnames=None):
+        self.kind, self.name, self.argnames = kind, name, argnames
+
+
+_kinds = {}
+_tensor_methods = set()
+
+
+def _classify(func):
+    name = getattr(func, "__name__", None) or "?"
+    if name in ("__get__", "__set__", "__delete__"):
+        prop = getattr(getattr(func, "__self__", None), "__name__", "")
+        k = _Kind(_OP, prop) if name == "__get__" and prop in _VIEW_PROPS else _Kind(_PASS, prop)
+    elif name in _READ_NAMES:
+        k = _Kind(_READ, name)
+    elif name in _PASS_NAMES:
+        k = _Kind(_PASS, name)
+    elif name == "copy_":
+        k = _Kind(_COPY, name)
+    elif name in _TRANSFER_NAMES and func in _tensor_methods:
+        k = _Kind(_TRANSFER, name)
+    elif name in _FACTORY_NAMES:
+        k = _Kind(_FACTORY, name)
+    else:
+        names = _argnames(func)
+        if names is None and func in _tensor_methods:
+            names = ("self", "other")  # PyTorch's names for a method's first two operands
+        elif names is None:
+            names = ("input",)
+        k = _Kind(_OP, name, names)
+    try:
+        _kinds[func] = k
+    except TypeError:
+        pass
+    return k
+
+
+def _tensors_in(args, kwargs, Tensor):
+    """The tensors among an op's arguments, in the order _probes.op_begin lists them."""
+    out = []
+    for v in list(args) + list(kwargs.values()):
+        if isinstance(v, Tensor):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            out.extend(e for e in v if isinstance(e, Tensor))
+    return out
+
+
+def _results(out, Tensor):
+    if isinstance(out, Tensor):
+        return (out,)
+    if isinstance(out, (tuple, list)):
+        return tuple(e for e in out if isinstance(e, Tensor))
+    return ()
+
+
+_LIB_DIRS = ()
+
+
+def _is_library(filename):
+    """A frame of torch, of this adapter, or of Python itself: not the user's."""
+    return filename.startswith(_LIB_DIRS) or filename.startswith("<frozen")
+
+
+def _user_frames():
+    """The program's own frames, innermost first."""
+    f = sys._getframe(1)
+    out = []
+    while f is not None:
+        if not _is_library(f.f_code.co_filename):
+            out.append(f)
+        f = f.f_back
+    return out
+
+
+class Recorder:
+    """State of the recorder; its mode is the TorchFunctionMode below."""
+
+    def __init__(self, torch):
+        self.torch = torch
+        self.Tensor = torch.Tensor
+        self.quiet = 0  # > 0 inside a wrapped call whose inner ops are not recorded
+        self.named_roots = set()  # ids of modules whose tensors were named
+        self.optimizers = weakref.WeakSet()
+        self.mode = None
+
+    # ------------------------------------------------------------ the mode
+
+    def record(self, func, k, args, kwargs):
+        Tensor = self.Tensor
+        kind = k.kind
+        if kind == _FACTORY:
+            out = func(*args, **kwargs)
+            for t in _results(out, Tensor):
+                P.output(t, FACTORY, k.name, 0, 0)
+            return out
+        if kind == _READ:
+            out = func(*args, **kwargs)
+            if args and isinstance(args[0], Tensor) and args[0].device.type != "cpu":
+                P.transfer(args[0], None, X_READ, k.name)
+            return out
+        seq = P.op_begin(k.name, k.argnames or ("self",), args, kwargs)
+        try:
+            out = func(*args, **kwargs)
+        except BaseException as e:
+            self.failed(seq, k.name, e, args, kwargs)
+            raise
+        results = _results(out, Tensor)
+        ids = []
+        src = args[0] if args and isinstance(args[0], Tensor) else None
+        for t in results:
+            if kind == _TRANSFER and src is not None and t is not src:
+                tid, new = P.output(t, TRANSFER if t.device != src.device else OP_OUTPUT, k.name,
+                                    P.tensor_id(src), seq)
+                if new and t.device != src.device:
+                    P.transfer(src, t, X_TO, _via(k.name, kwargs))
+            elif src is not None and t is not src and t._is_view():
+                base = t._base
+                tid, new = P.output(t, VIEW, k.name, P.tensor_id(base if base is not None else src) or P.tensor_id(src),
+                                    seq)
+            else:
+                tid, new = P.output(t, OP_OUTPUT, k.name, 0, seq)
+            ids.append(tid)
+        if kind == _COPY and src is not None and len(args) > 1 and isinstance(args[1], Tensor):
+            if args[1].device != src.device:
+                P.transfer(args[1], src, X_COPY, "copy_")
+        P.op_end(seq, k.name, 0, tuple(ids))
+        return out
+
+    def failed(self, seq, name, e, args, kwargs):
+        """Op seq raised e: a device mismatch is recorded with its operands."""
+        try:
+            parsed = P.parse_mismatch(str(e)) if isinstance(e, RuntimeError) else None
+            if parsed is None:
+                P.op_end(seq, name, ERR_ARG if isinstance(e, Exception) else 0, ())
+                return
+            self.name_operands(_tensors_in(args, kwargs, self.Tensor))
+            self.mismatch(seq, name, parsed, str(e))
+        except Exception:
+            pass
+
+    def mismatch(self, seq, name, parsed, message):
+        odd, peers, arg = parsed
+        ops = P.op_args(seq)
+
+        def on(dev, want):
+            return dev == want or (":" not in want and dev.split(":")[0] == want)
+
+        other = next((i for i, (n, d) in enumerate(ops) if arg and n == arg and on(d, odd)), -1)
+        if other < 0:
+            other = next((i for i, (n, d) in enumerate(ops) if on(d, odd)), -1)
+        first = next((i for i, (n, d) in enumerate(ops) if on(d, peers) and i != other), -1)
+        P.mismatch(seq, name, first, other, message.split("\n")[0])
+        P.op_end(seq, name, ERR_DEVICE, ())
+
+    # ------------------------------------------------------------ names
+
+    def name_module(self, module, prefix=""):
+        """Names the parameters, buffers and plain tensor attributes of module."""
+        Tensor = self.Tensor
+        for mname, m in module.named_modules():
+            self.named_roots.add(id(m))
+            base = prefix + (mname + "." if mname else "")
+            for pname, p in list(m._parameters.items()):
+                if p is not None:
+                    P.named(p, base + pname)
+            for bname, b in list(m._buffers.items()):
+                if b is not None:
+                    P.named(b, base + bname)
+            for aname, v in list(vars(m).items()):
+                if isinstance(v, Tensor) and not aname.startswith("_"):
+                    P.named(v, base + aname)
+        for opt in list(self.optimizers):
+            self.name_optimizer_state(opt)
+
+    def param_names(self):
+        return {}
+
+    def name_optimizer_state(self, opt):
+        Tensor = self.Tensor
+        index = 0
+        for group in opt.param_groups:
+            for p in group["params"]:
+                pname = _param_name(p) or str(index)
+                for key, v in opt.state.get(p, {}).items():
+                    if isinstance(v, Tensor):
+                        if not P.tensor_id(v):
+                            P.created(v, FACTORY, "%s.step state" % type(opt).__name__, 0, 0)
+                        _set_name(v, "optimizer.state.%s.%s" % (pname, key))
+                index += 1
+
+    def name_operands(self, tensors):
+        """Gives the operands of a failed op the names the program knows them by:
+        its variables (innermost frame first), else attributes of its modules."""
+        want = {id(t): t for t in tensors}
+        found = {}
+        frames = _user_frames()
+        Module = self.torch.nn.Module
+        for f in frames:
+            for var, v in list(f.f_locals.items()):
+                if id(v) in want and id(v) not in found and not var.startswith("_") and var != "self":
+                    found[id(v)] = var
+        scopes = [f.f_globals for f in frames[-1:]] + [f.f_locals for f in reversed(frames)]
+        for scope in scopes:
+            for var, v in list(scope.items()):
+                if isinstance(v, Module):
+                    for qual, t in _module_tensors(v, self.Tensor):
+                        if id(t) in want and id(t) not in found:
+                            found[id(t)] = var + "." + qual
+        for tid, name in found.items():
+            _set_name(want[tid], name)
+
+    # ------------------------------------------------------------ wrapped calls
+
+    def quietly(self, fn, *args, **kwargs):
+        self.quiet += 1
+        popped = _pop_ours(self.mode)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if popped:
+                _push_mode(self.mode)
+            self.quiet -= 1
+
+
+_names = weakref.WeakKeyDictionary()
+
+
+def _set_name(t, name):
+    try:
+        if _names.get(t) == name:
+            return
+        _names[t] = name
+    except TypeError:
+        pass
+    P.named(t, name)
+
+
+def _param_name(p):
+    try:
+        return _names.get(p)
+    except TypeError:
+        return None
+
+
+def _module_tensors(module, Tensor):
+    for mname, m in module.named_modules():
+        base = mname + "." if mname else ""
+        for n, p in m._parameters.items():
+            if p is not None:
+                yield base + n, p
+        for n, b in m._buffers.items():
+            if b is not None:
+                yield base + n, b
+        for n, v in vars(m).items():
+            if isinstance(v, Tensor) and not n.startswith("_"):
+                yield base + n, v
+
+
+def _via(name, kwargs):
+    return name + "(non_blocking)" if kwargs.get("non_blocking") else name
+
+
+# Popping our mode while a wrapped call runs spares its inner calls the
+# mode's cost; torch keeps the helpers private, so they are optional.
+try:
+    from torch.overrides import _get_current_function_mode, _pop_mode, _push_mode
+except ImportError:  # pragma: no cover - another torch
+    _get_current_function_mode = _pop_mode = _push_mode = None
+
+
+def _pop_ours(mode):
+    if _pop_mode is None or mode is None:
+        return False
+    try:
+        if _get_current_function_mode() is mode:
+            _pop_mode()
+            return True
+    except Exception:
+        pass
+    return False
+
+
+# ---------------------------------------------------------------- tracebacks
+
+_ADAPTER_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _strip(tb, mode_file):
+    """The traceback without the adapter's frames and the frame of torch's
+    mode dispatch that called them: an uncaught error prints as untraced."""
+    entries = []
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    keep = []
+    for i, t in enumerate(entries):
+        fn = t.tb_frame.f_code.co_filename
+        if fn.startswith(_ADAPTER_DIR):
+            continue
+        nxt = entries[i + 1].tb_frame.f_code.co_filename if i + 1 < len(entries) else ""
+        if fn == mode_file and nxt.startswith(_ADAPTER_DIR):
+            continue
+        keep.append(t)
+    if not keep:
+        return entries[0] if entries else None
+    for a, b in zip(keep, keep[1:]):
+        a.tb_next = b
+    keep[-1].tb_next = None
+    return keep[0]
+
+
+def _install_excepthooks(torch):
+    import threading
+
+    mode_file = getattr(sys.modules.get("torch.overrides"), "__file__", "") or ""
+
+    def clean(value, tb):
+        seen = set()
+        e = value
+        while e is not None and id(e) not in seen:
+            seen.add(id(e))
+            if e.__traceback__ is not None:
+                e.__traceback__ = _strip(e.__traceback__, mode_file)
+            e = e.__cause__ or e.__context__
+        return _strip(tb, mode_file) if tb is not None else tb
+
+    old_hook = sys.excepthook
+
+    def excepthook(etype, value, tb):
+        try:
+            tb = clean(value, tb)
+        except Exception:
+            pass
+        return old_hook(etype, value, tb)
+
+    sys.excepthook = excepthook
+    old_thread_hook = getattr(threading, "excepthook", None)
+    if old_thread_hook is not None:
+        def thread_excepthook(args):
+            try:
+                clean(args.exc_value, None)
+            except Exception:
+                pass
+            return old_thread_hook(args)
+
+        threading.excepthook = thread_excepthook
+
+
+_rec = None
+
+
+def install(torch):
+    """Enters the recorder's mode for the whole program and wraps what no mode sees."""
+    global _rec, _LIB_DIRS
+    from torch.overrides import TorchFunctionMode
+
+    dtypes = {torch.float32: 0, torch.int64: 1, torch.bool: 2, torch.float64: 3, torch.float16: 4,
+              torch.bfloat16: 5, torch.int32: 6, torch.int16: 7, torch.int8: 8, torch.uint8: 9,
+              torch.complex64: 10, torch.complex128: 11}
+    if not P.init(torch.__version__, torch.Tensor, dtypes, ID_BASE):
+        return False  # no tracer in this process
+    torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    stdlib = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
+    _LIB_DIRS = (torch_dir, here, stdlib, os.path.dirname(os.path.dirname(here)) + os.sep + "sitecustomize.py")
+    for name in dir(torch.Tensor):
+        try:
+            _tensor_methods.add(getattr(torch.Tensor, name))
+        except Exception:
+            pass
+    rec = _rec = Recorder(torch)
+
+    class DevtraceMode(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if kwargs is None:
+                kwargs = {}
+            k = _kinds.get(func)
+            if k is None:
+                k = _classify(func)
+            if k.kind == _PASS or rec.quiet:
+                return func(*args, **kwargs)
+            return rec.record(func, k, args, kwargs)
+
+    _wrap_modules(torch, rec)
+    _wrap_optimizers(torch, rec)
+    _wrap_sources(torch, rec)
+    _install_excepthooks(torch)
+    rec.mode = DevtraceMode()
+    rec.mode.__enter__()
+    return True
+
+
+def _wrap(owner, name, make):
+    old = getattr(owner, name, None)
+    if old is None or getattr(old, "_devtrace", False):
+        return
+    new = make(old)
+    new._devtrace = True
+    new.__wrapped__ = old
+    try:
+        new.__name__, new.__qualname__, new.__doc__ = old.__name__, old.__qualname__, old.__doc__
+    except Exception:
+        pass
+    setattr(owner, name, new)
+
+
+def _wrap_modules(torch, rec):
+    Module, Tensor = torch.nn.Module, torch.Tensor
+
+    def mover(old):
+        def moved(self, *args, **kwargs):
+            if rec.quiet:
+                return old(self, *args, **kwargs)
+            before = [(q, t, t.device) for q, t in _module_tensors(self, Tensor)]
+            out = rec.quietly(old, self, *args, **kwargs)
+            try:
+                after = dict(_module_tensors(self, Tensor))
+                for q, t, dev in before:
+                    now = after.get(q)
+                    if now is None:
+                        continue
+                    if now is t and t.device != dev:
+                        P.transfer(t, None, X_MOVE, "%s.%s" % (type(self).__name__, old.__name__), str(dev))
+                    elif now is not t and now.device != dev:
+                        P.output(now, TRANSFER, old.__name__, P.tensor_id(t), 0)
+                        P.transfer(t, now, X_TO, "%s.%s" % (type(self).__name__, old.__name__))
+                rec.name_module(self)
+            except Exception:
+                pass
+            return out
+
+        return moved
+
+    for name in ("to", "cuda", "cpu", "to_empty"):
+        _wrap(Module, name, mover)
+
+    def pre_hook(module, inputs):
+        if id(module) not in rec.named_roots:
+            try:
+                rec.name_module(module)
+            except Exception:
+                pass
+
+    try:
+        torch.nn.modules.module.register_module_forward_pre_hook(pre_hook)
+    except Exception:
+        pass
+
+
+def _wrap_optimizers(torch, rec):
+    Optimizer = torch.optim.Optimizer
+
+    def stepper(old):
+        def step(self, *args, **kwargs):
+            if rec.quiet:
+                return old(self, *args, **kwargs)
+            rec.optimizers.add(self)
+            seq = P.op_begin("optimizer.step", (), (), None)
+            try:
+                out = rec.quietly(old, self, *args, **kwargs)
+            except BaseException as e:
+                _step_failed(torch, rec, self, seq, e)
+                raise
+            try:
+                rec.name_optimizer_state(self)
+            except Exception:
+                pass
+            P.op_end(seq, "optimizer.step", 0, ())
+            return out
+
+        return step
+
+    def wrap_class(cls):
+        if "step" in cls.__dict__:
+            _wrap(cls, "step", stepper)
+
+    def subclasses(c):
+        for s in c.__subclasses__():
+            yield s
+            yield from subclasses(s)
+
+    for cls in [Optimizer] + list(subclasses(Optimizer)):
+        wrap_class(cls)
+    old_init_subclass = Optimizer.__dict__.get("__init_subclass__")
+
+    @classmethod
+    def __init_subclass__(cls, **kw):
+        if old_init_subclass is not None:
+            old_init_subclass.__func__(cls, **kw)
+        else:
+            super(Optimizer, cls).__init_subclass__(**kw)
+        wrap_class(cls)
+
+    Optimizer.__init_subclass__ = __init_subclass__
+
+    def quiet(old):
+        def call(self, *args, **kwargs):
+            return rec.quietly(old, self, *args, **kwargs)
+
+        return call
+
+    _wrap(Optimizer, "zero_grad", quiet)
+
+    def loader(old):
+        def load_state_dict(self, *args, **kwargs):
+            rec.optimizers.add(self)
+            out = old(self, *args, **kwargs)
+            try:
+                rec.name_optimizer_state(self)
+            except Exception:
+                pass
+            return out
+
+        return load_state_dict
+
+    _wrap(Optimizer, "load_state_dict", loader)
+
+
+def _step_failed(torch, rec, opt, seq, e):
+    """A step raised e: for a device mismatch, its operands are each
+    parameter, its gradient and its state, named; the op is the step."""
+    try:
+        parsed = P.parse_mismatch(str(e)) if isinstance(e, RuntimeError) else None
+        if parsed is None:
+            P.op_end(seq, "optimizer.step", ERR_ARG, ())
+            return
+        rec.name_optimizer_state(opt)
+        Tensor = torch.Tensor
+        # the first parameter whose gradient or state is on another device
+        for group in opt.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = [(k, v) for k, v in opt.state.get(p, {}).items()
+                         if isinstance(v, Tensor) and not (v.dim() == 0 and v.device.type == "cpu")]
+                if all(v.device == p.device for _, v in state) and p.grad.device == p.device:
+                    continue
+                args = {"param": p, "grad": p.grad}
+                args.update(state)
+                P.op_end(seq, "optimizer.step", ERR_DEVICE, ())
+                seq2 = P.op_begin("%s.step" % type(opt).__name__, (), (), args)
+                rec.mismatch(seq2, "%s.step" % type(opt).__name__, parsed, str(e))
+                return
+        P.op_end(seq, "optimizer.step", ERR_DEVICE, ())
+    except Exception:
+        pass
+
+
+def _wrap_sources(torch, rec):
+    Tensor = torch.Tensor
+
+    def register(obj, kind, what, detail=None, path=""):
+        """Records the tensors in obj (nested dicts, lists, tuples) that have no id."""
+        if isinstance(obj, Tensor):
+            if not P.tensor_id(obj):
+                P.created(obj, kind, path or what, 0, 0, None, detail)
+        elif isinstance(obj, dict):
+            for k, v in obj.items():
+                register(v, kind, what, detail, "%s.%s" % (path, k) if path else str(k))
+        elif isinstance(obj, (list, tuple)):
+            for i, v in enumerate(obj):
+                register(v, kind, what, detail, "%s.%d" % (path, i) if path else (what if kind != CHECKPOINT else str(i)))
+
+    # DataLoader batches: made by collate in the loader (or in its workers)
+    try:
+        from torch.utils.data import dataloader as dl
+
+        def next_(old):
+            def __next__(self):
+                out = rec.quietly(old, self)
+                if not rec.quiet:
+                    try:
+                        register(out, FACTORY, "DataLoader")
+                    except Exception:
+                        pass
+                return out
+
+            return __next__
+
+        _wrap(dl._BaseDataLoaderIter, "__next__", next_)
+    except Exception:
+        pass
+
+    # checkpoints: each tensor is the key it was stored under
+    def loader(old):
+        def load(f, *args, **kwargs):
+            out = rec.quietly(old, f, *args, **kwargs)
+            if not rec.quiet:
+                try:
+                    loc = kwargs.get("map_location", args[0] if args else None)
+                    detail = str(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "a file object")
+                    if loc is not None:
+                        detail += " (map_location=%s)" % (loc,)
+                    register(out, CHECKPOINT, "checkpoint", str(detail))
+                except Exception:
+                    pass
+            return out
+
+        return load
+
+    _wrap(torch, "load", loader)
+
+    def numpy_src(old):
+        def from_numpy(*args, **kwargs):
+            out = old(*args, **kwargs)
+            if not rec.quiet:
+                try:
+                    P.output(out, FACTORY, "from_numpy", 0, 0)
+                except Exception:
+                    pass
+            return out
+
+        return from_numpy
+
+    _wrap(torch, "from_numpy", numpy_src)
+
+    # nn.Parameter(data): a parameter made from data
+    Parameter = torch.nn.Parameter
+    param_new = Parameter.__dict__.get("__new__")
+    if param_new is not None:
+        inner = param_new.__func__ if isinstance(param_new, staticmethod) else param_new
+
+        def __new__(cls, *args, **kwargs):
+            p = inner(cls, *args, **kwargs)
+            if not rec.quiet:
+                try:
+                    data = args[0] if args else kwargs.get("data")
+                    src = P.tensor_id(data) if isinstance(data, Tensor) else 0
+                    P.output(p, VIEW if src else FACTORY, "nn.Parameter", src, 0)
+                except Exception:
+                    pass
+            return p
+
+        Parameter.__new__ = staticmethod(__new__)
+
+    # torch.Tensor([...]) and its legacy kin: no mode sees these constructors
+    base_new = torch._C._TensorBase.__new__
+
+    def tensor_new(cls, *args, **kwargs):
+        t = base_new(cls, *args, **kwargs)
+        if not rec.quiet and cls is Tensor:
+            try:
+                P.output(t, FACTORY, "torch.Tensor", 0, 0)
+            except Exception:
+                pass
+        return t
+
+    try:
+        Tensor.__new__ = staticmethod(tensor_new)
+    except Exception:
+        pass
