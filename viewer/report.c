@@ -23,7 +23,7 @@
 #define MAX_ARGS  16
 
 struct step {
-    int64_t tensor, dev, seq, stack;
+    int64_t tensor, dev, seq, stack, pystack;
     int origin; /* tensors.origin, or -1 for an in-place move */
     char text[1024];
     struct vw_frame site;
@@ -141,6 +141,7 @@ static void build_chain(struct ctx *c, struct operand *o, int64_t id, int64_t be
             s->seq = sqlite3_column_int64(c->moves, 0);
             s->dev = sqlite3_column_int64(c->moves, 2);
             s->stack = sqlite3_column_int64(c->moves, 4);
+            s->pystack = sqlite3_column_int64(c->moves, 5);
             s->origin = -1;
             snprintf(s->text, sizeof s->text, "moved in place %s -> %s by %s",
                      vw_device_name(sqlite3_column_int64(c->moves, 1), d1, sizeof d1),
@@ -154,6 +155,7 @@ static void build_chain(struct ctx *c, struct operand *o, int64_t id, int64_t be
         s->seq = seq;
         s->dev = dev;
         s->stack = stack;
+        s->pystack = pystack;
         s->origin = origin;
         s->has_site = site_of(c, stack, pystack, seq, &s->site);
         vw_device_name(dev, d1, sizeof d1);
@@ -294,10 +296,12 @@ static int left_by_module_move(struct ctx *c, const struct step *made, int64_t d
     if (!made->has_site || !made->site.function[0] || !strcmp(made->site.function, "main") ||
         !strcmp(made->site.function, "<module>"))
         return 0;
+    /* moves in place (the runtime's module.to, PyTorch's on cuda) and copies to the device (PyTorch's
+     * module.to where it swaps the parameters, on meta), of tensors made where the odd one was */
     sqlite3_stmt *st = vw_prep(
         c->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), COALESCE(t.stack, 0), "
-              "COALESCE(t.pystack, 0), t.seq FROM transfers x JOIN tensors t ON t.id = x.dst LEFT JOIN misc_events e "
-              "ON e.seq = x.seq WHERE x.kind = 3 AND x.src_device = ?1 AND x.dst_device = ?2 AND x.seq > ?3 AND "
+              "COALESCE(t.pystack, 0), t.seq FROM transfers x JOIN tensors t ON t.id = x.src LEFT JOIN misc_events e "
+              "ON e.seq = x.seq WHERE x.kind IN (0, 3) AND x.src_device = ?1 AND x.dst_device = ?2 AND x.seq > ?3 AND "
               "x.seq < ?4 ORDER BY x.seq LIMIT 256");
     if (!st) return 0;
     sqlite3_bind_int64(st, 1, dev);
@@ -324,6 +328,46 @@ static int left_by_module_move(struct ctx *c, const struct step *made, int64_t d
 static int same_site(const struct step *a, const struct step *b) {
     return a->has_site && b->has_site && a->site.file[0] && !strcmp(a->site.file, b->site.file) &&
            a->site.line == b->site.line;
+}
+
+/* A tensor a Python program made in a function that a library called back
+ * (a DataLoader's collate_fn, a Dataset's __getitem__, a transform) and that
+ * had returned before the failing call: the program's own frame that called
+ * the library (the loop over the loader), where the tensor comes back to
+ * it. Fills *out; 0 when made is not such a tensor. */
+static int python_callback_caller(struct ctx *c, const struct step *made, int64_t failing_pystack,
+                                  struct vw_frame *out) {
+    struct vw_frame f, made_frame;
+    int64_t id = made->pystack, next;
+    int state = 0; /* 0: before the made frame, 1: in library frames after it, 2: found */
+    for (int depth = 0; id && depth < 256 && vw_sym_py_frame(c->sym, id, &f, &next); depth++, id = next) {
+        if (state == 0 && !f.hidden)
+            made_frame = f, state = 1;
+        else if (state == 1 && f.hidden)
+            state = 3; /* a library frame between: a callback */
+        else if (state == 1 && !f.hidden)
+            return 0; /* called by the program itself */
+        else if (state == 3 && !f.hidden) {
+            *out = f;
+            state = 2;
+            break;
+        }
+    }
+    if (state != 2) return 0;
+    /* the making function must have returned: it is not on the failing call's stack */
+    for (id = failing_pystack; id && vw_sym_py_frame(c->sym, id, &f, &next); id = next)
+        if (!f.hidden && !strcmp(f.file, made_frame.file) && !strcmp(f.function, made_frame.function)) return 0;
+    return 1;
+}
+
+/* The line of Python to add after the fix site, for a Python program whose
+ * odd operand has a plain variable's name: "name = name.to("cuda:0")". */
+static void python_fix_code(const struct step *fix, const char *name, const char *dev, char *out, size_t size) {
+    out[0] = 0;
+    if (!fix->has_site || strcmp(fix->site.module, "python") || !name[0] || (name[0] >= '0' && name[0] <= '9')) return;
+    for (const char *p = name; *p; p++)
+        if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))) return;
+    snprintf(out, size, "%s = %s.to(\"%s\")", name, name, dev);
 }
 
 /* One mismatch: returns 0, or -1 on a read error. */
@@ -400,7 +444,7 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         if (ops[i].odd) odd = &ops[i];
     const struct step *fix = NULL;
     char fixtext[1024] = "";
-    struct step left;
+    struct step left, caller;
     char param[256];
     if (odd) {
         const struct step *a = &odd->chain[odd->arrived];
@@ -424,8 +468,12 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
             const struct operand *p = &ops[i];
             if (p->odd || p->scalar) continue;
             const struct step *pa = &p->chain[p->arrived];
-            /* a peer copied to the device from something made where the odd one was made */
-            if (pa->origin == 3 && p->arrived + 1 < p->nsteps && same_site(&p->chain[p->arrived + 1], a)) {
+            /* a peer copied to the device from something made where the odd one was made (or passed
+             * through, on its device: a batch made from a dataset's tensors) */
+            int shared = 0;
+            for (int k = odd->arrived; k >= 0 && !shared && pa->origin == 3 && p->arrived + 1 < p->nsteps; k--)
+                shared = same_site(&p->chain[p->arrived + 1], &odd->chain[k]);
+            if (shared) {
                 fix = pa;
                 snprintf(fixtext, sizeof fixtext, "move \"%s\" to %s where its peer \"%s\" is moved", oname, d1,
                          p->name[0] ? p->name : p->arg);
@@ -447,7 +495,16 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
             while (own < odd->nsteps - 1 && odd->chain[own].origin == -1) own++;
             fix = &odd->chain[own];
             snprintf(fixtext, sizeof fixtext, "move \"%s\" to %s right after it is made", oname, d1);
-            if (left_by_module_move(c, fix, odd->dev, want, seq, &left)) {
+            memset(&caller, 0, sizeof caller);
+            if (python_callback_caller(c, fix, pystack, &caller.site)) {
+                caller.has_site = 1;
+                caller.seq = fix->seq;
+                snprintf(fixtext, sizeof fixtext,
+                         "move \"%s\" to %s where it comes back from the library that called %s (%s:%d), which made "
+                         "it",
+                         oname, d1, fix->site.function, fix->site.file, fix->site.line);
+                fix = &caller;
+            } else if (left_by_module_move(c, fix, odd->dev, want, seq, &left)) {
                 size_t k = strlen(fixtext);
                 snprintf(fixtext + k, sizeof fixtext - k,
                          "; it was made in %s, next to tensors that moving the module%s%s took to %s while it stayed "
@@ -458,6 +515,10 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
             }
         }
     }
+
+    char code[600] = "";
+    if (fix && odd)
+        python_fix_code(fix, odd->name[0] ? odd->name : "", vw_device_name(want, d1, sizeof d1), code, sizeof code);
 
     if (c->json) {
         fprintf(f, "%s\n    {\"index\": %d, \"seq\": %lld, \"op\": ", index ? "," : "", index, (long long)seq);
@@ -498,6 +559,11 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         if (fix) {
             fputs("{\"text\": ", f);
             vw_put_json_string(f, fixtext);
+            fputs(", \"code\": ", f);
+            if (code[0])
+                vw_put_json_string(f, code);
+            else
+                fputs("null", f);
             fputs(", \"site\": ", f);
             json_site(f, fix);
             fputs("}", f);
@@ -569,6 +635,7 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         vw_put_escaped(f, fixtext);
         if (fix->has_site) fputs(", after ", f), vw_put_escaped(f, vw_site_str(&fix->site, buf, sizeof buf));
         fputc('\n', f);
+        if (code[0]) fputs("     ", f), vw_put_escaped(f, code), fputc('\n', f);
     }
     free(ops);
     return 0;
@@ -592,7 +659,7 @@ static int print_pystack(struct ctx *c, FILE *f, int64_t pystack, const char *in
             vw_put_json_string(f, fr.file);
             fprintf(f, ", \"line\": %d, \"function\": ", fr.line);
             vw_put_json_string(f, fr.function);
-            fputs("}", f);
+            fprintf(f, ", \"hidden\": %s}", fr.hidden ? "true" : "false");
         } else {
             fprintf(f, "%s#%-2d ", indent, n);
             vw_put_escaped(f, fr.file);

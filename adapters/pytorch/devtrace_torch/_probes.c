@@ -42,7 +42,7 @@ static struct {
 
 static PyObject *g_tensor_type; /* torch.Tensor */
 static PyObject *g_dtypes;      /* {torch.float32: DTP_DTYPE_F32, ...} */
-static PyObject *g_ids;         /* {address: (id, weakref)} of the tensors given an id */
+static PyObject *g_ids;         /* {address: [id, weakref, simulated device code, name]} of the tensors given an id */
 static uint64_t g_next_id;      /* next tensor id; ids start high, away from libdtrt's */
 static uint64_t g_next_seq;     /* next op sequence number, likewise */
 static uint32_t g_seen_devices[64];
@@ -80,9 +80,21 @@ static uint32_t device_code_of_str(const char *s) {
 
 /* The device of tensor t, as a code; cpu when it cannot be read. A device
  * first seen is announced to the tracer (dtp_device_backend). */
+static int g_sim; /* simulated GPUs: a tensor's device may be in its entry */
+static PyObject *entry_of(PyObject *t);
+
+/* The simulated device a tensor carries, as a code; 0 when none. */
+static uint32_t sim_code(PyObject *t) {
+    if (!g_sim) return 0;
+    PyObject *e = entry_of(t);
+    uint32_t code = e ? (uint32_t)PyLong_AsUnsignedLong(PyList_GetItem(e, 2)) : 0;
+    if (PyErr_Occurred()) PyErr_Clear(), code = 0;
+    return code;
+}
+
 static uint32_t device_code(PyObject *t) {
-    uint32_t code = 0;
-    PyObject *dev = PyObject_GetAttrString(t, "device");
+    uint32_t code = sim_code(t);
+    PyObject *dev = code ? NULL : PyObject_GetAttrString(t, "device");
     if (dev) {
         PyObject *s = PyObject_Str(dev);
         const char *u = s ? PyUnicode_AsUTF8AndSize(s, NULL) : NULL;
@@ -115,16 +127,22 @@ static PyObject *device_str(uint32_t code) {
 
 static PyObject *addr_key(PyObject *t) { return PyLong_FromVoidPtr(t); }
 
-/* The id of t, or 0 when it has none yet. */
-static uint64_t id_of(PyObject *t) {
+/* The entry of t (borrowed), or NULL when it has no id yet. */
+static PyObject *entry_of(PyObject *t) {
     PyObject *key = addr_key(t);
     if (!key) {
         PyErr_Clear();
-        return 0;
+        return NULL;
     }
-    PyObject *v = PyDict_GetItem(g_ids, key); /* borrowed */
+    PyObject *v = g_ids ? PyDict_GetItem(g_ids, key) : NULL; /* borrowed */
     Py_DECREF(key);
-    return v ? (uint64_t)PyLong_AsUnsignedLongLong(PyTuple_GetItem(v, 0)) : 0;
+    return v;
+}
+
+/* The id of t, or 0 when it has none yet. */
+static uint64_t id_of(PyObject *t) {
+    PyObject *v = entry_of(t);
+    return v ? (uint64_t)PyLong_AsUnsignedLongLong(PyList_GetItem(v, 0)) : 0;
 }
 
 /* The weak reference's callback: the tensor object is going away. */
@@ -134,7 +152,7 @@ static PyObject *on_freed(PyObject *self, PyObject *wr) {
     uint64_t id = idobj ? (uint64_t)PyLong_AsUnsignedLongLong(idobj) : 0;
     if (key) {
         PyObject *v = PyDict_GetItem(g_ids, key);
-        if (v && (uint64_t)PyLong_AsUnsignedLongLong(PyTuple_GetItem(v, 0)) == id) PyDict_DelItem(g_ids, key);
+        if (v && (uint64_t)PyLong_AsUnsignedLongLong(PyList_GetItem(v, 0)) == id) PyDict_DelItem(g_ids, key);
     }
     if (PyErr_Occurred()) PyErr_Clear();
     if (id && P.tensor_freed) {
@@ -146,15 +164,15 @@ static PyObject *on_freed(PyObject *self, PyObject *wr) {
 }
 static PyMethodDef on_freed_def = {"_on_freed", on_freed, METH_O, NULL};
 
-/* Gives t a new id, remembered until the object goes. */
-static uint64_t id_new(PyObject *t) {
+/* Gives t a new id (and its simulated device code), remembered until the object goes. */
+static uint64_t id_new(PyObject *t, uint32_t code) {
     uint64_t id = g_next_id++;
     PyObject *key = addr_key(t), *idobj = PyLong_FromUnsignedLongLong(id);
     PyObject *self = key && idobj ? PyTuple_Pack(2, idobj, key) : NULL;
     PyObject *cb = self ? PyCFunction_New(&on_freed_def, self) : NULL;
     PyObject *wr = cb ? PyWeakref_NewRef(t, cb) : NULL;
     if (!wr) PyErr_Clear(); /* no weak references: its free is not seen, its id still holds */
-    PyObject *v = PyTuple_Pack(2, idobj ? idobj : Py_None, wr ? wr : Py_None);
+    PyObject *v = Py_BuildValue("[OOIO]", idobj ? idobj : Py_None, wr ? wr : Py_None, code, Py_None);
     if (key && v) PyDict_SetItem(g_ids, key, v);
     Py_XDECREF(v);
     Py_XDECREF(wr);
@@ -213,8 +231,8 @@ static int is_tensor(PyObject *o) { return PyObject_IsInstance(o, g_tensor_type)
 
 /* Records t as a new tensor with the given origin; returns its id. */
 static uint64_t record_created(PyObject *t, int kind, const char *what, uint64_t src, uint64_t op, const char *name,
-                               const char *detail) {
-    uint64_t id = id_new(t);
+                               const char *detail, uint32_t code) {
+    uint64_t id = id_new(t, code);
     struct meta m;
     meta_of(t, &m);
     struct dtp_tensor d = {.id = id,
@@ -268,22 +286,31 @@ static PyObject *py_init(PyObject *self, PyObject *args) {
     Py_RETURN_TRUE;
 }
 
+/* simulate(on): tensors may carry a simulated device (see sim.py). */
+static PyObject *py_simulate(PyObject *self, PyObject *on) {
+    (void)self;
+    g_sim = PyObject_IsTrue(on) == 1;
+    Py_RETURN_NONE;
+}
+
 /* tensor_id(t) -> its id, or 0 when it has none. */
 static PyObject *py_tensor_id(PyObject *self, PyObject *t) {
     (void)self;
     return PyLong_FromUnsignedLongLong(id_of(t));
 }
 
-/* created(t, kind, what, src_id, op_seq, name=None, detail=None) -> id: t is new. */
+/* created(t, kind, what, src_id, op_seq, name=None, detail=None, device=0) -> id: t is new
+ * (device: its simulated device's code, 0 for its own). */
 static PyObject *py_created(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *t;
     int kind;
     const char *what, *name = NULL, *detail = NULL;
     unsigned long long src, op;
-    if (!PyArg_ParseTuple(args, "OisKK|zz", &t, &kind, &what, &src, &op, &name, &detail)) return NULL;
+    unsigned int code = 0;
+    if (!PyArg_ParseTuple(args, "OisKK|zzI", &t, &kind, &what, &src, &op, &name, &detail, &code)) return NULL;
     POLICY_BEGIN();
-    uint64_t id = record_created(t, kind, what, src, op, name, detail);
+    uint64_t id = record_created(t, kind, what, src, op, name, detail, code);
     POLICY_END();
     return PyLong_FromUnsignedLongLong(id);
 }
@@ -291,7 +318,7 @@ static PyObject *py_created(PyObject *self, PyObject *args) {
 /* The id of t, which is recorded first (as seen first in `where`) when it has none. */
 static uint64_t id_or_seen(PyObject *t, const char *where) {
     uint64_t id = id_of(t);
-    return id ? id : record_created(t, DTP_ORIGIN_OTHER, where, 0, 0, NULL, NULL);
+    return id ? id : record_created(t, DTP_ORIGIN_OTHER, where, 0, 0, NULL, NULL, 0);
 }
 
 static void add_arg(const char *name, PyObject *t, const char *where) {
@@ -376,20 +403,22 @@ static PyObject *py_op_args(PyObject *self, PyObject *seqobj) {
     return l;
 }
 
-/* output(t, kind, what, src_id, seq) -> (id, new): t is a result of op seq.
+/* output(t, kind, what, src_id, seq, device=0) -> (id, new): t is a result of op seq.
  * A tensor without an id is recorded as made by it (kind and what say how:
- * an op output, a view of src_id, a copy of src_id on another device). */
+ * an op output, a view of src_id, a copy of src_id on another device), on
+ * the simulated device whose code is given, else on its own. */
 static PyObject *py_output(PyObject *self, PyObject *a) {
     (void)self;
     PyObject *t;
     int kind;
     const char *what;
     unsigned long long src, seq;
-    if (!PyArg_ParseTuple(a, "OisKK", &t, &kind, &what, &src, &seq)) return NULL;
+    unsigned int code = 0;
+    if (!PyArg_ParseTuple(a, "OisKK|I", &t, &kind, &what, &src, &seq, &code)) return NULL;
     uint64_t id = id_of(t);
     if (id) return Py_BuildValue("(KO)", (unsigned long long)id, Py_False);
     POLICY_BEGIN();
-    id = record_created(t, kind, what, src, seq, NULL, NULL);
+    id = record_created(t, kind, what, src, seq, NULL, NULL, code);
     POLICY_END();
     return Py_BuildValue("(KO)", (unsigned long long)id, Py_True);
 }
@@ -442,17 +471,61 @@ static PyObject *py_transfer(PyObject *self, PyObject *a) {
     Py_RETURN_NONE;
 }
 
-/* named(t, name) */
+/* named(t, name): t is known by name now (a name it already has is not said again). */
 static PyObject *py_named(PyObject *self, PyObject *a) {
     (void)self;
-    PyObject *t;
-    const char *name;
-    if (!PyArg_ParseTuple(a, "Os", &t, &name)) return NULL;
+    PyObject *t, *nameobj;
+    if (!PyArg_ParseTuple(a, "OU", &t, &nameobj)) return NULL;
+    const char *name = PyUnicode_AsUTF8AndSize(nameobj, NULL);
+    if (!name) return NULL;
     POLICY_BEGIN();
     uint64_t id = id_or_seen(t, "seen first when named");
-    P.tensor_named(id, name);
+    PyObject *e = entry_of(t), *old = e ? PyList_GetItem(e, 3) : NULL;
+    if (!old || old == Py_None || PyUnicode_Compare(old, nameobj) != 0) {
+        if (e) {
+            Py_INCREF(nameobj);
+            PyList_SetItem(e, 3, nameobj);
+        }
+        P.tensor_named(id, name);
+    }
+    if (PyErr_Occurred()) PyErr_Clear();
     POLICY_END();
     return PyLong_FromUnsignedLongLong(id);
+}
+
+/* name_of(t) -> the name it was given last, or None. */
+static PyObject *py_name_of(PyObject *self, PyObject *t) {
+    (void)self;
+    PyObject *e = entry_of(t), *n = e ? PyList_GetItem(e, 3) : Py_None;
+    if (!n) n = Py_None;
+    Py_INCREF(n);
+    return n;
+}
+
+/* sim(t) -> the code of t's simulated device, 0 when it has none. */
+static PyObject *py_sim(PyObject *self, PyObject *t) {
+    (void)self;
+    return PyLong_FromUnsignedLong(sim_code(t));
+}
+
+/* set_sim(t, code, what="seen first on a simulated device"): t is on that
+ * simulated device now (0: on its own); a tensor without an id gets one. */
+static PyObject *py_set_sim(PyObject *self, PyObject *a) {
+    (void)self;
+    PyObject *t;
+    unsigned int code;
+    const char *what = "seen first on a simulated device";
+    if (!PyArg_ParseTuple(a, "OI|s", &t, &code, &what)) return NULL;
+    PyObject *e = entry_of(t);
+    if (!e) {
+        POLICY_BEGIN();
+        record_created(t, DTP_ORIGIN_OTHER, what, 0, 0, NULL, NULL, code);
+        POLICY_END();
+    } else {
+        PyList_SetItem(e, 2, PyLong_FromUnsignedLong(code));
+    }
+    if (PyErr_Occurred()) PyErr_Clear();
+    Py_RETURN_NONE;
 }
 
 /* mismatch(seq, name, first, other, message): the op being recorded failed
@@ -485,10 +558,14 @@ static PyObject *py_parse_mismatch(PyObject *self, PyObject *msg) {
 static PyMethodDef methods[] = {
     {"init", py_init, METH_VARARGS, "init(version, tensor_type, dtypes, id_base) -> bool"},
     {"tensor_id", py_tensor_id, METH_O, "tensor_id(t) -> id or 0"},
-    {"created", py_created, METH_VARARGS, "created(t, kind, what, src_id, op_seq, name=None, detail=None) -> id"},
+    {"simulate", py_simulate, METH_O, "simulate(on): devices may be simulated"},
+    {"sim", py_sim, METH_O, "sim(t) -> simulated device code or 0"},
+    {"set_sim", py_set_sim, METH_VARARGS, "set_sim(t, code, what=...)"},
+    {"name_of", py_name_of, METH_O, "name_of(t) -> name or None"},
+    {"created", py_created, METH_VARARGS, "created(t, kind, what, src_id, op_seq, name=None, detail=None, device=0)"},
     {"op_begin", py_op_begin, METH_VARARGS, "op_begin(name, argnames, args, kwargs) -> seq"},
     {"op_args", py_op_args, METH_O, "op_args(seq) -> [(name, device)]"},
-    {"output", py_output, METH_VARARGS, "output(t, kind, what, src_id, seq) -> (id, new)"},
+    {"output", py_output, METH_VARARGS, "output(t, kind, what, src_id, seq, device=0) -> (id, new)"},
     {"op_end", py_op_end, METH_VARARGS, "op_end(seq, name, status, output_ids)"},
     {"transfer", py_transfer, METH_VARARGS, "transfer(src, dst, kind, via, from_device=None)"},
     {"named", py_named, METH_VARARGS, "named(t, name) -> id"},

@@ -38,7 +38,7 @@ ERR_DEVICE, ERR_ARG = 1, 7
 # may run in the same process (both count from 1 otherwise).
 ID_BASE = 1 << 40
 
-_PASS, _OP, _FACTORY, _TRANSFER, _COPY, _READ = range(6)
+_PASS, _OP, _FACTORY, _TRANSFER, _COPY, _READ, _SIMPROP = range(7)
 
 # Calls that make no tensor and check no device: passed straight through.
 _PASS_NAMES = frozenset("""
@@ -59,14 +59,29 @@ _FACTORY_NAMES = frozenset("""
     """.split())
 _TRANSFER_NAMES = frozenset("to cuda cpu type mps xpu".split())
 _VIEW_PROPS = frozenset("T mT H mH real imag".split())
+# Reads that say where a tensor is: answered by the simulator on simulated GPUs.
+_SIM_NAMES = frozenset("device is_cuda get_device grad data _base numpy __repr__ pin_memory is_pinned".split())
+_sim = None  # the Simulator, when DEVTRACE_SIM_CUDA asks for simulated GPUs
 
 
-def _argnames(func):
-    """The names of func's positional parameters, or None."""
+def _argnames(func, method=False):
+    """The names of func's positional parameters, or None: from its signature,
+    else from the first line of a builtin's documentation, which PyTorch
+    writes as one ("linear(input, weight, bias=None) -> Tensor")."""
     try:
         sig = inspect.signature(func)
     except (TypeError, ValueError):
-        return None
+        doc = (getattr(func, "__doc__", None) or "").lstrip().split("\n", 1)[0]
+        name = getattr(func, "__name__", "")
+        if not name or not doc.startswith(name + "(") or ")" not in doc:
+            return None
+        names = []
+        for part in doc[len(name) + 1:doc.index(")")].split(","):
+            part = part.strip().split("=")[0].strip()
+            if not part or part.startswith("*"):
+                break
+            names.append(part)
+        return (("self",) if method else ()) + tuple(names)
     names = []
     for p in sig.parameters.values():
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
@@ -89,7 +104,12 @@ def _classify(func):
     name = getattr(func, "__name__", None) or "?"
     if name in ("__get__", "__set__", "__delete__"):
         prop = getattr(getattr(func, "__self__", None), "__name__", "")
-        k = _Kind(_OP, prop) if name == "__get__" and prop in _VIEW_PROPS else _Kind(_PASS, prop)
+        if _sim is not None and name == "__get__" and prop in _SIM_NAMES:
+            k = _Kind(_SIMPROP, prop)
+        else:
+            k = _Kind(_OP, prop) if name == "__get__" and prop in _VIEW_PROPS else _Kind(_PASS, prop)
+    elif _sim is not None and name in _SIM_NAMES and func in _tensor_methods:
+        k = _Kind(_SIMPROP, name)
     elif name in _READ_NAMES:
         k = _Kind(_READ, name)
     elif name in _PASS_NAMES:
@@ -101,7 +121,7 @@ def _classify(func):
     elif name in _FACTORY_NAMES:
         k = _Kind(_FACTORY, name)
     else:
-        names = _argnames(func)
+        names = _argnames(func, func in _tensor_methods)
         if names is None and func in _tensor_methods:
             names = ("self", "other")  # PyTorch's names for a method's first two operands
         elif names is None:
@@ -162,46 +182,70 @@ class Recorder:
         self.named_roots = set()  # ids of modules whose tensors were named
         self.optimizers = weakref.WeakSet()
         self.mode = None
+        self.cpu = torch.device("cpu")
 
     # ------------------------------------------------------------ the mode
+
+    def where(self, t):
+        """Where t is: its simulated device, or its real one."""
+        return _sim.code(t) or t.device if _sim is not None else t.device
 
     def record(self, func, k, args, kwargs):
         Tensor = self.Tensor
         kind = k.kind
+        sim = _sim
+        if kind == _SIMPROP:
+            return sim.prop(k, func, args, kwargs)
         if kind == _FACTORY:
-            out = func(*args, **kwargs)
+            out, code = sim.factory(func, args, kwargs) if sim is not None else (func(*args, **kwargs), 0)
             for t in _results(out, Tensor):
-                P.output(t, FACTORY, k.name, 0, 0)
+                P.output(t, FACTORY, k.name, 0, 0, code)
             return out
         if kind == _READ:
+            if sim is not None and k.name == "numpy":
+                return sim.prop(k, func, args, kwargs)
             out = func(*args, **kwargs)
-            if args and isinstance(args[0], Tensor) and args[0].device.type != "cpu":
+            if args and isinstance(args[0], Tensor) and (sim.code(args[0]) if sim is not None
+                                                         else args[0].device.type != "cpu"):
                 P.transfer(args[0], None, X_READ, k.name)
             return out
         seq = P.op_begin(k.name, k.argnames or ("self",), args, kwargs)
+        src = args[0] if args and isinstance(args[0], Tensor) else None
+        code = 0  # the simulated device of new results
+        self.quiet += 1  # what the op itself calls is the op's
         try:
-            out = func(*args, **kwargs)
+            if sim is None:
+                out = func(*args, **kwargs)
+            elif kind == _TRANSFER and src is not None:
+                out, code = sim.transfer(k.name, func, src, args[1:], kwargs)
+            elif kind == _OP:
+                code = sim.op_device(k, args, kwargs, _tensors_in(args, kwargs, Tensor))
+                out = sim.run_op(func, args, kwargs)
+            else:
+                out = func(*args, **kwargs)
         except BaseException as e:
+            self.quiet -= 1
             self.failed(seq, k.name, e, args, kwargs)
             raise
+        self.quiet -= 1
         results = _results(out, Tensor)
         ids = []
-        src = args[0] if args and isinstance(args[0], Tensor) else None
+        where = self.where
         for t in results:
             if kind == _TRANSFER and src is not None and t is not src:
-                tid, new = P.output(t, TRANSFER if t.device != src.device else OP_OUTPUT, k.name,
-                                    P.tensor_id(src), seq)
-                if new and t.device != src.device:
+                moved = (code != sim.code(src)) if sim is not None else t.device != src.device
+                tid, new = P.output(t, TRANSFER if moved else OP_OUTPUT, k.name, P.tensor_id(src), seq, code)
+                if new and moved:
                     P.transfer(src, t, X_TO, _via(k.name, kwargs))
             elif src is not None and t is not src and t._is_view():
                 base = t._base
                 tid, new = P.output(t, VIEW, k.name, P.tensor_id(base if base is not None else src) or P.tensor_id(src),
-                                    seq)
+                                    seq, code)
             else:
-                tid, new = P.output(t, OP_OUTPUT, k.name, 0, seq)
+                tid, new = P.output(t, OP_OUTPUT, k.name, 0, seq, code)
             ids.append(tid)
         if kind == _COPY and src is not None and len(args) > 1 and isinstance(args[1], Tensor):
-            if args[1].device != src.device:
+            if where(args[1]) != where(src):
                 P.transfer(args[1], src, X_COPY, "copy_")
         P.op_end(seq, k.name, 0, tuple(ids))
         return out
@@ -302,24 +346,12 @@ class Recorder:
             self.quiet -= 1
 
 
-_names = weakref.WeakKeyDictionary()
-
-
 def _set_name(t, name):
-    try:
-        if _names.get(t) == name:
-            return
-        _names[t] = name
-    except TypeError:
-        pass
-    P.named(t, name)
+    P.named(t, name)  # a name t already has is not said again
 
 
 def _param_name(p):
-    try:
-        return _names.get(p)
-    except TypeError:
-        return None
+    return P.name_of(p)
 
 
 def _module_tensors(module, Tensor):
@@ -372,15 +404,12 @@ def _strip(tb, mode_file):
     while tb is not None:
         entries.append(tb)
         tb = tb.tb_next
-    keep = []
-    for i, t in enumerate(entries):
-        fn = t.tb_frame.f_code.co_filename
-        if fn.startswith(_ADAPTER_DIR):
-            continue
-        nxt = entries[i + 1].tb_frame.f_code.co_filename if i + 1 < len(entries) else ""
-        if fn == mode_file and nxt.startswith(_ADAPTER_DIR):
-            continue
-        keep.append(t)
+    # torch's dispatch to modes (overrides.py) right before the adapter's frames goes too
+    drop = [t.tb_frame.f_code.co_filename.startswith(_ADAPTER_DIR) for t in entries]
+    for i in range(len(entries) - 2, -1, -1):
+        if drop[i + 1] and entries[i].tb_frame.f_code.co_filename == mode_file:
+            drop[i] = True
+    keep = [t for t, d in zip(entries, drop) if not d]
     if not keep:
         return entries[0] if entries else None
     for a, b in zip(keep, keep[1:]):
@@ -449,6 +478,7 @@ def install(torch):
         except Exception:
             pass
     rec = _rec = Recorder(torch)
+    _start_simulator(torch)
 
     class DevtraceMode(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -464,10 +494,39 @@ def install(torch):
     _wrap_modules(torch, rec)
     _wrap_optimizers(torch, rec)
     _wrap_sources(torch, rec)
+    _wrap_indexing(torch, rec)
     _install_excepthooks(torch)
     rec.mode = DevtraceMode()
     rec.mode.__enter__()
     return True
+
+
+def _start_simulator(torch):
+    """DEVTRACE_SIM_CUDA=N: N simulated GPUs, when this torch has none."""
+    global _sim
+    want = os.environ.get("DEVTRACE_SIM_CUDA", "")
+    if not want or want == "0":
+        return
+    try:
+        n = int(want)
+    except ValueError:
+        n = -1
+    if not 1 <= n <= 16:
+        _warn_once("DEVTRACE_SIM_CUDA=%s: give a number of GPUs from 1 to 16; no GPU is simulated" % want)
+        return
+    if torch.cuda.is_available():
+        _warn_once("DEVTRACE_SIM_CUDA=%s: this PyTorch has real GPUs, which are used; none is simulated" % want)
+        return
+    from .sim import Simulator
+
+    _sim = Simulator(torch, n, P)
+    P.simulate(True)
+    _sim.install_cuda_api()
+
+
+def _warn_once(msg):
+    if os.environ.get("DEVTRACE_QUIET", "0") in ("", "0"):
+        sys.stderr.write("devtrace: %s\n" % msg)
 
 
 def _wrap(owner, name, make):
@@ -491,17 +550,26 @@ def _wrap_modules(torch, rec):
         def moved(self, *args, **kwargs):
             if rec.quiet:
                 return old(self, *args, **kwargs)
-            before = [(q, t, t.device) for q, t in _module_tensors(self, Tensor)]
-            out = rec.quietly(old, self, *args, **kwargs)
+            where = rec.where
+            try:
+                rec.name_module(self)  # named before the move, so the move is the named tensor's
+            except Exception:
+                pass
+            before = [(q, t, where(t), str(_sim.device(_sim.code(t)) if _sim is not None else t.device))
+                      for q, t in _module_tensors(self, Tensor)]
+            if _sim is not None:
+                out = rec.quietly(_sim.module_to, old, self, args, kwargs)
+            else:
+                out = rec.quietly(old, self, *args, **kwargs)
             try:
                 after = dict(_module_tensors(self, Tensor))
-                for q, t, dev in before:
+                for q, t, dev, devname in before:
                     now = after.get(q)
                     if now is None:
                         continue
-                    if now is t and t.device != dev:
-                        P.transfer(t, None, X_MOVE, "%s.%s" % (type(self).__name__, old.__name__), str(dev))
-                    elif now is not t and now.device != dev:
+                    if now is t and where(t) != dev:
+                        P.transfer(t, None, X_MOVE, "%s.%s" % (type(self).__name__, old.__name__), devname)
+                    elif now is not t and where(now) != dev:
                         P.output(now, TRANSFER, old.__name__, P.tensor_id(t), 0)
                         P.transfer(t, now, X_TO, "%s.%s" % (type(self).__name__, old.__name__))
                 rec.name_module(self)
@@ -530,6 +598,8 @@ def _wrap_modules(torch, rec):
 def _wrap_optimizers(torch, rec):
     Optimizer = torch.optim.Optimizer
 
+    Tensor = torch.Tensor
+
     def stepper(old):
         def step(self, *args, **kwargs):
             if rec.quiet:
@@ -537,12 +607,18 @@ def _wrap_optimizers(torch, rec):
             rec.optimizers.add(self)
             seq = P.op_begin("optimizer.step", (), (), None)
             try:
+                if _sim is not None:
+                    _sim.optimizer_check(self)
                 out = rec.quietly(old, self, *args, **kwargs)
             except BaseException as e:
                 _step_failed(torch, rec, self, seq, e)
                 raise
             try:
+                known = set(id(v) for st in self.state.values() for v in st.values()
+                            if isinstance(v, Tensor) and P.tensor_id(v)) if _sim is not None else ()
                 rec.name_optimizer_state(self)
+                if _sim is not None:
+                    _sim.optimizer_state(self, lambda v: id(v) not in known)
             except Exception:
                 pass
             P.op_end(seq, "optimizer.step", 0, ())
@@ -611,9 +687,10 @@ def _step_failed(torch, rec, opt, seq, e):
             for p in group["params"]:
                 if p.grad is None:
                     continue
+                where = rec.where
                 state = [(k, v) for k, v in opt.state.get(p, {}).items()
-                         if isinstance(v, Tensor) and not (v.dim() == 0 and v.device.type == "cpu")]
-                if all(v.device == p.device for _, v in state) and p.grad.device == p.device:
+                         if isinstance(v, Tensor) and not (v.dim() == 0 and where(v) in (0, rec.cpu))]
+                if all(where(v) == where(p) for _, v in state) and where(p.grad) == where(p):
                     continue
                 args = {"param": p, "grad": p.grad}
                 args.update(state)
@@ -624,30 +701,51 @@ def _step_failed(torch, rec, opt, seq, e):
         P.op_end(seq, "optimizer.step", ERR_DEVICE, ())
     except Exception:
         pass
+        pass
+
+
+def _wrap_indexing(torch, rec):
+    """Indexing, which torch 1.x dispatches to no mode: recorded as an op."""
+    Tensor = torch.Tensor
+    for name, names in (("__getitem__", ("self", "indices")), ("__setitem__", ("self", "indices", "values"))):
+        orig = getattr(Tensor, name)
+
+        def make(orig, k):
+            def index(self, *args):
+                if rec.quiet:
+                    return orig(self, *args)
+                return rec.quietly(rec.record, orig, k, (self,) + args, {})
+
+            return index
+
+        _wrap(Tensor, name, lambda orig, k=_Kind(_OP, name, names): make(orig, k))
 
 
 def _wrap_sources(torch, rec):
     Tensor = torch.Tensor
 
-    def register(obj, kind, what, detail=None, path=""):
+    def register(obj, kind, what, detail=None, path="", code=0):
         """Records the tensors in obj (nested dicts, lists, tuples) that have no id."""
         if isinstance(obj, Tensor):
             if not P.tensor_id(obj):
-                P.created(obj, kind, path or what, 0, 0, None, detail)
+                P.created(obj, kind, path or what, 0, 0, None, detail, code)
         elif isinstance(obj, dict):
             for k, v in obj.items():
-                register(v, kind, what, detail, "%s.%s" % (path, k) if path else str(k))
+                register(v, kind, what, detail, "%s.%s" % (path, k) if path else str(k), code)
         elif isinstance(obj, (list, tuple)):
             for i, v in enumerate(obj):
-                register(v, kind, what, detail, "%s.%d" % (path, i) if path else (what if kind != CHECKPOINT else str(i)))
+                register(v, kind, what, detail, "%s.%d" % (path, i) if path else (what if kind != CHECKPOINT else str(i)),
+                         code)
 
-    # DataLoader batches: made by collate in the loader (or in its workers)
+    # DataLoader batches: made by collate in this process (recorded there, at
+    # the collate function's line when it is the program's own), or in worker
+    # processes (recorded here, where the loop receives them)
     try:
         from torch.utils.data import dataloader as dl
 
         def next_(old):
             def __next__(self):
-                out = rec.quietly(old, self)
+                out = old(self)  # collate's own tensors are recorded where they are made
                 if not rec.quiet:
                     try:
                         register(out, FACTORY, "DataLoader")
@@ -664,6 +762,9 @@ def _wrap_sources(torch, rec):
     # checkpoints: each tensor is the key it was stored under
     def loader(old):
         def load(f, *args, **kwargs):
+            code = None
+            if _sim is not None:
+                code, args, kwargs = _sim.load_location(kwargs, args)
             out = rec.quietly(old, f, *args, **kwargs)
             if not rec.quiet:
                 try:
@@ -671,7 +772,7 @@ def _wrap_sources(torch, rec):
                     detail = str(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "a file object")
                     if loc is not None:
                         detail += " (map_location=%s)" % (loc,)
-                    register(out, CHECKPOINT, "checkpoint", str(detail))
+                    register(out, CHECKPOINT, "checkpoint", str(detail), "", code or 0)
                 except Exception:
                     pass
             return out

@@ -1,0 +1,345 @@
+"""Simulated GPUs for a CPU-only PyTorch (``DEVTRACE_SIM_CUDA=N``).
+
+A script written for a GPU server runs unchanged and fails where it would
+fail there: ``torch.cuda.is_available()`` is True with N devices, and a
+tensor put on ``cuda:K`` (a factory's ``device=``, ``.to``, ``.cuda``,
+``Module.to``, ``torch.load(map_location=...)``) says ``cuda:K`` wherever the
+program looks (``.device``, ``.is_cuda``, ``get_device()``, ``type()``,
+``repr``), while its data and autograd stay on the CPU. The device sits
+beside each tensor, in the adapter's table of tensors (never in the tensor
+itself, so nothing of it reaches a checkpoint or a copy), and the tracer
+records it as the tensor's device.
+
+The rules it emulates, as a CUDA build of PyTorch applies them:
+
+- an op's tensor operands must be on one device, except 0-dim CPU tensors
+  (scalars) and CPU index tensors of indexing; otherwise the op raises
+  PyTorch's ``RuntimeError`` "Expected all tensors to be on the same device,
+  but found at least two devices, A and B!", A being the first operand's;
+- an op's results are on its operands' device (or its ``device=``);
+- ``copy_`` and the transfers may cross devices; ``.to`` returns the tensor
+  itself when nothing changes, a copy otherwise (autograd flows through);
+- a gradient lives on its parameter's device; an optimizer's state on its
+  parameter's, except 0-dim CPU counters (``step``); a step whose state or
+  gradient is on another device than its parameter raises before it
+  changes anything;
+- ``.numpy()`` of a GPU tensor raises PyTorch's TypeError.
+
+Not simulated (README lists it too): ``nn.DataParallel``/``DistributedDataParallel``
+and NCCL, CUDA streams, events and graphs, ``torch.cuda.amp`` and GradScaler,
+custom CUDA kernels, and a checkpoint remembering the GPU its tensors were
+saved from (load them with ``map_location``).
+"""
+
+import sys
+
+CUDA = 1 << 16  # probe device code of cuda:0; cuda:K is CUDA | K
+
+
+class Simulator:
+    def __init__(self, torch, ndev, P):
+        self.torch, self.n, self.P = torch, ndev, P
+        self.current = 0
+        self.cpu = torch.device("cpu")
+
+    # ---------------------------------------------------------- devices
+
+    def code_of(self, dev):
+        """A device argument (str, torch.device, int) as a code; None when it names none."""
+        if dev is None:
+            return None
+        torch = self.torch
+        if isinstance(dev, int):
+            return CUDA | dev
+        d = dev if isinstance(dev, torch.device) else torch.device(dev)
+        if d.type == "cuda":
+            k = self.current if d.index is None else d.index
+            if k >= self.n:
+                raise RuntimeError("CUDA error: invalid device ordinal")
+            return CUDA | k
+        if d.type == "cpu":
+            return 0
+        return None
+
+    def code(self, t):
+        return self.P.sim(t)
+
+    def mark(self, t, code, what="seen first on a simulated device"):
+        self.P.set_sim(t, code, what)
+
+    def device(self, code):
+        return self.torch.device("cuda", code & 0xFFFF) if code else self.cpu
+
+    @staticmethod
+    def name(code):
+        return "cuda:%d" % (code & 0xFFFF) if code else "cpu"
+
+    # ---------------------------------------------------------- the rules
+
+    def check(self, name, tensors, index_ok):
+        """The device an op on these operands runs on, or PyTorch's error."""
+        common = None
+        for i, t in enumerate(tensors):
+            c = self.code(t)
+            if not c and t.dim() == 0:
+                continue  # a CPU scalar may join any device
+            if not c and index_ok and i > 0 and not t.is_floating_point():
+                continue  # CPU indices of indexing
+            if common is None:
+                common = c
+            elif c != common:
+                raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
+                                   "%s and %s!" % (self.name(common), self.name(c)))
+        return common or 0
+
+    def target_of_to(self, t, args, kwargs):
+        """The device .to(...) asks for (a code), or None when it keeps t's."""
+        dev = kwargs.get("device")
+        if dev is None and args:
+            a = args[0]
+            if isinstance(a, self.torch.Tensor):
+                return self.code(a)
+            if isinstance(a, (str, self.torch.device, int)) and not isinstance(a, bool):
+                dev = a
+        return self.code_of(dev)
+
+    def strip_device(self, args, kwargs):
+        """.to's arguments without the device (what the CPU build can run)."""
+        torch = self.torch
+        args = list(args)
+        if args and isinstance(args[0], (str, torch.device, int)) and not isinstance(args[0], bool):
+            args.pop(0)
+        elif args and isinstance(args[0], torch.Tensor):
+            args[0] = args[0].dtype
+        kwargs = {k: v for k, v in kwargs.items() if k != "device"}
+        return tuple(args), kwargs
+
+    # ---------------------------------------------------------- calls the mode hands over
+
+    def factory(self, func, args, kwargs):
+        """A factory: its device= is simulated; a *_like one follows its input.
+        Returns (result, device code of the result)."""
+        code = None
+        if "device" in kwargs:
+            code = self.code_of(kwargs["device"])
+            if code is not None:
+                kwargs = dict(kwargs)
+                kwargs["device"] = "cpu"
+        elif args and isinstance(args[0], self.torch.Tensor):
+            code = self.code(args[0])
+        return func(*args, **kwargs), code or 0
+
+    def transfer(self, name, func, t, args, kwargs):
+        """.to / .cuda / .cpu / .type of t: (the result, t itself when nothing
+        changes, and the device code of a new result)."""
+        torch = self.torch
+        src = self.code(t)
+        if name == "cuda":
+            dev = args[0] if args else kwargs.get("device")
+            want = self.code_of(dev if dev is not None else self.current)
+            rest = {k: v for k, v in kwargs.items() if k in ("memory_format",)}
+            out = t if want == src else t.to(copy=True, **rest)
+        elif name == "cpu":
+            want = 0
+            out = t if src == 0 else t.to(copy=True)
+        elif name == "type" and not args and not kwargs:
+            text = func(t)
+            return (text.replace("torch.", "torch.cuda.", 1) if src else text), 0
+        elif name == "type" and args and isinstance(args[0], str) and ".cuda." in args[0]:
+            want = CUDA | self.current
+            out = func(t, args[0].replace(".cuda.", "."), *args[1:], **kwargs)
+            if out is t and src != want:
+                out = t.clone()
+        elif name == "to":
+            want = self.target_of_to(t, args, kwargs)
+            rest_args, rest_kw = self.strip_device(args, kwargs)
+            out = func(t, *rest_args, **rest_kw) if (rest_args or rest_kw) else t
+            if want is not None and want != src and out is t:
+                out = t.to(copy=True)
+        else:
+            want = None
+            out = func(t, *args, **kwargs)
+        return out, (src if want is None else want)
+
+    def op_device(self, k, args, kwargs, tensors):
+        """Checks an op's operands; the device of its results."""
+        dev = kwargs.get("device")
+        code = self.check(k.name, tensors, k.name in _INDEXING)
+        if dev is not None:
+            code = self.code_of(dev)
+        return code
+
+    def run_op(self, func, args, kwargs):
+        """Runs an op on the CPU; the recorder puts its new results on the op's device."""
+        if "device" in kwargs and self.code_of(kwargs["device"]) is not None:
+            kwargs = dict(kwargs)
+            kwargs["device"] = "cpu"
+        return func(*args, **kwargs)
+
+    def prop(self, k, func, args, kwargs):
+        """Reads (and a few methods) that say where a tensor is."""
+        torch = self.torch
+        t = args[0] if args else None
+        name = k.name
+        if not isinstance(t, torch.Tensor):
+            return func(*args, **kwargs)
+        code = self.code(t)
+        if name == "device":
+            return self.device(code) if code else func(*args, **kwargs)
+        if name == "is_cuda":
+            return bool(code) or func(*args, **kwargs)
+        if name == "get_device":
+            return (code & 0xFFFF) if code else func(*args, **kwargs)
+        if name in ("grad", "data", "_base"):
+            out = func(*args, **kwargs)
+            if isinstance(out, torch.Tensor) and code and not self.P.tensor_id(out):
+                self.mark(out, code, "the %s of a tensor" % name)
+            return out
+        if name == "type" and not args[1:] and not kwargs and code:
+            return func(*args, **kwargs).replace("torch.", "torch.cuda.", 1)
+        if name == "numpy" and code:
+            raise TypeError("can't convert %s device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "
+                            "host memory first." % self.name(code))
+        if name == "__repr__" and code:
+            return _with_device(func(*args, **kwargs), self.name(code))
+        if name in ("pin_memory",):
+            return t.clone()
+        if name == "is_pinned":
+            return False
+        return func(*args, **kwargs)
+
+    # ---------------------------------------------------------- what no mode sees
+
+    def module_to(self, old, module, args, kwargs):
+        """Module.to/cuda/cpu: parameters and buffers (and their gradients) move in place."""
+        torch = self.torch
+        name = old.__name__
+        if name == "to":
+            device, dtype, non_blocking, fmt = torch._C._nn._parse_to(*args, **kwargs)
+            want = self.code_of(device) if device is not None else None
+            if dtype is not None or fmt is not None:
+                kw = {}
+                if dtype is not None:
+                    kw["dtype"] = dtype
+                if fmt is not None:
+                    kw["memory_format"] = fmt
+                old(module, **kw)
+        elif name == "cuda":
+            dev = args[0] if args else kwargs.get("device")
+            want = self.code_of(dev if dev is not None else self.current)
+        elif name == "cpu":
+            want = 0
+        else:
+            return old(module, *args, **kwargs)
+        if want is not None:
+            for t in list(module.parameters()) + list(module.buffers()):
+                self.mark(t, want, "a parameter or buffer")
+                if t.grad is not None:
+                    self.mark(t.grad, want, "a gradient")
+        return module
+
+    def optimizer_check(self, opt):
+        """Raises, before a step changes anything, what the step would raise on a GPU."""
+        torch = self.torch
+        for group in opt.param_groups:
+            for p in group["params"]:
+                g = p.grad
+                if g is None:
+                    continue
+                pc = self.code(p)
+                if pc and not self.P.tensor_id(g):
+                    self.mark(g, pc, "a gradient (backward)")
+                tensors = [p, g] + [v for v in opt.state.get(p, {}).values() if isinstance(v, torch.Tensor)]
+                self.check("optimizer.step", tensors, False)
+
+    def optimizer_state(self, opt, fresh):
+        """New state (fresh(v)) follows its parameter's device, but for 0-dim CPU counters."""
+        torch = self.torch
+        for group in opt.param_groups:
+            for p in group["params"]:
+                pc = self.code(p)
+                for v in opt.state.get(p, {}).values():
+                    if isinstance(v, torch.Tensor) and pc and v.dim() > 0 and not self.code(v) and fresh(v):
+                        self.mark(v, pc)
+
+    def load_location(self, kwargs, args):
+        """torch.load's map_location as the CPU build can take it, and the device to mark."""
+        loc = kwargs.get("map_location", args[0] if args else None)
+        try:
+            code = self.code_of(loc) if isinstance(loc, (str, self.torch.device)) else None
+        except Exception:
+            code = None
+        if code:
+            if "map_location" in kwargs:
+                kwargs = dict(kwargs)
+                kwargs["map_location"] = "cpu"
+            else:
+                args = ("cpu",) + tuple(args[1:])
+        return code, args, kwargs
+
+    def install_cuda_api(self):
+        """torch.cuda answers as a machine with N GPUs does."""
+        torch, sim = self.torch, self
+        cuda = torch.cuda
+
+        def set_device(device):
+            k = device if isinstance(device, int) else torch.device(device).index or 0
+            if k < 0 or k >= sim.n:
+                raise RuntimeError("CUDA error: invalid device ordinal")
+            sim.current = k
+
+        class device:
+            def __init__(self, dev):
+                self.idx = dev if isinstance(dev, int) else (torch.device(dev).index or 0)
+
+            def __enter__(self):
+                self.prev = sim.current
+                sim.current = self.idx
+
+            def __exit__(self, *exc):
+                sim.current = self.prev
+                return False
+
+        def allocated(device=None):
+            return 0
+
+        api = {
+            "is_available": lambda: True,
+            "device_count": lambda: sim.n,
+            "current_device": lambda: sim.current,
+            "set_device": set_device,
+            "device": device,
+            "synchronize": lambda device=None: None,
+            "is_initialized": lambda: True,
+            "init": lambda: None,
+            "_lazy_init": lambda: None,
+            "empty_cache": lambda: None,
+            "manual_seed": lambda seed: None,
+            "manual_seed_all": lambda seed: None,
+            "seed": lambda: None,
+            "seed_all": lambda: None,
+            "memory_allocated": allocated,
+            "max_memory_allocated": allocated,
+            "memory_reserved": allocated,
+            "max_memory_reserved": allocated,
+            "reset_peak_memory_stats": lambda device=None: None,
+            "get_device_name": lambda device=None: "devtrace simulated GPU",
+            "get_device_capability": lambda device=None: (9, 0),
+        }
+        for k, v in api.items():
+            setattr(cuda, k, v)
+        torch.Tensor.pin_memory = lambda self, *a, **kw: self.clone()
+
+
+_INDEXING = frozenset("__getitem__ __setitem__ index index_put index_put_ _index_put_impl_".split())
+
+
+def _with_device(text, dev):
+    """repr of a tensor with ", device='cuda:0'" where PyTorch puts it: after the values."""
+    for marker in (", dtype=", ", grad_fn=", ", requires_grad=", ", size=", ", layout="):
+        i = text.find(marker)
+        if i >= 0:
+            return text[:i] + ", device='%s'" % dev + text[i:]
+    if text.endswith(")"):
+        return text[:-1] + ", device='%s')" % dev
+    return text

@@ -1,0 +1,42 @@
+# A text classifier whose collate function builds the token ids with
+# torch.tensor: the ids are made on the CPU for every batch, and the
+# embedding on the GPU receives them.
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+torch.manual_seed(0)
+vocab = {w: i for i, w in enumerate("<pad> the a cat dog sat ran on mat log fast slow".split())}
+sentences = ["the cat sat on the mat", "a dog ran fast", "the dog sat on a log", "a cat ran slow"] * 8
+targets = [0, 1, 0, 1] * 8
+
+
+def collate(batch):
+    longest = max(len(s.split()) for s, _ in batch)
+    ids = [[vocab[w] for w in s.split()] + [0] * (longest - len(s.split())) for s, _ in batch]
+    return torch.tensor(ids), torch.tensor([t for _, t in batch])  # devtrace: origin
+
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(len(vocab), 16, padding_idx=0)
+        self.out = nn.Linear(16, 2)
+
+    def forward(self, ids):
+        return self.out(self.embed(ids).mean(dim=1))
+
+
+model = Classifier().to(device)
+opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+loader = DataLoader(list(zip(sentences, targets)), batch_size=8, collate_fn=collate)
+for epoch in range(3):
+    for ids, y in loader:  # devtrace: fix
+        y = y.to(device)
+        loss = F.cross_entropy(model(ids), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    print("epoch", epoch, "loss", round(loss.item(), 3))

@@ -1,0 +1,17 @@
+# The fixed twin of bug_two_gpus.py: the activations move to the second GPU.
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+first = nn.Sequential(nn.Linear(8, 16), nn.ReLU()).to("cuda:0")
+second = nn.Linear(16, 2).to("cuda:1")
+opt = torch.optim.SGD(list(first.parameters()) + list(second.parameters()), lr=0.1)
+for step in range(3):
+    x = torch.randn(4, 8, device="cuda:0")
+    hidden = first(x).to("cuda:1")
+    out = second(hidden)
+    loss = out.pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+print("loss", round(loss.item(), 4))

@@ -1,0 +1,149 @@
+"""End-to-end tests of the PyTorch adapter on examples/pytorch (run by ctest).
+
+For every example:
+  - traced without simulated GPUs, it prints, raises and exits exactly as
+    untraced (on a CPU-only torch both run on the CPU, or both fail the same
+    way);
+  - traced on two simulated GPUs (DEVTRACE_SIM_CUDA=2), a bug_*.py fails with
+    PyTorch's device-mismatch RuntimeError, and `devtrace report` (text and
+    JSON) names an odd operand, the line that made it (the source's
+    "devtrace: origin" marker) and the line after which the fix belongs
+    ("devtrace: fix"); its twin ok_*.py exits 0 and `report` says "no device
+    mismatch", with exit status 0.
+Besides: DEVTRACE_PYTORCH=0 records no PyTorch tensor; a Python program that
+never imports torch never loads the adapter; the program's own
+sitecustomize still runs; the meta device stands in for a GPU without
+simulation.
+
+usage: pytorch_examples.py DEVTRACE PYTHON EXAMPLES_DIR WORK_DIR
+Prints one line per check and "N passed, N failed"; exits 1 on a failure.
+"""
+
+import concurrent.futures
+import json
+import os
+import re
+import subprocess
+import sys
+
+DEVTRACE, PYTHON, EXAMPLES, WORK = sys.argv[1:5]
+os.makedirs(WORK, exist_ok=True)
+results = []
+
+
+def check(name, ok, detail=""):
+    results.append((name, bool(ok)))
+    print("%s %s%s" % ("ok  " if ok else "FAIL", name, "" if ok else "\n" + detail), flush=True)
+
+
+def run(cmd, env=None, cwd=None):
+    e = dict(os.environ)
+    e.pop("DEVTRACE_SIM_CUDA", None)
+    e.update(env or {})
+    p = subprocess.run(cmd, env=e, cwd=cwd or WORK, capture_output=True, text=True, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def traced(script, db, env=None):
+    """A traced run; devtrace's own lines (it says where the trace went) are not the program's."""
+    e = {"DEVTRACE_QUIET": "1"}
+    e.update(env or {})
+    rc, so, se = run([DEVTRACE, "run", "-o", db, "--overwrite", "--", PYTHON, script], e)
+    return rc, so, "".join(l for l in se.splitlines(True) if not l.startswith("devtrace: trace written"))
+
+
+def marker(path, what):
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            if "devtrace: " + what in line:
+                return n
+    raise SystemExit("%s has no 'devtrace: %s' marker" % (path, what))
+
+
+def example(name):
+    """All checks of one example; returns [(check, ok, detail)]."""
+    out = []
+    path = os.path.join(EXAMPLES, name)
+    base = os.path.join(WORK, name[:-3])
+    plain = run([PYTHON, path])
+    same = traced(path, base + ".cpu.db")
+    # tracing changes nothing: same output, same error text, same status
+    out.append(("%s: traced as untraced (status %d)" % (name, plain[0]), same == plain,
+                "untraced: %r\ntraced:   %r" % (plain, same)))
+    rc, so, se = traced(path, base + ".db", {"DEVTRACE_SIM_CUDA": "2"})
+    rrc, report, rerr = run([DEVTRACE, "report", base + ".db"])
+    jrc, jout, _ = run([DEVTRACE, "report", "--json", base + ".db"])
+    try:
+        doc = json.loads(jout)
+        mm = doc["traces"][0]["mismatches"]
+    except Exception as e:
+        out.append(("%s: report --json is valid JSON" % name, False, "%s\n%s" % (e, jout[:2000])))
+        return out
+    if name.startswith("ok_"):
+        out.append(("%s: runs on simulated GPUs, exit 0" % name, rc == 0, se[-2000:]))
+        out.append(("%s: report says no device mismatch (exit 0)" % name,
+                    rrc == 0 and "no device mismatch" in report and "tensors per device" in report and not mm,
+                    report + rerr))
+        return out
+    out.append(("%s: fails with PyTorch's message" % name,
+                rc == 1 and "RuntimeError: Expected all tensors to be on the same device" in se, se[-2000:]))
+    origin, fix = marker(path, "origin"), marker(path, "fix")
+    why = report.split("\nwhy ", 1)[1] if "\nwhy " in report else ""
+    fixline = re.search(r"^fix: .*$", report, re.M)
+    out.append(("%s: report names the odd operand" % name, rrc == 1 and "<- the odd one out" in report, report))
+    out.append(("%s: origin line %d in the chain" % (name, origin), "%s:%d (" % (name, origin) in why, report))
+    out.append(("%s: fix after line %d" % (name, fix),
+                fixline is not None and ", after %s:%d (" % (name, fix) in fixline.group(0), report))
+    odd = [o for m in mm for o in m.get("operands", []) if o["odd"]]
+    fixsite = (mm[0].get("fix") or {}).get("site") or {} if mm else {}
+    out.append(("%s: JSON has the odd operand, its chain and the fix line" % name,
+                jrc == 1 and odd and odd[0]["chain"] and fixsite.get("line") == fix
+                and fixsite.get("file", "").endswith(name), jout[:3000]))
+    return out
+
+
+def side_checks():
+    out = []
+    # DEVTRACE_PYTORCH=0: native tracing only
+    db = os.path.join(WORK, "off.db")
+    path = os.path.join(EXAMPLES, "ok_labels_not_moved.py")
+    rc, _, se = traced(path, db, {"DEVTRACE_PYTORCH": "0"})
+    rrc, rep, _ = run([DEVTRACE, "report", db])
+    out.append(("DEVTRACE_PYTORCH=0 records no PyTorch tensor", rc == 0 and rrc == 0 and "tensors per device" not in rep,
+                se + rep))
+    # no torch: no adapter, and the program's own sitecustomize still runs
+    site = os.path.join(WORK, "usersite")
+    os.makedirs(site, exist_ok=True)
+    with open(os.path.join(site, "sitecustomize.py"), "w") as f:
+        f.write("import sys\nsys.user_site_ran = True\n")
+    script = os.path.join(WORK, "no_torch.py")
+    with open(script, "w") as f:
+        f.write("import sys\nprint(getattr(sys, 'user_site_ran', False), 'devtrace_torch' in sys.modules, "
+                "any('adapters' in p for p in sys.path))\n")
+    rc, so, se = traced(script, os.path.join(WORK, "nt.db"), {"PYTHONPATH": site})
+    out.append(("a program without torch: user's sitecustomize runs, no adapter, path as given",
+                rc == 0 and so.strip() == "True False False", "%d %r %r" % (rc, so, se)))
+    # the meta device stands in for a GPU without simulation
+    script = os.path.join(WORK, "meta.py")
+    with open(script, "w") as f:
+        f.write("import torch\n"
+                "mean = torch.tensor([0.5, 0.5]).view(1, 2)  # devtrace: origin\n"
+                "x = torch.randn(3, 2).to('meta')\n"
+                "y = x - mean\n")
+    rc, _, se = traced(script, os.path.join(WORK, "meta.db"))
+    rrc, rep, _ = run([DEVTRACE, "report", os.path.join(WORK, "meta.db")])
+    out.append(("meta device: the odd cpu operand, its line and the fix",
+                rc == 1 and rrc == 1 and '"mean" float32[1,2]   <- the odd one out' in rep and "meta.py:2 (<module>)" in rep
+                and 'mean = mean.to("meta")' in rep, se + rep))
+    return out
+
+
+names = sorted(n for n in os.listdir(EXAMPLES) if n.endswith(".py") and n.startswith(("bug_", "ok_")))
+with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+    futures = [pool.submit(example, n) for n in names] + [pool.submit(side_checks)]
+    for fut in futures:
+        for name, ok, detail in fut.result():
+            check(name, ok, detail)
+failed = sum(1 for _, ok in results if not ok)
+print("%d passed, %d failed" % (len(results) - failed, failed))
+sys.exit(1 if failed or not results else 0)
