@@ -93,7 +93,8 @@ def example(name):
     out.append(("%s: report names the odd operand" % name, rrc == 1 and "<- the odd one out" in report, report))
     out.append(("%s: origin line %d in the chain" % (name, origin), "%s:%d (" % (name, origin) in why, report))
     out.append(("%s: fix after line %d" % (name, fix),
-                fixline is not None and ", after %s:%d (" % (name, fix) in fixline.group(0), report))
+                fixline is not None and re.search(r", after (\S*/)?%s:%d \(" % (re.escape(name), fix), fixline.group(0)),
+                report))
     odd = [o for m in mm for o in m.get("operands", []) if o["odd"]]
     fixsite = (mm[0].get("fix") or {}).get("site") or {} if mm else {}
     out.append(("%s: JSON has the odd operand, its chain and the fix line" % name,
