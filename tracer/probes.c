@@ -155,8 +155,8 @@ TR_EXPORT void dtp_device_mismatch(const struct dtp_op *op, int32_t first, int32
 TR_HIDDEN _Thread_local int tr_no_native;
 
 TR_EXPORT int32_t dtp_stack_policy(int32_t policy) {
-    int32_t old = tr_no_native ? DTP_STACKS_INTERPRETER : DTP_STACKS_ALL;
-    tr_no_native = policy == DTP_STACKS_INTERPRETER;
+    int32_t old = tr_no_native;
+    tr_no_native = policy == DTP_STACKS_INTERPRETER || policy == DTP_STACKS_NONE ? policy : DTP_STACKS_ALL;
     return old;
 }
 

@@ -230,7 +230,7 @@ struct tr_ev {
     int no_python; /* never call into Python (signal handlers) */
 };
 extern TR_HIDDEN _Thread_local int tr_in_emit; /* a probe is building a record on this thread */
-/* dtp_stack_policy of this thread: DTP_STACKS_INTERPRETER skips the native unwind */
+/* dtp_stack_policy of this thread: DTP_STACKS_ALL (0), _INTERPRETER (skips the native unwind), _NONE */
 extern TR_HIDDEN _Thread_local int tr_no_native;
 
 /* Native stacks (stack.c): libunwind's unw_backtrace, or glibc's backtrace
@@ -298,7 +298,7 @@ __attribute__((always_inline)) static inline void tr_ev_build(struct tr_ev *ev) 
     }
     if (ev->stack) {
         if (!tr_no_native) nips = tr_stack_capture(ips, g_tr.cfg.depth, ev->skip, ev->skip_own);
-        if (g_tr.cfg.python && !ev->no_python) npy = tr_py_capture(py, TR_MAX_PY);
+        if (g_tr.cfg.python && !ev->no_python && tr_no_native != DTP_STACKS_NONE) npy = tr_py_capture(py, TR_MAX_PY);
     }
     tr_ev_record(r, ev, seq, stamp, ips, nips, py, npy);
 }

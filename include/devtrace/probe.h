@@ -213,6 +213,7 @@ void dtp_error(const char *op, int32_t kind, const char *message);
 enum dtp_stack_policy {
     DTP_STACKS_ALL = 0,         /* native and, in CPython, Python frames (the default) */
     DTP_STACKS_INTERPRETER = 1, /* the interpreter's frames only (Python) */
+    DTP_STACKS_NONE = 2,        /* no stack at all (a free whose place says nothing) */
 };
 int32_t dtp_stack_policy(int32_t policy);
 

@@ -92,14 +92,18 @@ static uint32_t sim_code(PyObject *t) {
     return code;
 }
 
+static PyObject *s_device, *s_type, *s_index, *s_shape, *s_stride, *s_storage_offset, *s_dtype, *s_is_view, *s_base;
+
 static uint32_t device_code(PyObject *t) {
     uint32_t code = sim_code(t);
-    PyObject *dev = code ? NULL : PyObject_GetAttrString(t, "device");
+    PyObject *dev = code ? NULL : PyObject_GetAttr(t, s_device);
     if (dev) {
-        PyObject *s = PyObject_Str(dev);
-        const char *u = s ? PyUnicode_AsUTF8AndSize(s, NULL) : NULL;
+        PyObject *type = PyObject_GetAttr(dev, s_type), *index = PyObject_GetAttr(dev, s_index);
+        const char *u = type ? PyUnicode_AsUTF8AndSize(type, NULL) : NULL;
         if (u) code = device_code_of_str(u);
-        Py_XDECREF(s);
+        if (index && index != Py_None) code |= (uint32_t)PyLong_AsLong(index) & 0xffff;
+        Py_XDECREF(type);
+        Py_XDECREF(index);
         Py_DECREF(dev);
     }
     if (PyErr_Occurred()) PyErr_Clear();
@@ -155,10 +159,10 @@ static PyObject *on_freed(PyObject *self, PyObject *wr) {
         if (v && (uint64_t)PyLong_AsUnsignedLongLong(PyList_GetItem(v, 0)) == id) PyDict_DelItem(g_ids, key);
     }
     if (PyErr_Occurred()) PyErr_Clear();
-    if (id && P.tensor_freed) {
-        POLICY_BEGIN();
+    if (id && P.tensor_freed) { /* where a Python object goes says nothing: no stack */
+        int32_t saved = P.stack_policy ? P.stack_policy(DTP_STACKS_NONE) : 0;
         P.tensor_freed(id);
-        POLICY_END();
+        if (P.stack_policy) P.stack_policy(saved);
     }
     Py_RETURN_NONE;
 }
@@ -202,39 +206,43 @@ struct meta {
     uint64_t nbytes;
 };
 
-static void meta_of(PyObject *t, struct meta *m) {
+/* Reads t's metadata; a view's storage offset too (anything else starts its storage). */
+static void meta_of(PyObject *t, struct meta *m, int view) {
+    static const uint8_t elem[] = {4, 8, 1, 8, 2, 2, 4, 2, 1, 1, 8, 16, 0}; /* bytes, by enum dtp_dtype */
     memset(m, 0, sizeof *m);
-    PyObject *shape = PyObject_GetAttrString(t, "shape");
+    PyObject *shape = PyObject_GetAttr(t, s_shape);
     m->ndim = ints_of(shape, m->shape, MAX_DIMS);
     Py_XDECREF(shape);
     if (m->ndim < 0) m->ndim = 0;
-    PyObject *strides = PyObject_CallMethod(t, "stride", NULL);
+    PyObject *strides = PyObject_CallMethodObjArgs(t, s_stride, NULL);
     if (ints_of(strides, m->strides, MAX_DIMS) != m->ndim) memset(m->strides, 0, sizeof m->strides);
     Py_XDECREF(strides);
-    PyObject *off = PyObject_CallMethod(t, "storage_offset", NULL);
-    m->offset = off ? PyLong_AsLongLong(off) : 0;
-    Py_XDECREF(off);
-    PyObject *dtype = PyObject_GetAttrString(t, "dtype");
+    if (view) {
+        PyObject *off = PyObject_CallMethodObjArgs(t, s_storage_offset, NULL);
+        m->offset = off ? PyLong_AsLongLong(off) : 0;
+        Py_XDECREF(off);
+    }
+    PyObject *dtype = PyObject_GetAttr(t, s_dtype);
     PyObject *code = dtype ? PyDict_GetItem(g_dtypes, dtype) : NULL; /* borrowed */
     m->dtype = code ? (int)PyLong_AsLong(code) : DTP_DTYPE_OTHER;
     Py_XDECREF(dtype);
-    PyObject *es = PyObject_CallMethod(t, "element_size", NULL);
     uint64_t numel = 1;
     for (int i = 0; i < m->ndim; i++) numel *= (uint64_t)(m->shape[i] > 0 ? m->shape[i] : 0);
-    m->nbytes = es ? numel * (uint64_t)PyLong_AsLongLong(es) : 0;
-    Py_XDECREF(es);
+    m->nbytes = m->dtype >= 0 && m->dtype < (int)sizeof elem ? numel * elem[m->dtype] : 0;
     if (PyErr_Occurred()) PyErr_Clear();
     m->device = device_code(t);
 }
 
-static int is_tensor(PyObject *o) { return PyObject_IsInstance(o, g_tensor_type) == 1; }
+/* g_tensor_type is torch._C._TensorBase, a C type every tensor's type derives
+ * from: a subtype check, not torch.Tensor's metaclass __instancecheck__. */
+static int is_tensor(PyObject *o) { return PyObject_TypeCheck(o, (PyTypeObject *)g_tensor_type); }
 
 /* Records t as a new tensor with the given origin; returns its id. */
 static uint64_t record_created(PyObject *t, int kind, const char *what, uint64_t src, uint64_t op, const char *name,
                                const char *detail, uint32_t code) {
     uint64_t id = id_new(t, code);
     struct meta m;
-    meta_of(t, &m);
+    meta_of(t, &m, kind == DTP_ORIGIN_VIEW);
     struct dtp_tensor d = {.id = id,
                            .storage_id = kind == DTP_ORIGIN_VIEW && src ? src : id,
                            .dtype = m.dtype,
@@ -259,6 +267,10 @@ static PyObject *py_init(PyObject *self, PyObject *args) {
     PyObject *ttype, *dtypes;
     unsigned long long base;
     if (!PyArg_ParseTuple(args, "sOOK", &version, &ttype, &dtypes, &base)) return NULL;
+    if (!PyType_Check(ttype)) {
+        PyErr_SetString(PyExc_TypeError, "init: tensor_type must be a type (torch._C._TensorBase)");
+        return NULL;
+    }
 #define SYM(f, n) (*(void **)&P.f = dlsym(RTLD_DEFAULT, n))
     int ok = SYM(runtime_init, "dtp_runtime_init") && SYM(device_backend, "dtp_device_backend") &&
              SYM(tensor_created, "dtp_tensor_created") && SYM(tensor_transferred, "dtp_tensor_transferred") &&
@@ -266,6 +278,11 @@ static PyObject *py_init(PyObject *self, PyObject *args) {
              SYM(op_begin, "dtp_op_begin") && SYM(op_end, "dtp_op_end") &&
              SYM(device_mismatch, "dtp_device_mismatch") && SYM(stack_policy, "dtp_stack_policy");
 #undef SYM
+#define STR(v, text) (v || (v = PyUnicode_InternFromString(text)))
+    ok = ok && STR(s_device, "device") && STR(s_type, "type") && STR(s_index, "index") && STR(s_shape, "shape") &&
+         STR(s_stride, "stride") && STR(s_storage_offset, "storage_offset") && STR(s_dtype, "dtype") &&
+         STR(s_is_view, "_is_view") && STR(s_base, "_base");
+#undef STR
     if (!ok) {
         memset(&P, 0, sizeof P);
         Py_RETURN_FALSE;
@@ -315,18 +332,23 @@ static PyObject *py_created(PyObject *self, PyObject *args) {
     return PyLong_FromUnsignedLongLong(id);
 }
 
-/* The id of t, which is recorded first (as seen first in `where`) when it has none. */
-static uint64_t id_or_seen(PyObject *t, const char *where) {
+/* The id of t, which is recorded first (as seen first in `where`, or as an
+ * argument of op `of`) when it has none. */
+static uint64_t id_or_seen_in(PyObject *t, const char *where, const char *of) {
     uint64_t id = id_of(t);
-    return id ? id : record_created(t, DTP_ORIGIN_OTHER, where, 0, 0, NULL, NULL, 0);
+    if (id) return id;
+    char text[160];
+    if (of) snprintf(text, sizeof text, "seen first as an argument of %s", of);
+    return record_created(t, DTP_ORIGIN_OTHER, of ? text : where, 0, 0, NULL, NULL, 0);
 }
+static uint64_t id_or_seen(PyObject *t, const char *where) { return id_or_seen_in(t, where, NULL); }
 
 static void add_arg(const char *name, PyObject *t, const char *where) {
     if (g_op.n >= MAX_ARGS) return;
     int i = g_op.n++;
     snprintf(g_op.names[i], sizeof g_op.names[i], "%s", name);
     g_op.args[i].name = g_op.names[i];
-    g_op.args[i].id = id_or_seen(t, where);
+    g_op.args[i].id = id_or_seen_in(t, NULL, where);
     g_op.args[i].device = device_of_code(device_code(t));
 }
 
@@ -359,8 +381,7 @@ static PyObject *py_op_begin(PyObject *self, PyObject *a) {
     POLICY_BEGIN();
     g_op.seq = g_next_seq++;
     g_op.n = 0;
-    char where[160];
-    snprintf(where, sizeof where, "seen first as an argument of %s", name);
+    const char *where = name; /* the op a tensor not seen before is an argument of */
     Py_ssize_t n = PyTuple_Check(args) ? PyTuple_Size(args) : 0;
     Py_ssize_t nn = PyTuple_Check(names) ? PyTuple_Size(names) : 0;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -423,6 +444,55 @@ static PyObject *py_output(PyObject *self, PyObject *a) {
     return Py_BuildValue("(KO)", (unsigned long long)id, Py_True);
 }
 
+/* op_done(seq, name, out, src, device=0) -> out: op seq returned out (a
+ * tensor, or a tuple or list of them); each result without an id is recorded
+ * as made by it (a view of src's base when it is a view of another tensor
+ * than src, else its output), on the simulated device given, and the op
+ * ends. Results that already had an id are the tensors it wrote. */
+static PyObject *py_op_done(PyObject *self, PyObject *a) {
+    (void)self;
+    unsigned long long seq;
+    const char *name;
+    PyObject *out, *src;
+    unsigned int code = 0;
+    if (!PyArg_ParseTuple(a, "KsOO|I", &seq, &name, &out, &src, &code)) return NULL;
+    POLICY_BEGIN();
+    uint64_t ids[MAX_ARGS];
+    int n = 0;
+    int seq_like = PyTuple_Check(out) || PyList_Check(out);
+    Py_ssize_t m = seq_like ? PySequence_Size(out) : 1;
+    for (Py_ssize_t i = 0; i < m && n < MAX_ARGS; i++) {
+        PyObject *t = seq_like ? PySequence_GetItem(out, i) : (Py_INCREF(out), out);
+        if (t && is_tensor(t)) {
+            uint64_t id = id_of(t);
+            if (!id) {
+                int kind = DTP_ORIGIN_OP_OUTPUT;
+                uint64_t from = 0;
+                if (src != Py_None && t != src) {
+                    PyObject *v = PyObject_CallMethodObjArgs(t, s_is_view, NULL);
+                    if (v == Py_True) {
+                        PyObject *base = PyObject_GetAttr(t, s_base);
+                        kind = DTP_ORIGIN_VIEW;
+                        from = base && base != Py_None ? id_of(base) : 0;
+                        if (!from) from = id_of(src);
+                        Py_XDECREF(base);
+                    }
+                    Py_XDECREF(v);
+                    if (PyErr_Occurred()) PyErr_Clear();
+                }
+                id = record_created(t, kind, name, from, seq, NULL, NULL, code);
+            }
+            ids[n++] = id;
+        }
+        Py_XDECREF(t);
+    }
+    if (PyErr_Occurred()) PyErr_Clear();
+    P.op_end(seq, name, 0, n, ids);
+    POLICY_END();
+    Py_INCREF(out);
+    return out;
+}
+
 /* op_end(seq, name, status, output_ids) */
 static PyObject *py_op_end(PyObject *self, PyObject *a) {
     (void)self;
@@ -464,7 +534,7 @@ static PyObject *py_transfer(PyObject *self, PyObject *a) {
         x.to = dst != Py_None ? device_of_code(device_code(dst)) : device_of_code(0);
     }
     struct meta m;
-    meta_of(src, &m);
+    meta_of(src, &m, 0);
     x.bytes = m.nbytes;
     P.tensor_transferred(&x);
     POLICY_END();
@@ -567,6 +637,7 @@ static PyMethodDef methods[] = {
     {"op_args", py_op_args, METH_O, "op_args(seq) -> [(name, device)]"},
     {"output", py_output, METH_VARARGS, "output(t, kind, what, src_id, seq, device=0) -> (id, new)"},
     {"op_end", py_op_end, METH_VARARGS, "op_end(seq, name, status, output_ids)"},
+    {"op_done", py_op_done, METH_VARARGS, "op_done(seq, name, out, src, device=0) -> out"},
     {"transfer", py_transfer, METH_VARARGS, "transfer(src, dst, kind, via, from_device=None)"},
     {"named", py_named, METH_VARARGS, "named(t, name) -> id"},
     {"mismatch", py_mismatch, METH_VARARGS, "mismatch(seq, name, first, other, message)"},

@@ -112,7 +112,7 @@ def _classify(func):
         k = _Kind(_SIMPROP, name)
     elif name in _READ_NAMES:
         k = _Kind(_READ, name)
-    elif name in _PASS_NAMES:
+    elif name in _PASS_NAMES or name.startswith("_record_function"):  # the profiler's own ops
         k = _Kind(_PASS, name)
     elif name == "copy_":
         k = _Kind(_COPY, name)
@@ -181,6 +181,7 @@ class Recorder:
         self.quiet = 0  # > 0 inside a wrapped call whose inner ops are not recorded
         self.named_roots = set()  # ids of modules whose tensors were named
         self.optimizers = weakref.WeakSet()
+        self.state_sizes = {}  # id(optimizer) -> its count of state entries when last named
         self.mode = None
         self.cpu = torch.device("cpu")
 
@@ -228,6 +229,8 @@ class Recorder:
             self.failed(seq, k.name, e, args, kwargs)
             raise
         self.quiet -= 1
+        if kind == _OP:
+            return P.op_done(seq, k.name, out, src, code)
         results = _results(out, Tensor)
         ids = []
         where = self.where
@@ -342,7 +345,10 @@ class Recorder:
             return fn(*args, **kwargs)
         finally:
             if popped:
-                _push_mode(self.mode)
+                if _direct is not None:
+                    _direct.set(self.mode)
+                else:
+                    _push_mode(self.mode)
             self.quiet -= 1
 
 
@@ -381,6 +387,11 @@ except ImportError:  # pragma: no cover - another torch
 
 
 def _pop_ours(mode):
+    if _direct is not None:  # torch 1.x, the mode set directly: off while the wrapped call runs
+        if _direct.get() is mode:
+            _direct.set(None)
+            return True
+        return False
     if _pop_mode is None or mode is None:
         return False
     try:
@@ -456,6 +467,88 @@ def _install_excepthooks(torch):
 
 
 _rec = None
+_direct = None
+
+
+class _Direct:
+    """torch 1.x runs a mode pushed the public way through a Python helper and
+    a context manager on every call (~2 us, most of the recorder's cost on
+    small ops). Set as the one C-level mode, this object gets the calls
+    straight, and leaves them to torch's own stack while the program uses a
+    mode of its own (``with SomeMode():``); it is back when that one ends."""
+
+    def __init__(self, torch, handler):
+        self._set = torch._C._set_torch_function_mode
+        self.handler = handler
+        self.active = False  # set as the C-level mode (torch 1.x has no getter)
+
+    def set(self, mode):
+        self.active = mode is self
+        self._set(mode)
+
+    def get(self):
+        return self if self.active else None
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self._set(None)
+        try:
+            return self.handler(self, func, types, args, kwargs)
+        finally:
+            self._set(self)
+
+
+def _enter_direct(torch, rec, handler):
+    global _direct
+    ov = torch.overrides
+    if not hasattr(ov, "_TorchFunctionStackMode") or not hasattr(ov, "_push_mode"):
+        return False  # torch 2.x dispatches its mode stack in C++: the public way is the fast one
+    if torch._C._is_torch_function_mode_enabled():
+        return False  # the program entered a mode already: ours goes on top of it, the public way
+    direct = _Direct(torch, handler)
+    old_pop, old_push = ov._pop_mode, ov._push_mode
+
+    def _push_mode(mode):
+        if ov._len_torch_function_stack() == 0:
+            direct.active = False  # torch's stack takes the C-level slot
+        return old_push(mode)
+
+    def _pop_mode():
+        out = old_pop()
+        if ov._len_torch_function_stack() == 0:
+            direct.set(direct)
+        return out
+
+    # Python-level torch functions (torch.nn.functional's, init's) reach the
+    # mode through handle_torch_function, which calls torch's stack helper
+    # by name, inside _no_torch_function_mode: both hand over to this mode
+    # while it is the one set.
+    stack_cls, C = ov._TorchFunctionStackMode, torch._C
+
+    class _StackMode(stack_cls):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if direct.active and ov._len_torch_function_stack() == 0:
+                return handler(direct, func, types, args, kwargs or {})
+            return stack_cls.__torch_function__(self, func, types, args, kwargs)
+
+    import contextlib
+
+    @contextlib.contextmanager
+    def _no_torch_function_mode():
+        C._set_torch_function_mode(None)
+        try:
+            yield
+        finally:
+            if ov._len_torch_function_stack() > 0:
+                C._set_torch_function_mode(ov._TorchFunctionStackMode())
+            elif direct.active:
+                C._set_torch_function_mode(direct)
+
+    ov._push_mode, ov._pop_mode = _push_mode, _pop_mode
+    ov._TorchFunctionStackMode, ov._no_torch_function_mode = _StackMode, _no_torch_function_mode
+    _direct = direct
+    rec.mode = direct
+    direct.set(direct)
+    return True
 
 
 def install(torch):
@@ -466,7 +559,7 @@ def install(torch):
     dtypes = {torch.float32: 0, torch.int64: 1, torch.bool: 2, torch.float64: 3, torch.float16: 4,
               torch.bfloat16: 5, torch.int32: 6, torch.int16: 7, torch.int8: 8, torch.uint8: 9,
               torch.complex64: 10, torch.complex128: 11}
-    if not P.init(torch.__version__, torch.Tensor, dtypes, ID_BASE):
+    if not P.init(torch.__version__, torch._C._TensorBase, dtypes, ID_BASE):
         return False  # no tracer in this process
     torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
     here = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -491,13 +584,15 @@ def install(torch):
                 return func(*args, **kwargs)
             return rec.record(func, k, args, kwargs)
 
+
     _wrap_modules(torch, rec)
     _wrap_optimizers(torch, rec)
     _wrap_sources(torch, rec)
     _wrap_indexing(torch, rec)
     _install_excepthooks(torch)
-    rec.mode = DevtraceMode()
-    rec.mode.__enter__()
+    if not _enter_direct(torch, rec, DevtraceMode.__torch_function__):
+        rec.mode = DevtraceMode()
+        rec.mode.__enter__()
     return True
 
 
@@ -579,20 +674,12 @@ def _wrap_modules(torch, rec):
 
         return moved
 
+    # (No global forward hook names modules at their first call: one would
+    # put every module call of the program on torch's slow path with hooks.
+    # Modules are named when moved, and the operands of a failed op by the
+    # program's own variables.)
     for name in ("to", "cuda", "cpu", "to_empty"):
         _wrap(Module, name, mover)
-
-    def pre_hook(module, inputs):
-        if id(module) not in rec.named_roots:
-            try:
-                rec.name_module(module)
-            except Exception:
-                pass
-
-    try:
-        torch.nn.modules.module.register_module_forward_pre_hook(pre_hook)
-    except Exception:
-        pass
 
 
 def _wrap_optimizers(torch, rec):
@@ -614,11 +701,15 @@ def _wrap_optimizers(torch, rec):
                 _step_failed(torch, rec, self, seq, e)
                 raise
             try:
-                known = set(id(v) for st in self.state.values() for v in st.values()
-                            if isinstance(v, Tensor) and P.tensor_id(v)) if _sim is not None else ()
-                rec.name_optimizer_state(self)
-                if _sim is not None:
-                    _sim.optimizer_state(self, lambda v: id(v) not in known)
+                # state is made at the first step (or loaded): looked at when it changed
+                size = sum(len(st) for st in self.state.values())
+                if rec.state_sizes.get(id(self)) != size:
+                    rec.state_sizes[id(self)] = size
+                    known = set(id(v) for st in self.state.values() for v in st.values()
+                                if isinstance(v, Tensor) and P.tensor_id(v)) if _sim is not None else ()
+                    rec.name_optimizer_state(self)
+                    if _sim is not None:
+                        _sim.optimizer_state(self, lambda v: id(v) not in known)
             except Exception:
                 pass
             P.op_end(seq, "optimizer.step", 0, ())
