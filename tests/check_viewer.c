@@ -113,23 +113,40 @@ START_TEST(test_report_without_mismatch) {
 }
 END_TEST
 
-/* A helper inlined into its caller is a frame of its own in the call stack. */
+/* Helpers inlined into their callers, one inside the other, are frames of
+ * their own in the call stack, each at its own line: text, JSON and show. */
 START_TEST(test_inlined_frames) {
     char t[160], want[256];
+    int fails = marker_line(INLINE_SOURCE, "inlined: fails here"),
+        inner = marker_line(INLINE_SOURCE, "inlined: calls checked_add"),
+        call = marker_line(INLINE_SOURCE, "calls the inlined helper"),
+        origin = marker_line(INLINE_SOURCE, "devtrace: origin");
     snprintf(t, sizeof t, "%s/inline.db", dir);
     ck_assert_int_eq(sh("DEVTRACE_SIM_CUDA=1 %s run -o %s -- %s", DEVTRACE_CLI, t, INLINE_TARGET), 1);
     ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, t), 1);
-    snprintf(want, sizeof want, "inline_target.c:%d (add_bias)  [inlined]\n",
-             marker_line(INLINE_SOURCE, "inlined: fails here"));
-    ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
-    snprintf(want, sizeof want, "inline_target.c:%d (main)\n", marker_line(INLINE_SOURCE, "calls the inlined helper"));
-    ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
+    /* innermost first, in order: checked_add, layer, main */
+    snprintf(want, sizeof want, "inline_target.c:%d (checked_add)  [inlined]\n", fails);
+    char *a = strstr(out, want);
+    ck_assert_msg(a, "no '%s' in:\n%s", want, out);
+    snprintf(want, sizeof want, "inline_target.c:%d (layer)  [inlined]\n", inner);
+    char *b = strstr(out, want);
+    ck_assert_msg(b && b > a, "no '%s' after checked_add in:\n%s", want, out);
+    snprintf(want, sizeof want, "inline_target.c:%d (main)\n", call);
+    char *c = strstr(out, want);
+    ck_assert_msg(c && c > b, "no '%s' after layer in:\n%s", want, out);
     /* the call line is the innermost frame's */
-    snprintf(want, sizeof want, "inline_target.c:%d (add_bias)\n", marker_line(INLINE_SOURCE, "inlined: fails here"));
+    snprintf(want, sizeof want, "inline_target.c:%d (checked_add)\n", fails);
     ck_assert_msg(!strncmp(out, "error: device mismatch in add at ", 33) && strstr(out, want) < strchr(out, '\n'),
                   "the first line does not end with '%s':\n%s", want, out);
+    /* the odd operand is the cpu bias, made at its marked line */
+    snprintf(want, sizeof want, "inline_target.c:%d (main)", origin);
+    ck_assert_msg(strstr(out, "<- the odd one out") && strstr(out, want), "no origin '%s' in:\n%s", want, out);
     ck_assert_int_eq(sh("%s report --json %s", DEVTRACE_CLI, t), 1);
     ck_assert_msg(strstr(out, "\"inlined\": true"), "%s", out);
+    snprintf(want, sizeof want, "inline_target.c:%d (layer)\", \"hidden\": false, \"inlined\": true}", inner);
+    ck_assert_msg(strstr(out, want), "no %s in:\n%s", want, out);
+    snprintf(want, sizeof want, "inline_target.c:%d (main)\", \"hidden\": false, \"inlined\": false}", call);
+    ck_assert_msg(strstr(out, want), "no %s in:\n%s", want, out);
 }
 END_TEST
 

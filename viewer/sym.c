@@ -220,7 +220,14 @@ void vw_sym_frame(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *f
 /* The frames at ip: those of functions the compiler inlined there,
  * innermost first (marked inlined), then the real one; at least 1. The
  * innermost location comes from the line table, each outer one from the
- * inlined call's DW_AT_call_file / DW_AT_call_line. */
+ * inlined call's DW_AT_call_file / DW_AT_call_line.
+ *
+ * dwarf_getscopes alone is not enough: past the innermost inlined
+ * subroutine it continues with the scopes of that function's abstract
+ * definition, so a helper inlined into a helper inlined into main loses
+ * the outer helper and main's line. As eu-addr2line -i does, the innermost
+ * scope's concrete parents (dwarf_getscopes_die) give every nested
+ * inlined_subroutine on the way out. */
 int vw_sym_frames(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *out, int max) {
     if (max < 1) return 0;
     vw_sym_frame(s, ip, seq, &out[0]);
@@ -231,6 +238,12 @@ int vw_sym_frames(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *o
     Dwarf_Die *cu = dm ? dwfl_module_addrdie(dm, pc, &bias) : NULL;
     Dwarf_Die *scopes = NULL;
     int ns = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+    if (ns > 0) {
+        Dwarf_Die innermost = scopes[0];
+        free(scopes);
+        scopes = NULL;
+        ns = dwarf_getscopes_die(&innermost, &scopes);
+    }
     struct vw_frame real = out[0];
     int n = 0;
     for (int i = 0; i < ns && n < max - 1; i++) {
