@@ -113,6 +113,31 @@ START_TEST(test_report_without_mismatch) {
 }
 END_TEST
 
+/* A program that makes no tensor and ends well is a clean run: exit 0, "no
+ * device mismatch", counts of what was seen; DEVTRACE_QUIET=1 silences
+ * every line of devtrace's own; a death by signal is shown as such. */
+START_TEST(test_clean_run_quiet_and_signal) {
+    char t[160];
+    snprintf(t, sizeof t, "%s/true.db", dir);
+    ck_assert_int_eq(sh("DEVTRACE_QUIET=1 %s run -o %s -- /bin/true", DEVTRACE_CLI, t), 0);
+    ck_assert_msg(!err[0] && !out[0], "devtrace printed under DEVTRACE_QUIET=1:\n%s%s", out, err);
+    ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, t), 0);
+    ck_assert_msg(strstr(out, "no device mismatch in ") && strstr(out, "exit status 0)") &&
+                      strstr(out, "no tensors recorded"),
+                  "%s%s", out, err);
+    ck_assert_int_eq(sh("%s report --json %s", DEVTRACE_CLI, t), 0);
+    ck_assert_msg(strstr(out, "\"exit_status\": 0, \"signal\": null") && strstr(out, "\"ops\": 0"), "%s", out);
+    /* without DEVTRACE_QUIET, run says where the trace went */
+    snprintf(t, sizeof t, "%s/abort.db", dir);
+    ck_assert_int_eq(sh("%s run -o %s -- /bin/sh -c 'kill -ABRT $$'", DEVTRACE_CLI, t), 128 + 6);
+    ck_assert_msg(strstr(err, "trace written to"), "%s", err);
+    ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, t), 0);
+    ck_assert_msg(strstr(out, "exit status 134, killed by SIGABRT)"), "%s%s", out, err);
+    ck_assert_int_eq(sh("%s report --json %s", DEVTRACE_CLI, t), 0);
+    ck_assert_msg(strstr(out, "\"exit_status\": 134, \"signal\": {\"number\": 6, \"name\": \"SIGABRT\"}"), "%s", out);
+}
+END_TEST
+
 /* Helpers inlined into their callers, one inside the other, are frames of
  * their own in the call stack, each at its own line: text, JSON and show. */
 START_TEST(test_inlined_frames) {
@@ -235,8 +260,9 @@ START_TEST(test_bad_inputs) {
     expect_refused(p, "truncated");
     snprintf(p, sizeof p, "%s/noevents.db", dir);
     copy_trace(p);
-    exec_sql(p, "DELETE FROM misc_events; DELETE FROM tensor_rows; DELETE FROM frees_late; DELETE FROM ops;");
-    expect_refused(p, "the trace holds no events");
+    exec_sql(p, "DELETE FROM misc_events; DELETE FROM tensor_rows; DELETE FROM frees_late; DELETE FROM ops; DELETE "
+                "FROM meta WHERE key IN ('complete', 'exit_status', 'killed_by_signal', 'fatal_signal');");
+    expect_refused(p, "the trace holds no events and no sign that the process ended");
     /* still being written: a WAL and a live writer (this process) */
     snprintf(p, sizeof p, "%s/live.db", dir);
     copy_trace(p);
@@ -480,6 +506,7 @@ Suite *make_viewer_suite(void) {
     tcase_add_test(tc, test_export_html_in_chromium);
     tcase_add_test(tc, test_help_and_colors);
     tcase_add_test(tc, test_inlined_frames);
+    tcase_add_test(tc, test_clean_run_quiet_and_signal);
     tcase_add_test(tc, test_python_frames_in_place);
     suite_add_tcase(s, tc);
     return s;

@@ -37,7 +37,7 @@ static void say(const char *head, const char *tail, const char *fmt, va_list ap)
 
 void tr_fail(const char *fmt, ...) {
     atomic_store(&g_tr.enabled, 0);
-    if (atomic_exchange(&g_tr.warned, 1)) return;
+    if (atomic_exchange(&g_tr.warned, 1) || g_tr.cfg.quiet) return;
     va_list ap;
     va_start(ap, fmt);
     say("warning: ", "; tracing is off, the program goes on", fmt, ap);
@@ -60,7 +60,8 @@ static long env_long(const char *name, long def, long lo, long hi) {
     errno = 0;
     long n = strtol(v, &end, 10);
     if (errno || *end || n < lo || n > hi) {
-        fprintf(stderr, "devtrace: %s='%s' is not a number in %ld..%ld; using %ld\n", name, v, lo, hi, def);
+        if (!g_tr.cfg.quiet)
+            fprintf(stderr, "devtrace: %s='%s' is not a number in %ld..%ld; using %ld\n", name, v, lo, hi, def);
         return def;
     }
     return n;

@@ -755,6 +755,10 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
         int64_t d = INT(0);
         if ((d >> 16) == DTP_DEVICE_CUDA)
             snprintf(name, sizeof name, "cuda:%lld", (long long)(d & 0xffff));
+        else if ((d >> 16) == DTP_DEVICE_META)
+            snprintf(name, sizeof name, "meta");
+        else if ((d >> 16) == DTP_DEVICE_OTHER)
+            snprintf(name, sizeof name, "other:%lld", (long long)(d & 0xffff));
         else
             snprintf(name, sizeof name, d == 0 ? "cpu" : "device%lld", (long long)d);
         sqlite3_bind_int64(W.ins_device, 1, d);

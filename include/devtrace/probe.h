@@ -33,15 +33,19 @@
 extern "C" {
 #endif
 
-/* Bumped on any change to a struct layout or a function signature below. */
-#define DTP_ABI_VERSION 1u
+/* Bumped on any change to a struct layout, a function signature or the
+ * meaning of a number below. 2: device types meta and other (libtorch).
+ * A tracer of version N accepts runtimes of versions 1 to N. */
+#define DTP_ABI_VERSION 2u
 
 /* ---------------------------------------------------------------- types */
 
 /* Device kinds; the numbers are part of the ABI. */
 enum dtp_device_type {
-    DTP_DEVICE_CPU = 0,  /* host memory; index is always 0 */
-    DTP_DEVICE_CUDA = 1, /* cuda:<index>, real or simulated */
+    DTP_DEVICE_CPU = 0,   /* host memory; index is always 0 */
+    DTP_DEVICE_CUDA = 1,  /* cuda:<index>, real or simulated */
+    DTP_DEVICE_META = 2,  /* "meta": shapes without data (libtorch's kMeta); ABI 2 */
+    DTP_DEVICE_OTHER = 3, /* an accelerator of another kind, other:<index>; ABI 2 */
 };
 
 /* A device, passed by value. */
