@@ -153,7 +153,13 @@ int tr_ensure_init(void) {
     return atomic_load(&g_tr.enabled);
 }
 
-__attribute__((constructor)) static void tracer_init(void) { tr_ensure_init(); }
+/* At the preloaded tracer's start: the libraries the program needs were
+ * initialized (a preloaded object's constructor runs after those of the
+ * objects it does not depend on), the program's own constructors and main
+ * have not run yet. */
+__attribute__((constructor)) static void tracer_init(void) {
+    if (tr_ensure_init()) tr_libtorch_load();
+}
 
 /* Finishes this process's trace (once). exec_path: the program the process
  * is about to become; a trace that recorded no event then is removed (a

@@ -317,6 +317,11 @@ __attribute__((always_inline)) static inline void tr_ev_emit(struct tr_ev *ev) {
 
 /* Modules (modules.c): the loaded objects, rescanned when they change. */
 TR_HIDDEN void tr_modules_scan(uint64_t seq);
+struct dl_phdr_info;
+/* The GNU build-id of a loaded object, in hex (41 bytes), "" when none. */
+TR_HIDDEN void tr_build_id_of(const struct dl_phdr_info *info, char *out);
+/* Loads the libtorch observer into a native libtorch program (libtorch.c). */
+TR_HIDDEN void tr_libtorch_load(void);
 TR_HIDDEN int tr_modules_changed(void);
 TR_HIDDEN void tr_modules_flush(int64_t (*fn)(void *ctx, const char *path, uint64_t base, uint64_t start, uint64_t end,
                                               const char *build_id, uint64_t loaded, uint64_t unloaded, int64_t row),

@@ -127,11 +127,12 @@ static void open_dwfl(struct mod *m) {
     }
 }
 
-/* Hidden by default: frames inside the runtime, the tracer, and libc. */
+/* Hidden by default: frames inside the runtime, the tracer (the libtorch
+ * observer included), and libc. */
 static int hidden_module(const char *path) {
     const char *b = strrchr(path, '/');
     b = b ? b + 1 : path;
-    return !strncmp(b, "libdtrt.", 8) || !strncmp(b, "libdevtrace.", 12) || !strncmp(b, "libc.so", 7) ||
+    return !strncmp(b, "libdtrt.", 8) || !strncmp(b, "libdevtrace", 11) || !strncmp(b, "libc.so", 7) ||
            !strncmp(b, "ld-linux", 8);
 }
 

@@ -34,7 +34,8 @@ extern "C" {
 #endif
 
 /* Bumped on any change to a struct layout, a function signature or the
- * meaning of a number below. 2: device types meta and other (libtorch).
+ * meaning of a number below. 2: device types meta and other, dtypes past
+ * bool (libtorch).
  * A tracer of version N accepts runtimes of versions 1 to N. */
 #define DTP_ABI_VERSION 2u
 
@@ -59,6 +60,13 @@ enum dtp_dtype {
     DTP_DTYPE_F32 = 0,  /* 32-bit IEEE float */
     DTP_DTYPE_I64 = 1,  /* 64-bit signed integer */
     DTP_DTYPE_BOOL = 2, /* one byte, 0 or 1 */
+    /* ABI 2, for libtorch's tensors: */
+    DTP_DTYPE_F64 = 3,   /* 64-bit IEEE float */
+    DTP_DTYPE_F16 = 4,   /* 16-bit IEEE float */
+    DTP_DTYPE_BF16 = 5,  /* bfloat16 */
+    DTP_DTYPE_I32 = 6,   /* 32-bit signed integer */
+    DTP_DTYPE_U8 = 7,    /* unsigned byte */
+    DTP_DTYPE_OTHER = 8, /* any other element type */
 };
 
 /* A tensor as it is at the moment of the event. */
