@@ -947,10 +947,12 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
     c.args = vw_prep(t, "SELECT a.tensor, a.device, s.text FROM op_args a JOIN strings s ON s.id = a.name "
                         "WHERE a.op = ? ORDER BY a.pos");
     c.opname = vw_prep(t, "SELECT s.text FROM ops o JOIN strings s ON s.id = o.name WHERE o.op = ?");
+    /* a mismatch a producer recorded before an op that then succeeded (the
+     * libtorch observer checks before libtorch does) did not happen */
     sqlite3_stmt *mm = vw_prep(t, "SELECT r.seq, r.first_arg, r.other_arg, r.message, COALESCE(e.op, 0), "
                                   "COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM errors r JOIN misc_events e ON "
-                                  "e.seq = r.seq WHERE "
-                                  "r.first_arg IS NOT NULL ORDER BY r.seq");
+                                  "e.seq = r.seq LEFT JOIN ops o ON o.op = e.op WHERE r.first_arg IS NOT NULL AND "
+                                  "(o.op IS NULL OR COALESCE(" VW_OP_STATUS_SQL ", -1) <> 0) ORDER BY r.seq");
     if (!c.sym || !c.tensor || !c.moves || !c.args || !c.opname || !mm) {
         found = -1;
         goto next;
