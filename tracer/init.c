@@ -153,10 +153,10 @@ int tr_ensure_init(void) {
     return atomic_load(&g_tr.enabled);
 }
 
-/* At the preloaded tracer's start: the libraries the program needs were
- * initialized (a preloaded object's constructor runs after those of the
- * objects it does not depend on), the program's own constructors and main
- * have not run yet. */
+/* At the preloaded tracer's start: glibc has run the constructors of the
+ * libraries the program needs (libtorch's among them: checked, a preloaded
+ * object's constructor runs after those of the program's DT_NEEDED
+ * libraries), not yet the program's own, nor main. */
 __attribute__((constructor)) static void tracer_init(void) {
     if (tr_ensure_init()) tr_libtorch_load();
 }

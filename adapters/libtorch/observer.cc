@@ -300,7 +300,8 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) {
             else if (!same_device(o.dev, c->in[(size_t)first].dev))
                 other = (int)i;
         }
-        if (other >= 0 && !mixed_devices_allowed(c->name.c_str())) {
+        // an autograd node (backward scope) takes gradients where they come from
+        if (other >= 0 && fn.scope() == at::RecordScope::FUNCTION && !mixed_devices_allowed(c->name.c_str())) {
             std::string msg = "Expected all tensors to be on the same device, but found at least two devices, " +
                               c->in[(size_t)first].t.device().str() + " and " + c->in[(size_t)other].t.device().str() +
                               "!";
