@@ -198,23 +198,26 @@ entry *find_locked(const at::Tensor &t) {
 
 // ---------------------------------------------------------------- ops
 
-// Schema argument names by op ("aten::add.Tensor"), looked up once.
+// Schema argument names by op, looked up once per op: keyed by the op's
+// name as RecordFunction gives it for a dispatcher op, a pointer into the
+// op's schema that the dispatcher keeps for the process's life (one per
+// overload). An autograd node's name is the RecordFunction's own copy, and
+// it has no schema: none.
 std::mutex g_names_mu;
-std::unordered_map<std::string, std::vector<std::string>> g_names;
+std::unordered_map<const char *, std::vector<std::string>> g_names;
 
 const std::vector<std::string> &arg_names(const at::RecordFunction &fn) {
     static const std::vector<std::string> none;
-    auto opname = fn.operator_name();
-    if (!opname) return none;
-    std::string key = opname->name + "." + opname->overload_name;
+    if (fn.scope() != at::RecordScope::FUNCTION) return none;
     std::lock_guard<std::mutex> lock(g_names_mu);
-    auto it = g_names.find(key);
+    auto it = g_names.find(fn.name());
     if (it != g_names.end()) return it->second;
     std::vector<std::string> names;
-    auto handle = c10::Dispatcher::singleton().findSchema(*opname);
+    auto opname = fn.operator_name();
+    auto handle = opname ? c10::Dispatcher::singleton().findSchema(*opname) : c10::nullopt;
     if (handle)
         for (const auto &a : handle->schema().arguments()) names.push_back(a.name());
-    return g_names.emplace(key, std::move(names)).first->second;
+    return g_names.emplace(fn.name(), std::move(names)).first->second;
 }
 
 // Ops that take operands on two devices by design: copies across devices,
