@@ -224,8 +224,8 @@ void vw_trace_close_all(struct vw_trace *tr, int n) {
 }
 
 const char *vw_dtype_name(int d) {
-    static const char *const names[] = {"float32", "int64", "bool", "float64", "float16", "bfloat16", "int32", "uint8",
-                                        "other"};
+    static const char *const names[] = {"float32",  "int64", "bool",  "float64", "float16",
+                                        "bfloat16", "int32", "uint8", "other"};
     return d >= 0 && d < (int)(sizeof names / sizeof names[0]) ? names[d] : "?";
 }
 
