@@ -149,6 +149,16 @@ START_TEST(test_libtorch_clean) {
     ck_assert_msg(strstr(out, "no device mismatch in ") && strstr(out, "exit status 0)") && strstr(out, "  meta ") &&
                       strstr(out, "  cpu "),
                   "%s", out);
+    /* what the observer made of it: three copies to meta (bias, input,
+     * weights), the result's view sharing its storage, matmul's output */
+    ck_assert_int_eq(
+        sh("sqlite3 t.db \"SELECT (SELECT count(*) FROM transfers x JOIN tensors t ON t.id = x.dst WHERE "
+           "x.src_device = 0 AND x.dst_device = 131072 AND x.kind = 0 AND t.origin = 3 AND t.src = x.src), "
+           "(SELECT count(*) FROM tensors v JOIN tensors b ON b.id = v.src WHERE v.origin = 2 AND "
+           "v.storage = b.storage AND b.origin = 1), (SELECT count(*) FROM v_tensors WHERE origin = "
+           "'factory' AND device = 'cpu' AND what IN ('ones', 'randn', 'zeros'))\""),
+        0);
+    ck_assert_str_eq(out, "3|1|3\n");
     /* and with the observer off: no tensors, still a clean run */
     ck_assert_int_eq(sh("DEVTRACE_LIBTORCH_OBSERVER=0 %s run -o t0.db -- %s --clean", DEVTRACE_CLI, TORCH_TARGET), 0);
     ck_assert_int_eq(sh("%s report t0.db", DEVTRACE_CLI), 0);

@@ -1,9 +1,9 @@
 // A libtorch program with a device-placement bug, as a user writes one: a
 // bias made on the cpu in one helper, the input and the weights moved to
 // the meta device (standing in for a GPU) in another, and `out + b` dies
-// with libtorch's uncaught c10::Error. With --clean the bias is moved too and
-// the program ends well. Built -O1 -g: the helpers and libtorch's inline
-// operators are inlined into main.
+// with libtorch's uncaught c10::Error. With --clean the bias is moved too,
+// the result is viewed in another shape, and the program ends well. Built
+// -O1 -g: libtorch's inline operators are inlined into the helpers.
 #include <torch/torch.h>
 
 #include <cstdio>
@@ -25,7 +25,8 @@ int main(int argc, char **argv) {
     torch::Tensor b = make_bias(4);
     if (clean) b = b.to(torch::kMeta);
     torch::Tensor y = forward(x, w, b); /* devtrace: calls forward */
+    if (clean) y = y.view({4, 2});      /* a view of the result */
     std::printf("out: %s %s\n", y.device().str().c_str(),
-                y.sizes().vec() == std::vector<int64_t>{2, 4} ? "[2, 4]" : "?");
+                y.sizes().vec() == std::vector<int64_t>{4, 2} ? "[4, 2]" : "[2, 4]");
     return 0;
 }

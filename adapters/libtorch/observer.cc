@@ -240,12 +240,22 @@ bool mixed_devices_allowed(const char *name) {
     return false;
 }
 
+// An operand, remembered weakly: a strong reference would change the
+// use_count the op sees (libtorch optimizes on unique tensors).
 struct operand {
-    at::Tensor t;     // held until the op's end
+    weak_impl impl;   // the tensor, while it lives
     uint64_t id;      // its devtrace id
     dtp_device dev;   // its device at the op's start
+    c10::Device cdev; // the same, as libtorch names it
+    int64_t dim;      // its number of dimensions at the op's start
     std::string name; // argument name
 };
+
+// The operand's tensor, or an undefined one when it is gone.
+at::Tensor tensor_of(const operand &o) {
+    auto strong = o.impl.lock();
+    return strong ? at::Tensor(std::move(strong)) : at::Tensor();
+}
 
 struct op_ctx : at::ObserverContext {
     uint64_t seq = 0;
@@ -266,7 +276,8 @@ void add_operand(op_ctx &c, const at::Tensor &t, std::string name) {
         dtp_origin o = {DTP_ORIGIN_OTHER, what.c_str(), 0, 0, nullptr};
         e = &create_locked(t, o, 0);
     }
-    c.in.push_back(operand{t, e->id, device_of(t.device()), std::move(name)});
+    c.in.push_back(
+        operand{weak_impl(t.getIntrusivePtr()), e->id, device_of(t.device()), t.device(), t.dim(), std::move(name)});
 }
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) {
@@ -297,7 +308,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) {
         int first = -1, other = -1;
         for (size_t i = 0; i < c->in.size() && other < 0; i++) {
             const operand &o = c->in[i];
-            if (o.dev.type == DTP_DEVICE_CPU && o.t.dim() == 0) continue;
+            if (o.dev.type == DTP_DEVICE_CPU && o.dim == 0) continue;
             if (first < 0)
                 first = (int)i;
             else if (!same_device(o.dev, c->in[(size_t)first].dev))
@@ -306,8 +317,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) {
         // an autograd node (backward scope) takes gradients where they come from
         if (other >= 0 && fn.scope() == at::RecordScope::FUNCTION && !mixed_devices_allowed(c->name.c_str())) {
             std::string msg = "Expected all tensors to be on the same device, but found at least two devices, " +
-                              c->in[(size_t)first].t.device().str() + " and " + c->in[(size_t)other].t.device().str() +
-                              "!";
+                              c->in[(size_t)first].cdev.str() + " and " + c->in[(size_t)other].cdev.str() + "!";
             P.device_mismatch(&op, first, other, msg.c_str());
             c->mismatch = true;
         }
@@ -322,13 +332,17 @@ uint64_t output_created_locked(const op_ctx &c, const at::Tensor &t) {
     const operand *base = nullptr, *src = nullptr;
     bool one_device = !c.in.empty();
     for (const auto &o : c.in) {
-        if (!base && o.t.has_storage() && t.has_storage() && o.t.is_alias_of(t)) base = &o;
+        if (!base && t.has_storage()) {
+            at::Tensor in = tensor_of(o);
+            if (in.defined() && in.has_storage() && in.is_alias_of(t)) base = &o;
+        }
         if (!same_device(o.dev, c.in[0].dev)) one_device = false;
     }
     dtp_device dev = device_of(t.device());
     if (base) {
         dtp_origin o = {DTP_ORIGIN_VIEW, short_name(c.name.c_str()), base->id, 0, nullptr};
-        auto it = g_ids.find(base->t.unsafeGetTensorImpl());
+        at::Tensor in = tensor_of(*base);
+        auto it = in.defined() ? g_ids.find(in.unsafeGetTensorImpl()) : g_ids.end();
         return create_locked(t, o, it != g_ids.end() ? it->second.storage : 0).id;
     } else if (one_device && !same_device(c.in[0].dev, dev)) {
         src = &c.in[0];
@@ -363,7 +377,7 @@ void on_end(const at::RecordFunction &fn, at::ObserverContext *ctx) {
             entry *e = find_locked(t);
             if (e) { // an input returned (in place): a copy_ from another device is a transfer into it
                 for (const auto &o : c.in)
-                    if (o.id != e->id && o.t.dim() > 0 && !same_device(o.dev, device_of(t.device())) &&
+                    if (o.id != e->id && o.dim > 0 && !same_device(o.dev, device_of(t.device())) &&
                         mixed_devices_allowed(c.name.c_str())) {
                         dtp_transfer x = {o.id,
                                           e->id,
@@ -390,15 +404,16 @@ void on_end(const at::RecordFunction &fn, at::ObserverContext *ctx) {
             }
         // a tensor whose device the op changed in place (set_data): a move
         for (const auto &o : c.in) {
-            if (!o.t.defined()) continue;
-            dtp_device now = device_of(o.t.device());
+            at::Tensor t = tensor_of(o);
+            if (!t.defined()) continue;
+            dtp_device now = device_of(t.device());
             if (same_device(now, o.dev)) continue;
-            announce_device_locked(now, o.t.device());
+            announce_device_locked(now, t.device());
             dtp_transfer x = {o.id,
                               o.id,
                               o.dev,
                               now,
-                              (uint64_t)o.t.numel() * (uint64_t)o.t.element_size(),
+                              (uint64_t)t.numel() * (uint64_t)t.element_size(),
                               DTP_TRANSFER_MOVE,
                               short_name(c.name.c_str())};
             P.tensor_transferred(&x);
