@@ -128,17 +128,17 @@ START_TEST(test_cxx_throws_recorded) {
     sqlite3 *db = open_trace("t.db");
     /* 20 throws from one site: 16 recorded, all 20 counted */
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_errors WHERE exception = 'std::runtime_error' AND what = "
-                               "'device_mismatch' AND device_a = 'cpu' AND device_b = 'cuda:0' AND arg = 'mat1'"),
+                               "'device_mismatch' AND device_a = 'cuda:0' AND device_b = 'cpu' AND arg = 'mat1'"),
                      16);
     ck_assert_int_eq(q_int(db, "SELECT max(throws) FROM throw_sites"), 20);
     ck_assert_int_eq(q_int(db, "SELECT recorded FROM throw_sites WHERE throws = 20"), 16);
-    /* the rethrow carries the same object and message */
-    ck_assert_int_eq(q_int(db, "SELECT count(DISTINCT object) FROM errors WHERE exception = 'legacy_error'"), 1);
+    /* thrown, caught and rethrown with `throw;`: one exception, one record */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM errors WHERE exception = 'legacy_error'"), 1);
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM errors r JOIN misc_events e ON e.seq = r.seq WHERE "
                                "r.exception = 'legacy_error' AND r.device_a = 'cpu' AND r.device_b = 'cuda' AND "
-                               "r.arg = 'self'"),
-                     2);
-    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM misc_events WHERE kind = 14 AND value = 1"), 1);
+                               "r.arg = 'self' AND e.value = 0"),
+                     1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM misc_events WHERE kind = 14 AND value = 1"), 0);
     /* what() through a std::exception base that is not at offset 0 */
     ck_assert_str_eq(q_text(db, "SELECT message FROM errors WHERE exception = 'mixed_error'"), "mixed");
     /* not a std::exception: the type only */
@@ -314,7 +314,7 @@ START_TEST(test_exception_in_html_report) {
     ck_assert_msg(box, "no rendered mismatch in:\n%.4000s", out_buf);
     ck_assert_msg(strstr(box, "Device mismatch (std::runtime_error thrown)") &&
                       strstr(box, "found at least two devices, cpu and cuda:0!") &&
-                      strstr(box, "Devices: cpu (argument mat1) and cuda:0"),
+                      strstr(box, "Devices: cuda:0 (argument mat1) and cpu"),
                   "%.3000s", box);
     char want[128];
     snprintf(want, sizeof want, "throw_target.cc:%d", marker_line(THROW_SOURCE, "devtrace: throws the mismatch"));

@@ -113,23 +113,65 @@ START_TEST(test_report_without_mismatch) {
 }
 END_TEST
 
-/* A helper inlined into its caller is a frame of its own in the call stack. */
+/* A program that makes no tensor and ends well is a clean run: exit 0, "no
+ * device mismatch", counts of what was seen; DEVTRACE_QUIET=1 silences
+ * every line of devtrace's own; a death by signal is shown as such. */
+START_TEST(test_clean_run_quiet_and_signal) {
+    char t[160];
+    snprintf(t, sizeof t, "%s/true.db", dir);
+    ck_assert_int_eq(sh("DEVTRACE_QUIET=1 %s run -o %s -- /bin/true", DEVTRACE_CLI, t), 0);
+    ck_assert_msg(!err[0] && !out[0], "devtrace printed under DEVTRACE_QUIET=1:\n%s%s", out, err);
+    ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, t), 0);
+    ck_assert_msg(strstr(out, "no device mismatch in ") && strstr(out, "exit status 0)") &&
+                      strstr(out, "no tensors recorded"),
+                  "%s%s", out, err);
+    ck_assert_int_eq(sh("%s report --json %s", DEVTRACE_CLI, t), 0);
+    ck_assert_msg(strstr(out, "\"exit_status\": 0, \"signal\": null") && strstr(out, "\"ops\": 0"), "%s", out);
+    /* without DEVTRACE_QUIET, run says where the trace went */
+    snprintf(t, sizeof t, "%s/abort.db", dir);
+    ck_assert_int_eq(sh("%s run -o %s -- /bin/sh -c 'kill -ABRT $$'", DEVTRACE_CLI, t), 128 + 6);
+    ck_assert_msg(strstr(err, "trace written to"), "%s", err);
+    ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, t), 0);
+    ck_assert_msg(strstr(out, "exit status 134, killed by SIGABRT)"), "%s%s", out, err);
+    ck_assert_int_eq(sh("%s report --json %s", DEVTRACE_CLI, t), 0);
+    ck_assert_msg(strstr(out, "\"exit_status\": 134, \"signal\": {\"number\": 6, \"name\": \"SIGABRT\"}"), "%s", out);
+}
+END_TEST
+
+/* Helpers inlined into their callers, one inside the other, are frames of
+ * their own in the call stack, each at its own line: text, JSON and show. */
 START_TEST(test_inlined_frames) {
     char t[160], want[256];
+    int fails = marker_line(INLINE_SOURCE, "inlined: fails here"),
+        inner = marker_line(INLINE_SOURCE, "inlined: calls checked_add"),
+        call = marker_line(INLINE_SOURCE, "calls the inlined helper"),
+        origin = marker_line(INLINE_SOURCE, "devtrace: origin");
     snprintf(t, sizeof t, "%s/inline.db", dir);
     ck_assert_int_eq(sh("DEVTRACE_SIM_CUDA=1 %s run -o %s -- %s", DEVTRACE_CLI, t, INLINE_TARGET), 1);
     ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, t), 1);
-    snprintf(want, sizeof want, "inline_target.c:%d (add_bias)  [inlined]\n",
-             marker_line(INLINE_SOURCE, "inlined: fails here"));
-    ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
-    snprintf(want, sizeof want, "inline_target.c:%d (main)\n", marker_line(INLINE_SOURCE, "calls the inlined helper"));
-    ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
+    /* innermost first, in order: checked_add, layer, main */
+    snprintf(want, sizeof want, "inline_target.c:%d (checked_add)  [inlined]\n", fails);
+    char *a = strstr(out, want);
+    ck_assert_msg(a, "no '%s' in:\n%s", want, out);
+    snprintf(want, sizeof want, "inline_target.c:%d (layer)  [inlined]\n", inner);
+    char *b = strstr(out, want);
+    ck_assert_msg(b && b > a, "no '%s' after checked_add in:\n%s", want, out);
+    snprintf(want, sizeof want, "inline_target.c:%d (main)\n", call);
+    char *c = strstr(out, want);
+    ck_assert_msg(c && c > b, "no '%s' after layer in:\n%s", want, out);
     /* the call line is the innermost frame's */
-    snprintf(want, sizeof want, "inline_target.c:%d (add_bias)\n", marker_line(INLINE_SOURCE, "inlined: fails here"));
+    snprintf(want, sizeof want, "inline_target.c:%d (checked_add)\n", fails);
     ck_assert_msg(!strncmp(out, "error: device mismatch in add at ", 33) && strstr(out, want) < strchr(out, '\n'),
                   "the first line does not end with '%s':\n%s", want, out);
+    /* the odd operand is the cpu bias, made at its marked line */
+    snprintf(want, sizeof want, "inline_target.c:%d (main)", origin);
+    ck_assert_msg(strstr(out, "<- the odd one out") && strstr(out, want), "no origin '%s' in:\n%s", want, out);
     ck_assert_int_eq(sh("%s report --json %s", DEVTRACE_CLI, t), 1);
     ck_assert_msg(strstr(out, "\"inlined\": true"), "%s", out);
+    snprintf(want, sizeof want, "inline_target.c:%d (layer)\", \"hidden\": false, \"inlined\": true}", inner);
+    ck_assert_msg(strstr(out, want), "no %s in:\n%s", want, out);
+    snprintf(want, sizeof want, "inline_target.c:%d (main)\", \"hidden\": false, \"inlined\": false}", call);
+    ck_assert_msg(strstr(out, want), "no %s in:\n%s", want, out);
 }
 END_TEST
 
@@ -194,6 +236,24 @@ static void exec_sql(const char *path, const char *sql) {
     sqlite3_close(db);
 }
 
+/* A mismatch recorded at an op's start, for an op that then ended well (a
+ * producer that checks before its library does, and was wrong), is no
+ * mismatch; the same op failing, or never ending, is one. */
+START_TEST(test_mismatch_of_an_op_that_succeeded) {
+    char p[256];
+    snprintf(p, sizeof p, "%s/ok.db", dir);
+    copy_trace(p);
+    ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, p), 1);
+    exec_sql(p, "UPDATE ops SET status = 0, len = 1 WHERE op IN (SELECT e.op FROM errors r JOIN misc_events e ON e.seq "
+                "= r.seq WHERE r.first_arg IS NOT NULL); DELETE FROM errors WHERE first_arg IS NULL;");
+    ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, p), 0);
+    ck_assert_msg(strstr(out, "no device mismatch in "), "%s", out);
+    exec_sql(p, "UPDATE ops SET status = 1 WHERE status = 0 AND op IN (SELECT e.op FROM errors r JOIN misc_events e "
+                "ON e.seq = r.seq WHERE r.first_arg IS NOT NULL);");
+    ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, p), 1);
+}
+END_TEST
+
 START_TEST(test_bad_inputs) {
     char p[256];
     snprintf(p, sizeof p, "%s/missing.db", dir);
@@ -218,8 +278,9 @@ START_TEST(test_bad_inputs) {
     expect_refused(p, "truncated");
     snprintf(p, sizeof p, "%s/noevents.db", dir);
     copy_trace(p);
-    exec_sql(p, "DELETE FROM misc_events; DELETE FROM tensor_rows; DELETE FROM frees_late; DELETE FROM ops;");
-    expect_refused(p, "the trace holds no events");
+    exec_sql(p, "DELETE FROM misc_events; DELETE FROM tensor_rows; DELETE FROM frees_late; DELETE FROM ops; DELETE "
+                "FROM meta WHERE key IN ('complete', 'exit_status', 'killed_by_signal', 'fatal_signal');");
+    expect_refused(p, "the trace holds no events and no sign that the process ended");
     /* still being written: a WAL and a live writer (this process) */
     snprintf(p, sizeof p, "%s/live.db", dir);
     copy_trace(p);
@@ -455,6 +516,7 @@ Suite *make_viewer_suite(void) {
     tcase_add_test(tc, test_report_names_the_chain_and_the_fix);
     tcase_add_test(tc, test_report_without_mismatch);
     tcase_add_test(tc, test_bad_inputs);
+    tcase_add_test(tc, test_mismatch_of_an_op_that_succeeded);
     tcase_add_test(tc, test_killed_writer_trace_is_read_from_a_copy);
     tcase_add_test(tc, test_tensors_table);
     tcase_add_test(tc, test_show_one_tensor);
@@ -463,6 +525,7 @@ Suite *make_viewer_suite(void) {
     tcase_add_test(tc, test_export_html_in_chromium);
     tcase_add_test(tc, test_help_and_colors);
     tcase_add_test(tc, test_inlined_frames);
+    tcase_add_test(tc, test_clean_run_quiet_and_signal);
     tcase_add_test(tc, test_python_frames_in_place);
     suite_add_tcase(s, tc);
     return s;

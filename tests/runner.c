@@ -15,6 +15,9 @@ static const struct {
     {"tracer", make_tracer_suite},       {"autograd", make_autograd_suite},
     {"train", make_train_suite},         {"viewer", make_viewer_suite},
     {"interpose", make_interpose_suite}, {"bugs", make_bugs_suite},
+#ifdef DT_HAVE_TORCH
+    {"libtorch", make_libtorch_suite},
+#endif
 };
 
 /* `dt_tests backends-real`: the backends suite on the real CUDA backend; exits

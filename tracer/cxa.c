@@ -10,6 +10,11 @@
  * That path is taken only under libstdc++ (its type_info vtable layout); on
  * another C++ runtime the type is recorded without a message.
  *
+ * A rethrow of an exception this thread recorded is not recorded again
+ * (see rethrow_news for the one exception): one exception, one record. A
+ * rethrow of one thrown elsewhere (another thread, through
+ * std::exception_ptr) is recorded, with its object.
+ *
  * Throws are rate-limited per throw site (the caller's return address): the
  * first TR_THROWS_PER_SITE are recorded in full, later ones only counted, so
  * a program that throws in a loop stays cheap. The counts reach the trace's
@@ -89,7 +94,41 @@ static const void *exception_type(do_catch_fn *do_catch) {
 
 static _Thread_local int in_hook; /* a throw from inside our own recording is not recorded */
 
+/* The objects of the last throws recorded on this thread, and whether each
+ * throw had a Python stack. A rethrow (`catch` + `throw;`, or
+ * std::terminate's verbose handler asking what()) of one of them is the
+ * same exception: it is not recorded again, unless it holds the GIL its
+ * throw did not (PyTorch throws with the GIL released and rethrows after
+ * taking it back): that record brings the exception's Python line, and the
+ * report folds it into its throw. An address is reused only once its
+ * exception is freed, and a rethrown one is alive, so the latest throw at
+ * that address is the one rethrown. */
+#define TR_RECENT_THROWS 8
+static _Thread_local struct {
+    void *obj;
+    int python; /* recorded with a Python stack */
+} recent[TR_RECENT_THROWS];
+static _Thread_local unsigned recent_next;
+
+/* Whether a rethrow of obj is to be recorded (marking it as having a
+ * Python stack when this one brings it). */
+static int rethrow_news(const void *obj) {
+    for (unsigned i = 0; obj && i < TR_RECENT_THROWS; i++) {
+        if (recent[i].obj != obj) continue;
+        if (recent[i].python || !tr_py_held()) return 0;
+        recent[i].python = 1;
+        return 1;
+    }
+    return 1;
+}
+
 static __attribute__((noinline)) void record(void *obj, const void *tinfo, uintptr_t site_addr, int rethrow) {
+    if (rethrow && !rethrow_news(obj)) return;
+    if (!rethrow && obj) {
+        unsigned k = recent_next++ % TR_RECENT_THROWS;
+        recent[k].obj = obj;
+        recent[k].python = tr_py_held();
+    }
     struct site *site = site_of(site_addr);
     if (site) {
         uint64_t n = atomic_fetch_add_explicit(&site->throws, 1, memory_order_relaxed);

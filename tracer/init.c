@@ -37,7 +37,7 @@ static void say(const char *head, const char *tail, const char *fmt, va_list ap)
 
 void tr_fail(const char *fmt, ...) {
     atomic_store(&g_tr.enabled, 0);
-    if (atomic_exchange(&g_tr.warned, 1)) return;
+    if (atomic_exchange(&g_tr.warned, 1) || g_tr.cfg.quiet) return;
     va_list ap;
     va_start(ap, fmt);
     say("warning: ", "; tracing is off, the program goes on", fmt, ap);
@@ -60,7 +60,8 @@ static long env_long(const char *name, long def, long lo, long hi) {
     errno = 0;
     long n = strtol(v, &end, 10);
     if (errno || *end || n < lo || n > hi) {
-        fprintf(stderr, "devtrace: %s='%s' is not a number in %ld..%ld; using %ld\n", name, v, lo, hi, def);
+        if (!g_tr.cfg.quiet)
+            fprintf(stderr, "devtrace: %s='%s' is not a number in %ld..%ld; using %ld\n", name, v, lo, hi, def);
         return def;
     }
     return n;
@@ -152,7 +153,13 @@ int tr_ensure_init(void) {
     return atomic_load(&g_tr.enabled);
 }
 
-__attribute__((constructor)) static void tracer_init(void) { tr_ensure_init(); }
+/* At the preloaded tracer's start: glibc has run the constructors of the
+ * libraries the program needs (libtorch's among them: checked, a preloaded
+ * object's constructor runs after those of the program's DT_NEEDED
+ * libraries), not yet the program's own, nor main. */
+__attribute__((constructor)) static void tracer_init(void) {
+    if (tr_ensure_init()) tr_libtorch_load();
+}
 
 /* Finishes this process's trace (once). exec_path: the program the process
  * is about to become; a trace that recorded no event then is removed (a

@@ -33,7 +33,7 @@ static struct tr_module *g_mods;
 static int g_nmods, g_cap;
 static unsigned long long g_adds, g_subs; /* counters at the last scan */
 
-static void build_id_of(const struct dl_phdr_info *info, char *out) {
+void tr_build_id_of(const struct dl_phdr_info *info, char *out) {
     out[0] = '\0';
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -100,7 +100,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg) {
     m->base = info->dlpi_addr;
     m->start = start;
     m->end = end;
-    build_id_of(info, m->build_id);
+    tr_build_id_of(info, m->build_id);
     m->loaded_seq = seq;
     m->seen = m->dirty = 1;
     g_nmods++;

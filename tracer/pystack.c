@@ -101,6 +101,8 @@ static void note_code(PyObject *code) {
     py.err_restore(et, ev, tb);
 }
 
+int tr_py_held(void) { return g_tr.cfg.python && py.ready && py.is_initialized() && py.gil_check(); }
+
 int tr_py_capture(uint64_t *pairs, int max) {
     if (!py.ready || !py.is_initialized() || !py.gil_check()) return 0;
     void *ts = py.this_tstate();

@@ -15,7 +15,7 @@
 #define TR_HIDDEN         __attribute__((visibility("hidden")))
 #define TR_EXPORT         __attribute__((visibility("default")))
 #define TR_VERSION        "0.1.0"
-#define TR_SCHEMA_VERSION 7
+#define TR_SCHEMA_VERSION 8
 
 /* ---------------------------------------------------------------- records */
 
@@ -122,7 +122,7 @@ struct tr_config {
     size_t ring_bytes; /* per thread */
     int python;        /* capture Python stacks */
     int commit_ms;     /* commit interval */
-    int quiet;         /* no informational lines on stderr */
+    int quiet;         /* DEVTRACE_QUIET=1: no line of our own on stderr, warnings included */
 };
 
 /* Clock pairs (clock.c): a time-stamp counter value and CLOCK_MONOTONIC at
@@ -280,6 +280,8 @@ TR_HIDDEN void tr_ev_record(struct tr_ring *r, const struct tr_ev *ev, uint64_t 
  * TR_EV_PYCODE records for code objects seen the first time. */
 TR_HIDDEN void tr_py_init(void);
 TR_HIDDEN int tr_py_capture(uint64_t *pairs, int max);
+/* This thread holds the GIL of an initialized CPython: a Python stack can be taken now. */
+TR_HIDDEN int tr_py_held(void);
 
 /* tr_ev_emit's work: numbered and stamped first (the locked add then waits
  * for no store into the ring), stacks next (Python's may emit records of
@@ -317,6 +319,11 @@ __attribute__((always_inline)) static inline void tr_ev_emit(struct tr_ev *ev) {
 
 /* Modules (modules.c): the loaded objects, rescanned when they change. */
 TR_HIDDEN void tr_modules_scan(uint64_t seq);
+struct dl_phdr_info;
+/* The GNU build-id of a loaded object, in hex (41 bytes), "" when none. */
+TR_HIDDEN void tr_build_id_of(const struct dl_phdr_info *info, char *out);
+/* Loads the libtorch observer into a native libtorch program (libtorch.c). */
+TR_HIDDEN void tr_libtorch_load(void);
 TR_HIDDEN int tr_modules_changed(void);
 TR_HIDDEN void tr_modules_flush(int64_t (*fn)(void *ctx, const char *path, uint64_t base, uint64_t start, uint64_t end,
                                               const char *build_id, uint64_t loaded, uint64_t unloaded, int64_t row),

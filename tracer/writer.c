@@ -753,13 +753,14 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
     case TR_EV_BACKEND: {
         char name[32];
         int64_t d = INT(0);
-        static const char *const types[] = {"cpu", "cuda", "meta", "mps", "xpu", "device"};
-        int64_t type = d >> 16;
-        if (type == DTP_DEVICE_CPU || type == DTP_DEVICE_META)
-            snprintf(name, sizeof name, "%s", types[type]);
+        if ((d >> 16) == DTP_DEVICE_CUDA)
+            snprintf(name, sizeof name, "cuda:%lld", (long long)(d & 0xffff));
+        else if ((d >> 16) == DTP_DEVICE_META)
+            snprintf(name, sizeof name, "meta");
+        else if ((d >> 16) == DTP_DEVICE_OTHER)
+            snprintf(name, sizeof name, "other:%lld", (long long)(d & 0xffff));
         else
-            snprintf(name, sizeof name, "%s:%lld", type > 0 && type < 6 ? types[type] : "device",
-                     (long long)(d & 0xffff));
+            snprintf(name, sizeof name, d == 0 ? "cpu" : "device%lld", (long long)d);
         sqlite3_bind_int64(W.ins_device, 1, d);
         sqlite3_bind_text(W.ins_device, 2, name, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(W.ins_device, 3, ns > 0 ? s.p[0] : "?", ns > 0 ? (int)s.len[0] : 1, SQLITE_TRANSIENT);

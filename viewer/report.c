@@ -12,6 +12,7 @@
  * device. */
 #include "vw.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -738,26 +739,71 @@ static void cuda_before(struct ctx *c, FILE *f, int64_t seq) {
     sqlite3_finalize(st);
 }
 
+/* SQL: every recorded C++ exception once. A rethrow's row (misc_events
+ * value 1) belongs to the latest throw of the same object before it (an
+ * object's address is reused only after its exception is freed); a row
+ * with no such throw is an exception of its own. h: (seq, pystack, head),
+ * head being the seq of the exception's first row. */
+#define EXCEPTIONS_SQL                                                                                                 \
+    "WITH x AS (SELECT r.seq, r.object, COALESCE(m.value, 0) AS re, m.pystack FROM errors r JOIN misc_events m ON "    \
+    "m.seq = r.seq WHERE r.exception IS NOT NULL), h AS (SELECT x.seq, x.pystack, CASE WHEN x.re = 0 OR x.object IS "  \
+    "NULL THEN x.seq ELSE COALESCE((SELECT max(y.seq) FROM x y WHERE y.object = x.object AND y.re = 0 AND y.seq < "    \
+    "x.seq), x.seq) END AS head FROM x) "
+
+/* Where a thrown mismatch's missing move goes: returns 1 when the operand
+ * to move is the one on device a (to b), 0 when it is the one on b (to a).
+ * A program that put anything on an accelerator meant it to go there: the
+ * operand on the cpu is the one to move, unless the program's own recorded
+ * moves between the two went the other way (more of them to the cpu than
+ * from it). Two accelerators: the message's order (a is the odd one when
+ * the message says which). */
+static int move_a(struct ctx *c, const char *a, const char *b) {
+    int a_cpu = !strcmp(a, "cpu"), b_cpu = !strcmp(b, "cpu");
+    if (a_cpu == b_cpu) return 1;
+    const char *acc = a_cpu ? b : a;
+    long long to_cpu = 0, from_cpu = 0;
+    sqlite3_stmt *st = vw_prep(c->t, "SELECT src_device, dst_device, count(*) FROM transfers WHERE (src_device = 0) "
+                                     "<> (COALESCE(dst_device, 0) = 0) GROUP BY 1, 2");
+    while (st && sqlite3_step(st) == SQLITE_ROW) {
+        char d1[32], d2[32];
+        vw_device_name(sqlite3_column_int64(st, 0), d1, sizeof d1);
+        vw_device_name(sqlite3_column_int64(st, 1), d2, sizeof d2);
+        /* "cuda" in a message matches cuda:N */
+        size_t n = strlen(acc);
+        if (!strcmp(d2, "cpu") && !strncmp(d1, acc, n) && (!d1[n] || d1[n] == ':'))
+            to_cpu += sqlite3_column_int64(st, 2);
+        if (!strcmp(d1, "cpu") && !strncmp(d2, acc, n) && (!d2[n] || d2[n] == ':'))
+            from_cpu += sqlite3_column_int64(st, 2);
+    }
+    if (st) sqlite3_finalize(st);
+    int move_cpu = to_cpu <= from_cpu;
+    return move_cpu ? a_cpu : !a_cpu;
+}
+
 /* Device-mismatch exceptions thrown by a program not built on the runtime
- * (PyTorch's c10::Error, for one): a throw and its rethrows (one exception
- * object) are one mismatch. Its message, devices, the Python stack (from
- * whichever throw held the GIL), the native stack where it was first thrown,
- * and the CUDA copies and allocations before it. A throw whose message a
- * recorded mismatch also carries (the PyTorch adapter records the error
- * PyTorch raised, with its operands) is that mismatch, reported once, with
- * its chain. Returns how many. */
+ * (PyTorch's c10::Error, for one): each exception once, its rethrows
+ * folded in. Its message, devices, site (the Python line, else the first
+ * frame of the user's own code), the Python stack (from whichever record
+ * held the GIL), the native stack where it was first thrown, the CUDA
+ * copies and allocations before it, and the fix. An exception thrown
+ * inside an op whose device mismatch a producer already recorded (the
+ * libtorch observer fires it before the op throws), or whose message a
+ * mismatch recorded after it carries (the PyTorch adapter records the error
+ * PyTorch raised, with its operands), is that mismatch, reported with its
+ * operands: it is not repeated. Returns how many. */
 static int report_exceptions(struct ctx *c, int found) {
     FILE *f = c->out;
     sqlite3_stmt *st = vw_prep(
-        c->t, "WITH g AS (SELECT min(seq) AS seq, COALESCE(object, seq) AS obj, count(*) AS n FROM errors WHERE "
-              "device_a IS NOT NULL AND first_arg IS NULL AND substr(message, 1, instr(message || char(10), "
-              "char(10)) - 1) NOT IN (SELECT substr(message, 1, instr(message || char(10), char(10)) - 1) FROM "
-              "errors WHERE first_arg IS NOT NULL AND message IS NOT NULL) GROUP BY COALESCE(object, seq)) SELECT "
-              "g.seq, r.exception, "
-              "r.message, r.device_a, r.device_b, r.arg, g.n, e.stack, (SELECT m.pystack FROM errors q JOIN "
-              "misc_events m ON m.seq = q.seq WHERE m.pystack IS NOT NULL AND COALESCE(q.object, q.seq) = g.obj "
-              "ORDER BY q.seq LIMIT 1) FROM g JOIN errors r ON r.seq = g.seq LEFT JOIN misc_events e ON e.seq = "
-              "g.seq ORDER BY g.seq");
+        c->t, EXCEPTIONS_SQL
+        ", g AS (SELECT head AS seq, count(*) AS n FROM h GROUP BY head) SELECT g.seq, r.exception, r.message, "
+        "r.device_a, r.device_b, r.arg, g.n, e.stack, (SELECT h2.pystack FROM h h2 WHERE h2.head = g.seq AND "
+        "h2.pystack IS NOT NULL ORDER BY h2.seq LIMIT 1) FROM g JOIN errors r ON r.seq = g.seq LEFT JOIN misc_events e "
+        "ON e.seq = g.seq WHERE r.device_a IS NOT NULL AND r.first_arg IS NULL AND NOT EXISTS(SELECT 1 FROM errors q "
+        "JOIN misc_events qe ON qe.seq = q.seq JOIN ops o ON o.op = qe.op WHERE q.first_arg IS NOT NULL AND qe.thread "
+        "= e.thread AND q.seq < g.seq AND COALESCE(o.seq + o.len, (SELECT m.seq FROM misc_events m WHERE m.op = o.op "
+        "AND m.kind = 8), g.seq + 1) > g.seq) AND substr(r.message, 1, instr(r.message || char(10), char(10)) - 1) NOT "
+        "IN (SELECT substr(message, 1, instr(message || char(10), char(10)) - 1) FROM errors WHERE first_arg IS NOT "
+        "NULL AND message IS NOT NULL) ORDER BY g.seq");
     if (!st) return -1;
     int n = 0;
     while (st && sqlite3_step(st) == SQLITE_ROW) {
@@ -771,8 +817,15 @@ static int report_exceptions(struct ctx *c, int found) {
         size_t first_line = strcspn(msg, "\n");
         char line[2048];
         snprintf(line, sizeof line, "%.*s", (int)(first_line < sizeof line - 1 ? first_line : sizeof line - 1), msg);
-        char pysite[1200] = "";
-        int has_py = pystack && py_site(c, pystack, pysite, sizeof pysite);
+        struct step site = {.stack = stack, .seq = seq};
+        site.has_site = site_of(c, stack, pystack, seq, &site.site);
+        char where[1200] = "";
+        if (site.has_site) vw_site_str(&site.site, where, sizeof where);
+        int odd_a = move_a(c, a, b);
+        const char *from = odd_a ? a : b, *to = odd_a ? b : a;
+        char fixtext[1024];
+        snprintf(fixtext, sizeof fixtext,
+                 "move the operand on %s to %s before this call, or where that operand was made", from, to);
         if (c->json) {
             fprintf(f, "%s\n    {\"kind\": \"exception\", \"seq\": %lld, \"exception\": ", found + n ? "," : "",
                     (long long)seq);
@@ -788,15 +841,21 @@ static int report_exceptions(struct ctx *c, int found) {
                 vw_put_json_string(f, arg);
             else
                 fputs("null", f);
+            fputs(", \"site\": ", f);
+            json_site(f, &site);
             fprintf(f, ", \"throws\": %lld, \"python_stack\": ", (long long)sqlite3_column_int64(st, 6));
             print_pystack(c, f, pystack, "");
             print_stack(c, f, stack, seq);
             cuda_before(c, f, seq);
-            fputs("}", f);
+            fputs(", \"fix\": {\"text\": ", f);
+            vw_put_json_string(f, fixtext);
+            fputs(", \"site\": ", f);
+            json_site(f, &site);
+            fputs("}}", f);
         } else {
             if (found + n) fputc('\n', f);
             fprintf(f, "%serror: device mismatch (%s thrown)%s", C(VW_RED), type, C(VW_RESET));
-            if (has_py) fputs(" at ", f), vw_put_escaped(f, pysite);
+            if (where[0]) fputs(" at ", f), vw_put_escaped(f, where);
             fputs("\n  ", f);
             vw_put_escaped(f, line);
             fputs("\n\n  devices: ", f);
@@ -806,7 +865,7 @@ static int report_exceptions(struct ctx *c, int found) {
             fputs(" and ", f);
             vw_put_escaped(f, b);
             fputc('\n', f);
-            if (has_py) {
+            if (pystack) {
                 fputs("  Python stack:\n", f);
                 print_pystack(c, f, pystack, "    ");
             } else {
@@ -814,13 +873,10 @@ static int report_exceptions(struct ctx *c, int found) {
             }
             print_stack(c, f, stack, seq);
             cuda_before(c, f, seq);
-            fprintf(f, "\n%sfix:%s move the operand on ", C(VW_GREEN), C(VW_RESET));
-            vw_put_escaped(f, a);
-            fputs(" to ", f);
-            vw_put_escaped(f, b);
-            fputs(" (or the other way round) before this call", f);
-            if (has_py) fputs(", at ", f), vw_put_escaped(f, pysite);
-            fputs(", or where that operand was made\n", f);
+            fprintf(f, "\n%sfix:%s ", C(VW_GREEN), C(VW_RESET));
+            vw_put_escaped(f, fixtext);
+            if (where[0]) fputs(", at ", f), vw_put_escaped(f, where);
+            fputc('\n', f);
         }
         n++;
     }
@@ -880,15 +936,20 @@ static void summary(struct ctx *c) {
                     (long long)sqlite3_column_int64(st, 1), (long long)sqlite3_column_int64(st, 2));
     }
     if (st) sqlite3_finalize(st);
-    if (!devices && !c->json) fputs("no runtime tensors (the program does not run on libdtrt)\n", f);
-    st = vw_prep(c->t, "SELECT count(*), COALESCE(sum(bytes), 0) FROM transfers");
+    if (!devices && !c->json)
+        fputs("no tensors recorded (the program runs on no tensor library devtrace observes: libdtrt, libtorch "
+              "with its observer, PyTorch)\n",
+              f);
+    st = vw_prep(c->t, "SELECT (SELECT count(*) FROM transfers), (SELECT COALESCE(sum(bytes), 0) FROM transfers), "
+                       "(SELECT count(*) FROM ops)");
     if (st && sqlite3_step(st) == SQLITE_ROW) {
         if (c->json)
-            fprintf(f, "], \"transfers\": %lld, \"bytes_moved\": %lld", (long long)sqlite3_column_int64(st, 0),
-                    (long long)sqlite3_column_int64(st, 1));
+            fprintf(f, "], \"transfers\": %lld, \"bytes_moved\": %lld, \"ops\": %lld",
+                    (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1),
+                    (long long)sqlite3_column_int64(st, 2));
         else if (devices)
-            fprintf(f, "transfers: %lld, %lld bytes moved\n", (long long)sqlite3_column_int64(st, 0),
-                    (long long)sqlite3_column_int64(st, 1));
+            fprintf(f, "ops: %lld; transfers: %lld, %lld bytes moved\n", (long long)sqlite3_column_int64(st, 2),
+                    (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1));
     }
     if (st) sqlite3_finalize(st);
     busiest_sites(c,
@@ -923,7 +984,8 @@ static void summary(struct ctx *c) {
                   "SELECT COALESCE(stack, 0), COALESCE(pystack, 0), count(*) AS n, COALESCE(sum(bytes), 0), "
                   "min(seq) FROM cuda_calls WHERE kind = 1 GROUP BY 1, 2 ORDER BY n DESC, 5 LIMIT 5",
                   "busiest_cuda_copy_sites", "busiest CUDA copy sites (devtrace transfers shows them all):");
-    st = vw_prep(c->t, "SELECT count(*), count(DISTINCT exception) FROM errors WHERE exception IS NOT NULL");
+    st = vw_prep(c->t, EXCEPTIONS_SQL "SELECT count(DISTINCT h.head), count(DISTINCT r.exception) FROM h JOIN errors "
+                                      "r ON r.seq = h.seq");
     if (st && sqlite3_step(st) == SQLITE_ROW) {
         long long n = sqlite3_column_int64(st, 0);
         if (c->json)
@@ -934,6 +996,19 @@ static void summary(struct ctx *c) {
     }
     if (st) sqlite3_finalize(st);
     if (c->json) fputs("}", f);
+}
+
+/* How the process ended: its exit status into status ("" when unknown),
+ * and *sig the signal that killed it (0 when none). A process killed by a
+ * signal has no exit status of its own: it is 128 + the signal, as a shell
+ * and `devtrace run` give it. The signal is the one `devtrace run` saw, or
+ * the fatal one the tracer caught (a trace not written under `run`). */
+static void ending(struct vw_trace *t, char *status, size_t size, int *sig) {
+    char buf[32];
+    *sig = atoi(vw_meta(t, "killed_by_signal", buf, sizeof buf));
+    if (!*sig) *sig = atoi(vw_meta(t, "fatal_signal", buf, sizeof buf));
+    vw_meta(t, "exit_status", status, size);
+    if (!status[0] && *sig) snprintf(status, size, "%d", 128 + *sig);
 }
 
 /* Reports one trace to out (text or JSON, the index-th of nfiles): the
@@ -953,25 +1028,34 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
     c.args = vw_prep(t, "SELECT a.tensor, a.device, s.text FROM op_args a JOIN strings s ON s.id = a.name "
                         "WHERE a.op = ? ORDER BY a.pos");
     c.opname = vw_prep(t, "SELECT s.text FROM ops o JOIN strings s ON s.id = o.name WHERE o.op = ?");
+    /* a mismatch a producer recorded before an op that then succeeded (the
+     * libtorch observer checks before libtorch does) did not happen */
     sqlite3_stmt *mm = vw_prep(t, "SELECT r.seq, r.first_arg, r.other_arg, r.message, COALESCE(e.op, 0), "
                                   "COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM errors r JOIN misc_events e ON "
-                                  "e.seq = r.seq WHERE "
-                                  "r.first_arg IS NOT NULL ORDER BY r.seq");
+                                  "e.seq = r.seq LEFT JOIN ops o ON o.op = e.op WHERE r.first_arg IS NOT NULL AND "
+                                  "(o.op IS NULL OR COALESCE(" VW_OP_STATUS_SQL ", -1) <> 0) ORDER BY r.seq");
     if (!c.sym || !c.tensor || !c.moves || !c.args || !c.opname || !mm) {
         found = -1;
         goto next;
     }
     char prog[512], pid[32], status[32];
+    int sig;
     vw_meta(t, "program", prog, sizeof prog);
     vw_meta(t, "pid", pid, sizeof pid);
-    vw_meta(t, "exit_status", status, sizeof status);
+    ending(t, status, sizeof status, &sig);
+    const char *signame = sig ? sigabbrev_np(sig) : NULL;
     if (json) {
         fprintf(out, "%s\n  {\"file\": ", index ? "," : "");
         vw_put_json_string(out, t->path);
         fprintf(out, ", \"program\": ");
         vw_put_json_string(out, prog);
-        fprintf(out, ", \"pid\": %s, \"exit_status\": %s, \"mismatches\": [", pid[0] ? pid : "null",
+        fprintf(out, ", \"pid\": %s, \"exit_status\": %s, \"signal\": ", pid[0] ? pid : "null",
                 status[0] ? status : "null");
+        if (sig)
+            fprintf(out, "{\"number\": %d, \"name\": \"SIG%s\"}", sig, signame ? signame : "?");
+        else
+            fputs("null", out);
+        fputs(", \"mismatches\": [", out);
     } else {
         if (nfiles > 1 || index) fprintf(out, "%s== %s (pid %s)\n", index ? "\n" : "", t->path, pid);
     }
@@ -997,8 +1081,13 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
         vw_put_escaped(out, t->path);
         fprintf(out, " (");
         vw_put_escaped(out, prog);
-        fprintf(out, ", exit status %s)\n", status[0] ? status : "unknown");
+        fprintf(out, ", exit status %s", status[0] ? status : "unknown");
+        if (sig) fprintf(out, ", killed by SIG%s", signame ? signame : "?");
+        fprintf(out, ")\n");
         summary(&c);
+    } else if (sig) {
+        fprintf(out, "\nthe program was killed by SIG%s (signal %d, exit status %s)\n", signame ? signame : "?", sig,
+                status);
     }
 next:
     if (mm) sqlite3_finalize(mm);

@@ -154,7 +154,8 @@ static void record_status(const char *trace, int status) {
         snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta VALUES('exit_status', %d)", WEXITSTATUS(status));
     else
         snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta VALUES('killed_by_signal', %d)", WTERMSIG(status));
-    if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+    const char *q = getenv("DEVTRACE_QUIET");
+    if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK && !(q && !strcmp(q, "1")))
         vw_error("could not record the exit status in %s: %s", trace, sqlite3_errmsg(db));
     sqlite3_close(db);
 }
@@ -319,6 +320,9 @@ int vw_cmd_run(int argc, char **argv) {
     unlink(manifest);
     int ntraces = 0;
     size_t status_at = n;
+    /* DEVTRACE_QUIET=1, as the tracer reads it: no line of ours once PROG ran */
+    const char *q = getenv("DEVTRACE_QUIET");
+    int quiet = q && !strcmp(q, "1");
     for (size_t k = 0; k < n; k++)
         if (ent[k].pid == pid && access(ent[k].path, F_OK) == 0) status_at = k;
     for (size_t k = 0; k < n; k++) {
@@ -326,14 +330,14 @@ int vw_cmd_run(int argc, char **argv) {
         for (size_t j = k + 1; j < n && !later; j++) later = strcmp(ent[j].path, ent[k].path) == 0;
         if (later || access(ent[k].path, F_OK) != 0) continue;
         if (k == status_at) record_status(ent[k].path, status);
-        if (ent[k].pid == pid)
+        if (!quiet && ent[k].pid == pid)
             fprintf(stderr, "devtrace: trace written to %s\n", ent[k].path);
-        else
+        else if (!quiet)
             fprintf(stderr, "devtrace: trace of process %d written to %s\n", ent[k].pid, ent[k].path);
         ntraces++;
     }
     free(ent);
-    if (ntraces == 0) vw_error("no trace was written (the tracer said why above)");
+    if (ntraces == 0 && !quiet) vw_error("no trace was written (the tracer said why above)");
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return WEXITSTATUS(status);
 }

@@ -127,12 +127,43 @@ static void open_dwfl(struct mod *m) {
     }
 }
 
-/* Hidden by default: frames inside the runtime, the tracer, and libc. */
+/* Hidden by default: frames inside the runtime, the tracer (the libtorch
+ * observer included), and libc. */
 static int hidden_module(const char *path) {
     const char *b = strrchr(path, '/');
     b = b ? b + 1 : path;
-    return !strncmp(b, "libdtrt.", 8) || !strncmp(b, "libdevtrace.", 12) || !strncmp(b, "libc.so", 7) ||
+    return !strncmp(b, "libdtrt.", 8) || !strncmp(b, "libdevtrace", 11) || !strncmp(b, "libc.so", 7) ||
            !strncmp(b, "ld-linux", 8);
+}
+
+/* Not the user's own code: the libraries a tensor program runs on (libdtrt,
+ * libtorch and libc10 with their siblings, the C++ and C runtimes, CUDA's),
+ * any shared object under the system's library directories, and code from
+ * the headers of those libraries inlined into the user's program (the
+ * system's include directories, and libtorch's own tree wherever it was
+ * unpacked). The user's line is the first frame outside all of them. */
+static int library_module(const char *path) {
+    static const char *const names[] = {"libtorch",  "libc10",   "libstdc++.", "libgcc_s.", "libm.so", "libcudart.",
+                                        "libcublas", "libcudnn", "libgomp.",   "libpython", "libshm.", NULL};
+    static const char *const dirs[] = {"/usr/lib/", "/lib/", "/lib64/", "/usr/lib64/", "/usr/local/cuda", NULL};
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    if (hidden_module(path)) return 1;
+    for (int i = 0; names[i]; i++)
+        if (!strncmp(b, names[i], strlen(names[i]))) return 1;
+    for (int i = 0; dirs[i]; i++)
+        if (!strncmp(path, dirs[i], strlen(dirs[i]))) return 1;
+    return 0;
+}
+
+static int library_source(const char *file) {
+    static const char *const dirs[] = {"/usr/include/", "/usr/local/include/", "/usr/lib/gcc/", NULL};
+    static const char *const parts[] = {"/include/ATen/", "/include/c10/", "/include/torch/", "/include/caffe2/", NULL};
+    for (int i = 0; dirs[i]; i++)
+        if (!strncmp(file, dirs[i], strlen(dirs[i]))) return 1;
+    for (int i = 0; parts[i]; i++)
+        if (strstr(file, parts[i])) return 1;
+    return 0;
 }
 
 /* A C++ name demangled with the C++ runtime's own __cxa_demangle, opened
@@ -233,6 +264,7 @@ void vw_sym_frame(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *f
     snprintf(f->module, sizeof f->module, "%s", b ? b + 1 : m->path);
     f->offset = ip - m->base;
     f->hidden = hidden_module(m->path);
+    f->library = library_module(m->path);
     if (!m->tried) open_dwfl(m);
     f->changed = m->changed;
     if (!m->dwfl || m->changed) return;
@@ -247,13 +279,21 @@ void vw_sym_frame(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *f
     if (file) {
         snprintf(f->file, sizeof f->file, "%s", vw_sym_relative(s, file));
         f->line = lineno;
+        f->library |= library_source(file);
     }
 }
 
 /* The frames at ip: those of functions the compiler inlined there,
  * innermost first (marked inlined), then the real one; at least 1. The
  * innermost location comes from the line table, each outer one from the
- * inlined call's DW_AT_call_file / DW_AT_call_line. */
+ * inlined call's DW_AT_call_file / DW_AT_call_line.
+ *
+ * dwarf_getscopes alone is not enough: past the innermost inlined
+ * subroutine it continues with the scopes of that function's abstract
+ * definition, so a helper inlined into a helper inlined into main loses
+ * the outer helper and main's line. As eu-addr2line -i does, the innermost
+ * scope's concrete parents (dwarf_getscopes_die) give every nested
+ * inlined_subroutine on the way out. */
 int vw_sym_frames(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *out, int max) {
     if (max < 1) return 0;
     vw_sym_frame(s, ip, seq, &out[0]);
@@ -264,6 +304,12 @@ int vw_sym_frames(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *o
     Dwarf_Die *cu = dm ? dwfl_module_addrdie(dm, pc, &bias) : NULL;
     Dwarf_Die *scopes = NULL;
     int ns = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+    if (ns > 0) {
+        Dwarf_Die innermost = scopes[0];
+        free(scopes);
+        scopes = NULL;
+        ns = dwarf_getscopes_die(&innermost, &scopes);
+    }
     struct vw_frame real = out[0];
     int n = 0;
     for (int i = 0; i < ns && n < max - 1; i++) {
@@ -287,6 +333,7 @@ int vw_sym_frames(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *o
         if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &line) != 0) line = 0;
         if (path) snprintf(real.file, sizeof real.file, "%s", vw_sym_relative(s, path));
         real.line = (int)line;
+        real.library = library_module(m->path) || (path && library_source(path));
     }
     free(scopes);
     out[n++] = real;
@@ -312,24 +359,31 @@ int vw_sym_stack(struct vw_sym *s, int64_t stack, int64_t seq, struct vw_frame *
 }
 
 int vw_sym_site(struct vw_sym *s, int64_t stack, int64_t seq, struct vw_frame *site) {
-    /* frames are symbolized only up to the first one of the program with a
-     * source line; the first of the program without one is the fallback */
-    struct vw_frame f[8];
-    int have = 0;
+    /* frames are symbolized only up to the first one of the user's code with
+     * a source line. Fallbacks, best first: the first of the user's code
+     * without one, the first not hidden with one, the first not hidden. */
+    struct vw_frame f[16], best[3];
+    int have[3] = {0, 0, 0};
     uint64_t ip;
     memset(site, 0, sizeof *site);
     while (next_frame(s, &stack, &ip)) {
-        int n = vw_sym_frames(s, ip, seq, f, 8);
+        int n = vw_sym_frames(s, ip, seq, f, 16);
         for (int i = 0; i < n; i++) {
             if (f[i].hidden) continue;
-            if (f[i].file[0]) {
+            if (!f[i].library && f[i].file[0]) {
                 *site = f[i];
                 return 1;
             }
-            if (!have) *site = f[i], have = 1;
+            int rank = !f[i].library ? 0 : f[i].file[0] ? 1 : 2;
+            if (!have[rank]) best[rank] = f[i], have[rank] = 1;
         }
     }
-    return have;
+    for (int r = 0; r < 3; r++)
+        if (have[r]) {
+            *site = best[r];
+            return 1;
+        }
+    return 0;
 }
 
 const char *vw_site_str(const struct vw_frame *f, char *buf, size_t size) {

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #define TRACE_APP_ID 0x44545243
-#define TRACE_SCHEMA 7
+#define TRACE_SCHEMA 8
 
 static int copy_file(const char *from, const char *to) {
     int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, rc = -1;
@@ -168,8 +168,15 @@ int vw_trace_open(const char *path, struct vw_trace *t) {
             return -1;
         }
     }
-    if (scalar_int(t->db, "SELECT EXISTS(SELECT 1 FROM events)", 0) == 0) {
-        vw_error("%s: the trace holds no events (the program made no tensor, or tracing was turned off at start)",
+    /* A process that ran and ended with no tensor, op or error in its trace
+     * is a clean run (a program on a library devtrace does not observe), not
+     * an empty trace: only one with no event and no ending is refused. */
+    if (scalar_int(t->db,
+                   "SELECT EXISTS(SELECT 1 FROM events) OR EXISTS(SELECT 1 FROM meta WHERE key IN "
+                   "('complete', 'exit_status', 'killed_by_signal', 'fatal_signal'))",
+                   0) == 0) {
+        vw_error("%s: the trace holds no events and no sign that the process ended (it was killed before its first "
+                 "commit, or tracing was turned off at start)",
                  path);
         vw_trace_close(t);
         return -1;
@@ -217,8 +224,8 @@ void vw_trace_close_all(struct vw_trace *tr, int n) {
 }
 
 const char *vw_dtype_name(int d) {
-    static const char *const names[] = {"float32", "int64", "bool",  "float64",   "float16",    "bfloat16", "int32",
-                                        "int16",   "int8",  "uint8", "complex64", "complex128", "other"};
+    static const char *const names[] = {"float32",  "int64", "bool",  "float64", "float16",
+                                        "bfloat16", "int32", "uint8", "other"};
     return d >= 0 && d < (int)(sizeof names / sizeof names[0]) ? names[d] : "?";
 }
 
@@ -261,14 +268,12 @@ void vw_put_json_string(FILE *f, const char *s) {
 }
 
 const char *vw_device_name(int64_t dev, char *buf, size_t size) {
-    /* (type << 16) | index, types as in enum dtp_device_type */
-    static const char *const types[] = {"cpu", "cuda", "meta", "mps", "xpu", "device"};
-    int64_t type = dev >> 16;
-    if (type == 0)
-        snprintf(buf, size, "cpu");
-    else if (type == 2) /* meta has no index */
-        snprintf(buf, size, "meta");
-    else
-        snprintf(buf, size, "%s:%lld", type > 0 && type < 6 ? types[type] : "device", (long long)(dev & 0xffff));
+    switch (dev >> 16) {
+    case 0: snprintf(buf, size, "cpu"); break;
+    case 1: snprintf(buf, size, "cuda:%lld", (long long)(dev & 0xffff)); break;
+    case 2: snprintf(buf, size, "meta"); break;
+    case 3: snprintf(buf, size, "other:%lld", (long long)(dev & 0xffff)); break;
+    default: snprintf(buf, size, "device%lld", (long long)dev); break;
+    }
     return buf;
 }

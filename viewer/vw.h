@@ -84,6 +84,7 @@ struct vw_frame {
     int hidden;  /* inside libdtrt, libdevtrace or libc */
     int changed; /* the module's file changed since the trace */
     int inlined; /* a function inlined into the frame after it (same return address) */
+    int library; /* not the user's own code: a tensor or C++ library, libc, or their headers */
 };
 struct vw_sym;
 struct vw_sym *vw_sym_new(struct vw_trace *t);
@@ -93,7 +94,9 @@ void vw_sym_frame(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *f
 int vw_sym_frames(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *out, int max);
 /* Frames of a recorded stack (inlined ones included), innermost first; returns how many. */
 int vw_sym_stack(struct vw_sym *s, int64_t stack, int64_t seq, struct vw_frame *out, int max);
-/* The innermost frame of the program itself (not hidden); 0 when none. */
+/* The innermost frame of the user's own code: not hidden, not in a library
+ * (vw_frame.library); the innermost not hidden when there is none; 0 when
+ * there is not even that. */
 int vw_sym_site(struct vw_sym *s, int64_t stack, int64_t seq, struct vw_frame *site);
 /* Python frame id (py_frames.id) as a frame (module "python"), the id of
  * the next outer one in *parent (0 at the outermost); 0 when unknown. */

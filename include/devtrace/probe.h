@@ -33,10 +33,11 @@
 extern "C" {
 #endif
 
-/* Bumped on any change to a struct layout or a function signature below.
- * Version 2 added the device types after CUDA, the dtypes after BOOL and
- * dtp_stack_policy(); a tracer of version 2 also accepts runtimes of
- * version 1, whose calls are a subset. */
+/* Bumped on any change to a struct layout, a function signature or the
+ * meaning of a number below. 2: device types meta and other, dtypes past
+ * bool (libtorch, PyTorch), dtp_stack_policy() (the PyTorch adapter).
+ * A tracer of version N accepts runtimes of versions 1 to N, whose calls
+ * are a subset of its own. */
 #define DTP_ABI_VERSION 2u
 
 /* ---------------------------------------------------------------- types */
@@ -45,10 +46,8 @@ extern "C" {
 enum dtp_device_type {
     DTP_DEVICE_CPU = 0,   /* host memory; index is always 0 */
     DTP_DEVICE_CUDA = 1,  /* cuda:<index>, real or simulated */
-    DTP_DEVICE_META = 2,  /* PyTorch's meta device: shapes, no data (ABI 2) */
-    DTP_DEVICE_MPS = 3,   /* Apple's Metal devices (ABI 2) */
-    DTP_DEVICE_XPU = 4,   /* Intel GPUs (ABI 2) */
-    DTP_DEVICE_OTHER = 5, /* any other accelerator (xla, hpu, privateuse1...) (ABI 2) */
+    DTP_DEVICE_META = 2,  /* "meta": shapes without data (PyTorch's kMeta); ABI 2 */
+    DTP_DEVICE_OTHER = 3, /* an accelerator of another kind (mps, xpu, xla...), other:<index>; ABI 2 */
 };
 
 /* A device, passed by value. */
@@ -62,17 +61,13 @@ enum dtp_dtype {
     DTP_DTYPE_F32 = 0,  /* 32-bit IEEE float */
     DTP_DTYPE_I64 = 1,  /* 64-bit signed integer */
     DTP_DTYPE_BOOL = 2, /* one byte, 0 or 1 */
-    /* ABI 2: */
+    /* ABI 2, for PyTorch's tensors: */
     DTP_DTYPE_F64 = 3,   /* 64-bit IEEE float */
     DTP_DTYPE_F16 = 4,   /* 16-bit IEEE float */
     DTP_DTYPE_BF16 = 5,  /* bfloat16 */
     DTP_DTYPE_I32 = 6,   /* 32-bit signed integer */
-    DTP_DTYPE_I16 = 7,   /* 16-bit signed integer */
-    DTP_DTYPE_I8 = 8,    /* 8-bit signed integer */
-    DTP_DTYPE_U8 = 9,    /* 8-bit unsigned integer */
-    DTP_DTYPE_C64 = 10,  /* complex of two 32-bit floats */
-    DTP_DTYPE_C128 = 11, /* complex of two 64-bit floats */
-    DTP_DTYPE_OTHER = 12 /* any other element type */
+    DTP_DTYPE_U8 = 7,    /* unsigned byte */
+    DTP_DTYPE_OTHER = 8, /* any other element type */
 };
 
 /* A tensor as it is at the moment of the event. */

@@ -67,9 +67,9 @@ static struct dtp_device device_of_code(uint32_t code) {
     return d;
 }
 
-/* "cpu", "cuda:1", "meta" -> (type << 16) | index. */
+/* "cpu", "cuda:1", "meta" -> (type << 16) | index; any other kind ("mps:0") is other:N. */
 static uint32_t device_code_of_str(const char *s) {
-    static const char *const types[] = {"cpu", "cuda", "meta", "mps", "xpu"};
+    static const char *const types[] = {"cpu", "cuda", "meta"};
     size_t n = strcspn(s, ":");
     uint32_t type = DTP_DEVICE_OTHER, index = 0;
     for (uint32_t i = 0; i < sizeof types / sizeof types[0]; i++)
@@ -112,19 +112,21 @@ static uint32_t device_code(PyObject *t) {
     if (!seen && g_nseen_devices < 64) {
         g_seen_devices[g_nseen_devices++] = code;
         if (P.device_backend) {
-            static const char *const names[] = {"cpu", "cuda", "meta", "mps", "xpu", "other"};
+            static const char *const names[] = {"cpu", "cuda", "meta", "other"};
             uint32_t type = code >> 16;
-            P.device_backend(device_of_code(code), type < 6 ? names[type] : "other");
+            P.device_backend(device_of_code(code), g_sim && type == DTP_DEVICE_CUDA ? "cuda-sim"
+                                                   : type < 4                        ? names[type]
+                                                                                     : "other");
         }
     }
     return code;
 }
 
 static PyObject *device_str(uint32_t code) {
-    static const char *const types[] = {"cpu", "cuda", "meta", "mps", "xpu", "device"};
+    static const char *const types[] = {"cpu", "cuda", "meta", "other"};
     uint32_t type = code >> 16;
     if (type == DTP_DEVICE_CPU || type == DTP_DEVICE_META) return PyUnicode_FromString(types[type]);
-    return PyUnicode_FromFormat("%s:%u", type < 6 ? types[type] : "device", code & 0xffff);
+    return PyUnicode_FromFormat("%s:%u", type < 4 ? types[type] : "device", code & 0xffff);
 }
 
 /* ---------------------------------------------------------------- identity */
@@ -208,7 +210,7 @@ struct meta {
 
 /* Reads t's metadata; a view's storage offset too (anything else starts its storage). */
 static void meta_of(PyObject *t, struct meta *m, int view) {
-    static const uint8_t elem[] = {4, 8, 1, 8, 2, 2, 4, 2, 1, 1, 8, 16, 0}; /* bytes, by enum dtp_dtype */
+    static const uint8_t elem[] = {4, 8, 1, 8, 2, 2, 4, 1}; /* bytes, by enum dtp_dtype */
     memset(m, 0, sizeof *m);
     PyObject *shape = PyObject_GetAttr(t, s_shape);
     m->ndim = ints_of(shape, m->shape, MAX_DIMS);
@@ -228,7 +230,13 @@ static void meta_of(PyObject *t, struct meta *m, int view) {
     Py_XDECREF(dtype);
     uint64_t numel = 1;
     for (int i = 0; i < m->ndim; i++) numel *= (uint64_t)(m->shape[i] > 0 ? m->shape[i] : 0);
-    m->nbytes = m->dtype >= 0 && m->dtype < (int)sizeof elem ? numel * elem[m->dtype] : 0;
+    if (m->dtype >= 0 && m->dtype < (int)sizeof elem) {
+        m->nbytes = numel * elem[m->dtype];
+    } else { /* another element type: its size asked */
+        PyObject *es = PyObject_CallMethod(t, "element_size", NULL);
+        m->nbytes = es ? numel * (uint64_t)PyLong_AsLongLong(es) : 0;
+        Py_XDECREF(es);
+    }
     if (PyErr_Occurred()) PyErr_Clear();
     m->device = device_code(t);
 }

@@ -557,8 +557,7 @@ def install(torch):
     from torch.overrides import TorchFunctionMode
 
     dtypes = {torch.float32: 0, torch.int64: 1, torch.bool: 2, torch.float64: 3, torch.float16: 4,
-              torch.bfloat16: 5, torch.int32: 6, torch.int16: 7, torch.int8: 8, torch.uint8: 9,
-              torch.complex64: 10, torch.complex128: 11}
+              torch.bfloat16: 5, torch.int32: 6, torch.uint8: 7}  # probe.h's; any other is "other" (8)
     if not P.init(torch.__version__, torch._C._TensorBase, dtypes, ID_BASE):
         return False  # no tracer in this process
     torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep

@@ -1,0 +1,32 @@
+// A libtorch program with a device-placement bug, as a user writes one: a
+// bias made on the cpu in one helper, the input and the weights moved to
+// the meta device (standing in for a GPU) in another, and `out + b` dies
+// with libtorch's uncaught c10::Error. With --clean the bias is moved too,
+// the result is viewed in another shape, and the program ends well. Built
+// -O1 -g: libtorch's inline operators are inlined into the helpers.
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <cstring>
+
+static torch::Tensor make_bias(int64_t n) { return torch::zeros({n}); /* devtrace: origin */ /* devtrace: fix */ }
+
+static torch::Tensor forward(const torch::Tensor &x, const torch::Tensor &w, const torch::Tensor &b) {
+    torch::Tensor xm = x.to(torch::kMeta); /* devtrace: input moved */
+    torch::Tensor wm = w.to(torch::kMeta);
+    torch::Tensor out = torch::matmul(xm, wm);
+    return out + b; /* devtrace: fails here */
+}
+
+int main(int argc, char **argv) {
+    bool clean = argc > 1 && !std::strcmp(argv[1], "--clean");
+    torch::Tensor x = torch::ones({2, 3});
+    torch::Tensor w = torch::randn({3, 4});
+    torch::Tensor b = make_bias(4);
+    if (clean) b = b.to(torch::kMeta);
+    torch::Tensor y = forward(x, w, b); /* devtrace: calls forward */
+    if (clean) y = y.view({4, 2});      /* a view of the result */
+    std::printf("out: %s %s\n", y.device().str().c_str(),
+                y.sizes().vec() == std::vector<int64_t>{4, 2} ? "[4, 2]" : "[2, 4]");
+    return 0;
+}
