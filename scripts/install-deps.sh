@@ -3,12 +3,13 @@
 # missing (uses sudo when not root): compilers and CMake, Check, SQLite
 # (library and shell), libunwind (opened at run time for native stacks),
 # elfutils' libdw (the viewer symbolizes stacks with libdwfl), and
-# Debian's python3 (the Python-stack test), libtorch-dev (the libtorch
+# Debian's python3, python3-dev (the PyTorch adapter's C extension) and
+# python3-torch (PyTorch 1.13, CPU: the adapter's tests), libtorch-dev (the libtorch
 # observer and its tests) and chromium (the HTML report test
 # opens the page in headless Chromium). The CUDA toolkit is optional and
 # not installed here: when /usr/local/cuda exists, the build finds it.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config check libsqlite3-dev sqlite3 libunwind8 libdw-dev python3 python3-torch libtorch-dev bc chromium)
+pkgs=(build-essential cmake pkg-config check libsqlite3-dev sqlite3 libunwind8 libdw-dev python3 python3-dev python3-torch libtorch-dev bc chromium)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
