@@ -179,6 +179,11 @@ START_TEST(test_mismatch_messages_parsed) {
          "cpu", "meta", ""},
         {"Expected all tensors to be on the same device. Found: cuda:0, cpu", "cuda:0", "cpu", ""},
         {"expected device cuda:1 but got device cpu", "cpu", "cuda:1", ""},
+        {"Input and hidden tensors are not at the same device, found input tensor at cuda:0 and hidden tensor at cpu",
+         "cpu", "cuda:0", "hx"},
+        {"Input and parameter tensors are not at the same device, found input tensor at cpu and parameter tensor at "
+         "cuda:0",
+         "cpu", "cuda:0", "input"},
     };
     struct tr_mismatch m;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

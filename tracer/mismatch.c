@@ -17,6 +17,8 @@
  *    should be the same"                         (convolutions, every version)
  *   "Expected all tensors to be on the same device. Found: cuda:0, cpu"
  *   "expected device cuda:0 but got device cpu"
+ *   "Input and hidden tensors are not at the same device, found input tensor
+ *    at cuda:0 and hidden tensor at cpu"                (RNNs; and "parameter")
  * The message is untrusted (it comes from the traced program): every read
  * is bounded by len, and the outputs are always terminated. Used by the
  * writer thread, never on a producer path. */
@@ -98,7 +100,7 @@ static void word_after(const char *s, const char *end, const char *after, char *
 }
 
 int tr_parse_mismatch(const char *msg, size_t len, struct tr_mismatch *m) {
-    const char *end = msg + len, *p;
+    const char *end = msg + len, *p, *q0 = NULL;
     memset(m, 0, sizeof *m);
     const size_t D = sizeof m->a;
     if ((p = find(msg, len, "but found at least two devices, "))) {
@@ -159,6 +161,26 @@ int tr_parse_mismatch(const char *msg, size_t len, struct tr_mismatch *m) {
         legacy_type_device(w + 7, end, m->b, D);
         if (strcmp(m->a, m->b) == 0) return 0; /* a dtype mismatch, not a device one */
         snprintf(m->arg, sizeof m->arg, "input");
+        return 1;
+    }
+    if ((p = find(msg, len, "Input and hidden tensors are not at the same device, found input tensor at ")) ||
+        (q0 = find(msg, len, "Input and parameter tensors are not at the same device, found input tensor at "))) {
+        /* RNNs: "... found input tensor at cuda:0 and hidden tensor at cpu" (the state, hx, is the usual
+         * culprit: a torch.zeros in forward); "... and parameter tensor at cuda:0" (the input is) */
+        int hidden = p != NULL;
+        p = hidden ? p : q0;
+        p = find(p, (size_t)(end - p), " found input tensor at ") + strlen(" found input tensor at ");
+        char in[32];
+        size_t n = device_at(p, end, in, sizeof in);
+        const char *q =
+            n ? find(p + n, (size_t)(end - p - n), hidden ? " hidden tensor at " : " parameter tensor at ") : NULL;
+        char other[32];
+        if (!q ||
+            !device_at(q + strlen(hidden ? " hidden tensor at " : " parameter tensor at "), end, other, sizeof other))
+            return 0;
+        snprintf(m->a, D, "%s", hidden ? other : in);
+        snprintf(m->b, D, "%s", hidden ? in : other);
+        snprintf(m->arg, sizeof m->arg, "%s", hidden ? "hx" : "input");
         return 1;
     }
     if ((p = find(msg, len, "expected device "))) {

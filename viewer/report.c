@@ -625,8 +625,21 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         const struct operand *p = &ops[i];
         if (p->odd || p->scalar || !p->nsteps) continue;
         const struct step *a = &p->chain[p->arrived];
-        fprintf(f, "\nits peer t%lld%s%s%s reached %s here:\n  ", (long long)p->tensor, p->name[0] ? " \"" : "",
-                p->name, p->name[0] ? "\"" : "", vw_device_name(p->dev, d1, sizeof d1));
+        /* peers that reached the device the same way at the same line (a module's parameters): one block */
+        int more = 0, seen = 0;
+        for (int j = 0; j < n; j++) {
+            const struct operand *q = &ops[j];
+            if (j == i || q->odd || q->scalar || !q->nsteps || q->dev != p->dev) continue;
+            const struct step *qa = &q->chain[q->arrived];
+            if (qa->origin != a->origin || !same_site(qa, a)) continue;
+            if (j < i) seen = 1;
+            more++;
+        }
+        if (seen) continue;
+        fprintf(f, "\nits peer t%lld%s%s%s", (long long)p->tensor, p->name[0] ? " \"" : "", p->name,
+                p->name[0] ? "\"" : "");
+        if (more) fprintf(f, " and %d more", more);
+        fprintf(f, " reached %s here:\n  ", vw_device_name(p->dev, d1, sizeof d1));
         vw_put_escaped(f, a->text);
         print_site(f, a);
         fputc('\n', f);

@@ -164,6 +164,10 @@ class Simulator:
     def op_device(self, k, args, kwargs, tensors):
         """Checks an op's operands; the device of its results."""
         dev = kwargs.get("device")
+        if k.name in _SHAPE_ONLY and tensors:
+            return self.code(tensors[0])  # the other tensor lends its shape (or type) only
+        if k.name == "type_as" and len(tensors) > 1:
+            return self.code(tensors[1])  # converts to the other's type, its device included
         code = self.check(k.name, tensors, k.name in _INDEXING)
         if dev is not None:
             code = self.code_of(dev)
@@ -332,6 +336,9 @@ class Simulator:
 
 
 _INDEXING = frozenset("__getitem__ __setitem__ index index_put index_put_ _index_put_impl_".split())
+# ops that read another tensor's shape only: no device check
+_SHAPE_ONLY = frozenset("expand_as view_as reshape_as broadcast_to is_same_size new_empty new_zeros new_ones new_full "
+                        "new_tensor".split())
 
 
 def _with_device(text, dev):
