@@ -25,8 +25,11 @@ The rules it emulates, as a CUDA build of PyTorch applies them:
   changes anything;
 - ``.numpy()`` of a GPU tensor raises PyTorch's TypeError.
 
-Not simulated (README lists it too): ``nn.DataParallel``/``DistributedDataParallel``
-and NCCL, CUDA streams, events and graphs, ``torch.cuda.amp`` and GradScaler,
+``nn.DataParallel`` keeps PyTorch's check that the module is on
+``device_ids[0]`` and gathers outputs on ``output_device``, running the whole
+batch on ``device_ids[0]``.
+
+Not simulated (README lists it too): ``DistributedDataParallel`` and NCCL, CUDA streams, events and graphs, ``torch.cuda.amp`` and GradScaler,
 custom CUDA kernels, and a checkpoint remembering the GPU its tensors were
 saved from (load them with ``map_location``).
 """
@@ -330,9 +333,49 @@ class Simulator:
             "get_device_name": lambda device=None: "devtrace simulated GPU",
             "get_device_capability": lambda device=None: (9, 0),
         }
+        class _Properties:  # what torch.cuda.get_device_properties tells of a simulated GPU
+            name = "devtrace simulated GPU"
+            major, minor = 9, 0
+            total_memory = 80 * 2 ** 30
+            multi_processor_count = 132
+            is_integrated = is_multi_gpu_board = 0
+
+        api["get_device_properties"] = lambda device=None: _Properties()
         for k, v in api.items():
             setattr(cuda, k, v)
         torch.Tensor.pin_memory = lambda self, *a, **kw: self.clone()
+        self.install_data_parallel()
+
+    def install_data_parallel(self):
+        """nn.DataParallel on simulated GPUs: PyTorch's own check that the module
+        is on device_ids[0], the inputs moved there (the whole batch: the
+        arithmetic is one CPU's anyway), the outputs gathered on output_device.
+        What each replica would compute is not split up."""
+        torch = self.torch
+        DP = torch.nn.DataParallel
+
+        def to_device(obj, dev):
+            if isinstance(obj, torch.Tensor):
+                return obj.to(dev)
+            if isinstance(obj, (list, tuple)):
+                return type(obj)(to_device(v, dev) for v in obj)
+            if isinstance(obj, dict):
+                return {k: to_device(v, dev) for k, v in obj.items()}
+            return obj
+
+        def forward(self, *inputs, **kwargs):
+            if not self.device_ids:
+                return self.module(*inputs, **kwargs)
+            for t in list(self.module.parameters()) + list(self.module.buffers()):
+                if t.device != self.src_device_obj:
+                    raise RuntimeError("module must have its parameters and buffers on device {} (device_ids[0]) "
+                                       "but found one of them on device: {}".format(self.src_device_obj, t.device))
+            out = self.module(*to_device(inputs, self.src_device_obj), **to_device(kwargs, self.src_device_obj))
+            dev = torch.device("cuda", self.output_device) if isinstance(self.output_device, int) else \
+                torch.device(self.output_device)
+            return to_device(out, dev) if dev != self.src_device_obj else out
+
+        DP.forward = forward
 
 
 _INDEXING = frozenset("__getitem__ __setitem__ index index_put index_put_ _index_put_impl_".split())

@@ -1,0 +1,18 @@
+# nn.DataParallel over two GPUs with output_device=1: the outputs are gathered
+# on cuda:1, while the labels were moved to the model's device, cuda:0.
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 4)).to("cuda:0")
+parallel = nn.DataParallel(model, device_ids=[0, 1], output_device=1)
+opt = torch.optim.SGD(parallel.parameters(), lr=0.1)
+for step in range(3):
+    x = torch.randn(16, 10)
+    y = torch.randint(0, 4, (16,)).to("cuda:0")  # devtrace: origin  devtrace: fix
+    loss = F.cross_entropy(parallel(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+print("loss", round(loss.item(), 3))
