@@ -26,6 +26,7 @@ import inspect
 import os
 import sys
 import weakref
+from _thread import get_ident
 
 from . import _probes as P
 
@@ -179,6 +180,11 @@ class Recorder:
         self.torch = torch
         self.Tensor = torch.Tensor
         self.quiet = 0  # > 0 inside a wrapped call whose inner ops are not recorded
+        # The thread whose calls are recorded: a TorchFunctionMode is per thread, and the one
+        # entered at import is the importing (main) thread's; the wrappers of what no mode sees
+        # record on that thread too, so that state shared by them (quiet, the op being
+        # recorded) is never another thread's.
+        self.thread = get_ident()
         self.named_roots = set()  # ids of modules whose tensors were named
         self.optimizers = weakref.WeakSet()
         self.state_sizes = {}  # id(optimizer) -> its count of state entries when last named
@@ -339,6 +345,8 @@ class Recorder:
     # ------------------------------------------------------------ wrapped calls
 
     def quietly(self, fn, *args, **kwargs):
+        if get_ident() != self.thread:
+            return fn(*args, **kwargs)
         self.quiet += 1
         popped = _pop_ours(self.mode)
         try:
@@ -558,7 +566,7 @@ def install(torch):
 
     dtypes = {torch.float32: 0, torch.int64: 1, torch.bool: 2, torch.float64: 3, torch.float16: 4,
               torch.bfloat16: 5, torch.int32: 6, torch.uint8: 7}  # probe.h's; any other is "other" (8)
-    if not P.init(torch.__version__, torch._C._TensorBase, dtypes, ID_BASE):
+    if not P.init(torch.__version__, _tensor_base(torch), dtypes, ID_BASE):
         return False  # no tracer in this process
     torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
     here = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -579,7 +587,7 @@ def install(torch):
             k = _kinds.get(func)
             if k is None:
                 k = _classify(func)
-            if k.kind == _PASS or rec.quiet:
+            if k.kind == _PASS or rec.quiet or get_ident() != rec.thread:
                 return func(*args, **kwargs)
             return rec.record(func, k, args, kwargs)
 
@@ -593,6 +601,11 @@ def install(torch):
         rec.mode = DevtraceMode()
         rec.mode.__enter__()
     return True
+
+
+def _tensor_base(torch):
+    """The C type every tensor derives from: torch._C.TensorBase (2.2 on), _TensorBase before."""
+    return getattr(torch._C, "TensorBase", None) or torch._C._TensorBase
 
 
 def _start_simulator(torch):
@@ -802,7 +815,7 @@ def _wrap_indexing(torch, rec):
 
         def make(orig, k):
             def index(self, *args):
-                if rec.quiet:
+                if rec.quiet or get_ident() != rec.thread:
                     return orig(self, *args)
                 return rec.quietly(rec.record, orig, k, (self,) + args, {})
 
@@ -905,7 +918,7 @@ def _wrap_sources(torch, rec):
         Parameter.__new__ = staticmethod(__new__)
 
     # torch.Tensor([...]) and its legacy kin: no mode sees these constructors
-    base_new = torch._C._TensorBase.__new__
+    base_new = _tensor_base(torch).__new__
 
     def tensor_new(cls, *args, **kwargs):
         t = base_new(cls, *args, **kwargs)
