@@ -136,6 +136,23 @@ def side_checks():
     out.append(("meta device: the odd cpu operand, its line and the fix",
                 rc == 1 and rrc == 1 and '"mean" float32[1,2]   <- the odd one out' in rep and "meta.py:2 (<module>)" in rep
                 and 'mean = mean.to("meta")' in rep, se + rep))
+    # what a script sees of simulated GPUs, and what no mode sees but the adapter records
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_adapter_checks.py")
+    db = os.path.join(WORK, "checks.db")
+    rc, so, se = traced(script, db, {"DEVTRACE_SIM_CUDA": "2"})
+    out.append(("simulated GPUs as a script sees them (torch_adapter_checks.py)", rc == 0, so + se))
+    import sqlite3
+    try:
+        con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+        whats = dict(con.execute("SELECT what, count(*) FROM v_tensors GROUP BY what").fetchall())
+        key = con.execute("SELECT count(*) FROM v_tensors WHERE origin = 'checkpoint' AND what = 'w' AND device = "
+                          "'cuda:1'").fetchone()[0]
+        con.close()
+    except Exception as e:
+        whats, key = {"error": str(e)}, 0
+    out.append(("tensors no mode sees are recorded: torch.Tensor(...), from_numpy, nn.Parameter, a checkpoint's",
+                all(whats.get(w) for w in ("torch.Tensor", "from_numpy", "nn.Parameter", "__getitem__")) and key == 1,
+                repr(whats)))
     return out
 
 

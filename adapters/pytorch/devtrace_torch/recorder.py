@@ -910,7 +910,8 @@ def _wrap_sources(torch, rec):
                 try:
                     data = args[0] if args else kwargs.get("data")
                     src = P.tensor_id(data) if isinstance(data, Tensor) else 0
-                    P.output(p, VIEW if src else FACTORY, "nn.Parameter", src, 0)
+                    code = P.sim(data) if isinstance(data, Tensor) else 0  # where its data is
+                    P.output(p, VIEW if src else FACTORY, "nn.Parameter", src, 0, code)
                 except Exception:
                     pass
             return p
