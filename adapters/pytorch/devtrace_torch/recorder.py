@@ -44,7 +44,7 @@ _PASS, _OP, _FACTORY, _TRANSFER, _COPY, _READ, _SIMPROP = range(7)
 # Calls that make no tensor and check no device: passed straight through.
 _PASS_NAMES = frozenset("""
     dim size numel stride is_contiguous __len__ data_ptr element_size storage_offset is_floating_point
-    is_complex get_device __repr__ __format__ __hash__ __reduce_ex__ __deepcopy__ __setstate__ __getstate__
+    is_complex get_device __repr__ __format__ __hash__ __reduce_ex__ __setstate__ __getstate__
     _is_view has_names register_hook retain_grad requires_grad_ __iter__ __dir__ __array__ __array_wrap__
     untyped_storage storage _typed_storage is_pinned is_shared share_memory_ nelement ndimension is_set_to
     is_signed is_inference __contains__ __reversed__ __torch_function__ _version backward_hooks

@@ -200,7 +200,8 @@ class Simulator:
         if name in ("grad", "data", "_base"):
             out = func(*args, **kwargs)
             if isinstance(out, torch.Tensor) and code and not self.P.tensor_id(out):
-                self.mark(out, code, "the %s of a tensor" % name)
+                of = self.P.name_of(t)
+                self.mark(out, code, "the %s of %s" % (name, '"%s"' % of if of else "t%d" % self.P.tensor_id(t)))
             return out
         if name == "type" and not args[1:] and not kwargs and code:
             return func(*args, **kwargs).replace("torch.", "torch.cuda.", 1)
