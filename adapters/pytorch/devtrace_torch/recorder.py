@@ -827,18 +827,20 @@ def _wrap_indexing(torch, rec):
 def _wrap_sources(torch, rec):
     Tensor = torch.Tensor
 
-    def register(obj, kind, what, detail=None, path="", code=0):
-        """Records the tensors in obj (nested dicts, lists, tuples) that have no id."""
+    def register(obj, kind, what, detail=None, path="", code=0, depth=0):
+        """Records the tensors in obj (nested dicts, lists, tuples) that have no id: a
+        checkpoint's by their key ("model.fc.weight"), others as `what`."""
+        if depth > 16:
+            return
         if isinstance(obj, Tensor):
             if not P.tensor_id(obj):
-                P.created(obj, kind, path or what, 0, 0, None, detail, code)
+                P.created(obj, kind, (path or what) if kind == CHECKPOINT else what, 0, 0, None, detail, code)
         elif isinstance(obj, dict):
             for k, v in obj.items():
-                register(v, kind, what, detail, "%s.%s" % (path, k) if path else str(k), code)
+                register(v, kind, what, detail, "%s.%s" % (path, k) if path else str(k), code, depth + 1)
         elif isinstance(obj, (list, tuple)):
             for i, v in enumerate(obj):
-                register(v, kind, what, detail, "%s.%d" % (path, i) if path else (what if kind != CHECKPOINT else str(i)),
-                         code)
+                register(v, kind, what, detail, "%s.%d" % (path, i) if path else str(i), code, depth + 1)
 
     # DataLoader batches: made by collate in this process (recorded there, at
     # the collate function's line when it is the program's own), or in worker
