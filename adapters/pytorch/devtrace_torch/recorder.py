@@ -180,6 +180,7 @@ class Recorder:
         self.torch = torch
         self.Tensor = torch.Tensor
         self.quiet = 0  # > 0 inside a wrapped call whose inner ops are not recorded
+        self.light = 0  # > 0 inside a DataLoader's iteration: factories recorded, other ops not
         # The thread whose calls are recorded: a TorchFunctionMode is per thread, and the one
         # entered at import is the importing (main) thread's; the wrappers of what no mode sees
         # record on that thread too, so that state shared by them (quiet, the op being
@@ -587,7 +588,7 @@ def install(torch):
             k = _kinds.get(func)
             if k is None:
                 k = _classify(func)
-            if k.kind == _PASS or rec.quiet or get_ident() != rec.thread:
+            if k.kind == _PASS or rec.quiet or (rec.light and k.kind != _FACTORY) or get_ident() != rec.thread:
                 return func(*args, **kwargs)
             return rec.record(func, k, args, kwargs)
 
@@ -815,7 +816,7 @@ def _wrap_indexing(torch, rec):
 
         def make(orig, k):
             def index(self, *args):
-                if rec.quiet or get_ident() != rec.thread:
+                if rec.quiet or rec.light or get_ident() != rec.thread:
                     return orig(self, *args)
                 return rec.quietly(rec.record, orig, k, (self,) + args, {})
 
@@ -842,15 +843,23 @@ def _wrap_sources(torch, rec):
             for i, v in enumerate(obj):
                 register(v, kind, what, detail, "%s.%d" % (path, i) if path else str(i), code, depth + 1)
 
-    # DataLoader batches: made by collate in this process (recorded there, at
-    # the collate function's line when it is the program's own), or in worker
-    # processes (recorded here, where the loop receives them)
+    # DataLoader batches: what a factory made in collate in this process is
+    # recorded there (the collate function's line, when it is the program's
+    # own); the rest of a batch, and batches from worker processes, here,
+    # where the loop receives them
     try:
         from torch.utils.data import dataloader as dl
 
         def next_(old):
             def __next__(self):
-                out = old(self)  # collate's own tensors are recorded where they are made
+                # Where the batch's tensors are made (a collate_fn's torch.tensor, a transform's
+                # from_numpy) is recorded, with its line; the ops of the data pipeline, per sample
+                # (indexing, stacking, normalizing), are not: they would cost more than the step.
+                rec.light += 1
+                try:
+                    out = old(self)
+                finally:
+                    rec.light -= 1
                 if not rec.quiet:
                     try:
                         register(out, FACTORY, "DataLoader")
