@@ -130,7 +130,10 @@ class Simulator:
                 kwargs["device"] = "cpu"
         elif args and isinstance(args[0], self.torch.Tensor):
             code = self.code(args[0])
-        return func(*args, **kwargs), code or 0
+        out = func(*args, **kwargs)
+        if code and isinstance(out, self.torch.Tensor) and any(out is a for a in args) and self.code(out) != code:
+            out = out.clone()  # as_tensor(t, device="cuda") of a CPU tensor is a copy on the GPU, not t
+        return out, code or 0
 
     def transfer(self, name, func, t, args, kwargs):
         """.to / .cuda / .cpu / .type of t: (the result, t itself when nothing
