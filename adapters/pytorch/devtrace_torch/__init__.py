@@ -27,6 +27,11 @@ def install(torch):
         return True
     if os.environ.get("DEVTRACE_PYTORCH", "1") == "0":
         return False
+    overrides = getattr(torch, "overrides", None)
+    if overrides is None or not hasattr(overrides, "TorchFunctionMode"):
+        _warn("PyTorch %s has no torch.overrides.TorchFunctionMode (1.13 or newer has): its tensors are not "
+              "recorded; native tracing goes on" % getattr(torch, "__version__", "?"))
+        return False
     try:
         from . import recorder
     except Exception as e:  # an unsupported torch, or the extension did not load
