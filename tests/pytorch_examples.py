@@ -124,6 +124,19 @@ def side_checks():
     rc, so, se = traced(script, os.path.join(WORK, "nt.db"), {"PYTHONPATH": site})
     out.append(("a program without torch: user's sitecustomize runs, no adapter, path as given",
                 rc == 0 and so.strip() == "True False False", "%d %r %r" % (rc, so, se)))
+    # a torch the recorder cannot serve: one warning, the program as untraced
+    fake = os.path.join(WORK, "oldtorch", "torch")
+    os.makedirs(fake, exist_ok=True)
+    with open(os.path.join(fake, "__init__.py"), "w") as f:
+        f.write("__version__ = '1.2.0'\n")
+    script = os.path.join(WORK, "old_torch.py")
+    with open(script, "w") as f:
+        f.write("import torch\nprint('ran', torch.__version__)\n")
+    env = {"PYTHONPATH": os.path.dirname(fake), "DEVTRACE_QUIET": "0"}
+    rc, so, se = run([DEVTRACE, "run", "-o", os.path.join(WORK, "old.db"), "--overwrite", "--", PYTHON, script], env)
+    out.append(("an unsupported torch: one warning, the program runs as untraced",
+                rc == 0 and so == "ran 1.2.0\n" and se.count("has no torch.overrides.TorchFunctionMode") == 1,
+                "%d %r %r" % (rc, so, se)))
     # the meta device stands in for a GPU without simulation
     script = os.path.join(WORK, "meta.py")
     with open(script, "w") as f:
