@@ -53,9 +53,10 @@ static struct alloc {
     size_t n;
     int kind; /* CUPTI_ACTIVITY_MEMORY_KIND_DEVICE or _PINNED */
 } allocs[MAX_ALLOCS];
+static int high; /* allocs[high..] were never used */
 
 static struct alloc *find(const void *p) {
-    for (int i = 0; i < MAX_ALLOCS; i++)
+    for (int i = 0; i < high; i++)
         if (allocs[i].p && (const char *)p >= allocs[i].p && (const char *)p < allocs[i].p + allocs[i].n)
             return &allocs[i];
     return NULL;
@@ -74,6 +75,7 @@ static CUresult remember(void **p, size_t n, int kind) {
             if (!allocs[i].p) return CUDA_ERROR_OUT_OF_MEMORY;
             allocs[i].n = n ? n : 1, allocs[i].kind = kind;
             *p = allocs[i].p;
+            if (i >= high) high = i + 1;
             return CUDA_SUCCESS;
         }
     return CUDA_ERROR_OUT_OF_MEMORY;

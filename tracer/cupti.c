@@ -512,7 +512,8 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain dom, CUpti
     if (!outer || tr_in_emit || !atomic_load_explicit(&g_tr.enabled, memory_order_relaxed)) return;
     struct row r;
     if (!decode(dom, id, cb, &r)) return;
-    if (!atomic_exchange_explicit(&g_rescanned, 1, memory_order_relaxed)) dl_iterate_phdr(collect_skip, NULL);
+    if (!atomic_load_explicit(&g_rescanned, memory_order_relaxed) && !atomic_exchange(&g_rescanned, 1))
+        dl_iterate_phdr(collect_skip, NULL);
     int saved_errno = errno;
     int rc = cb->functionReturnValue ? *(const int *)cb->functionReturnValue : 0;
     uint64_t t0 = cb->correlationData ? *cb->correlationData : 0;
