@@ -125,6 +125,37 @@ START_TEST(test_devtrace_run_injects) {
 }
 END_TEST
 
+#ifdef STATIC_CUDART
+/* A real nvcc program, static cudart, under `devtrace run` with the real
+ * driver and libcupti when there are any (not the fakes): the same output
+ * and status; on a GPU, its two copies recorded at their lines. */
+START_TEST(test_real_static_cudart) {
+    int st = run(0, NULL, (const char *const[]){STATIC_CUDART, NULL});
+    ck_assert_msg(WIFEXITED(st), "untraced: killed, %s", err_buf);
+    int want = WEXITSTATUS(st);
+    snprintf(plain_out, sizeof plain_out, "%s", out_buf);
+    st = run(0, NULL, (const char *const[]){DEVTRACE_CLI, "run", "-o", "t.db", "--", STATIC_CUDART, NULL});
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == want, "traced: status %d (untraced %d): %s", st, want, err_buf);
+    ck_assert_str_eq(out_buf, plain_out);
+    if (want != 0) { /* no GPU here: the first call failed, untraced as traced */
+        printf("test_real_static_cudart: no GPU (%s); checked only that tracing changed nothing\n", plain_out);
+        return;
+    }
+    ck_assert_int_eq(cli("transfers"), 0);
+    char want_site[128];
+    snprintf(want_site, sizeof want_site, "static_cudart.cu:%d (main)",
+             marker_line(STATIC_CUDART_SOURCE, "devtrace: static copy in"));
+    ck_assert_msg(strstr(out_buf, want_site) && strstr(out_buf, "by cupti:cudaMemcpy"), "no '%s' in:\n%s", want_site,
+                  out_buf);
+    sqlite3 *db = open_trace("t.db");
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_activity WHERE kind = 'memcpy' AND call_api = "
+                               "'cupti:cudaMemcpy' AND bytes = 1024"),
+                     2);
+    sqlite3_close(db);
+}
+END_TEST
+#endif
+
 /* cudart as a shared library: the wrappers record each call, CUPTI adds
  * none of them again, and its activity joins the wrappers' rows. */
 START_TEST(test_no_double_counting) {
@@ -202,6 +233,9 @@ Suite *make_cupti_suite(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_static_cudart_recorded);
     tcase_add_test(tc, test_devtrace_run_injects);
+#ifdef STATIC_CUDART
+    tcase_add_test(tc, test_real_static_cudart);
+#endif
     tcase_add_test(tc, test_no_double_counting);
     tcase_add_test(tc, test_another_subscriber);
     tcase_add_test(tc, test_no_driver);
