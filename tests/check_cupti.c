@@ -156,6 +156,18 @@ START_TEST(test_real_static_cudart) {
 END_TEST
 #endif
 
+/* DEVTRACE_CUPTI=1 starts CUPTI with the tracer, no injection needed. */
+START_TEST(test_cupti_at_start) {
+    run_both((const char *const[]){"DEVTRACE_CUPTI=1", "CUDA_INJECTION64_PATH=", NULL},
+             (const char *const[]){CUPTI_USER_STATIC, NULL}, 0);
+    ck_assert_msg(!strstr(err_buf, "warning"), "%s", err_buf);
+    sqlite3 *db = open_trace("t.db");
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api GLOB 'cupti:cuda*'"), 9);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_activity WHERE call_seq IS NOT NULL"), 5);
+    sqlite3_close(db);
+}
+END_TEST
+
 /* cudart as a shared library: the wrappers record each call, CUPTI adds
  * none of them again, and its activity joins the wrappers' rows. */
 START_TEST(test_no_double_counting) {
@@ -236,6 +248,7 @@ Suite *make_cupti_suite(void) {
 #ifdef STATIC_CUDART
     tcase_add_test(tc, test_real_static_cudart);
 #endif
+    tcase_add_test(tc, test_cupti_at_start);
     tcase_add_test(tc, test_no_double_counting);
     tcase_add_test(tc, test_another_subscriber);
     tcase_add_test(tc, test_no_driver);
