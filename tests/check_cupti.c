@@ -56,7 +56,7 @@ START_TEST(test_static_cudart_recorded) {
     /* every runtime call once, none of the driver calls it made inside, and
      * the driver calls the program made itself */
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api NOT GLOB 'cupti:*'"), 0);
-    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api GLOB 'cupti:cuda*'"), 9);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api GLOB 'cupti:cuda*'"), 17);
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api GLOB 'cupti:cu*' AND api NOT GLOB "
                                "'cupti:cuda*'"),
                      4);
@@ -74,14 +74,24 @@ START_TEST(test_static_cudart_recorded) {
                      1);
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE kind = 'launch' AND func <> '0x0'"), 1);
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE kind = 'memset' AND bytes = 16"), 1);
-    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE kind = 'malloc' AND host = 'pinned'"), 1);
-    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE kind = 'free'"), 3);
-    /* the allocation's pointer, read at the call's exit, is the copy's */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE kind = 'malloc' AND host = 'pinned'"), 2);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE kind = 'free'"), 6);
+    /* the 2D copy is one row, not its 16 driver copies; a peer copy is DtoD */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api = 'cupti:cudaMemcpy2D' AND dir = 'HtoD' "
+                               "AND bytes = 1024"),
+                     1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api = 'cupti:cudaMemcpyPeer' AND dir = 'DtoD' "
+                               "AND bytes = 1024"),
+                     1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_activity WHERE call_api = 'cupti:cudaMemcpy2D' AND "
+                               "bytes = 64 AND dir = 'HtoD'"),
+                     16);
+    /* the allocations' pointers, read at the calls' exits, are their copies' (a 1D and a 2D one) */
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM cuda_calls m JOIN cuda_calls c ON c.dst = m.dst JOIN strings a "
                                "ON a.id = m.api WHERE a.text = 'cupti:cudaMalloc' AND c.kind = 1 AND c.dir = 1"),
-                     1);
+                     2);
     /* the activity records: bytes, direction, host memory, joined to their call */
-    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_activity WHERE kind = 'memcpy'"), 5);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_activity WHERE kind = 'memcpy'"), 22);
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_activity WHERE call_seq IS NULL"), 0);
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_activity WHERE call_api = 'cupti:cudaMemcpy' AND dir = "
                                "'HtoD' AND host = 'pageable' AND bytes = 1024 AND device = 0 AND dur_ns > 0"),
@@ -162,8 +172,8 @@ START_TEST(test_cupti_at_start) {
              (const char *const[]){CUPTI_USER_STATIC, NULL}, 0);
     ck_assert_msg(!strstr(err_buf, "warning"), "%s", err_buf);
     sqlite3 *db = open_trace("t.db");
-    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api GLOB 'cupti:cuda*'"), 9);
-    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_activity WHERE call_seq IS NOT NULL"), 5);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api GLOB 'cupti:cuda*'"), 17);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_activity WHERE call_seq IS NOT NULL"), 22);
     sqlite3_close(db);
 }
 END_TEST
@@ -176,8 +186,8 @@ START_TEST(test_no_double_counting) {
     sqlite3 *db = open_trace("t.db");
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api GLOB 'cupti:cuda*'"), 0);
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api = 'cudaMemcpy'"), 2);
-    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api = 'cudaMalloc'"), 1);
-    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api NOT GLOB 'cupti:*'"), 10);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api = 'cudaMalloc'"), 3);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api NOT GLOB 'cupti:*'"), 18);
     /* what the program asked of the driver itself: CUPTI only */
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api GLOB 'cupti:cu*'"), 4);
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_activity WHERE call_api = 'cudaMemcpy' AND corr > 0"), 2);
@@ -198,9 +208,9 @@ static void check_failure(const char *how, const char *want, int activity_only) 
     ck_assert_msg(strstr(err_buf, want), "%s: no '%s' in %s", how, want, err_buf);
     ck_assert_msg(strstr(err_buf, "trace written to"), "%s: %s", how, err_buf);
     sqlite3 *db = open_trace("t.db");
-    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api NOT GLOB 'cupti:*'"), 10);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api NOT GLOB 'cupti:*'"), 18);
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM cuda_activity"), 0);
-    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM cuda_calls WHERE corr IS NOT NULL"), activity_only ? 9 : 0);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM cuda_calls WHERE corr IS NOT NULL"), activity_only ? 17 : 0);
     sqlite3_close(db);
 }
 

@@ -21,6 +21,9 @@ cudaError_t cudaFreeHost(void *);
 cudaError_t cudaMemcpy(void *, const void *, size_t, int);
 cudaError_t cudaMemcpyAsync(void *, const void *, size_t, int, void *);
 cudaError_t cudaMemset(void *, int, size_t);
+cudaError_t cudaMemcpy2D(void *, size_t, const void *, size_t, size_t, size_t, int);
+cudaError_t cudaMemcpyPeer(void *, int, const void *, int, size_t);
+cudaError_t cudaHostAlloc(void **, size_t, unsigned);
 cudaError_t cudaLaunchKernel(const void *, dim3, dim3, void **, size_t, void *);
 cudaError_t cudaDeviceSynchronize(void);
 
@@ -67,6 +70,16 @@ int main(int argc, char **argv) {
     rcs |= cudaMemset(dev, 0, 16);
     rcs |= cudaDeviceSynchronize();
     rcs |= cudaMemcpy(back, dev, sizeof back, D2H); /* devtrace: result to the host */
+    /* the other copy families, into memory of their own: 16 rows of 64 bytes, then device to device */
+    float *dev2 = NULL, *dev3 = NULL, *staging = NULL;
+    rcs |= cudaMalloc((void **)&dev2, sizeof host);
+    rcs |= cudaMalloc((void **)&dev3, sizeof host);
+    rcs |= cudaHostAlloc((void **)&staging, 64, 0);
+    rcs |= cudaMemcpy2D(dev2, 64, host, 64, 64, 16, H2D);
+    rcs |= cudaMemcpyPeer(dev3, 0, dev2, 0, sizeof host);
+    rcs |= cudaFree(dev3);
+    rcs |= cudaFree(dev2);
+    rcs |= cudaFreeHost(staging);
     rcs |= cudaFree(dev);
     rcs |= cudaFreeHost(pinned);
     double sum = 0;

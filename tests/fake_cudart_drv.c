@@ -116,6 +116,32 @@ EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cu
             err_of(copy_kind(dst, src, n, kind, (CUstream)s, 1)));
 }
 
+/* Row by row, each row a driver copy of its own (not rows of the trace:
+ * they are inside this call). */
+static CUresult copy2d(void *dst, size_t dp, const void *src, size_t sp, size_t w, size_t h, enum cudaMemcpyKind k) {
+    CUresult rc = CUDA_SUCCESS;
+    for (size_t i = 0; i < h && rc == CUDA_SUCCESS; i++)
+        rc = copy_kind((char *)dst + i * dp, (const char *)src + i * sp, w, k, NULL, 0);
+    return rc;
+}
+
+EXPORT cudaError_t cudaMemcpy2D(void *dst, size_t dp, const void *src, size_t sp, size_t w, size_t h,
+                                enum cudaMemcpyKind kind) {
+    cudaMemcpy2D_v3020_params a = {dst, dp, src, sp, w, h, kind};
+    RUNTIME(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_v3020, "cudaMemcpy2D", a,
+            err_of(copy2d(dst, dp, src, sp, w, h, kind)));
+}
+
+EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dd, const void *src, int sd, size_t n) {
+    cudaMemcpyPeer_v4000_params a = {dst, dd, src, sd, n};
+    RUNTIME(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeer_v4000, "cudaMemcpyPeer", a, err_of(D.dtod(DEV(dst), DEV(src), n)));
+}
+
+EXPORT cudaError_t cudaHostAlloc(void **p, size_t n, unsigned flags) {
+    cudaHostAlloc_v3020_params a = {p, n, flags};
+    RUNTIME(CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020, "cudaHostAlloc", a, err_of(D.alloc_host(p, n)));
+}
+
 EXPORT cudaError_t cudaMemset(void *p, int v, size_t n) {
     cudaMemset_v3020_params a = {p, v, n};
     RUNTIME(CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020, "cudaMemset", a, err_of(D.set8(DEV(p), (unsigned char)v, n)));

@@ -55,8 +55,7 @@ static _Atomic int g_flushed;        /* the last flush ran: libcupti is not call
 static CUpti_SubscriberHandle g_sub; /* while ST_ON */
 static pid_t g_pid;                  /* the process that subscribed (a fork child never flushes) */
 static _Atomic int g_activity;       /* the activity API is on */
-static _Thread_local int api_depth;  /* runtime or driver callbacks entered on this thread, not yet left */
-static _Thread_local int rt_depth;   /* of which runtime API */
+static _Thread_local int api_depth;  /* runtime or driver calls entered on this thread, not yet left */
 static char g_lib_path[512];         /* the libcupti opened */
 
 /* One warning for all of CUPTI: the interposition goes on. */
@@ -168,267 +167,232 @@ struct row {
     uint64_t bytes, dst, src, stream, func;
 };
 
-/* What the call did, from its parameters; 0 when it is not one of ours. */
+static int put(struct row *r, const char *api, int kind, int dir, int host, uint64_t bytes, uint64_t dst, uint64_t src,
+               uint64_t stream, uint64_t func) {
+    *r = (struct row){api, kind, dir, host, bytes, dst, src, stream, func};
+    return 1;
+}
+
+/* cudaMemcpyKind as a direction: 0..3 are HtoH..DtoD; Default says nothing. */
+static int dir_of_kind(int kind) { return kind >= 0 && kind <= 3 ? kind : -1; }
+
+/* What the call did, from its parameters; 0 when it is not one of ours.
+ * A _ptds/_ptsz form has the parameters of its plain form. */
 static int decode(CUpti_CallbackDomain dom, CUpti_CallbackId id, const CUpti_CallbackData *cb, struct row *r) {
     const void *p = cb->functionParams;
-    *r = (struct row){.dir = -1, .host = H_NONE};
-#define P(type) ((const type *)p)
-#define U(x)    ((uint64_t)(uintptr_t)(x))
+#define U(x) ((uint64_t)(uintptr_t)(x))
     if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) switch (id) {
-        case CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020:
-            *r = (struct row){"cupti:cudaMalloc", K_MALLOC, -1, H_NONE, P(cudaMalloc_v3020_params)->size, 0, 0, 0, 0};
-            r->dst = P(cudaMalloc_v3020_params)->devPtr ? U(*P(cudaMalloc_v3020_params)->devPtr) : 0;
-            return 1;
-        case CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020:
-            *r = (struct row){
-                "cupti:cudaMallocHost", K_MALLOC, -1, H_PINNED, P(cudaMallocHost_v3020_params)->size, 0, 0, 0, 0};
-            r->dst = P(cudaMallocHost_v3020_params)->ptr ? U(*P(cudaMallocHost_v3020_params)->ptr) : 0;
-            return 1;
-        case CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000:
-            *r = (struct row){"cupti:cudaMallocManaged",
-                              K_MALLOC,
-                              -1,
-                              H_MANAGED,
-                              P(cudaMallocManaged_v6000_params)->size,
-                              0,
-                              0,
-                              0,
-                              0};
-            r->dst = P(cudaMallocManaged_v6000_params)->devPtr ? U(*P(cudaMallocManaged_v6000_params)->devPtr) : 0;
-            return 1;
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020: {
+            const cudaMalloc_v3020_params *a = p; /* the pointer is read at the exit */
+            return put(r, "cupti:cudaMalloc", K_MALLOC, -1, H_NONE, a->size, a->devPtr ? U(*a->devPtr) : 0, 0, 0, 0);
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020: {
+            const cudaMallocHost_v3020_params *a = p;
+            return put(r, "cupti:cudaMallocHost", K_MALLOC, -1, H_PINNED, a->size, a->ptr ? U(*a->ptr) : 0, 0, 0, 0);
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000: {
+            const cudaMallocManaged_v6000_params *a = p;
+            return put(r, "cupti:cudaMallocManaged", K_MALLOC, -1, H_MANAGED, a->size, a->devPtr ? U(*a->devPtr) : 0, 0,
+                       0, 0);
+        }
         case CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020:
-            *r = (struct row){"cupti:cudaFree", K_FREE, -1, H_NONE, 0, U(P(cudaFree_v3020_params)->devPtr), 0, 0, 0};
-            return 1;
+            return put(r, "cupti:cudaFree", K_FREE, -1, H_NONE, 0, U(((const cudaFree_v3020_params *)p)->devPtr), 0, 0,
+                       0);
         case CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020:
-            *r = (struct row){
-                "cupti:cudaFreeHost", K_FREE, -1, H_PINNED, 0, U(P(cudaFreeHost_v3020_params)->ptr), 0, 0, 0};
-            return 1;
+            return put(r, "cupti:cudaFreeHost", K_FREE, -1, H_PINNED, 0, U(((const cudaFreeHost_v3020_params *)p)->ptr),
+                       0, 0, 0);
         case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020:
         case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000: {
-            const cudaMemcpy_v3020_params *m = P(cudaMemcpy_v3020_params); /* the _ptds form has the same */
-            int k = (int)m->kind;
-            *r = (struct row){id == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020 ? "cupti:cudaMemcpy"
-                                                                              : "cupti:cudaMemcpy_ptds",
-                              K_MEMCPY,
-                              k >= 0 && k <= 3 ? k : -1,
-                              H_NONE,
-                              m->count,
-                              U(m->dst),
-                              U(m->src),
-                              0,
-                              0};
-            return 1;
+            const cudaMemcpy_v3020_params *a = p;
+            return put(r,
+                       id == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020 ? "cupti:cudaMemcpy" : "cupti:cudaMemcpy_ptds",
+                       K_MEMCPY, dir_of_kind((int)a->kind), H_NONE, a->count, U(a->dst), U(a->src), 0, 0);
         }
         case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
         case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000: {
-            const cudaMemcpyAsync_v3020_params *m = P(cudaMemcpyAsync_v3020_params);
-            int k = (int)m->kind;
-            *r = (struct row){id == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020 ? "cupti:cudaMemcpyAsync"
-                                                                                   : "cupti:cudaMemcpyAsync_ptsz",
-                              K_MEMCPY,
-                              k >= 0 && k <= 3 ? k : -1,
-                              H_NONE,
-                              m->count,
-                              U(m->dst),
-                              U(m->src),
-                              U(m->stream),
-                              0};
-            return 1;
+            const cudaMemcpyAsync_v3020_params *a = p;
+            return put(r,
+                       id == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020 ? "cupti:cudaMemcpyAsync"
+                                                                            : "cupti:cudaMemcpyAsync_ptsz",
+                       K_MEMCPY, dir_of_kind((int)a->kind), H_NONE, a->count, U(a->dst), U(a->src), U(a->stream), 0);
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020: {
+            const cudaHostAlloc_v3020_params *a = p;
+            return put(r, "cupti:cudaHostAlloc", K_MALLOC, -1, H_PINNED, a->size, a->pHost ? U(*a->pHost) : 0, 0, 0, 0);
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020: {
+            const cudaMallocAsync_v11020_params *a = p;
+            return put(r, "cupti:cudaMallocAsync", K_MALLOC, -1, H_NONE, a->size, a->devPtr ? U(*a->devPtr) : 0, 0,
+                       U(a->hStream), 0);
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020: {
+            const cudaFreeAsync_v11020_params *a = p;
+            return put(r, "cupti:cudaFreeAsync", K_FREE, -1, H_NONE, 0, U(a->devPtr), 0, U(a->hStream), 0);
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_v3020:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_ptds_v7000: {
+            const cudaMemcpy2D_v3020_params *a = p;
+            return put(r, "cupti:cudaMemcpy2D", K_MEMCPY, dir_of_kind((int)a->kind), H_NONE,
+                       (uint64_t)a->width * a->height, U(a->dst), U(a->src), 0, 0);
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_v3020:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_ptsz_v7000: {
+            const cudaMemcpy2DAsync_v3020_params *a = p;
+            return put(r, "cupti:cudaMemcpy2DAsync", K_MEMCPY, dir_of_kind((int)a->kind), H_NONE,
+                       (uint64_t)a->width * a->height, U(a->dst), U(a->src), U(a->stream), 0);
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeer_v4000: {
+            const cudaMemcpyPeer_v4000_params *a = p;
+            return put(r, "cupti:cudaMemcpyPeer", K_MEMCPY, 3, H_NONE, a->count, U(a->dst), U(a->src), 0, 0);
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000: {
+            const cudaMemcpyPeerAsync_v4000_params *a = p;
+            return put(r, "cupti:cudaMemcpyPeerAsync", K_MEMCPY, 3, H_NONE, a->count, U(a->dst), U(a->src),
+                       U(a->stream), 0);
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbol_v3020: { /* a symbol is device memory */
+            const cudaMemcpyToSymbol_v3020_params *a = p;
+            int dir = dir_of_kind((int)a->kind);
+            return put(r, "cupti:cudaMemcpyToSymbol", K_MEMCPY, dir < 0 ? 1 : dir, H_NONE, a->count, U(a->symbol),
+                       U(a->src), 0, 0);
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbolAsync_v3020: {
+            const cudaMemcpyToSymbolAsync_v3020_params *a = p;
+            int dir = dir_of_kind((int)a->kind);
+            return put(r, "cupti:cudaMemcpyToSymbolAsync", K_MEMCPY, dir < 0 ? 1 : dir, H_NONE, a->count, U(a->symbol),
+                       U(a->src), U(a->stream), 0);
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbol_v3020: {
+            const cudaMemcpyFromSymbol_v3020_params *a = p;
+            int dir = dir_of_kind((int)a->kind);
+            return put(r, "cupti:cudaMemcpyFromSymbol", K_MEMCPY, dir < 0 ? 2 : dir, H_NONE, a->count, U(a->dst),
+                       U(a->symbol), 0, 0);
+        }
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbolAsync_v3020: {
+            const cudaMemcpyFromSymbolAsync_v3020_params *a = p;
+            int dir = dir_of_kind((int)a->kind);
+            return put(r, "cupti:cudaMemcpyFromSymbolAsync", K_MEMCPY, dir < 0 ? 2 : dir, H_NONE, a->count, U(a->dst),
+                       U(a->symbol), U(a->stream), 0);
         }
         case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020:
-        case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000:
-            *r = (struct row){id == CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020 ? "cupti:cudaMemset"
-                                                                              : "cupti:cudaMemset_ptds",
-                              K_MEMSET,
-                              -1,
-                              H_NONE,
-                              P(cudaMemset_v3020_params)->count,
-                              U(P(cudaMemset_v3020_params)->devPtr),
-                              0,
-                              0,
-                              0};
-            return 1;
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000: {
+            const cudaMemset_v3020_params *a = p;
+            return put(r,
+                       id == CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020 ? "cupti:cudaMemset" : "cupti:cudaMemset_ptds",
+                       K_MEMSET, -1, H_NONE, a->count, U(a->devPtr), 0, 0, 0);
+        }
         case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020:
-        case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000:
-            *r = (struct row){id == CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020 ? "cupti:cudaMemsetAsync"
-                                                                                   : "cupti:cudaMemsetAsync_ptsz",
-                              K_MEMSET,
-                              -1,
-                              H_NONE,
-                              P(cudaMemsetAsync_v3020_params)->count,
-                              U(P(cudaMemsetAsync_v3020_params)->devPtr),
-                              0,
-                              U(P(cudaMemsetAsync_v3020_params)->stream),
-                              0};
-            return 1;
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000: {
+            const cudaMemsetAsync_v3020_params *a = p;
+            return put(r,
+                       id == CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020 ? "cupti:cudaMemsetAsync"
+                                                                            : "cupti:cudaMemsetAsync_ptsz",
+                       K_MEMSET, -1, H_NONE, a->count, U(a->devPtr), 0, U(a->stream), 0);
+        }
         case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
-        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
-            *r = (struct row){id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 ? "cupti:cudaLaunchKernel"
-                                                                                    : "cupti:cudaLaunchKernel_ptsz",
-                              K_LAUNCH,
-                              -1,
-                              H_NONE,
-                              0,
-                              0,
-                              0,
-                              U(P(cudaLaunchKernel_v7000_params)->stream),
-                              U(P(cudaLaunchKernel_v7000_params)->func)};
-            return 1;
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000: {
+            const cudaLaunchKernel_v7000_params *a = p;
+            return put(r,
+                       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 ? "cupti:cudaLaunchKernel"
+                                                                             : "cupti:cudaLaunchKernel_ptsz",
+                       K_LAUNCH, -1, H_NONE, 0, 0, 0, U(a->stream), U(a->func));
+        }
         default: return 0;
         }
     if (dom != CUPTI_CB_DOMAIN_DRIVER_API) return 0;
     switch (id) {
-    case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
-        *r = (struct row){"cupti:cuMemAlloc_v2", K_MALLOC, -1, H_NONE, P(cuMemAlloc_v2_params)->bytesize, 0, 0, 0, 0};
-        r->dst = P(cuMemAlloc_v2_params)->dptr ? *P(cuMemAlloc_v2_params)->dptr : 0;
-        return 1;
-    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2:
-        *r = (struct row){
-            "cupti:cuMemAllocHost_v2", K_MALLOC, -1, H_PINNED, P(cuMemAllocHost_v2_params)->bytesize, 0, 0, 0, 0};
-        r->dst = P(cuMemAllocHost_v2_params)->pp ? U(*P(cuMemAllocHost_v2_params)->pp) : 0;
-        return 1;
-    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged:
-        *r = (struct row){
-            "cupti:cuMemAllocManaged", K_MALLOC, -1, H_MANAGED, P(cuMemAllocManaged_params)->bytesize, 0, 0, 0, 0};
-        r->dst = P(cuMemAllocManaged_params)->dptr ? *P(cuMemAllocManaged_params)->dptr : 0;
-        return 1;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2: {
+        const cuMemAlloc_v2_params *a = p;
+        return put(r, "cupti:cuMemAlloc_v2", K_MALLOC, -1, H_NONE, a->bytesize, a->dptr ? *a->dptr : 0, 0, 0, 0);
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2: {
+        const cuMemAllocHost_v2_params *a = p;
+        return put(r, "cupti:cuMemAllocHost_v2", K_MALLOC, -1, H_PINNED, a->bytesize, a->pp ? U(*a->pp) : 0, 0, 0, 0);
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged: {
+        const cuMemAllocManaged_params *a = p;
+        return put(r, "cupti:cuMemAllocManaged", K_MALLOC, -1, H_MANAGED, a->bytesize, a->dptr ? *a->dptr : 0, 0, 0, 0);
+    }
     case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
-        *r = (struct row){"cupti:cuMemFree_v2", K_FREE, -1, H_NONE, 0, P(cuMemFree_v2_params)->dptr, 0, 0, 0};
-        return 1;
+        return put(r, "cupti:cuMemFree_v2", K_FREE, -1, H_NONE, 0, ((const cuMemFree_v2_params *)p)->dptr, 0, 0, 0);
     case CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost:
-        *r = (struct row){"cupti:cuMemFreeHost", K_FREE, -1, H_PINNED, 0, U(P(cuMemFreeHost_params)->p), 0, 0, 0};
-        return 1;
+        return put(r, "cupti:cuMemFreeHost", K_FREE, -1, H_PINNED, 0, U(((const cuMemFreeHost_params *)p)->p), 0, 0, 0);
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2:
-    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2_ptds:
-        *r = (struct row){"cupti:cuMemcpyHtoD_v2",
-                          K_MEMCPY,
-                          1,
-                          H_NONE,
-                          P(cuMemcpyHtoD_v2_params)->ByteCount,
-                          P(cuMemcpyHtoD_v2_params)->dstDevice,
-                          U(P(cuMemcpyHtoD_v2_params)->srcHost),
-                          0,
-                          0};
-        return 1;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2_ptds: {
+        const cuMemcpyHtoD_v2_params *a = p;
+        return put(r, "cupti:cuMemcpyHtoD_v2", K_MEMCPY, 1, H_NONE, a->ByteCount, a->dstDevice, U(a->srcHost), 0, 0);
+    }
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2:
-    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz:
-        *r = (struct row){"cupti:cuMemcpyHtoDAsync_v2",
-                          K_MEMCPY,
-                          1,
-                          H_NONE,
-                          P(cuMemcpyHtoDAsync_v2_params)->ByteCount,
-                          P(cuMemcpyHtoDAsync_v2_params)->dstDevice,
-                          U(P(cuMemcpyHtoDAsync_v2_params)->srcHost),
-                          U(P(cuMemcpyHtoDAsync_v2_params)->hStream),
-                          0};
-        return 1;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz: {
+        const cuMemcpyHtoDAsync_v2_params *a = p;
+        return put(r, "cupti:cuMemcpyHtoDAsync_v2", K_MEMCPY, 1, H_NONE, a->ByteCount, a->dstDevice, U(a->srcHost),
+                   U(a->hStream), 0);
+    }
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2:
-    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2_ptds:
-        *r = (struct row){"cupti:cuMemcpyDtoH_v2",
-                          K_MEMCPY,
-                          2,
-                          H_NONE,
-                          P(cuMemcpyDtoH_v2_params)->ByteCount,
-                          U(P(cuMemcpyDtoH_v2_params)->dstHost),
-                          P(cuMemcpyDtoH_v2_params)->srcDevice,
-                          0,
-                          0};
-        return 1;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2_ptds: {
+        const cuMemcpyDtoH_v2_params *a = p;
+        return put(r, "cupti:cuMemcpyDtoH_v2", K_MEMCPY, 2, H_NONE, a->ByteCount, U(a->dstHost), a->srcDevice, 0, 0);
+    }
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2:
-    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2_ptsz:
-        *r = (struct row){"cupti:cuMemcpyDtoHAsync_v2",
-                          K_MEMCPY,
-                          2,
-                          H_NONE,
-                          P(cuMemcpyDtoHAsync_v2_params)->ByteCount,
-                          U(P(cuMemcpyDtoHAsync_v2_params)->dstHost),
-                          P(cuMemcpyDtoHAsync_v2_params)->srcDevice,
-                          U(P(cuMemcpyDtoHAsync_v2_params)->hStream),
-                          0};
-        return 1;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2_ptsz: {
+        const cuMemcpyDtoHAsync_v2_params *a = p;
+        return put(r, "cupti:cuMemcpyDtoHAsync_v2", K_MEMCPY, 2, H_NONE, a->ByteCount, U(a->dstHost), a->srcDevice,
+                   U(a->hStream), 0);
+    }
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2:
-    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2_ptds:
-        *r = (struct row){"cupti:cuMemcpyDtoD_v2",
-                          K_MEMCPY,
-                          3,
-                          H_NONE,
-                          P(cuMemcpyDtoD_v2_params)->ByteCount,
-                          P(cuMemcpyDtoD_v2_params)->dstDevice,
-                          P(cuMemcpyDtoD_v2_params)->srcDevice,
-                          0,
-                          0};
-        return 1;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2_ptds: {
+        const cuMemcpyDtoD_v2_params *a = p;
+        return put(r, "cupti:cuMemcpyDtoD_v2", K_MEMCPY, 3, H_NONE, a->ByteCount, a->dstDevice, a->srcDevice, 0, 0);
+    }
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpy:
-    case CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds: /* unified addressing: the activity record says which way */
-        *r = (struct row){
-            "cupti:cuMemcpy",        K_MEMCPY, -1, H_NONE, P(cuMemcpy_params)->ByteCount, P(cuMemcpy_params)->dst,
-            P(cuMemcpy_params)->src, 0,        0};
-        return 1;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds: { /* unified addressing: the activity record says which way */
+        const cuMemcpy_params *a = p;
+        return put(r, "cupti:cuMemcpy", K_MEMCPY, -1, H_NONE, a->ByteCount, a->dst, a->src, 0, 0);
+    }
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync:
-    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz:
-        *r = (struct row){"cupti:cuMemcpyAsync",
-                          K_MEMCPY,
-                          -1,
-                          H_NONE,
-                          P(cuMemcpyAsync_params)->ByteCount,
-                          P(cuMemcpyAsync_params)->dst,
-                          P(cuMemcpyAsync_params)->src,
-                          U(P(cuMemcpyAsync_params)->hStream),
-                          0};
-        return 1;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz: {
+        const cuMemcpyAsync_params *a = p;
+        return put(r, "cupti:cuMemcpyAsync", K_MEMCPY, -1, H_NONE, a->ByteCount, a->dst, a->src, U(a->hStream), 0);
+    }
     case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2:
-    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2_ptds:
-        *r = (struct row){"cupti:cuMemsetD8_v2",
-                          K_MEMSET,
-                          -1,
-                          H_NONE,
-                          P(cuMemsetD8_v2_params)->N,
-                          P(cuMemsetD8_v2_params)->dstDevice,
-                          0,
-                          0,
-                          0};
-        return 1;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2_ptds: {
+        const cuMemsetD8_v2_params *a = p;
+        return put(r, "cupti:cuMemsetD8_v2", K_MEMSET, -1, H_NONE, a->N, a->dstDevice, 0, 0, 0);
+    }
     case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2:
-    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2_ptds:
-        *r = (struct row){"cupti:cuMemsetD32_v2",
-                          K_MEMSET,
-                          -1,
-                          H_NONE,
-                          4 * (uint64_t)P(cuMemsetD32_v2_params)->N,
-                          P(cuMemsetD32_v2_params)->dstDevice,
-                          0,
-                          0,
-                          0};
-        return 1;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2_ptds: {
+        const cuMemsetD32_v2_params *a = p;
+        return put(r, "cupti:cuMemsetD32_v2", K_MEMSET, -1, H_NONE, 4 * (uint64_t)a->N, a->dstDevice, 0, 0, 0);
+    }
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-        *r = (struct row){
-            "cupti:cuLaunchKernel",        K_LAUNCH, -1, H_NONE, 0, 0, 0, U(P(cuLaunchKernel_params)->hStream),
-            U(P(cuLaunchKernel_params)->f)};
-        return 1;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
+        const cuLaunchKernel_params *a = p;
+        return put(r, "cupti:cuLaunchKernel", K_LAUNCH, -1, H_NONE, 0, 0, 0, U(a->hStream), U(a->f));
+    }
     default: return 0;
     }
-#undef P
 #undef U
 }
 
 /* The call ids enabled: only these reach on_callback. */
 static const CUpti_CallbackId runtime_ids[] = {
-    CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,           CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000,    CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020,         CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000,      CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020,     CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020,       CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_v3020,         CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_ptds_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_v3020,    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeer_v4000,       CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbol_v3020,   CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbolAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbol_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbolAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,           CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,      CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
 };
 static const CUpti_CallbackId driver_ids[] = {
     CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,
@@ -494,7 +458,6 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain dom, CUpti
     (void)userdata;
     if (dom != CUPTI_CB_DOMAIN_RUNTIME_API && dom != CUPTI_CB_DOMAIN_DRIVER_API) return;
     const CUpti_CallbackData *cb = data;
-    int is_rt = dom == CUPTI_CB_DOMAIN_RUNTIME_API;
     if (cb->callbackSite == CUPTI_API_ENTER) {
         if (api_depth++ == 0) {
             if (tr_cuda_depth > 0) { /* a wrapper records this call: give it the id that joins its activity */
@@ -503,12 +466,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain dom, CUpti
                 *cb->correlationData = tr_now_ns();
             }
         }
-        rt_depth += is_rt;
         return;
     }
     int outer = api_depth == 1 && tr_cuda_depth == 0;
     api_depth -= api_depth > 0;
-    rt_depth -= is_rt && rt_depth > 0;
     if (!outer || tr_in_emit || !atomic_load_explicit(&g_tr.enabled, memory_order_relaxed)) return;
     struct row r;
     if (!decode(dom, id, cb, &r)) return;
