@@ -166,6 +166,19 @@ START_TEST(test_real_static_cudart) {
 END_TEST
 #endif
 
+/* CUDA_INJECTION64_PATH alone, no LD_PRELOAD: the driver loads the
+ * tracer, which records what CUPTI sees. */
+START_TEST(test_injection_alone) {
+    const char *env[] = {LIBS, INJECT, "DEVTRACE_OUTPUT=t.db", NULL};
+    int st = run(0, env, (const char *const[]){CUPTI_USER_STATIC, NULL});
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, err_buf);
+    ck_assert_msg(strstr(out_buf, "checksum 65268.0 rc 0"), "%s", out_buf);
+    sqlite3 *db = open_trace("t.db");
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api GLOB 'cupti:cuda*'"), 17);
+    sqlite3_close(db);
+}
+END_TEST
+
 /* DEVTRACE_CUPTI=1 starts CUPTI with the tracer, no injection needed. */
 START_TEST(test_cupti_at_start) {
     run_both((const char *const[]){"DEVTRACE_CUPTI=1", "CUDA_INJECTION64_PATH=", NULL},
@@ -258,6 +271,7 @@ Suite *make_cupti_suite(void) {
 #ifdef STATIC_CUDART
     tcase_add_test(tc, test_real_static_cudart);
 #endif
+    tcase_add_test(tc, test_injection_alone);
     tcase_add_test(tc, test_cupti_at_start);
     tcase_add_test(tc, test_no_double_counting);
     tcase_add_test(tc, test_another_subscriber);
