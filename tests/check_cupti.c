@@ -191,6 +191,18 @@ START_TEST(test_cupti_at_start) {
 }
 END_TEST
 
+/* DEVTRACE_CUPTI_ACTIVITY=0: the calls without their activity records. */
+START_TEST(test_activity_switched_off) {
+    run_both((const char *const[]){"DEVTRACE_CUPTI_ACTIVITY=0", NULL}, (const char *const[]){CUPTI_USER_STATIC, NULL},
+             0);
+    ck_assert_msg(!strstr(err_buf, "warning"), "%s", err_buf);
+    sqlite3 *db = open_trace("t.db");
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api GLOB 'cupti:cuda*'"), 17);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM cuda_activity"), 0);
+    sqlite3_close(db);
+}
+END_TEST
+
 /* cudart as a shared library: the wrappers record each call, CUPTI adds
  * none of them again, and its activity joins the wrappers' rows. */
 START_TEST(test_no_double_counting) {
@@ -273,6 +285,7 @@ Suite *make_cupti_suite(void) {
 #endif
     tcase_add_test(tc, test_injection_alone);
     tcase_add_test(tc, test_cupti_at_start);
+    tcase_add_test(tc, test_activity_switched_off);
     tcase_add_test(tc, test_no_double_counting);
     tcase_add_test(tc, test_another_subscriber);
     tcase_add_test(tc, test_no_driver);

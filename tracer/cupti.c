@@ -618,6 +618,8 @@ static const char *start_cupti(char *why, size_t size) {
         return why;
     }
     /* The activity API: without it the calls are still recorded. */
+    const char *act = getenv("DEVTRACE_CUPTI_ACTIVITY");
+    if (act && !strcmp(act, "0")) return NULL;
     r = C.register_buffers(on_buffer_request, on_buffer_complete);
     if (r == CUPTI_SUCCESS) r = C.activity_enable(CUPTI_ACTIVITY_KIND_MEMCPY);
     if (r == CUPTI_SUCCESS) r = C.activity_enable(CUPTI_ACTIVITY_KIND_MEMSET);
