@@ -6,7 +6,7 @@
 #   bytes per event in the finished trace (target <= 40),
 #   the workload traced over untraced wall time (target <= 1.05),
 #   the fixed cost of starting and finishing a trace,
-#   the cost the CUDA runtime wrappers add per call,
+#   the cost the CUDA runtime wrappers add per call, and CUPTI's (on the tests' fakes),
 # Usage: bench/run.sh [BUILD_DIR]   (default: build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,6 +47,34 @@ for mode in memcpy launch malloc; do
             LD_PRELOAD=$LIB $B/bench/bench_cuda $mode 100000 | awk '{print $2}'; done | best)
   echo "  $mode: untraced $base ns, traced $traced ns, added $(echo "$traced - $base" | bc) ns per call"
 done
+
+if [ -x $B/bench/bench_cuda_static ]; then
+  F=$B/tests/fakecupti
+  # cost MODE PROG [VAR=VALUE...]: best of 5 ns/call of PROG MODE on the fake driver
+  cost() {
+    local mode=$1 prog=$2 i; shift 2
+    for i in 1 2 3 4 5; do
+      (for v in "$@"; do export "$v"; done; DEVTRACE_OUTPUT=$tmp/k$mode$i.db DEVTRACE_OVERWRITE=1 LD_LIBRARY_PATH=$F \
+        $B/bench/$prog $mode 100000) | awk '{print $2}'
+    done | best
+  }
+  traced=(DEVTRACE_QUIET=1 DEVTRACE_RING_KB=524288 LD_PRELOAD=$LIB)
+  echo "== CUPTI: ns added per CUDA call (fake driver and libcupti, 20-frame stack), best of 5"
+  echo "   static cudart: only CUPTI sees the call (a runtime callback, its driver call skipped, an activity record)"
+  for mode in memcpy launch malloc; do
+    base=$(cost $mode bench_cuda_static)
+    t=$(cost $mode bench_cuda_static "${traced[@]}" CUDA_INJECTION64_PATH=$LIB)
+    off=$(cost $mode bench_cuda_static "${traced[@]}" DEVTRACE_CUPTI=0)
+    echo "  $mode: untraced $base ns, traced $t ns (x$(echo "scale=2; $t / $base" | bc)), added $(echo "$t - $base" | bc) ns per call; with DEVTRACE_CUPTI=0 (nothing recorded) $off ns"
+  done
+  echo "   shared cudart on the same driver: the wrappers record the call, CUPTI only skips it and adds its activity"
+  for mode in memcpy launch malloc; do
+    base=$(cost $mode bench_cuda_drv)
+    t=$(cost $mode bench_cuda_drv "${traced[@]}" CUDA_INJECTION64_PATH=$LIB)
+    off=$(cost $mode bench_cuda_drv "${traced[@]}" DEVTRACE_CUPTI=0)
+    echo "  $mode: untraced $base ns, wrappers + CUPTI $t ns, wrappers alone $off ns: CUPTI adds $(echo "$t - $off" | bc) ns per call"
+  done
+fi
 
 echo "== writer: events per second of the writer thread's CPU time, best of 3"
 # rate DB: "EVENTS BUSY_NS RATE" of a finished trace

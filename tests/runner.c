@@ -18,6 +18,9 @@ static const struct {
 #ifdef DT_HAVE_TORCH
     {"libtorch", make_libtorch_suite},
 #endif
+#ifdef DT_HAVE_CUPTI
+    {"cupti", make_cupti_suite},
+#endif
 };
 
 /* `dt_tests backends-real`: the backends suite on the real CUDA backend; exits

@@ -76,7 +76,11 @@ static int current_device(void) {
 
 /* ---------------------------------------------------------------- recording */
 
-static _Thread_local int depth; /* CUDA calls in progress on this thread */
+/* CUDA calls in progress on this thread: CUPTI's callbacks (cupti.c) skip
+ * a call made under a wrapper, which records it, and hand the wrapper the
+ * call's CUPTI correlation id, which joins its activity records to the row. */
+_Thread_local int tr_cuda_depth;
+_Thread_local uint32_t tr_cuda_corr;
 
 struct call {
     const char *api;
@@ -87,7 +91,7 @@ struct call {
 };
 
 static void emit(const struct call *c, cudaError_t rc, uint64_t t0) {
-    struct tr_ev e = {.kind = TR_EV_CUDA, .nint = 12, .nstr = 1, .stack = 1, .skip_own = 1};
+    struct tr_ev e = {.kind = TR_EV_CUDA, .nint = 13, .nstr = 1, .stack = 1, .skip_own = 1};
     e.ints[0] = (uint64_t)c->kind;
     e.ints[1] = (uint64_t)(int64_t)c->dir;
     e.ints[2] = c->bytes;
@@ -100,6 +104,7 @@ static void emit(const struct call *c, cudaError_t rc, uint64_t t0) {
     e.ints[9] = (uint64_t)(uintptr_t)c->func;
     e.ints[10] = (uint64_t)(int64_t)rc;
     e.ints[11] = tr_now_ns() - t0;
+    e.ints[12] = tr_cuda_corr;
     e.strs[0] = c->api;
     tr_ev_emit(&e);
 }
@@ -135,14 +140,15 @@ static void classify(struct call *c, int kind) {
  * recorded; `after` completes the record from the call's results. */
 #define RUN(c, call_expr, after)                                                                                       \
     do {                                                                                                               \
-        int outer_ = depth++ == 0 && atomic_load_explicit(&g_tr.enabled, memory_order_relaxed);                        \
+        int outer_ = tr_cuda_depth++ == 0 && atomic_load_explicit(&g_tr.enabled, memory_order_relaxed);                \
+        if (outer_) tr_cuda_corr = 0;                                                                                  \
         uint64_t t0_ = outer_ ? tr_now_ns() : 0;                                                                       \
         cudaError_t rc_ = (call_expr);                                                                                 \
         if (outer_) {                                                                                                  \
             after;                                                                                                     \
             emit(&(c), rc_, t0_);                                                                                      \
         }                                                                                                              \
-        depth--;                                                                                                       \
+        tr_cuda_depth--;                                                                                               \
         return rc_;                                                                                                    \
     } while (0)
 

@@ -158,7 +158,10 @@ int tr_ensure_init(void) {
  * object's constructor runs after those of the program's DT_NEEDED
  * libraries), not yet the program's own, nor main. */
 __attribute__((constructor)) static void tracer_init(void) {
-    if (tr_ensure_init()) tr_libtorch_load();
+    if (tr_ensure_init()) {
+        tr_libtorch_load();
+        tr_cupti_at_init();
+    }
 }
 
 /* Finishes this process's trace (once). exec_path: the program the process
@@ -178,6 +181,7 @@ static void finish_trace(const char *exec_path) {
     static _Atomic int done;
     if (!owns_trace()) return;
     if (atomic_exchange(&done, 1)) return;
+    tr_cupti_flush(); /* CUPTI's last activity records, while the writer runs */
     int was_on = atomic_load(&g_tr.enabled) || g_tr.writer_running;
     uint64_t written = tr_writer_stop(1, exec_path);
     atomic_store(&g_tr.enabled, 0);

@@ -15,7 +15,7 @@
 #define TR_HIDDEN         __attribute__((visibility("hidden")))
 #define TR_EXPORT         __attribute__((visibility("default")))
 #define TR_VERSION        "0.1.0"
-#define TR_SCHEMA_VERSION 8
+#define TR_SCHEMA_VERSION 9
 
 /* ---------------------------------------------------------------- records */
 
@@ -36,9 +36,11 @@ enum tr_kind {
     TR_EV_SIGNAL = 11,  /* ints {signo, code, addr} */
     TR_EV_PYCODE = 12,  /* a Python code object seen first: ints {code, firstline}, strs {file, name} */
     TR_EV_CUDA = 13,    /* a CUDA runtime call: ints {kind, dir, bytes, dst, src, host, device, peer, stream,
-                           func, rc, dur}, strs {api} */
+                           func, rc, dur, corr}, strs {api} */
     TR_EV_THROW = 14,   /* a C++ throw: ints {rethrow, site, object}, strs {type, message} */
     TR_EV_PAD = 15,     /* filler to the end of the ring (never a real event) */
+    TR_EV_CUPTI = 16,   /* a CUPTI activity record: ints {kind, dir, bytes, host, device, stream, corr, start,
+                           dur}, strs {what, name} */
 };
 
 /* A record in a ring. size covers the whole record and is a multiple of 8.
@@ -360,6 +362,17 @@ TR_HIDDEN void *tr_lib_sym(const char *const *prefixes, const char *name);
  * looked up once into *slot; a miss is not remembered. */
 TR_HIDDEN void *tr_sym_once(_Atomic(void *) *slot, const char *const *prefixes, const char *name, int next);
 extern TR_HIDDEN const char *const tr_cxx_libs[]; /* libstdc++, libc++abi, libc++ */
+
+/* The cudart wrappers (cuda.c): calls in progress on this thread, and the
+ * CUPTI correlation id of the outermost one (0 when CUPTI is off). */
+extern TR_HIDDEN _Thread_local int tr_cuda_depth;
+extern TR_HIDDEN _Thread_local uint32_t tr_cuda_corr;
+/* CUPTI (cupti.c): started once, when CUDA is (InitializeInjection), or at
+ * the tracer's start when libcuda is already loaded or DEVTRACE_CUPTI=1;
+ * flushed (activity buffers written) before the trace is finished. */
+TR_HIDDEN void tr_cupti_start(const char *why);
+TR_HIDDEN void tr_cupti_at_init(void);
+TR_HIDDEN void tr_cupti_flush(void);
 
 /* C++ exceptions (cxa.c): per-site counts, written to the trace at the end. */
 TR_HIDDEN void tr_throw_sites_flush(void (*fn)(void *ctx, uint64_t site, uint64_t throws, uint64_t recorded),

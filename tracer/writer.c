@@ -135,7 +135,8 @@ static struct {
     sqlite3 *db;
     char path[4096];
     int failed; /* an SQLite call failed: nothing more is written */
-    struct batch misc, frees_late, tensors, derived, attrs, args, outs, names, transfers, ops, frames, pyframes, cuda;
+    struct batch misc, frees_late, tensors, derived, attrs, args, outs, names, transfers, ops, frames, pyframes, cuda,
+        cuda_act;
     sqlite3_stmt *ins_string, *ins_pycode, *ins_error, *ins_thread, *upd_thread, *ins_device, *ins_module, *upd_module,
         *ins_meta, *ins_site;
     struct map2 strings, stacks, pystacks, pycode;
@@ -738,7 +739,8 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
                   ns > 1 ? s.len[1] : 1, 1);
         return W.failed ? -1 : 0;
     }
-    if (h->kind < TR_EV_INIT || h->kind > TR_EV_THROW) return 0; /* from a newer producer: skipped */
+    if (h->kind < TR_EV_INIT || (h->kind > TR_EV_THROW && h->kind != TR_EV_CUPTI))
+        return 0; /* from a newer producer: skipped */
     int64_t seq = (int64_t)h->seq, t = W.rec_t = tr_clock_ns(&W.clock, h->stamp), thread = thread_of(r);
     int64_t stack = intern_stack(ips, h->nips), pystack = intern_pystack(py, h->npy);
     int rc = 0;
@@ -872,7 +874,7 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
         break;
     }
     case TR_EV_CUDA: {
-        int64_t x[18] = {seq,
+        int64_t x[19] = {seq,
                          t,
                          thread,
                          stack,
@@ -889,11 +891,30 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
                          INT(8),
                          INT(9),
                          INT(10),
-                         INT(11)};
+                         INT(11),
+                         ni > 12 && INT(12) ? INT(12) : NULLV};
         if (x[6] == 2 || x[6] == 3 || x[6] == 4) x[10] = NULLV; /* malloc, free, memset: one pointer */
         if (x[6] != 1 && x[6] != 2 && x[6] != 4) x[8] = NULLV;  /* bytes only where they mean something */
         if (x[6] != 5) x[15] = NULLV;                           /* a kernel only for launches */
         rc = batch_add(&W.cuda, x);
+        break;
+    }
+    case TR_EV_CUPTI: { /* no stacks: made on CUPTI's thread, long after the call */
+        int64_t x[14] = {seq,
+                         t,
+                         thread,
+                         S(&s, 0, ns),
+                         INT(0),
+                         INT(1) < 0 ? NULLV : INT(1),
+                         INT(2),
+                         INT(3) < 0 ? NULLV : INT(3),
+                         INT(4) < 0 ? NULLV : INT(4),
+                         INT(5),
+                         INT(6),
+                         INT(7),
+                         INT(8),
+                         ns > 1 && s.len[1] ? S(&s, 1, ns) : NULLV};
+        rc = batch_add(&W.cuda_act, x);
         break;
     }
     case TR_EV_THROW: rc = throw_row(h, seq, thread, stack, pystack, &s, ns); break;
@@ -1014,7 +1035,7 @@ static int cycle_body(void) {
     if (step_body() < 0) return -1;
     pend_flush_all();
     struct batch *all[] = {&W.frames, &W.pyframes,  &W.attrs, &W.tensors,    &W.derived, &W.args, &W.outs,
-                           &W.names,  &W.transfers, &W.ops,   &W.frees_late, &W.misc,    &W.cuda};
+                           &W.names,  &W.transfers, &W.ops,   &W.frees_late, &W.misc,    &W.cuda, &W.cuda_act};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) batch_flush(all[i]);
     update_threads();
     if (W.failed) return -1;
@@ -1102,7 +1123,7 @@ static int writer_open(const char *path) {
         batch_init(&W.outs, "op_outputs_more", 3) || batch_init(&W.names, "names", 3) ||
         batch_init(&W.transfers, "transfers", 8) || batch_init(&W.ops, "ops", OCOLS) ||
         batch_init(&W.frames, "frames", 3) || batch_init(&W.pyframes, "py_frames", 4) ||
-        batch_init(&W.cuda, "cuda_calls", 18))
+        batch_init(&W.cuda, "cuda_calls", 19) || batch_init(&W.cuda_act, "cuda_activity", 14))
         return -1;
     if (map2_grow(&W.strings) || map2_grow(&W.stacks) || map2_grow(&W.pystacks) || map2_grow(&W.pycode) ||
         map2_grow(&W.stack_cache) || map2_grow(&W.dims_cache) || map2_grow(&W.attrs_cache)) {

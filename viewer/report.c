@@ -444,7 +444,7 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     for (int i = 0; i < n && !odd; i++)
         if (ops[i].odd) odd = &ops[i];
     const struct step *fix = NULL;
-    char fixtext[1024] = "";
+    char fixtext[2048] = ""; /* long names and paths: the Debug build checks every snprintf into it */
     struct step left, caller;
     char param[256];
     if (odd) {

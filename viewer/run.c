@@ -254,6 +254,11 @@ int vw_cmd_run(int argc, char **argv) {
         setenv("DEVTRACE_ROOT_PID", rootpid, 1);
         if (output) setenv("DEVTRACE_OUTPUT", out_abs, 1);
         if (overwrite) setenv("DEVTRACE_OVERWRITE", "1", 1);
+        /* The driver loads the tracer again at cuInit and starts CUPTI
+         * there, for the CUDA calls LD_PRELOAD cannot see (static cudart,
+         * the driver API); another tool's injection library is left alone. */
+        const char *cupti = getenv("DEVTRACE_CUPTI"), *inject = getenv("CUDA_INJECTION64_PATH");
+        if (!(cupti && !strcmp(cupti, "0")) && !(inject && *inject)) setenv("CUDA_INJECTION64_PATH", lib, 1);
         const char *torch_off = getenv("DEVTRACE_PYTORCH");
         char boot[PATH_MAX];
         if (!(torch_off && !strcmp(torch_off, "0")) && find_bootstrap(lib, boot, sizeof boot) == 0) {

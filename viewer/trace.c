@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #define TRACE_APP_ID 0x44545243
-#define TRACE_SCHEMA 8
+#define TRACE_SCHEMA 9
 
 static int copy_file(const char *from, const char *to) {
     int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, rc = -1;
