@@ -15,6 +15,7 @@ static const struct {
     {"tracer", make_tracer_suite},       {"autograd", make_autograd_suite},
     {"train", make_train_suite},         {"viewer", make_viewer_suite},
     {"interpose", make_interpose_suite}, {"bugs", make_bugs_suite},
+    {"hardening", make_hardening_suite},
 };
 
 /* `dt_tests backends-real`: the backends suite on the real CUDA backend; exits

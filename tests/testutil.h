@@ -23,6 +23,7 @@ Suite *make_train_suite(void);
 Suite *make_viewer_suite(void);
 Suite *make_interpose_suite(void);
 Suite *make_bugs_suite(void);
+Suite *make_hardening_suite(void);
 
 /* Why a test that runs a Python host skips in the sanitizer build. */
 #define TU_SKIP_PYTHON_UNDER_SANITIZERS                                                                                \

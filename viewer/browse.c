@@ -89,7 +89,9 @@ static void trace_heading(struct vw_trace *t, FILE *f) {
     vw_put_escaped(f, t->path);
     fprintf(f, " (");
     vw_put_escaped(f, prog);
-    fprintf(f, ", pid %s)%s\n", pid, vw_color(VW_RESET));
+    fprintf(f, ", pid ");
+    vw_put_escaped(f, pid);
+    fprintf(f, ")%s\n", vw_color(VW_RESET));
 }
 
 static void json_trace_open(struct vw_trace *t, FILE *f, int index) {
@@ -312,12 +314,21 @@ static int run_each(int argc, char **argv, const char *cmd, void (*usage)(FILE *
     struct vw_trace *tr = vw_trace_open_all(o.files, n);
     if (!tr) return VW_EXIT_USAGE;
     int rc = VW_EXIT_OK;
+    struct vw_doc doc;
+    if (o.json && vw_doc_capture(&doc) < 0) {
+        vw_trace_close_all(tr, n);
+        return VW_EXIT_USAGE;
+    }
     if (o.json) printf("{\"traces\": [");
     for (int i = 0; i < n && rc == VW_EXIT_OK; i++) {
         if (!o.json && n > 1) trace_heading(&tr[i], stdout);
         if (one(&tr[i], &o, i) < 0) rc = VW_EXIT_USAGE;
     }
     if (o.json && rc == VW_EXIT_OK) printf("]}\n");
+    if (o.json && vw_doc_release(&doc, rc == VW_EXIT_OK) < 0 && rc == VW_EXIT_OK) {
+        vw_error("%s: cannot write to standard output", cmd);
+        rc = VW_EXIT_USAGE;
+    }
     vw_trace_close_all(tr, n);
     return rc;
 }
@@ -449,9 +460,12 @@ static int show_one(struct vw_trace *t, const struct opts *o, int index) {
         vw_put_json_string(stdout, what);
         printf("}, \"life\": [");
     } else {
-        printf("%st%lld%s %s %s on %s", vw_color(VW_BOLD), (long long)id, vw_color(VW_RESET),
-               vw_dtype_name(sqlite3_column_int(st, 1)), col_text(st, 2, "?"), dev);
-        if (strcmp(col_text(st, 3, ""), "contiguous")) printf(", strides %s", col_text(st, 3, ""));
+        printf("%st%lld%s %s ", vw_color(VW_BOLD), (long long)id, vw_color(VW_RESET),
+               vw_dtype_name(sqlite3_column_int(st, 1)));
+        vw_put_escaped(stdout, col_text(st, 2, "?"));
+        printf(" on %s", dev);
+        if (strcmp(col_text(st, 3, ""), "contiguous"))
+            printf(", strides "), vw_put_escaped(stdout, col_text(st, 3, ""));
         if (sqlite3_column_int64(st, 4)) printf(", offset %lld", (long long)sqlite3_column_int64(st, 4));
         printf(", %lld bytes, storage s%lld\n", (long long)sqlite3_column_int64(st, 7),
                (long long)sqlite3_column_int64(st, 6));

@@ -12,6 +12,7 @@
 #include "vw.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -404,15 +405,21 @@ static int html_report(FILE *f, struct tl *x, int n) {
  * printing why. */
 static FILE *open_out(const char *out, char *tmp, size_t size) {
     if (!strcmp(out, "-")) return stdout;
+    if (vw_output_check("export", out) < 0) return NULL;
     if (snprintf(tmp, size, "%s.tmpXXXXXX", out) >= (int)size) {
         vw_error("export: output path too long");
         return NULL;
     }
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old); /* made and registered for removal at once */
     int fd = mkstemp(tmp);
+    if (fd >= 0) vw_cleanup_add_file(tmp);
+    sigprocmask(SIG_SETMASK, &old, NULL);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
         vw_error("export: cannot write %s: %s", out, strerror(errno));
-        if (fd >= 0) close(fd), unlink(tmp);
+        if (fd >= 0) close(fd), unlink(tmp), vw_cleanup_drop_file(tmp);
     }
     return f;
 }
@@ -482,6 +489,7 @@ int vw_cmd_export(int argc, char **argv) {
                 rc = VW_EXIT_USAGE;
             }
             if (rc != VW_EXIT_OK) unlink(tmp);
+            vw_cleanup_drop_file(tmp);
         } else if (fflush(stdout) != 0 || ferror(stdout)) {
             vw_error("export: cannot write to standard output: %s", strerror(errno));
             rc = VW_EXIT_USAGE;

@@ -508,7 +508,9 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         return 0;
     }
 
-    fprintf(f, "%serror: device mismatch in %s%s", C(VW_RED), name, C(VW_RESET));
+    fprintf(f, "%serror: device mismatch in ", C(VW_RED));
+    vw_put_escaped(f, name);
+    fputs(C(VW_RESET), f);
     if (call.has_site) fprintf(f, " at "), vw_put_escaped(f, vw_site_str(&call.site, buf, sizeof buf));
     fputs("\n  ", f);
     vw_put_escaped(f, message);
@@ -521,10 +523,13 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     fputs("\n  arg         device   tensor\n", f);
     for (int i = 0; i < n; i++) {
         const struct operand *o = &ops[i];
-        fprintf(f, "%s  %-11s %-8s t%-6lld ", o->odd ? C(VW_RED) : "", o->arg, vw_device_name(o->dev, d1, sizeof d1),
-                (long long)o->tensor);
+        fprintf(f, "%s  ", o->odd ? C(VW_RED) : "");
+        vw_put_escaped_pad(f, o->arg, 11);
+        fprintf(f, " %-8s t%-6lld ", vw_device_name(o->dev, d1, sizeof d1), (long long)o->tensor);
         if (o->name[0]) fputc('"', f), vw_put_escaped(f, o->name), fputs("\" ", f);
-        fprintf(f, "%s%s%s%s\n", o->dtype, o->shape,
+        vw_put_escaped(f, o->dtype);
+        vw_put_escaped(f, o->shape);
+        fprintf(f, "%s%s\n",
                 o->odd      ? "   <- the odd one out"
                 : o->scalar ? "   (cpu scalar: allowed)"
                             : "",
@@ -538,8 +543,9 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     for (int i = 0; i < n; i++) {
         const struct operand *o = &ops[i];
         if (!o->odd) continue;
-        fprintf(f, "\nwhy t%lld%s%s%s is on %s:\n", (long long)o->tensor, o->name[0] ? " \"" : "", o->name,
-                o->name[0] ? "\"" : "", vw_device_name(o->dev, d1, sizeof d1));
+        fprintf(f, "\nwhy t%lld%s", (long long)o->tensor, o->name[0] ? " \"" : "");
+        vw_put_escaped(f, o->name);
+        fprintf(f, "%s is on %s:\n", o->name[0] ? "\"" : "", vw_device_name(o->dev, d1, sizeof d1));
         int k = 1;
         for (int s = o->nsteps - 1; s >= 0; s--, k++) {
             fprintf(f, "  %d. ", k);
@@ -547,7 +553,11 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
             print_site(f, &o->chain[s]);
             fputc('\n', f);
         }
-        fprintf(f, "  %d. passed to %s as '%s'", k, name, o->arg);
+        fprintf(f, "  %d. passed to ", k);
+        vw_put_escaped(f, name);
+        fputs(" as '", f);
+        vw_put_escaped(f, o->arg);
+        fputc('\'', f);
         if (call.has_site) fputs("  ", f), vw_put_escaped(f, vw_site_str(&call.site, buf, sizeof buf));
         fputc('\n', f);
         int moved = 0;
@@ -558,8 +568,9 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         const struct operand *p = &ops[i];
         if (p->odd || p->scalar || !p->nsteps) continue;
         const struct step *a = &p->chain[p->arrived];
-        fprintf(f, "\nits peer t%lld%s%s%s reached %s here:\n  ", (long long)p->tensor, p->name[0] ? " \"" : "",
-                p->name, p->name[0] ? "\"" : "", vw_device_name(p->dev, d1, sizeof d1));
+        fprintf(f, "\nits peer t%lld%s", (long long)p->tensor, p->name[0] ? " \"" : "");
+        vw_put_escaped(f, p->name);
+        fprintf(f, "%s reached %s here:\n  ", p->name[0] ? "\"" : "", vw_device_name(p->dev, d1, sizeof d1));
         vw_put_escaped(f, a->text);
         print_site(f, a);
         fputc('\n', f);
@@ -712,7 +723,9 @@ static int report_exceptions(struct ctx *c, int found) {
             fputs("}", f);
         } else {
             if (found + n) fputc('\n', f);
-            fprintf(f, "%serror: device mismatch (%s thrown)%s", C(VW_RED), type, C(VW_RESET));
+            fprintf(f, "%serror: device mismatch (", C(VW_RED));
+            vw_put_escaped(f, type);
+            fprintf(f, " thrown)%s", C(VW_RESET));
             if (has_py) fputs(" at ", f), vw_put_escaped(f, pysite);
             fputs("\n  ", f);
             vw_put_escaped(f, line);
@@ -887,10 +900,19 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
         vw_put_json_string(out, t->path);
         fprintf(out, ", \"program\": ");
         vw_put_json_string(out, prog);
-        fprintf(out, ", \"pid\": %s, \"exit_status\": %s, \"mismatches\": [", pid[0] ? pid : "null",
-                status[0] ? status : "null");
+        fprintf(out, ", \"pid\": ");
+        vw_put_json_meta(out, pid);
+        fprintf(out, ", \"exit_status\": ");
+        vw_put_json_meta(out, status);
+        fprintf(out, ", \"mismatches\": [");
     } else {
-        if (nfiles > 1 || index) fprintf(out, "%s== %s (pid %s)\n", index ? "\n" : "", t->path, pid);
+        if (nfiles > 1 || index) {
+            fprintf(out, "%s== ", index ? "\n" : "");
+            vw_put_escaped(out, t->path);
+            fprintf(out, " (pid ");
+            vw_put_escaped(out, pid);
+            fprintf(out, ")\n");
+        }
     }
     while (sqlite3_step(mm) == SQLITE_ROW) {
         if (!json && found) fprintf(out, "\n");
@@ -914,7 +936,9 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
         vw_put_escaped(out, t->path);
         fprintf(out, " (");
         vw_put_escaped(out, prog);
-        fprintf(out, ", exit status %s)\n", status[0] ? status : "unknown");
+        fprintf(out, ", exit status ");
+        vw_put_escaped(out, status[0] ? status : "unknown");
+        fprintf(out, ")\n");
         summary(&c);
     }
 next:
@@ -967,6 +991,11 @@ int vw_cmd_report(int argc, char **argv) {
     free(paths);
     if (!tr) return VW_EXIT_USAGE;
     int rc = VW_EXIT_OK;
+    struct vw_doc doc; /* JSON: all or nothing */
+    if (json && vw_doc_capture(&doc) < 0) {
+        vw_trace_close_all(tr, nfiles);
+        return VW_EXIT_USAGE;
+    }
     if (json) printf("{\"traces\": [");
     for (int i = 0; i < nfiles; i++) {
         int found = vw_report_trace(&tr[i], json, all_frames, stdout, i, nfiles);
@@ -974,6 +1003,10 @@ int vw_cmd_report(int argc, char **argv) {
         if (found > 0 && rc == VW_EXIT_OK) rc = VW_EXIT_FOUND;
     }
     if (json) printf("\n]}\n");
+    if (json && vw_doc_release(&doc, rc != VW_EXIT_USAGE) < 0 && rc != VW_EXIT_USAGE) {
+        vw_error("report: cannot write to standard output");
+        rc = VW_EXIT_USAGE;
+    }
     vw_trace_close_all(tr, nfiles);
     return rc;
 }

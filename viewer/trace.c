@@ -56,6 +56,7 @@ void vw_trace_close(struct vw_trace *t) {
         snprintf(p, sizeof p, "%s/trace.db-shm", t->tmpdir);
         unlink(p);
         rmdir(t->tmpdir);
+        vw_cleanup_drop_dir(t->tmpdir);
         t->tmpdir[0] = '\0';
     }
 }
@@ -97,8 +98,16 @@ int vw_trace_open(const char *path, struct vw_trace *t) {
     char copy[4200];
     if (has_wal) {
         /* killed, or still running: read committed data from a copy */
-        snprintf(t->tmpdir, sizeof t->tmpdir, "/tmp/devtrace-read.XXXXXX");
-        if (!mkdtemp(t->tmpdir)) {
+        const char *tmp = getenv("TMPDIR");
+        if (!tmp || tmp[0] != '/' || strlen(tmp) > sizeof t->tmpdir - 32) tmp = "/tmp";
+        snprintf(t->tmpdir, sizeof t->tmpdir, "%s/devtrace-read.XXXXXX", tmp);
+        sigset_t all, old;
+        sigfillset(&all);
+        sigprocmask(SIG_BLOCK, &all, &old); /* a signal between the two would leave the dir behind */
+        char *made = mkdtemp(t->tmpdir);
+        if (made) vw_cleanup_add_dir(t->tmpdir);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        if (!made) {
             t->tmpdir[0] = '\0';
             vw_error("%s: has a write-ahead log and no private copy could be made: %s", path, strerror(errno));
             return -1;
@@ -217,44 +226,6 @@ void vw_trace_close_all(struct vw_trace *tr, int n) {
 }
 
 const char *vw_dtype_name(int d) { return d == 0 ? "float32" : d == 1 ? "int64" : d == 2 ? "bool" : "?"; }
-
-/* ---------------------------------------------------------------- output escaping */
-
-void vw_put_escaped(FILE *f, const char *s) { vw_put_escaped_pad(f, s, 0); }
-
-void vw_put_escaped_pad(FILE *f, const char *s, int width) {
-    int n = 0;
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p < 0x20 || *p == 0x7f)
-            n += fprintf(f, "\\x%02x", *p);
-        else
-            fputc(*p, f), n += (*p & 0xc0) != 0x80; /* columns, not UTF-8 continuation bytes */
-    }
-    for (; n < width; n++) fputc(' ', f);
-}
-
-/* JSON text; <, > and & as \u escapes too, so that it can sit in an HTML
- * <script> element as it is. */
-void vw_put_json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '<': fputs("\\u003c", f); break;
-        case '>': fputs("\\u003e", f); break;
-        case '&': fputs("\\u0026", f); break;
-        default:
-            if (*p < 0x20 || *p == 0x7f)
-                fprintf(f, "\\u%04x", *p);
-            else
-                fputc(*p, f);
-        }
-    }
-    fputc('"', f);
-}
 
 const char *vw_device_name(int64_t dev, char *buf, size_t size) {
     if ((dev >> 16) == 0)

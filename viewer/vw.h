@@ -30,7 +30,7 @@ int vw_cmd_export(int argc, char **argv);
 struct vw_trace {
     sqlite3 *db;
     const char *path; /* as given */
-    char tmpdir[64];  /* private copy of a trace left with a WAL, or "" */
+    char tmpdir[256]; /* private copy of a trace left with a WAL ($TMPDIR/devtrace-read.*), or "" */
 };
 /* Opens a trace read-only, or prints one line saying what is wrong and
  * returns -1 (the caller exits VW_EXIT_USAGE). */
@@ -44,11 +44,38 @@ void vw_trace_close_all(struct vw_trace *tr, int n);
 sqlite3_stmt *vw_prep(struct vw_trace *t, const char *sql);
 /* A meta value ("" when absent) into buf. */
 const char *vw_meta(struct vw_trace *t, const char *key, char *buf, size_t size);
-/* Untrusted text for a terminal (control characters escaped) or for JSON. */
+/* ---------------------------------------------------------------- escaping (escape.c) */
+
+/* Text from a trace is untrusted. For a terminal: control bytes (C0, DEL,
+ * C1) and bytes that are not UTF-8 as \xNN. */
 void vw_put_escaped(FILE *f, const char *s);
-void vw_put_json_string(FILE *f, const char *s);
 /* vw_put_escaped, then spaces up to width columns. */
 void vw_put_escaped_pad(FILE *f, const char *s, int width);
+/* A JSON string: valid UTF-8 (U+FFFD for what is not), with <, >, &,
+ * U+2028 and U+2029 escaped so that it may sit in a <script> element. */
+void vw_put_json_string(FILE *f, const char *s);
+/* A meta value as JSON: a number when it is a plain integer, null when
+ * empty, else a string. */
+void vw_put_json_meta(FILE *f, const char *v);
+/* HTML text: <, >, &, quotes as references, U+FFFD for what is not UTF-8. */
+void vw_put_html_text(FILE *f, const char *s);
+/* Whether s is well-formed UTF-8. */
+int vw_utf8_valid(const char *s);
+/* A document that must not be left half-written: vw_doc_begin returns the
+ * stream to write it to (NULL after printing why), vw_doc_end writes it to
+ * out only when keep, and frees it; 0, or -1 when it could not be written. */
+struct vw_doc {
+    FILE *f;     /* the document's stream (memory) */
+    char *buf;   /* its bytes, once closed */
+    size_t size; /* bytes */
+    FILE *saved; /* the real stdout, while vw_doc_capture holds it */
+};
+FILE *vw_doc_begin(struct vw_doc *d);
+int vw_doc_end(struct vw_doc *d, FILE *out, int keep);
+/* The same around stdout: what the command prints to stdout goes to the
+ * document until vw_doc_release; 0, or -1 after printing why. */
+int vw_doc_capture(struct vw_doc *d);
+int vw_doc_release(struct vw_doc *d, int keep);
 
 /* Terminal colors: escape sequences when stdout is a terminal and NO_COLOR
  * is unset or empty, else "". */
@@ -106,6 +133,19 @@ int vw_sym_event_site(struct vw_sym *s, int64_t stack, int64_t pystack, int64_t 
 const char *vw_sym_relative(struct vw_sym *s, const char *file);
 /* "file:line (function)" or "module+0xoff". */
 const char *vw_site_str(const struct vw_frame *f, char *buf, size_t size);
+
+/* ---------------------------------------------------------------- cleanup (cleanup.c) */
+
+/* Temp files and private trace copies removed if a signal (SIGINT, SIGTERM,
+ * SIGHUP, SIGPIPE, SIGQUIT) ends the viewer; add before creating, drop once
+ * removed or renamed. 0, or -1 when the table is full (not removed then). */
+int vw_cleanup_add_file(const char *path);
+void vw_cleanup_drop_file(const char *path);
+int vw_cleanup_add_dir(const char *dir);
+void vw_cleanup_drop_dir(const char *dir);
+/* 0 when path is a regular file or does not exist; else -1 after one line
+ * naming what it is (a device node, a FIFO, a directory is never replaced). */
+int vw_output_check(const char *cmd, const char *path);
 
 /* "devtrace: <message>" on stderr. */
 void vw_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
