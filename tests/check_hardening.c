@@ -238,6 +238,8 @@ START_TEST(test_private_copy_removed_on_signal) {
 }
 END_TEST
 
+TCase *make_hostguard_tcase(void); /* check_hostguard.c */
+
 Suite *make_hardening_suite(void) {
     Suite *s = suite_create("hardening");
     TCase *tc = tcase_create("viewer");
@@ -248,5 +250,6 @@ Suite *make_hardening_suite(void) {
     tcase_add_test(tc, test_output_paths_that_are_not_files);
     tcase_add_test(tc, test_private_copy_removed_on_signal);
     suite_add_tcase(s, tc);
+    suite_add_tcase(s, make_hostguard_tcase());
     return s;
 }

@@ -1260,6 +1260,40 @@ static void free_mem(void) {
     W.texts = NULL, W.ntexts = 0, W.rctx = NULL, W.caprctx = 0;
 }
 
+/* SQLite's writes on a program thread (the trace finished at exit, a note
+ * after a failed exec): past RLIMIT_FSIZE, write() sends that thread
+ * SIGXFSZ, whose default kills the program the tracer was only watching.
+ * The signal is blocked around them, so the write fails with EFBIG (one
+ * warning, tracing off), and a SIGXFSZ they made is taken back before the
+ * mask is restored. One that was pending before stays: it is the
+ * program's. (The writer thread blocks every signal: one sent to it stays
+ * pending there, unseen.) */
+struct xfsz_guard {
+    sigset_t old; /* the thread's mask before */
+    int pending;  /* SIGXFSZ was pending already */
+};
+
+static void xfsz_block(struct xfsz_guard *g) {
+    sigset_t set, pend;
+    sigemptyset(&set);
+    sigaddset(&set, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &set, &g->old);
+    g->pending = sigpending(&pend) == 0 && sigismember(&pend, SIGXFSZ);
+}
+
+static void xfsz_restore(struct xfsz_guard *g) {
+    sigset_t set, pend;
+    sigemptyset(&set);
+    sigaddset(&set, SIGXFSZ);
+    if (!g->pending && sigpending(&pend) == 0 && sigismember(&pend, SIGXFSZ)) {
+        struct timespec zero = {0, 0};
+        int saved = errno;
+        sigtimedwait(&set, NULL, &zero);
+        errno = saved;
+    }
+    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
 /* The calling thread finishes the trace itself: it takes the lock (after
  * the step the writer may be in), drains what is left, and closes. The
  * writer, asleep or waiting for the lock, sees stop and returns; it is
@@ -1277,6 +1311,8 @@ uint64_t tr_writer_stop(int final, const char *exec_path) {
         }
         g_tr.writer_running = 0;
     }
+    struct xfsz_guard xg;
+    xfsz_block(&xg);
     pthread_mutex_lock(&g_tr.writer_lock);
     finish(final, exec_path);
     uint64_t written = W.failed ? UINT64_MAX : W.events_written;
@@ -1288,6 +1324,7 @@ uint64_t tr_writer_stop(int final, const char *exec_path) {
     }
     free_mem();
     pthread_mutex_unlock(&g_tr.writer_lock);
+    xfsz_restore(&xg);
     return written;
 }
 
@@ -1325,6 +1362,8 @@ void tr_writer_abandon(void) {
 }
 
 int tr_writer_note(const char *path, const char *key, const char *value) {
+    struct xfsz_guard xg;
+    xfsz_block(&xg);
     sqlite3 *db = NULL;
     int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL);
     sqlite3_stmt *st = NULL;
@@ -1336,5 +1375,6 @@ int tr_writer_note(const char *path, const char *key, const char *value) {
     }
     sqlite3_finalize(st);
     sqlite3_close(db);
+    xfsz_restore(&xg);
     return rc == SQLITE_OK ? 0 : -1;
 }

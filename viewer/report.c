@@ -904,6 +904,14 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
         vw_put_json_meta(out, pid);
         fprintf(out, ", \"exit_status\": ");
         vw_put_json_meta(out, status);
+        struct vw_health h;
+        vw_health(t->db, &h);
+        fprintf(out, ", \"complete\": %s, \"incomplete\": ", h.complete ? "true" : "false");
+        if (h.why[0])
+            vw_put_json_string(out, h.why);
+        else
+            fputs("null", out);
+        fprintf(out, ", \"events_dropped\": %lld", (long long)h.dropped);
         fprintf(out, ", \"mismatches\": [");
     } else {
         if (nfiles > 1 || index) {
@@ -912,6 +920,16 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
             fprintf(out, " (pid ");
             vw_put_escaped(out, pid);
             fprintf(out, ")\n");
+        }
+        struct vw_health h;
+        if (vw_health(t->db, &h)) {
+            fprintf(out, "%snote:%s ", out == stdout ? vw_color(VW_YELLOW) : "",
+                    out == stdout ? vw_color(VW_RESET) : "");
+            vw_put_escaped(out, h.why[0] ? "this trace is incomplete: " : "");
+            vw_put_escaped(out, h.why);
+            fputs(h.why[0] && h.lost[0] ? "; " : "", out);
+            vw_put_escaped(out, h.lost);
+            fputs("\n\n", out);
         }
     }
     while (sqlite3_step(mm) == SQLITE_ROW) {

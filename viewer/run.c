@@ -133,6 +133,16 @@ static void record_status(const char *trace, int status) {
     sqlite3_close(db);
 }
 
+/* ", incomplete: why" and ", N events dropped" when the trace is not
+ * whole, into buf ("" when it is). */
+static void trace_whole(const char *trace, char *buf, size_t size) {
+    sqlite3 *db;
+    struct vw_health h;
+    if (sqlite3_open_v2(trace, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK && vw_health(db, &h))
+        snprintf(buf, size, "%s%s%s%s", h.why[0] ? ", incomplete: " : "", h.why, h.lost[0] ? "; " : "", h.lost);
+    sqlite3_close(db);
+}
+
 static pid_t g_child;
 static void forward(int sig) {
     if (g_child > 0) kill(g_child, sig);
@@ -244,6 +254,7 @@ int vw_cmd_run(int argc, char **argv) {
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    signal(SIGXFSZ, SIG_IGN); /* past the program's RLIMIT_FSIZE, recording its status fails: it does not kill us */
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
     sigaction(SIGTERM, &old_term, NULL);
@@ -291,10 +302,12 @@ int vw_cmd_run(int argc, char **argv) {
         for (size_t j = k + 1; j < n && !later; j++) later = strcmp(ent[j].path, ent[k].path) == 0;
         if (later || access(ent[k].path, F_OK) != 0) continue;
         if (k == status_at) record_status(ent[k].path, status);
+        char whole[600] = "";
+        trace_whole(ent[k].path, whole, sizeof whole);
         if (ent[k].pid == pid)
-            fprintf(stderr, "devtrace: trace written to %s\n", ent[k].path);
+            fprintf(stderr, "devtrace: trace written to %s%s\n", ent[k].path, whole);
         else
-            fprintf(stderr, "devtrace: trace of process %d written to %s\n", ent[k].pid, ent[k].path);
+            fprintf(stderr, "devtrace: trace of process %d written to %s%s\n", ent[k].pid, ent[k].path, whole);
         ntraces++;
     }
     free(ent);

@@ -44,6 +44,9 @@ static int64_t scalar_int(sqlite3 *db, const char *sql, int64_t dflt) {
     return v;
 }
 
+static int64_t meta_int(sqlite3 *db, const char *key, int64_t dflt);
+static const char *sig_name(int sig, char *buf, size_t size);
+
 void vw_trace_close(struct vw_trace *t) {
     if (t->db) sqlite3_close(t->db);
     t->db = NULL;
@@ -178,12 +181,73 @@ int vw_trace_open(const char *path, struct vw_trace *t) {
         }
     }
     if (scalar_int(t->db, "SELECT EXISTS(SELECT 1 FROM events)", 0) == 0) {
-        vw_error("%s: the trace holds no events (the program made no tensor, or tracing was turned off at start)",
-                 path);
+        int killed = (int)meta_int(t->db, "killed_by_signal", 0);
+        char sig[32];
+        if (killed)
+            vw_error("%s: the trace holds no events: the program was killed by %s before any event was written", path,
+                     sig_name(killed, sig, sizeof sig));
+        else
+            vw_error("%s: the trace holds no events (the program made no tensor, or tracing was turned off at start)",
+                     path);
         vw_trace_close(t);
         return -1;
     }
     return 0;
+}
+
+static const char *sig_name(int sig, char *buf, size_t size) {
+    const char *abbrev = sig > 0 && sig < 65 ? sigabbrev_np(sig) : NULL;
+    if (abbrev)
+        snprintf(buf, size, "SIG%s", abbrev);
+    else
+        snprintf(buf, size, "signal %d", sig);
+    return buf;
+}
+
+static int64_t meta_int(sqlite3 *db, const char *key, int64_t dflt) {
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = '%s'", key);
+    return scalar_int(db, sql, dflt);
+}
+
+int vw_health(sqlite3 *db, struct vw_health *h) {
+    char sig[32];
+    memset(h, 0, sizeof *h);
+    h->dropped = meta_int(db, "events_dropped", 0);
+    if (h->dropped < 0) h->dropped = 0;
+    h->complete = meta_int(db, "complete", 0) == 1;
+    int killed = (int)meta_int(db, "killed_by_signal", 0), fatal = (int)meta_int(db, "fatal_signal", 0);
+    int64_t stopped = scalar_int(db, "SELECT EXISTS(SELECT 1 FROM meta WHERE key = 'tracing_stopped')", 0);
+    if (stopped > 0) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'tracing_stopped'", -1, &st, NULL) ==
+            SQLITE_OK) {
+            if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+                snprintf(h->stopped, sizeof h->stopped, "%s", (const char *)sqlite3_column_text(st, 0));
+            sqlite3_finalize(st);
+        }
+    }
+    if (!h->complete) {
+        if (fatal || killed)
+            snprintf(h->why, sizeof h->why, "the program was killed by %s%s",
+                     sig_name(fatal ? fatal : killed, sig, sizeof sig),
+                     fatal ? " (every event before it was kept)"
+                           : " (the events of its last commit window, 20 ms, may be missing)");
+        else if (h->stopped[0])
+            snprintf(h->why, sizeof h->why, "tracing stopped before the program ended: %s", h->stopped);
+        else
+            snprintf(h->why, sizeof h->why,
+                     "the tracer stopped writing before the program ended (a write error or a full disk: see the "
+                     "warning it printed)%s",
+                     scalar_int(db, "SELECT EXISTS(SELECT 1 FROM meta WHERE key = 'exit_status')", 0) > 0
+                         ? ""
+                         : ", or the program was killed");
+    }
+    if (h->dropped)
+        snprintf(h->lost, sizeof h->lost,
+                 "%lld event%s dropped (full rings in lossy mode, DEVTRACE_LOSSY=1): a chain may miss links",
+                 (long long)h->dropped, h->dropped == 1 ? "" : "s");
+    return h->complete && !h->dropped ? 0 : 1;
 }
 
 sqlite3_stmt *vw_prep(struct vw_trace *t, const char *sql) {
