@@ -138,7 +138,8 @@ static void record_status(const char *trace, int status) {
 static void trace_whole(const char *trace, char *buf, size_t size) {
     sqlite3 *db;
     struct vw_health h;
-    if (sqlite3_open_v2(trace, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK && vw_health(db, &h))
+    /* read-write, as record_status: a read-only connection would leave a -shm file behind */
+    if (sqlite3_open_v2(trace, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK && vw_health(db, &h))
         snprintf(buf, size, "%s%s%s%s", h.why[0] ? ", incomplete: " : "", h.why, h.lost[0] ? "; " : "", h.lost);
     sqlite3_close(db);
 }
