@@ -63,11 +63,62 @@ START_TEST(test_the_programs_own_sigxfsz_still_reaches_it) {
 }
 END_TEST
 
+/* A burst that fills a small ring many times over: by default the producer
+ * waits for the writer and every event is in the trace, in order; in lossy
+ * mode events are dropped and counted, and `devtrace run`'s last line,
+ * the report's header and its JSON say how many. */
+START_TEST(test_full_ring_waits_and_loses_nothing) {
+    const char *const argv[] = {DEVTRACE_CLI, "run", "-o", "w.db", TRACE_TARGET, "burst", "200000", NULL};
+    int st = run(0, ENV("DEVTRACE_RING_KB=64"), argv);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", err_buf);
+    ck_assert_str_eq(out_buf, "burst done\n");
+    ck_assert_msg(!strstr(err_buf, "dropped") && !strstr(err_buf, "incomplete"), "%s", err_buf);
+    sqlite3 *db = open_trace("w.db");
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='events_dropped'"), 0);
+    ck_assert_int_gt(q_int(db, "SELECT value FROM meta WHERE key='ring_waits'"), 0); /* it was full, and waited */
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='complete'"), 1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM names n JOIN strings s ON s.id = n.name WHERE s.text = 'burst'"),
+                     200000);
+    ck_assert_int_eq(q_int(db, "SELECT max(seq) - min(seq) + 1 - count(*) FROM events"), 0); /* no gap */
+    sqlite3_close(db);
+    const char *const report[] = {DEVTRACE_CLI, "report", "w.db", NULL};
+    st = run(0, NULL, report);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0 && !strstr(out_buf, "note:"), "%s", out_buf);
+}
+END_TEST
+
+START_TEST(test_lossy_mode_says_how_many_were_dropped) {
+    const char *const argv[] = {DEVTRACE_CLI, "run", "-o", "l.db", TRACE_TARGET, "burst", "200000", NULL};
+    int st = run(0, ENV("DEVTRACE_RING_KB=64", "DEVTRACE_LOSSY=1"), argv);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", err_buf);
+    sqlite3 *db = open_trace("l.db");
+    long long dropped = (long long)q_int(db, "SELECT value FROM meta WHERE key='events_dropped'");
+    sqlite3_close(db);
+    ck_assert_int_gt(dropped, 0);
+    char want[96];
+    snprintf(want, sizeof want, "%lld events dropped (full rings in lossy mode, DEVTRACE_LOSSY=1)", dropped);
+    ck_assert_msg(strstr(last_line(err_buf), want), "run's last line: %s", err_buf);
+    const char *const report[] = {DEVTRACE_CLI, "report", "l.db", NULL};
+    run(0, NULL, report);
+    ck_assert_msg(!strncmp(out_buf, "note: ", 6) && strstr(out_buf, want), "%s", out_buf);
+    const char *const json[] = {DEVTRACE_CLI, "report", "--json", "l.db", NULL};
+    run(0, NULL, json);
+    snprintf(want, sizeof want, "\"events_dropped\": %lld,", dropped);
+    ck_assert_msg(strstr(out_buf, want), "%s", out_buf);
+    /* plain LD_PRELOAD: the tracer's own line says it */
+    const char *const plain[] = {TRACE_TARGET, "burst", "200000", NULL};
+    run(1, ENV("DEVTRACE_RING_KB=64", "DEVTRACE_LOSSY=1", "DEVTRACE_OUTPUT=p.db"), plain);
+    ck_assert_msg(strstr(err_buf, "events dropped (full rings in lossy mode"), "%s", err_buf);
+}
+END_TEST
+
 TCase *make_hostguard_tcase(void) {
     TCase *tc = tcase_create("tracer");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_file_size_limit_does_not_kill_the_program);
     tcase_add_test(tc, test_the_programs_own_sigxfsz_still_reaches_it);
+    tcase_add_test(tc, test_full_ring_waits_and_loses_nothing);
+    tcase_add_test(tc, test_lossy_mode_says_how_many_were_dropped);
     return tc;
 }

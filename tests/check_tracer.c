@@ -390,7 +390,7 @@ START_TEST(test_event_times) {
 END_TEST
 
 START_TEST(test_full_ring_drops_and_counts) {
-    int st = run(1, ENV("DEVTRACE_OUTPUT=t.db", "DEVTRACE_RING_KB=64"), TARGET("burst", "200000"));
+    int st = run(1, ENV("DEVTRACE_OUTPUT=t.db", "DEVTRACE_RING_KB=64", "DEVTRACE_LOSSY=1"), TARGET("burst", "200000"));
     ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     ck_assert(strstr(out_buf, "burst done") != NULL);
     sqlite3 *db = open_trace("t.db");

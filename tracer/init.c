@@ -40,6 +40,9 @@ void tr_fail(const char *fmt, ...) {
     if (atomic_exchange(&g_tr.warned, 1)) return;
     va_list ap;
     va_start(ap, fmt);
+    vsnprintf(g_tr.fail_msg, sizeof g_tr.fail_msg, fmt, ap); /* the trace says why (meta tracing_stopped) */
+    va_end(ap);
+    va_start(ap, fmt);
     say("warning: ", "; tracing is off, the program goes on", fmt, ap);
     va_end(ap);
 }
@@ -77,6 +80,7 @@ static void read_config(void) {
     c->ring_bytes = bytes;
     c->python = (int)env_long("DEVTRACE_PYTHON", 1, 0, 1);
     c->commit_ms = (int)env_long("DEVTRACE_COMMIT_MS", 20, 1, 50);
+    c->lossy = (int)env_long("DEVTRACE_LOSSY", 0, 0, 1);
 }
 
 static void append_manifest(void) {
@@ -179,8 +183,15 @@ static void finish_trace(const char *exec_path) {
         g_trace_removed = 1;
         return;
     }
-    if (was_on && !atomic_load(&g_tr.warned) && !getenv("DEVTRACE_MANIFEST"))
-        tr_info("trace written to %s", g_tr.cfg.path);
+    uint64_t dropped = 0;
+    for (struct tr_ring *r = atomic_load(&g_tr.rings); r; r = r->next) dropped += atomic_load(&r->dropped);
+    if (was_on && !atomic_load(&g_tr.warned) && !getenv("DEVTRACE_MANIFEST")) {
+        if (dropped)
+            tr_info("trace written to %s; %llu events dropped (full rings%s)", g_tr.cfg.path,
+                    (unsigned long long)dropped, g_tr.cfg.lossy ? " in lossy mode, DEVTRACE_LOSSY=1" : "");
+        else
+            tr_info("trace written to %s", g_tr.cfg.path);
+    }
 }
 
 __attribute__((destructor)) static void tracer_fini(void) { finish_trace(NULL); }

@@ -27,7 +27,10 @@ static void run_usage(FILE *f) {
                "Exit status: PROG's own (128+N when signal N killed it); 126 PROG is not executable,\n"
                "127 PROG not found, 125 devtrace could not start it, 2 bad usage.\n"
                "Environment read by the tracer: DEVTRACE_STACK_DEPTH (32), DEVTRACE_RING_KB (8192),\n"
-               "DEVTRACE_PYTHON (1), DEVTRACE_COMMIT_MS (20), DEVTRACE_QUIET.\n");
+               "DEVTRACE_PYTHON (1), DEVTRACE_COMMIT_MS (20), DEVTRACE_QUIET, DEVTRACE_LOSSY (0).\n"
+               "Nothing is lost by default: a thread whose ring is full waits for the writer (a writer stuck\n"
+               "for 2 s turns tracing off with one warning). DEVTRACE_LOSSY=1 drops and counts instead; the\n"
+               "last line here, and 'devtrace report', say how many were dropped.\n");
 }
 
 /* libdevtrace.so next to this executable: build tree or install prefix. */

@@ -244,9 +244,9 @@ int vw_health(sqlite3 *db, struct vw_health *h) {
                          : ", or the program was killed");
     }
     if (h->dropped)
-        snprintf(h->lost, sizeof h->lost,
-                 "%lld event%s dropped (full rings in lossy mode, DEVTRACE_LOSSY=1): a chain may miss links",
-                 (long long)h->dropped, h->dropped == 1 ? "" : "s");
+        snprintf(h->lost, sizeof h->lost, "%lld event%s dropped (full rings%s): a chain may miss links",
+                 (long long)h->dropped, h->dropped == 1 ? "" : "s",
+                 meta_int(db, "lossy", 0) == 1 ? " in lossy mode, DEVTRACE_LOSSY=1" : "");
     return h->complete && !h->dropped ? 0 : 1;
 }
 
