@@ -1322,7 +1322,16 @@ uint64_t tr_writer_stop(int final, const char *exec_path) {
     }
     struct xfsz_guard xg;
     xfsz_block(&xg);
-    pthread_mutex_lock(&g_tr.writer_lock);
+    /* bounded: a writer stuck inside its cycle (holding the lock) must not
+     * hang the program's exit; the trace then ends at its last commit */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += TR_RING_STUCK_MS / 1000 + 3;
+    if (pthread_mutex_timedlock(&g_tr.writer_lock, &until) != 0) {
+        tr_fail("the trace writer is stuck; the trace ends at its last commit");
+        xfsz_restore(&xg);
+        return UINT64_MAX;
+    }
     finish(final, exec_path);
     uint64_t written = W.failed ? UINT64_MAX : W.events_written;
     if (W.db) {
