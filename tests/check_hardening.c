@@ -240,6 +240,41 @@ END_TEST
 
 TCase *make_hostguard_tcase(void); /* check_hostguard.c */
 
+/* Values no tracer writes but a damaged or hostile trace may hold: a cycle
+ * in a stack's frames is refused with one line (never walked for ever),
+ * extreme times, counts and device numbers are read without overflow (the
+ * sanitizer build makes any signed overflow fatal). */
+START_TEST(test_damaged_values) {
+    char p[160];
+    snprintf(p, sizeof p, "%s/cycle.db", dir);
+    ck_assert_int_eq(sh("cp %s %s", trace, p), 0);
+    exec_sql(p, "UPDATE frames SET parent = id WHERE id = (SELECT max(id) FROM frames);");
+    static const char *const cmds[] = {"report", "tensors", "transfers", "show"};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(sh("%s %s %s %s", DEVTRACE_CLI, cmds[i], p, i == 3 ? "1" : ""), 2);
+        ck_assert_msg(strstr(err, "damaged trace: a native stack has a frame whose parent is not an earlier frame") &&
+                          strchr(err, '\n') == err + strlen(err) - 1,
+                      "%s: %s", cmds[i], err);
+        ck_assert_int_eq((int)out_len, 0);
+    }
+    snprintf(p, sizeof p, "%s/extreme.db", dir);
+    ck_assert_int_eq(sh("cp %s %s", trace, p), 0);
+    exec_sql(p, "UPDATE ops SET t = 9223372036854775807, dur = -9223372036854775808;"
+                "UPDATE transfers SET bytes = 9223372036854775807, src_device = -9223372036854775808, dst_device = "
+                "9223372036854775807;"
+                "UPDATE misc_events SET t = 9223372036854775807; UPDATE tensor_rows SET t = -9223372036854775808;"
+                "UPDATE meta SET value = '-9223372036854775808' WHERE key = 'start_time_ns';");
+    static const char *const all[] = {"report",    "report --json",    "tensors",
+                                      "transfers", "transfers --json", "export --format chrome -o -",
+                                      "show",      "show --json"};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        int rc = sh("%s %s %s %s", DEVTRACE_CLI, all[i], p, !strncmp(all[i], "show", 4) ? "1" : "");
+        ck_assert_msg(rc == 0 || rc == 1, "%s: exit %d: %s", all[i], rc, err);
+    }
+    ck_assert_int_eq(sh("%s export --format html -o %s/x.html %s", DEVTRACE_CLI, dir, p), 0);
+}
+END_TEST
+
 Suite *make_hardening_suite(void) {
     Suite *s = suite_create("hardening");
     TCase *tc = tcase_create("viewer");
@@ -249,6 +284,7 @@ Suite *make_hardening_suite(void) {
     tcase_add_test(tc, test_json_is_all_or_nothing);
     tcase_add_test(tc, test_output_paths_that_are_not_files);
     tcase_add_test(tc, test_private_copy_removed_on_signal);
+    tcase_add_test(tc, test_damaged_values);
     suite_add_tcase(s, tc);
     suite_add_tcase(s, make_hostguard_tcase());
     return s;

@@ -524,6 +524,7 @@ static int show_one(struct vw_trace *t, const struct opts *o, int index) {
            "?1"
            ") ORDER BY 1");
     if (!st) {
+        site_cache_free(&c.sc);
         vw_sym_free(c.sym);
         return -1;
     }
@@ -629,9 +630,9 @@ static struct group *group_of(struct group *g, int *n, const char *site, const c
 /* Adds one query row's aggregates to a group. */
 static void group_add(struct group *x, int64_t count, int64_t bytes, int64_t distinct_src, int64_t t_min, int64_t t_max,
                       int64_t seq) {
-    x->count += count;
-    x->bytes += bytes;
-    x->distinct_src += distinct_src; /* exact unless one site's stacks share a source */
+    x->count = vw_add(x->count, count);
+    x->bytes = vw_add(x->bytes, bytes);
+    x->distinct_src = vw_add(x->distinct_src, distinct_src); /* exact unless one site's stacks share a source */
     if (t_min < x->t_first) x->t_first = t_min;
     if (t_max > x->t_last) x->t_last = t_max;
     if (seq < x->first_seq) x->first_seq = seq;
@@ -745,7 +746,7 @@ static int cuda_copies(struct vw_trace *t, struct vw_sym *sym, int json, int alo
         int dir = sqlite3_column_int(st, 2);
         int64_t dev = sqlite3_column_int64(st, 3), peer = sqlite3_column_int64(st, 4);
         const char *api = col_text(st, 5, "?");
-        total += sqlite3_column_int64(st, 6), bytes += sqlite3_column_int64(st, 7);
+        total = vw_add(total, sqlite3_column_int64(st, 6)), bytes = vw_add(bytes, sqlite3_column_int64(st, 7));
         struct group *x = group_of(g, &n, site, api, dir, dev, peer, seq);
         if (!x) {
             dropped++;
@@ -753,8 +754,8 @@ static int cuda_copies(struct vw_trace *t, struct vw_sym *sym, int json, int alo
         }
         group_add(x, sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 8),
                   sqlite3_column_int64(st, 9), sqlite3_column_int64(st, 10), seq);
-        x->pageable += sqlite3_column_int64(st, 12);
-        x->failed += sqlite3_column_int64(st, 13);
+        x->pageable = vw_add(x->pageable, sqlite3_column_int64(st, 12));
+        x->failed = vw_add(x->failed, sqlite3_column_int64(st, 13));
     }
     sqlite3_finalize(st);
     qsort(g, (size_t)n, sizeof *g, group_cmp);
@@ -831,7 +832,7 @@ static int transfers_one(struct vw_trace *t, const struct opts *o, int index) {
         const char *s = cached_site(&sc, sym, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 10), seq);
         int64_t from = sqlite3_column_int64(st, 1), to = sqlite3_column_int64(st, 2);
         const char *via = col_text(st, 9, "?");
-        total += sqlite3_column_int64(st, 3), bytes += sqlite3_column_int64(st, 4);
+        total = vw_add(total, sqlite3_column_int64(st, 3)), bytes = vw_add(bytes, sqlite3_column_int64(st, 4));
         struct group *x = group_of(g, &n, s, via, from, to, 0, seq);
         if (!x) {
             dropped_groups++;

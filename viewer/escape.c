@@ -4,11 +4,13 @@
  * as UTF-8 with U+FFFD for what is not; in HTML text escaped. A trace is
  * untrusted input (it may be mailed to you): nothing in it may move the
  * cursor, end a JSON string or a <script> element. It does not decide what
- * is printed, only how. */
+ * is printed, only how. Also the viewer's own error lines and colors. */
 #include "vw.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---------------------------------------------------------------- UTF-8 */
 
@@ -170,4 +172,25 @@ int vw_doc_end(struct vw_doc *d, FILE *out, int keep) {
     free(d->buf);
     d->buf = NULL;
     return rc;
+}
+
+/* ---------------------------------------------------------------- the viewer's own text */
+
+const char *vw_color(enum vw_color c) {
+    static int on = -1;
+    if (on < 0) {
+        const char *nc = getenv("NO_COLOR");
+        on = isatty(STDOUT_FILENO) && !(nc && *nc);
+    }
+    static const char *seq[] = {"\033[0m", "\033[1m", "\033[1;31m", "\033[1;32m", "\033[33m", "\033[2m"};
+    return on ? seq[c] : "";
+}
+
+void vw_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("devtrace: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
 }

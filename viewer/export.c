@@ -50,7 +50,9 @@ struct tl {
     "NOT NULL THEN 'device mismatch' WHEN r.exception IS NOT NULL THEN 'exception ' || r.exception ELSE 'error' END"
 
 /* Microseconds on the shared clock for an event at t ns into trace x. */
-static double us(const struct tl *x, int64_t base_ns, int64_t t) { return (double)(x->start_ns - base_ns + t) / 1e3; }
+static double us(const struct tl *x, int64_t base_ns, int64_t t) {
+    return (double)vw_time_at(x->start_ns, base_ns, t) / 1e3;
+}
 
 static void chrome_trace(FILE *f, struct tl *x, int n) {
     int64_t base = INT64_MAX;
@@ -84,7 +86,7 @@ static void chrome_trace(FILE *f, struct tl *x, int n) {
             fprintf(f,
                     "%s{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %lld, \"tid\": %lld, \"args\": {\"name\": "
                     "\"device %s\"}}",
-                    SEP(), (long long)x[i].pid, 1000000 + (long long)sqlite3_column_int64(st, 0),
+                    SEP(), (long long)x[i].pid, (long long)vw_add(1000000, sqlite3_column_int64(st, 0)),
                     vw_device_name(sqlite3_column_int64(st, 0), dev, sizeof dev));
         }
         if (st) sqlite3_finalize(st);
@@ -112,10 +114,11 @@ static void chrome_trace(FILE *f, struct tl *x, int n) {
             vw_device_name(to, d2, sizeof d2);
             for (int track = 0; track < 2; track++) {
                 fprintf(f, "%s{\"ph\": \"X\", \"cat\": \"transfer\", \"name\": \"", SEP());
-                fprintf(
-                    f, "%s -> %s\", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"dur\": 1, \"args\": {\"via\": ", d1,
-                    d2, (long long)x[i].pid, track ? 1000000 + (long long)to : (long long)sqlite3_column_int64(st, 7),
-                    us(&x[i], base, sqlite3_column_int64(st, 6)));
+                fprintf(f,
+                        "%s -> %s\", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"dur\": 1, \"args\": {\"via\": ", d1,
+                        d2, (long long)x[i].pid,
+                        track ? (long long)vw_add(1000000, to) : (long long)sqlite3_column_int64(st, 7),
+                        us(&x[i], base, sqlite3_column_int64(st, 6)));
                 vw_put_json_string(f, (const char *)sqlite3_column_text(st, 5));
                 fprintf(f, ", \"src\": %lld, \"dst\": %lld, \"bytes\": %lld}}", (long long)sqlite3_column_int64(st, 0),
                         (long long)sqlite3_column_int64(st, 1), (long long)sqlite3_column_int64(st, 4));
@@ -135,7 +138,7 @@ static void chrome_trace(FILE *f, struct tl *x, int n) {
                         ", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"seq\": %lld, "
                         "\"kind\": \"%s\", \"rc\": %lld",
                         (long long)x[i].pid,
-                        track ? 1000000 + (long long)sqlite3_column_int64(st, 12)
+                        track ? (long long)vw_add(1000000, sqlite3_column_int64(st, 12))
                               : (long long)sqlite3_column_int64(st, 4),
                         us(&x[i], base, sqlite3_column_int64(st, 2)), sqlite3_column_int64(st, 3) / 1e3,
                         (long long)sqlite3_column_int64(st, 0), kind >= 1 && kind <= 7 ? kinds[kind] : "?",
@@ -311,7 +314,7 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
             first = 0;
             vw_put_json_string(f, (const char *)sqlite3_column_text(st, 1));
             fprintf(f, ", \"t\": %lld, \"dur\": %lld, \"lane\": \"pid %lld thread %lld\", \"status\": %lld}",
-                    (long long)(x[i].start_ns - base + sqlite3_column_int64(st, 2)),
+                    (long long)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 2)),
                     (long long)sqlite3_column_int64(st, 3), (long long)x[i].pid, (long long)sqlite3_column_int64(st, 4),
                     (long long)sqlite3_column_int64(st, 5));
         }
@@ -331,7 +334,7 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
             snprintf(text, sizeof text, "t%lld %s -> %s, %lld bytes by ", (long long)sqlite3_column_int64(st, 0), d1,
                      d2, (long long)sqlite3_column_int64(st, 3));
             fprintf(f, "%s{\"t\": %lld, \"lane\": \"pid %lld thread %lld\", \"device\": \"pid %lld %s\", \"text\": ",
-                    first ? "" : ",\n", (long long)(x[i].start_ns - base + sqlite3_column_int64(st, 5)),
+                    first ? "" : ",\n", (long long)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 5)),
                     (long long)x[i].pid, (long long)sqlite3_column_int64(st, 6), (long long)x[i].pid, d2);
             first = 0;
             char full[256];
@@ -350,7 +353,7 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
                             "threads th ON th.id = e.thread WHERE " VW_NOT_MISMATCH_ECHO_SQL " ORDER BY r.seq");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
             fprintf(f, "%s{\"t\": %lld, \"lane\": \"pid %lld thread %lld\", \"text\": ", first ? "" : ",\n",
-                    (long long)(x[i].start_ns - base + sqlite3_column_int64(st, 1)), (long long)x[i].pid,
+                    (long long)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 1)), (long long)x[i].pid,
                     (long long)sqlite3_column_int64(st, 2));
             first = 0;
             vw_put_json_string(f, (const char *)sqlite3_column_text(st, 0));
@@ -370,7 +373,7 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
         while (sqlite3_step(st) == SQLITE_ROW) {
             char d[32];
             fprintf(f, "%s{\"t\": %lld, \"dur\": %lld, \"lane\": \"pid %lld thread %lld\", \"device\": ",
-                    first ? "" : ",\n", (long long)(x[i].start_ns - base + sqlite3_column_int64(st, 2)),
+                    first ? "" : ",\n", (long long)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 2)),
                     (long long)sqlite3_column_int64(st, 3), (long long)x[i].pid,
                     (long long)sqlite3_column_int64(st, 4));
             first = 0;

@@ -180,6 +180,26 @@ int vw_trace_open(const char *path, struct vw_trace *t) {
             return -1;
         }
     }
+    /* links the viewer walks: a stack's frames lead to ever earlier ones
+     * (the writer adds a frame after its parent), so every walk ends; a
+     * trace where one does not is damaged, and never walked */
+    static const char *const links[][2] = {
+        {"a native stack", "SELECT EXISTS(SELECT 1 FROM frames WHERE parent IS NOT NULL AND "
+                           "NOT (parent BETWEEN 1 AND id - 1))"},
+        {"a Python stack", "SELECT EXISTS(SELECT 1 FROM py_frames WHERE parent IS NOT NULL AND "
+                           "NOT (parent BETWEEN 1 AND id - 1))"},
+    };
+    for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
+        int64_t bad = scalar_int(t->db, links[i][1], -1);
+        if (bad < 0)
+            vw_error("%s: damaged trace: its stacks cannot be read (%s)", path, sqlite3_errmsg(t->db));
+        else if (bad)
+            vw_error("%s: damaged trace: %s has a frame whose parent is not an earlier frame", path, links[i][0]);
+        if (bad) {
+            vw_trace_close(t);
+            return -1;
+        }
+    }
     if (scalar_int(t->db, "SELECT EXISTS(SELECT 1 FROM events)", 0) == 0) {
         int killed = (int)meta_int(t->db, "killed_by_signal", 0);
         char sig[32];

@@ -103,6 +103,21 @@ const char *vw_dtype_name(int dtype);
     "NOT (r.first_arg IS NULL AND r.kind = 1 AND EXISTS(SELECT 1 FROM errors q WHERE q.first_arg IS NOT NULL AND "     \
     "q.seq BETWEEN r.seq - 3 AND r.seq - 1))"
 
+/* a + b for values read from a trace (counts, bytes, times): saturates at
+ * the int64 limits instead of overflowing, since a damaged or hostile
+ * trace may hold any value. */
+static inline int64_t vw_add(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+/* The time t of a trace that started at start_ns, on a clock that starts
+ * at base_ns (all read from traces): saturating. */
+static inline int64_t vw_time_at(int64_t start_ns, int64_t base_ns, int64_t t) {
+    int64_t d;
+    if (__builtin_sub_overflow(start_ns, base_ns, &d)) d = start_ns > base_ns ? INT64_MAX : INT64_MIN;
+    return vw_add(d, t);
+}
+
 /* "cpu" / "cuda:N" from the trace's packed device number. */
 const char *vw_device_name(int64_t dev, char *buf, size_t size);
 
