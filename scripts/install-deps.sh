@@ -4,10 +4,11 @@
 # (library and shell), libunwind (opened at run time for native stacks),
 # elfutils' libdw (the viewer symbolizes stacks with libdwfl), and
 # Debian's python3 (the Python-stack test) and chromium (the HTML report test
-# opens the page in headless Chromium). The CUDA toolkit is optional and
+# opens the page in headless Chromium), and clang with its runtime libraries
+# (libFuzzer and the sanitizers: scripts/fuzz.sh). The CUDA toolkit is optional and
 # not installed here: when /usr/local/cuda exists, the build finds it.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config check libsqlite3-dev sqlite3 libunwind8 libdw-dev python3 python3-torch bc chromium)
+pkgs=(build-essential cmake pkg-config check libsqlite3-dev sqlite3 libunwind8 libdw-dev python3 python3-torch bc chromium clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
