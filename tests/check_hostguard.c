@@ -7,6 +7,7 @@
  * `devtrace report` say it. */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -112,6 +113,68 @@ START_TEST(test_lossy_mode_says_how_many_were_dropped) {
 }
 END_TEST
 
+/* How many files in the test's directory end in .db. */
+static int count_traces(void) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        n += len > 3 && !strcmp(e->d_name + len - 3, ".db");
+    }
+    if (d) closedir(d);
+    return n;
+}
+
+/* Under a wrapper that forks the program (timeout, a shell running it as
+ * one of several commands), the trace with the program's events carries
+ * the -o name and its status, and it is the run's only trace. */
+START_TEST(test_wrapper_leaves_the_name_to_the_program) {
+    const char *const timeout_argv[] = {DEVTRACE_CLI, "run",        "-o",   "w.db", "timeout",
+                                        "60",         TRACE_TARGET, "exit", "3",    NULL};
+    int st = run(0, NULL, timeout_argv);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 3, "%s", err_buf);
+    sqlite3 *db = open_trace("w.db");
+    ck_assert_str_eq(q_text(db, "SELECT value FROM meta WHERE key='program'"), TRACE_TARGET);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM names n JOIN strings s ON s.id=n.name WHERE s.text='x'"), 1);
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='exit_status'"), 3);
+    sqlite3_close(db);
+    ck_assert_int_eq(count_traces(), 1);
+    char script[600];
+    snprintf(script, sizeof script, "%s exit 4; exit 4", TRACE_TARGET);
+    const char *const sh_argv[] = {DEVTRACE_CLI, "run", "-o", "s.db", "sh", "-c", script, NULL};
+    st = run(0, NULL, sh_argv);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 4, "%s", err_buf);
+    db = open_trace("s.db");
+    ck_assert_str_eq(q_text(db, "SELECT value FROM meta WHERE key='program'"), TRACE_TARGET);
+    sqlite3_close(db);
+    ck_assert_int_eq(count_traces(), 2);
+}
+END_TEST
+
+START_TEST(test_killed_before_any_event) {
+    const char *const argv[] = {DEVTRACE_CLI, "run", "-o", "k.db", "sh", "-c", "kill -9 $$", NULL};
+    int st = run(0, NULL, argv);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 128 + SIGKILL);
+    ck_assert_msg(strstr(err_buf, "killed by SIGKILL before any event was written") &&
+                      strchr(err_buf, '\n') == err_buf + strlen(err_buf) - 1,
+                  "%s", err_buf);
+    ck_assert_int_eq(count_traces(), 0);
+}
+END_TEST
+
+/* plain LD_PRELOAD, no devtrace run: a status returned from main is recorded */
+START_TEST(test_status_returned_from_main) {
+    const char *const argv[] = {TRACE_TARGET, "exit", "5", NULL};
+    int st = run(1, ENV("DEVTRACE_OUTPUT=m.db"), argv);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 5);
+    sqlite3 *db = open_trace("m.db");
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='exit_status'"), 5);
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='complete'"), 1);
+    sqlite3_close(db);
+}
+END_TEST
+
 TCase *make_hostguard_tcase(void) {
     TCase *tc = tcase_create("tracer");
     tcase_add_checked_fixture(tc, setup, teardown);
@@ -120,5 +183,8 @@ TCase *make_hostguard_tcase(void) {
     tcase_add_test(tc, test_the_programs_own_sigxfsz_still_reaches_it);
     tcase_add_test(tc, test_full_ring_waits_and_loses_nothing);
     tcase_add_test(tc, test_lossy_mode_says_how_many_were_dropped);
+    tcase_add_test(tc, test_wrapper_leaves_the_name_to_the_program);
+    tcase_add_test(tc, test_killed_before_any_event);
+    tcase_add_test(tc, test_status_returned_from_main);
     return tc;
 }

@@ -197,7 +197,7 @@ static void finish_trace(const char *exec_path) {
 __attribute__((destructor)) static void tracer_fini(void) { finish_trace(NULL); }
 
 /* exit() and _exit() are wrapped to note the status (a return from main
- * calls exit inside libc, unseen: `devtrace run` records that status). Only
+ * through the wrapper of main below). Only
  * the process that owns the trace notes it: a vfork or posix_spawn child
  * runs in its parent's memory until it execs or calls _exit. */
 static void note_exit_status(int status) {
@@ -221,6 +221,29 @@ TR_EXPORT __attribute__((noreturn)) void _exit(int status) {
     if (real) real(status);
     syscall(SYS_exit_group, status);
     __builtin_unreachable();
+}
+
+/* A return from main calls exit inside libc, past the wrapper above: main
+ * itself is wrapped, through glibc's __libc_start_main (called by _start
+ * through the PLT, so the preloaded definition wins), and its return value
+ * noted before libc exits with it. */
+typedef int (*main_fn)(int, char **, char **);
+static main_fn g_real_main;
+
+static int main_wrapper(int argc, char **argv, char **envp) {
+    int rc = g_real_main(argc, argv, envp);
+    note_exit_status(rc);
+    return rc;
+}
+
+TR_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void (*fini)(void),
+                                void (*rtld_fini)(void), void *stack_end) {
+    typedef int (*start_fn)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *);
+    static start_fn real;
+    if (!real) *(void **)&real = dlsym(RTLD_NEXT, "__libc_start_main");
+    if (!real) abort(); /* no libc to start the program: nothing else can be done */
+    g_real_main = main;
+    return real(main_wrapper, argc, argv, init, fini, rtld_fini, stack_end);
 }
 
 /* exec: the image ends without destructors, so the trace is finished here,

@@ -147,6 +147,20 @@ static void trace_whole(const char *trace, char *buf, size_t size) {
     sqlite3_close(db);
 }
 
+/* Whether a trace holds events: 1, 0, or -1 when it cannot be read. */
+static int trace_events(const char *trace) {
+    sqlite3 *db;
+    sqlite3_stmt *st = NULL;
+    int rc = -1;
+    if (sqlite3_open_v2(trace, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT EXISTS(SELECT 1 FROM events)", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        rc = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return rc;
+}
+
 static pid_t g_child;
 static void forward(int sig) {
     if (g_child > 0) kill(g_child, sig);
@@ -301,10 +315,49 @@ int vw_cmd_run(int argc, char **argv) {
     size_t status_at = n;
     for (size_t k = 0; k < n; k++)
         if (ent[k].pid == pid && access(ent[k].path, F_OK) == 0) status_at = k;
+    /* A wrapper that forks the program (timeout, sh -c 'prog; ...', a
+     * launcher) took the -o name and recorded nothing; the program wrote
+     * the run's one trace with events under another name: it takes the
+     * -o name (and the status), which is the trace the user will open. */
+    if (output && status_at < n && !strcmp(ent[status_at].path, out_abs) && trace_events(out_abs) == 0) {
+        size_t real = n;
+        int several = 0;
+        for (size_t k = 0; k < n; k++)
+            if (strcmp(ent[k].path, out_abs) && access(ent[k].path, F_OK) == 0 && trace_events(ent[k].path) > 0) {
+                several |= real < n && strcmp(ent[real].path, ent[k].path);
+                real = k;
+            }
+        if (real < n && !several && rename(ent[real].path, out_abs) == 0) {
+            char side[sizeof out_abs + 8];
+            for (int w = 0; w < 2; w++) { /* an empty -wal or -shm of a finished trace: not needed */
+                snprintf(side, sizeof side, "%s%s", ent[real].path, w ? "-shm" : "-wal");
+                unlink(side);
+                snprintf(side, sizeof side, "%s%s", out_abs, w ? "-shm" : "-wal");
+                unlink(side);
+            }
+            for (size_t k = 0; k < n; k++)
+                if (k != real && !strcmp(ent[k].path, ent[real].path)) ent[k].path[0] = '\0';
+            snprintf(ent[real].path, sizeof ent[real].path, "%.*s", (int)sizeof ent[real].path - 1, out_abs);
+            ent[status_at].path[0] = '\0';
+            status_at = real;
+        }
+    }
     for (size_t k = 0; k < n; k++) {
         int later = 0;
         for (size_t j = k + 1; j < n && !later; j++) later = strcmp(ent[j].path, ent[k].path) == 0;
         if (later || access(ent[k].path, F_OK) != 0) continue;
+        struct stat fst;
+        if (stat(ent[k].path, &fst) == 0 && fst.st_size == 0) { /* ended before the tracer wrote its schema */
+            unlink(ent[k].path);
+            char why[64] = "ended";
+            if (ent[k].pid == pid && WIFSIGNALED(status))
+                snprintf(why, sizeof why, "was killed by SIG%s",
+                         sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?");
+            vw_error("no trace: process %d %s before any event was written (the empty %s was removed)", ent[k].pid, why,
+                     ent[k].path);
+            ntraces++;
+            continue;
+        }
         if (k == status_at) record_status(ent[k].path, status);
         char whole[600] = "";
         trace_whole(ent[k].path, whole, sizeof whole);

@@ -77,7 +77,7 @@ int vw_trace_open(const char *path, struct vw_trace *t) {
         return -1;
     }
     if (st.st_size == 0) {
-        vw_error("%s: empty file: the traced program ended before the tracer wrote anything", path);
+        vw_error("%s: empty file: the traced program ended (or was killed) before the tracer wrote anything", path);
         return -1;
     }
     char head[16] = {0};
