@@ -8,7 +8,9 @@
 #include "testutil.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <signal.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 
 #include "tracetest.h"
@@ -175,6 +177,102 @@ START_TEST(test_status_returned_from_main) {
 }
 END_TEST
 
+/* The thread id of pid's thread named name, or 0 once pid has no such
+ * thread (yet). */
+static pid_t thread_named(pid_t pid, const char *name) {
+    char p[400], comm[64];
+    snprintf(p, sizeof p, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(p);
+    struct dirent *e;
+    pid_t tid = 0;
+    while (d && !tid && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        snprintf(p, sizeof p, "/proc/%d/task/%s/comm", (int)pid, e->d_name);
+        FILE *f = fopen(p, "r");
+        if (f && fgets(comm, sizeof comm, f) && !strncmp(comm, name, strlen(name))) tid = (pid_t)atoi(e->d_name);
+        if (f) fclose(f);
+    }
+    if (d) closedir(d);
+    return tid;
+}
+
+/* A writer that stops draining (its thread stopped by ptrace, as a hung
+ * disk would stop it) cannot hang the program: the producer waits for it,
+ * bounded, then tracing goes off with one warning and the program ends as
+ * it would untraced; the trace is marked incomplete. */
+START_TEST(test_stuck_writer_cannot_hang_the_program) {
+    char out_path[128], err_path[128];
+    snprintf(out_path, sizeof out_path, "%s/stdout", dir);
+    snprintf(err_path, sizeof err_path, "%s/stderr", dir);
+    int go[2];
+    ck_assert_int_eq(pipe(go), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600),
+            e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(o, 1), dup2(e, 2), dup2(go[0], 0);
+        close(go[1]);
+        setenv("LD_PRELOAD", TRACER_LIB, 1);
+        setenv("DEVTRACE_OUTPUT", "x.db", 1);
+        setenv("DEVTRACE_RING_KB", "64", 1);
+        setenv("ASAN_OPTIONS", "verify_asan_link_order=0:detect_leaks=0", 1); /* LSan's own ptrace would fail here */
+        if (chdir(dir) != 0) _exit(99);
+        execl(TRACE_TARGET, TRACE_TARGET, "stall", "200000", (char *)NULL);
+        _exit(98);
+    }
+    close(go[0]);
+    pid_t writer = 0;
+    for (int i = 0; i < 20000 && !writer; i++) { /* it starts with the program; 20 s at most */
+        writer = thread_named(pid, "devtrace-writer");
+        if (!writer) usleep(1000);
+    }
+    ck_assert_int_gt(writer, 0);
+    char trace[160];
+    snprintf(trace, sizeof trace, "%s/x.db", dir);
+    int ready = 0; /* the writer made the trace (its meta is committed): stopped now, it is stuck in its loop */
+    for (int i = 0; i < 20000 && !ready; i++) {
+        sqlite3 *db;
+        if (sqlite3_open_v2(trace, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+            ready = sqlite3_exec(db, "SELECT value FROM meta WHERE key = 'pid'", NULL, NULL, NULL) == SQLITE_OK;
+        sqlite3_close(db);
+        if (!ready) usleep(1000);
+    }
+    ck_assert(ready);
+    if (ptrace(PTRACE_SEIZE, writer, NULL, NULL) != 0) {
+        printf("SKIP: ptrace is not allowed here (%s): the stuck writer cannot be made\n", strerror(errno));
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        return;
+    }
+    ck_assert_int_eq(ptrace(PTRACE_INTERRUPT, writer, NULL, NULL), 0);
+    int ws;
+    ck_assert_int_eq(waitpid(writer, &ws, __WALL), writer); /* stopped now */
+    ck_assert_int_eq(write(go[1], "g", 1), 1);
+    close(go[1]);
+    /* a traced thread is reaped by its tracer before its process's status
+     * is reported: wait for both (the writer is never resumed) */
+    int st = 0;
+    for (;;) {
+        int s2;
+        pid_t w = waitpid(-1, &s2, __WALL);
+        ck_assert_int_gt(w, 0);
+        if (w == pid) {
+            st = s2;
+            break;
+        }
+    }
+    slurp(out_path, out_buf, sizeof out_buf);
+    slurp(err_path, err_buf, sizeof err_buf);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x: %s", st, err_buf);
+    ck_assert_str_eq(out_buf, "burst done\n");
+    ck_assert_msg(count(err_buf, "devtrace: warning") == 1 && strstr(err_buf, "read nothing of thread"), "%s", err_buf);
+    const char *const report[] = {DEVTRACE_CLI, "report", "x.db", NULL};
+    st = run(0, NULL, report);
+    ck_assert_msg(strstr(out_buf, "this trace is incomplete"), "%s%s", out_buf, err_buf);
+}
+END_TEST
+
 TCase *make_hostguard_tcase(void) {
     TCase *tc = tcase_create("tracer");
     tcase_add_checked_fixture(tc, setup, teardown);
@@ -186,5 +284,6 @@ TCase *make_hostguard_tcase(void) {
     tcase_add_test(tc, test_wrapper_leaves_the_name_to_the_program);
     tcase_add_test(tc, test_killed_before_any_event);
     tcase_add_test(tc, test_status_returned_from_main);
+    tcase_add_test(tc, test_stuck_writer_cannot_hang_the_program);
     return tc;
 }

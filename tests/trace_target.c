@@ -362,6 +362,15 @@ int main(int argc, char **argv) {
         errno_kept();
     } else if (strcmp(mode, "paced") == 0) {
         paced(argc > 2 ? atoi(argv[2]) : 15000);
+    } else if (strcmp(mode, "stall") == 0) {
+        /* a burst once a byte arrives on stdin: the test stops the tracer's
+         * writer thread first (ptrace), so the ring fills with nobody to
+         * drain it */
+        named("before_stall", 10);
+        char c;
+        if (read(0, &c, 1) != 1) return 3;
+        named("stall", argc > 2 ? atoi(argv[2]) : 100000);
+        printf("burst done\n");
     } else if (strcmp(mode, "burst") == 0) {
         named("burst", argc > 2 ? atoi(argv[2]) : 100000);
         printf("burst done\n");

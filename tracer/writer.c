@@ -1308,17 +1308,24 @@ static void xfsz_restore(struct xfsz_guard *g) {
  * writer, asleep or waiting for the lock, sees stop and returns; it is
  * detached, not joined: waking it and waiting for it to end took the
  * program 0.15-0.25 ms at its exit for nothing. A writer still creating the
- * schema is waited for, so that the file is made before it is finished. */
+ * schema is waited for, so that the file is made before it is finished;
+ * every wait here is bounded (TR_RING_STUCK_MS and 3 s more). */
 uint64_t tr_writer_stop(int final, const char *exec_path) {
     if (g_tr.writer_running) {
         atomic_store(&g_tr.stop, 1);
-        if (atomic_load(&g_tr.writer_opened)) {
-            pthread_detach(g_tr.writer);
-        } else {
-            tr_writer_wake();
-            pthread_join(g_tr.writer, NULL);
+        tr_writer_wake();
+        /* bounded: a writer stuck while it creates the schema (a hung
+         * disk) must not hang the program's exit either */
+        for (int i = 0; i < TR_RING_STUCK_MS + 3000 && !atomic_load(&g_tr.writer_opened); i++) {
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
         }
+        pthread_detach(g_tr.writer);
         g_tr.writer_running = 0;
+        if (!atomic_load(&g_tr.writer_opened)) { /* it still holds the handle: leave it all alone */
+            tr_fail("the trace writer is stuck creating the trace; it is left unfinished");
+            return UINT64_MAX;
+        }
     }
     struct xfsz_guard xg;
     xfsz_block(&xg);
