@@ -116,7 +116,11 @@ void tr_ring_populate(struct tr_ring *r) {
  * ring for TR_RING_STUCK_MS is taken as stuck; tracing goes off with one
  * warning (the trace says why) and the program goes on. Never waited for:
  * in lossy mode, on the writer's own thread, with no writer running (a
- * fork child before its own starts) or once the trace is being finished. */
+ * fork child before its own starts) or once the trace is being finished.
+ * One wait the bound ends rather than avoids: a producer that holds a lock
+ * the writer takes (the loader's, while a library's constructor fires a
+ * probe during dlopen; the writer looks at the module list each step) with
+ * its ring full: 2 s, then tracing off with its warning. */
 int tr_ring_wait(struct tr_ring *r, uint64_t need) {
     if (g_tr.cfg.lossy || !g_tr.writer_running || pthread_equal(pthread_self(), g_tr.writer)) return -1;
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
