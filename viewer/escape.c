@@ -1,10 +1,12 @@
 /* Every string that comes from a trace reaches the user through here: on a
  * terminal with control bytes (C0, DEL, C1, bytes that are not UTF-8)
  * shown as \xNN, as git and less do; in JSON quoted, escaped, and decoded
- * as UTF-8 with U+FFFD for what is not; in HTML text escaped. A trace is
+ * as UTF-8 with U+FFFD for what is not (the HTML export carries the
+ * trace's text only as such JSON, placed with textContent). A trace is
  * untrusted input (it may be mailed to you): nothing in it may move the
  * cursor, end a JSON string or a <script> element. It does not decide what
- * is printed, only how. Also the viewer's own error lines and colors. */
+ * is printed, only how. Also JSON documents made whole before they are
+ * printed, and the viewer's own error lines and colors. */
 #include "vw.h"
 
 #include <stdarg.h>
@@ -30,17 +32,6 @@ static long utf8_next(const unsigned char *p, size_t n, int *len) {
     if ((k == 3 && c < 0x800) || (k == 4 && (c < 0x10000 || c > 0x10ffff)) || (c >= 0xd800 && c <= 0xdfff)) return -1;
     *len = k;
     return c;
-}
-
-int vw_utf8_valid(const char *s) {
-    const unsigned char *p = (const unsigned char *)s;
-    size_t n = strlen(s);
-    for (size_t i = 0; i < n;) {
-        int len;
-        if (utf8_next(p + i, n - i, &len) < 0) return 0;
-        i += (size_t)len;
-    }
-    return 1;
 }
 
 /* ---------------------------------------------------------------- terminal */
@@ -110,59 +101,19 @@ void vw_put_json_meta(FILE *f, const char *v) {
         vw_put_json_string(f, v);
 }
 
-/* ---------------------------------------------------------------- HTML */
-
-void vw_put_html_text(FILE *f, const char *s) {
-    const unsigned char *p = (const unsigned char *)(s ? s : "");
-    size_t n = strlen((const char *)p);
-    for (size_t i = 0; i < n;) {
-        int len;
-        long c = utf8_next(p + i, n - i, &len);
-        switch (c) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&#39;", f); break;
-        case -1: fputs("\xef\xbf\xbd", f); break;
-        default:
-            if ((c < 0x20 && c != '\n' && c != '\t') || (c >= 0x7f && c <= 0x9f))
-                fprintf(f, "&#xfffd;");
-            else
-                fwrite(p + i, 1, (size_t)len, f);
-        }
-        i += (size_t)len;
-    }
-}
-
 /* ---------------------------------------------------------------- whole documents */
 
 /* Output that must not be left half-written (a JSON document): collected
- * in memory, then written in one go by vw_doc_end when the command
+ * in memory, then written in one go by doc_end when the command
  * succeeded, dropped when it did not. */
-FILE *vw_doc_begin(struct vw_doc *d) {
+static FILE *doc_begin(struct vw_doc *d) {
     d->buf = NULL, d->size = 0;
     d->f = open_memstream(&d->buf, &d->size);
     if (!d->f) vw_error("out of memory");
     return d->f;
 }
 
-/* The same for a command that prints to stdout: stdout itself is the
- * document's stream until vw_doc_release (glibc lets a program assign
- * stdout), and the real one receives it all or nothing. */
-int vw_doc_capture(struct vw_doc *d) {
-    if (!vw_doc_begin(d)) return -1;
-    d->saved = stdout;
-    stdout = d->f;
-    return 0;
-}
-
-int vw_doc_release(struct vw_doc *d, int keep) {
-    stdout = d->saved;
-    return vw_doc_end(d, stdout, keep);
-}
-
-int vw_doc_end(struct vw_doc *d, FILE *out, int keep) {
+static int doc_end(struct vw_doc *d, FILE *out, int keep) {
     int rc = 0;
     if (d->f && fclose(d->f) != 0) rc = -1;
     d->f = NULL;
@@ -172,6 +123,21 @@ int vw_doc_end(struct vw_doc *d, FILE *out, int keep) {
     free(d->buf);
     d->buf = NULL;
     return rc;
+}
+
+/* The same for a command that prints to stdout: stdout itself is the
+ * document's stream until vw_doc_release (glibc lets a program assign
+ * stdout), and the real one receives it all or nothing. */
+int vw_doc_capture(struct vw_doc *d) {
+    if (!doc_begin(d)) return -1;
+    d->saved = stdout;
+    stdout = d->f;
+    return 0;
+}
+
+int vw_doc_release(struct vw_doc *d, int keep) {
+    stdout = d->saved;
+    return doc_end(d, stdout, keep);
 }
 
 /* ---------------------------------------------------------------- the viewer's own text */

@@ -67,23 +67,16 @@ void vw_put_json_string(FILE *f, const char *s);
 /* A meta value as JSON: a number when it is a plain integer, null when
  * empty, else a string. */
 void vw_put_json_meta(FILE *f, const char *v);
-/* HTML text: <, >, &, quotes as references, U+FFFD for what is not UTF-8. */
-void vw_put_html_text(FILE *f, const char *s);
-/* Whether s is well-formed UTF-8. */
-int vw_utf8_valid(const char *s);
-/* A document that must not be left half-written: vw_doc_begin returns the
- * stream to write it to (NULL after printing why), vw_doc_end writes it to
- * out only when keep, and frees it; 0, or -1 when it could not be written. */
+/* A JSON document that must not be left half-written: what the command
+ * prints to stdout goes to memory from vw_doc_capture (0, or -1 after
+ * printing why) until vw_doc_release, which writes it all to the real
+ * stdout when keep, and frees it; 0, or -1 when it could not be written. */
 struct vw_doc {
     FILE *f;     /* the document's stream (memory) */
     char *buf;   /* its bytes, once closed */
     size_t size; /* bytes */
     FILE *saved; /* the real stdout, while vw_doc_capture holds it */
 };
-FILE *vw_doc_begin(struct vw_doc *d);
-int vw_doc_end(struct vw_doc *d, FILE *out, int keep);
-/* The same around stdout: what the command prints to stdout goes to the
- * document until vw_doc_release; 0, or -1 after printing why. */
 int vw_doc_capture(struct vw_doc *d);
 int vw_doc_release(struct vw_doc *d, int keep);
 
