@@ -109,7 +109,11 @@ void tr_ev_record(struct tr_ring *r, const struct tr_ev *ev, uint64_t seq, uint6
     }
     bytes = (bytes + 7) & ~(size_t)7;
     unsigned char *p = ring_reserve(r, (uint32_t)bytes, stamp);
-    if (!p) return;
+    if (!p) { /* dropped (counted): the trace says from when */
+        if (!atomic_load_explicit(&r->first_drop, memory_order_relaxed))
+            atomic_store_explicit(&r->first_drop, seq, memory_order_relaxed);
+        return;
+    }
     struct tr_rec *h = (struct tr_rec *)p;
     h->size = (uint32_t)bytes;
     h->kind = (uint16_t)ev->kind;

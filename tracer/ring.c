@@ -195,6 +195,7 @@ void tr_ring_forget_all(void) {
         atomic_store(&mine->written, 0);
         atomic_store(&mine->waits, 0);
         atomic_store(&mine->wait_ns, 0);
+        atomic_store(&mine->first_drop, 0);
         mine->tid = tr_gettid();
         mine->next = NULL;
         mine->writer_id = 0, mine->writer_state = 0, mine->writer_mapped = 0; /* the parent writer's bookkeeping */

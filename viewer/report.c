@@ -911,7 +911,11 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
             vw_put_json_string(out, h.why);
         else
             fputs("null", out);
-        fprintf(out, ", \"events_dropped\": %lld", (long long)h.dropped);
+        fprintf(out, ", \"events_dropped\": %lld, \"first_dropped_seq\": ", (long long)h.dropped);
+        if (h.first_dropped > 0)
+            fprintf(out, "%lld", (long long)h.first_dropped);
+        else
+            fputs("null", out);
         fprintf(out, ", \"mismatches\": [");
     } else {
         if (nfiles > 1 || index) {

@@ -263,10 +263,14 @@ int vw_health(sqlite3 *db, struct vw_health *h) {
                          ? ""
                          : ", or the program was killed");
     }
-    if (h->dropped)
-        snprintf(h->lost, sizeof h->lost, "%lld event%s dropped (full rings%s): a chain may miss links",
+    if (h->dropped) {
+        char since[48] = "";
+        h->first_dropped = meta_int(db, "first_dropped_seq", 0);
+        if (h->first_dropped > 0) snprintf(since, sizeof since, ", from event #%lld on", (long long)h->first_dropped);
+        snprintf(h->lost, sizeof h->lost, "%lld event%s dropped (full rings%s%s): a chain may miss links",
                  (long long)h->dropped, h->dropped == 1 ? "" : "s",
-                 meta_int(db, "lossy", 0) == 1 ? " in lossy mode, DEVTRACE_LOSSY=1" : "");
+                 meta_int(db, "lossy", 0) == 1 ? " in lossy mode, DEVTRACE_LOSSY=1" : "", since);
+    }
     return h->complete && !h->dropped ? 0 : 1;
 }
 

@@ -43,11 +43,12 @@ void vw_trace_close_all(struct vw_trace *tr, int n);
 /* Whether a trace is whole: complete (finished by the tracer) and nothing
  * dropped. Returns 0 when it is, 1 with the texts set when not. */
 struct vw_health {
-    int64_t dropped;   /* events dropped (lossy mode) */
-    int complete;      /* meta complete = 1 */
-    char why[256];     /* why it is not complete, or "" */
-    char lost[160];    /* how many events were dropped, or "" */
-    char stopped[160]; /* meta tracing_stopped: why the tracer stopped early, or "" */
+    int64_t dropped;       /* events dropped (lossy mode) */
+    int64_t first_dropped; /* seq of the first, 0 when unknown */
+    int complete;          /* meta complete = 1 */
+    char why[256];         /* why it is not complete, or "" */
+    char lost[200];        /* how many events were dropped (and from when), or "" */
+    char stopped[160];     /* meta tracing_stopped: why the tracer stopped early, or "" */
 };
 int vw_health(sqlite3 *db, struct vw_health *h);
 /* A prepared statement, or NULL after printing why. */
