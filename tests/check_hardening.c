@@ -77,6 +77,12 @@ static void teardown(void) {
     ck_assert_int_eq(system(cmd), 0);
 }
 
+static int count(const char *s, const char *needle) {
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, needle)) != NULL; p++) n++;
+    return n;
+}
+
 /* Whether buf (n bytes) is well-formed UTF-8. */
 static int utf8_ok(const unsigned char *p, size_t n) {
     for (size_t i = 0; i < n;) {
@@ -150,6 +156,17 @@ START_TEST(test_hostile_strings_are_escaped) {
     expect_json("export --format html");
     ck_assert_int_eq(sh("%s export --format chrome -o - %s", DEVTRACE_CLI, evil), 0);
     expect_json("export --format chrome");
+    /* and the page, opened in a browser: its script runs to its end and
+     * the meta value is text on the page, not a script of its own */
+    ck_assert_msg(sh("command -v chromium") == 0,
+                  "Debian's chromium is needed for this test (scripts/install-deps.sh installs it)");
+    ck_assert_int_eq(sh("timeout 60 chromium --headless --no-sandbox --disable-gpu --no-first-run "
+                        "--user-data-dir=%s/chr --dump-dom file://%s/x.html 2>/dev/null",
+                        dir, dir),
+                     0);
+    ck_assert_msg(strstr(out, "data-rendered=\"yes\""), "the page's script did not finish:\n%.2000s", out);
+    ck_assert_msg(strstr(out, "(pid 1&lt;/script&gt;&lt;script&gt;alert(1)//"), "the pid is not text:\n%.3000s", out);
+    ck_assert_int_eq(count(out, "<script"), 2); /* the page's own two */
 }
 END_TEST
 
