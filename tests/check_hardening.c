@@ -179,6 +179,14 @@ START_TEST(test_json_is_all_or_nothing) {
     ck_assert_int_eq(sh("%s show --json %s %s labels", DEVTRACE_CLI, trace, other), 2);
     ck_assert_msg(out_len == 0, "half a document: %s", out);
     ck_assert_msg(strchr(err, '\n') == err + strlen(err) - 1, "not one line: %s", err);
+    /* a bad id or name: one line, nothing on stdout, text or JSON */
+    static const char *const bad[] = {"999999", "t0", "no_such_name", "t99999999999999999999"};
+    for (int json = 0; json < 2; json++)
+        for (int i = 0; i < 4; i++) {
+            ck_assert_int_eq(sh("%s show %s %s %s", DEVTRACE_CLI, json ? "--json" : "", trace, bad[i]), 2);
+            ck_assert_msg(out_len == 0 && strchr(err, '\n') == err + strlen(err) - 1, "show %s: %s%s", bad[i], out,
+                          err);
+        }
 }
 END_TEST
 
