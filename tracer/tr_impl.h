@@ -86,16 +86,17 @@ struct tr_op_stack {
  * writer's tail made every record move that line between the two cores. */
 struct tr_ring {
     /* the producer's line: */
-    _Atomic uint64_t head;       /* bytes produced, ever */
-    _Atomic uint64_t dropped;    /* events that found the ring full */
-    _Atomic uint64_t written;    /* events accepted into the ring */
-    _Atomic uint64_t waits;      /* times the producer found it full and waited for the writer */
-    _Atomic uint64_t wait_ns;    /* time it waited, in all */
-    _Atomic uint64_t first_drop; /* seq of the first event dropped, 0 when none */
-    uint64_t tail_seen;          /* tail when the producer last read it: space is only reread when this says full */
-    uint64_t wrap_at;            /* offset from which the producer starts over early (ring.c); UINT64_MAX: never */
-    uint64_t wrap_next;          /* head at which it next looks whether it may */
-    uint64_t lap_stamp;          /* tr_stamp() when the producer last started over */
+    _Atomic uint64_t head;    /* bytes produced, ever */
+    _Atomic uint64_t dropped; /* events that found the ring full */
+    _Atomic uint64_t written; /* events accepted into the ring */
+    uint64_t tail_seen;       /* tail when the producer last read it: space is only reread when this says full */
+    uint64_t wrap_at;         /* offset from which the producer starts over early (ring.c); UINT64_MAX: never */
+    uint64_t wrap_next;       /* head at which it next looks whether it may */
+    uint64_t lap_stamp;       /* tr_stamp() when the producer last started over */
+    /* the producer's, changed only when the ring is full: off the line every event touches */
+    _Alignas(64) _Atomic uint64_t waits; /* times the producer found it full and waited for the writer */
+    _Atomic uint64_t wait_ns;            /* time it waited, in all */
+    _Atomic uint64_t first_drop;         /* seq of the first event dropped, 0 when none */
     /* the writer's line: */
     _Alignas(64) _Atomic uint64_t tail;      /* bytes consumed, ever */
     int64_t writer_id;                       /* row of the threads table, 0 until seen */
