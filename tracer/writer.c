@@ -160,7 +160,9 @@ static struct {
 static void sql_fail(const char *what) {
     if (W.failed) return;
     W.failed = 1;
-    tr_fail("cannot write trace %s (%s: %s)", W.path, what, W.db ? sqlite3_errmsg(W.db) : "no database");
+    int err = W.db ? sqlite3_system_errno(W.db) : 0; /* EFBIG (ulimit -f), ENOSPC... say which */
+    tr_fail("cannot write trace %s (%s: %s%s%s)", W.path, what, W.db ? sqlite3_errmsg(W.db) : "no database",
+            err ? ": " : "", err ? strerror(err) : "");
 }
 
 #define SQL_CHECK(call, what)                                                                                          \
