@@ -53,6 +53,25 @@ START_TEST(test_file_size_limit_does_not_kill_the_program) {
     /* under plain LD_PRELOAD too: the status is the program's */
     st = run(1, ENV("DEVTRACE_OUTPUT=g.db"), plain_argv);
     ck_assert_int_eq(st, plain);
+    /* the limit set by the shell, over devtrace run itself and the training
+     * example: it trains and exits as untraced, and run is not killed
+     * recording the status */
+    for (int kb = 200; kb <= 1000; kb += 800) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "ulimit -f %d; exec %s/mlp_train", kb, EXAMPLES_BINARY_DIR);
+        const char *const untraced[] = {"/bin/sh", "-c", cmd, NULL};
+        plain = run(0, ENV("DEVTRACE_SIM_CUDA=1"), untraced);
+        ck_assert(WIFEXITED(plain) && WEXITSTATUS(plain) == 0);
+        strcpy(plain_out, out_buf);
+        snprintf(cmd, sizeof cmd, "ulimit -f %d; exec %s run -o u%d.db -- %s/mlp_train", kb, DEVTRACE_CLI, kb,
+                 EXAMPLES_BINARY_DIR);
+        const char *const traced[] = {"/bin/sh", "-c", cmd, NULL};
+        st = run(0, ENV("DEVTRACE_SIM_CUDA=1"), traced);
+        ck_assert_msg(st == plain, "ulimit -f %d: status 0x%x; stderr: %s", kb, st, err_buf);
+        ck_assert_str_eq(out_buf, plain_out);
+        ck_assert_msg(count(err_buf, "devtrace: warning") == 1 && strstr(last_line(err_buf), "incomplete"),
+                      "ulimit -f %d: %s", kb, err_buf);
+    }
 }
 END_TEST
 

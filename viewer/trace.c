@@ -203,9 +203,12 @@ int vw_trace_open(const char *path, struct vw_trace *t) {
     if (scalar_int(t->db, "SELECT EXISTS(SELECT 1 FROM events)", 0) == 0) {
         int killed = (int)meta_int(t->db, "killed_by_signal", 0);
         char sig[32];
+        struct vw_health h;
         if (killed)
             vw_error("%s: the trace holds no events: the program was killed by %s before any event was written", path,
                      sig_name(killed, sig, sizeof sig));
+        else if (vw_health(t->db, &h) && !h.complete)
+            vw_error("%s: the trace holds no events: %s", path, h.why);
         else
             vw_error("%s: the trace holds no events (the program made no tensor, or tracing was turned off at start)",
                      path);
