@@ -244,6 +244,8 @@ START_TEST(test_private_copy_removed_on_signal) {
             dup2(fd[1], 1);
             close(fd[0]), close(fd[1]);
             setenv("TMPDIR", tmp, 1);
+            for (int k = 0; k < 3; k++)
+                signal(sigs[k], SIG_DFL); /* as a terminal leaves them (a background job ignores SIGINT) */
             execl(DEVTRACE_CLI, DEVTRACE_CLI, "tensors", big, (char *)NULL);
             _exit(127);
         }
