@@ -173,7 +173,7 @@ int vw_trace_open(const char *path, struct vw_trace *t) {
         char host[256] = "", thost[256];
         gethostname(host, sizeof host - 1);
         vw_meta(t, "host", thost, sizeof thost);
-        if (pid > 0 && !strcmp(host, thost) && kill((pid_t)pid, 0) == 0) {
+        if (pid > 0 && pid <= INT32_MAX && !strcmp(host, thost) && kill((pid_t)pid, 0) == 0) {
             vw_error("%s: still being written by process %lld; wait for it to finish (or stop it) and read it again",
                      path, (long long)pid);
             vw_trace_close(t);
