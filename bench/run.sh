@@ -7,6 +7,7 @@
 #   the workload traced over untraced wall time (target <= 1.05),
 #   the fixed cost of starting and finishing a trace,
 #   the cost the CUDA runtime wrappers add per call, and CUPTI's (on the tests' fakes),
+#   an op storm on 1 and 8 threads: events lost (goal 0) and traced/untraced,
 # Usage: bench/run.sh [BUILD_DIR]   (default: build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -88,6 +89,21 @@ for i in 1 2 3; do
   rate $tmp/w$i.db
 done | sort -k3 -n | tail -1 | while read -r ev ns r; do
   echo "  burst of bare tensor creations: $ev events in $(echo "scale=3; $ns / 1000000000" | bc) s of writer time: $r M events/s"
+done
+
+echo "== op storm: tiny ops as fast as the threads can (bench/op_storm), lossless (the default), best of 3"
+# Writer-bound by design: the producers make events faster than any writer
+# stores them, so the ratio is the writer's rate; the point is the loss (0).
+for spec in "1 2000000" "8 250000"; do
+  set -- $spec
+  u=$(for i in 1 2 3; do wall -- $B/bench/op_storm "$1" "$2"; done | best)
+  t=$(for i in 1 2 3; do wall DEVTRACE_QUIET=1 DEVTRACE_OUTPUT=$tmp/storm$1.$i.db LD_PRELOAD=$LIB -- $B/bench/op_storm "$1" "$2"; done | best)
+  read -r rec lost waits wait_ns < <(sqlite3 -separator ' ' $tmp/storm$1.1.db "select
+    (select value from meta where key='events_recorded'), (select value from meta where key='events_dropped'),
+    (select value from meta where key='ring_waits'), (select value from meta where key='ring_wait_ns')")
+  echo "  $1 thread(s) x $2 ops: untraced $((u / 1000)) ms, traced $((t / 1000)) ms, ratio $(echo "scale=2; $t / $u" | bc) (writer-bound); $rec events, lost $lost; the producers waited $waits times, $((wait_ns / 1000000)) ms in all"
+  DEVTRACE_QUIET=1 DEVTRACE_LOSSY=1 DEVTRACE_OUTPUT=$tmp/lossy$1.db LD_PRELOAD=$LIB $B/bench/op_storm "$1" "$2" >/dev/null
+  echo "    DEVTRACE_LOSSY=1 for comparison: lost $(sqlite3 $tmp/lossy$1.db "select value from meta where key='events_dropped'") of $(sqlite3 $tmp/lossy$1.db "select (select value from meta where key='events_dropped') + (select value from meta where key='events_recorded')")"
 done
 
 W=$B/examples/mlp_train

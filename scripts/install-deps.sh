@@ -5,11 +5,12 @@
 # elfutils' libdw (the viewer symbolizes stacks with libdwfl), and
 # Debian's python3, python3-dev (the PyTorch adapter's C extension) and
 # python3-torch (PyTorch 1.13, CPU: the adapter's tests), libtorch-dev (the libtorch
-# observer and its tests) and chromium (the HTML report test
-# opens the page in headless Chromium). The CUDA toolkit is optional and
+# observer and its tests), chromium (the HTML report test opens the page in
+# headless Chromium), and clang with its runtime libraries (libFuzzer and the
+# sanitizers: scripts/fuzz.sh). The CUDA toolkit is optional and
 # not installed here: when /usr/local/cuda exists, the build finds it.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config check libsqlite3-dev sqlite3 libunwind8 libdw-dev python3 python3-dev python3-torch libtorch-dev bc chromium)
+pkgs=(build-essential cmake pkg-config check libsqlite3-dev sqlite3 libunwind8 libdw-dev python3 python3-dev python3-torch libtorch-dev bc chromium clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

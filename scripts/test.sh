@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs devtrace's whole test suite: installs what is missing, builds with
 # warnings as errors and runs every test (ctest); then builds again with
-# AddressSanitizer + UndefinedBehaviorSanitizer and runs every test there.
+# AddressSanitizer + UndefinedBehaviorSanitizer and runs every test there;
+# then fuzzes the viewer for DEVTRACE_FUZZ_SECONDS (150; 0 skips) with
+# libFuzzer (scripts/fuzz.sh: the regression inputs first).
 # DEVTRACE_SKIP_SANITIZE=1 skips the second build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,4 +24,10 @@ if [ "${DEVTRACE_SKIP_SANITIZE:-0}" != 1 ]; then
   cmake --build build-asan -j "$jobs"
   echo "== tests under ASan + UBSan"
   (cd build-asan && ctest --output-on-failure -j "$jobs")
+fi
+
+fuzz_secs=${DEVTRACE_FUZZ_SECONDS:-150}
+if [ "$fuzz_secs" != 0 ]; then
+  echo "== fuzzing the viewer ($fuzz_secs s)"
+  scripts/fuzz.sh "$fuzz_secs" build
 fi

@@ -280,7 +280,7 @@ START_TEST(test_bad_inputs) {
     copy_trace(p);
     exec_sql(p, "DELETE FROM misc_events; DELETE FROM tensor_rows; DELETE FROM frees_late; DELETE FROM ops; DELETE "
                 "FROM meta WHERE key IN ('complete', 'exit_status', 'killed_by_signal', 'fatal_signal');");
-    expect_refused(p, "the trace holds no events and no sign that the process ended");
+    expect_refused(p, "the trace holds no events: ");
     /* still being written: a WAL and a live writer (this process) */
     snprintf(p, sizeof p, "%s/live.db", dir);
     copy_trace(p);

@@ -25,6 +25,7 @@ Suite *make_interpose_suite(void);
 Suite *make_bugs_suite(void);
 Suite *make_libtorch_suite(void); /* only when built with Torch (DT_HAVE_TORCH) */
 Suite *make_cupti_suite(void);    /* only when the CUPTI headers were found (DT_HAVE_CUPTI) */
+Suite *make_hardening_suite(void);
 
 /* Why a test that runs a Python host skips in the sanitizer build. */
 #define TU_SKIP_PYTHON_UNDER_SANITIZERS                                                                                \

@@ -315,6 +315,29 @@ int main(int argc, char **argv) {
         }
         printf("sum %.0f\n", dt_item(sum));
         dt_free(sum);
+    } else if (strcmp(mode, "fsize") == 0) {
+        /* the trace reaches RLIMIT_FSIZE with SIGXFSZ at its default: the
+         * tracer wrote past it, not the program, which must not die of it;
+         * with a file name, the program then writes past it itself and
+         * must get its SIGXFSZ as it would untraced */
+        named("before_limit", 10);
+        usleep(200 * 1000);
+        struct rlimit rl = {4 << 20, 4 << 20};
+        setrlimit(RLIMIT_FSIZE, &rl);
+        dt_tensor *sum = dt_zeros(DT_SCALAR, DT_F32, dt_cpu_device());
+        for (int i = 0; i < 400000; i++) {
+            dt_tensor *t = dt_ones(DT_SCALAR, DT_F32, dt_cpu_device());
+            dt_add_(sum, t);
+            dt_free(t);
+        }
+        printf("sum %.0f\n", dt_item(sum));
+        dt_free(sum);
+        if (argc > 2) {
+            static char block[1 << 16];
+            FILE *f = fopen(argv[2], "w");
+            for (int i = 0; f && i < 128; i++) fwrite(block, 1, sizeof block, f), fflush(f);
+            printf("wrote past the limit and lived\n");
+        }
     } else if (strcmp(mode, "vfork") == 0) {
         named("x", 1);
         pid_t pid = vfork();
@@ -339,6 +362,15 @@ int main(int argc, char **argv) {
         errno_kept();
     } else if (strcmp(mode, "paced") == 0) {
         paced(argc > 2 ? atoi(argv[2]) : 15000);
+    } else if (strcmp(mode, "stall") == 0) {
+        /* a burst once a byte arrives on stdin: the test stops the tracer's
+         * writer thread first (ptrace), so the ring fills with nobody to
+         * drain it */
+        named("before_stall", 10);
+        char c;
+        if (read(0, &c, 1) != 1) return 3;
+        named("stall", argc > 2 ? atoi(argv[2]) : 100000);
+        printf("burst done\n");
     } else if (strcmp(mode, "burst") == 0) {
         named("burst", argc > 2 ? atoi(argv[2]) : 100000);
         printf("burst done\n");

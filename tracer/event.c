@@ -1,6 +1,7 @@
 /* Builds one record on the calling thread's ring, once tr_ev_emit (in line
  * in each probe, tr_impl.h) has numbered, stamped and unwound it. The
- * producer path: no malloc, stdio, locks or SQLite; a full ring drops the
+ * producer path: no malloc, stdio, locks or SQLite; a full ring makes the
+ * producer wait for the writer (ring.c), or, in lossy mode, drops the
  * record and counts it. */
 #include "tr_impl.h"
 
@@ -21,8 +22,9 @@ static inline void bump(_Atomic uint64_t *c) {
     atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
 }
 
-/* Reserves len bytes (a multiple of 8) in r; NULL (and a drop counted) when
- * full. Published by ring_commit. */
+/* Reserves len bytes (a multiple of 8) in r, waiting for the writer when
+ * full (tr_ring_wait); NULL (and a drop counted) when it cannot wait.
+ * Published by ring_commit. */
 static inline void *ring_reserve(struct tr_ring *r, uint32_t len, uint64_t stamp) {
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
     uint64_t pos = head & (r->size - 1), to_end = r->size - pos;
@@ -39,7 +41,7 @@ static inline void *ring_reserve(struct tr_ring *r, uint32_t len, uint64_t stamp
     uint64_t need = over ? to_end + len : len;
     if (head - r->tail_seen + need > r->size) /* full, as far as this thread knows: read the writer's tail */
         r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
-    if (len > r->size / 2 || head - r->tail_seen + need > r->size) {
+    if (len > r->size / 2 || (head - r->tail_seen + need > r->size && tr_ring_wait(r, need) < 0)) {
         bump(&r->dropped);
         return NULL;
     }
@@ -107,7 +109,11 @@ void tr_ev_record(struct tr_ring *r, const struct tr_ev *ev, uint64_t seq, uint6
     }
     bytes = (bytes + 7) & ~(size_t)7;
     unsigned char *p = ring_reserve(r, (uint32_t)bytes, stamp);
-    if (!p) return;
+    if (!p) { /* dropped (counted): the trace says from when */
+        if (!atomic_load_explicit(&r->first_drop, memory_order_relaxed))
+            atomic_store_explicit(&r->first_drop, seq, memory_order_relaxed);
+        return;
+    }
     struct tr_rec *h = (struct tr_rec *)p;
     h->size = (uint32_t)bytes;
     h->kind = (uint16_t)ev->kind;

@@ -40,6 +40,9 @@ void tr_fail(const char *fmt, ...) {
     if (atomic_exchange(&g_tr.warned, 1) || g_tr.cfg.quiet) return;
     va_list ap;
     va_start(ap, fmt);
+    vsnprintf(g_tr.fail_msg, sizeof g_tr.fail_msg, fmt, ap); /* the trace says why (meta tracing_stopped) */
+    va_end(ap);
+    va_start(ap, fmt);
     say("warning: ", "; tracing is off, the program goes on", fmt, ap);
     va_end(ap);
 }
@@ -78,6 +81,7 @@ static void read_config(void) {
     c->ring_bytes = bytes;
     c->python = (int)env_long("DEVTRACE_PYTHON", 1, 0, 1);
     c->commit_ms = (int)env_long("DEVTRACE_COMMIT_MS", 20, 1, 50);
+    c->lossy = (int)env_long("DEVTRACE_LOSSY", 0, 0, 1);
 }
 
 static void append_manifest(void) {
@@ -190,14 +194,21 @@ static void finish_trace(const char *exec_path) {
         g_trace_removed = 1;
         return;
     }
-    if (was_on && !atomic_load(&g_tr.warned) && !getenv("DEVTRACE_MANIFEST"))
-        tr_info("trace written to %s", g_tr.cfg.path);
+    uint64_t dropped = 0;
+    for (struct tr_ring *r = atomic_load(&g_tr.rings); r; r = r->next) dropped += atomic_load(&r->dropped);
+    if (was_on && !atomic_load(&g_tr.warned) && !getenv("DEVTRACE_MANIFEST")) {
+        if (dropped)
+            tr_info("trace written to %s; %llu events dropped (full rings%s)", g_tr.cfg.path,
+                    (unsigned long long)dropped, g_tr.cfg.lossy ? " in lossy mode, DEVTRACE_LOSSY=1" : "");
+        else
+            tr_info("trace written to %s", g_tr.cfg.path);
+    }
 }
 
 __attribute__((destructor)) static void tracer_fini(void) { finish_trace(NULL); }
 
 /* exit() and _exit() are wrapped to note the status (a return from main
- * calls exit inside libc, unseen: `devtrace run` records that status). Only
+ * through the wrapper of main below). Only
  * the process that owns the trace notes it: a vfork or posix_spawn child
  * runs in its parent's memory until it execs or calls _exit. */
 static void note_exit_status(int status) {
@@ -221,6 +232,29 @@ TR_EXPORT __attribute__((noreturn)) void _exit(int status) {
     if (real) real(status);
     syscall(SYS_exit_group, status);
     __builtin_unreachable();
+}
+
+/* A return from main calls exit inside libc, past the wrapper above: main
+ * itself is wrapped, through glibc's __libc_start_main (called by _start
+ * through the PLT, so the preloaded definition wins), and its return value
+ * noted before libc exits with it. */
+typedef int (*main_fn)(int, char **, char **);
+static main_fn g_real_main;
+
+static int main_wrapper(int argc, char **argv, char **envp) {
+    int rc = g_real_main(argc, argv, envp);
+    note_exit_status(rc);
+    return rc;
+}
+
+TR_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void (*fini)(void),
+                                void (*rtld_fini)(void), void *stack_end) {
+    typedef int (*start_fn)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *);
+    static start_fn real;
+    if (!real) *(void **)&real = dlsym(RTLD_NEXT, "__libc_start_main");
+    if (!real) abort(); /* no libc to start the program: nothing else can be done */
+    g_real_main = main;
+    return real(main_wrapper, argc, argv, init, fini, rtld_fini, stack_end);
 }
 
 /* exec: the image ends without destructors, so the trace is finished here,

@@ -1,13 +1,15 @@
 /* Per-thread rings: each thread that records gets its own mmap'd ring on
  * first use, published on a lock-free list for the writer. The producer
  * (the thread) moves head, in line in event.c; the writer moves tail; a
- * record that does not fit is dropped and counted, never waited for. No
+ * producer that finds its ring full waits for the writer, bounded
+ * (tr_ring_wait), or in lossy mode drops the record and counts it. No
  * malloc, stdio or locks here. */
 #include "tr_impl.h"
 
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 _Thread_local struct tr_ring *tr_tl_ring; /* this thread's ring */
@@ -107,6 +109,48 @@ void tr_ring_populate(struct tr_ring *r) {
     if (to > r->writer_mapped) r->writer_mapped = to >= r->size ? UINT64_MAX : to;
 }
 
+/* Lossless by default, as heaptrack: a producer that finds its ring full
+ * wakes the writer and sleeps in short steps until the writer has read
+ * enough. Nothing is held while it waits (no lock, no malloc), so the
+ * writer never waits for it. Bounded: a writer that reads nothing of this
+ * ring for TR_RING_STUCK_MS is taken as stuck; tracing goes off with one
+ * warning (the trace says why) and the program goes on. Never waited for:
+ * in lossy mode, on the writer's own thread, with no writer running (a
+ * fork child before its own starts) or once the trace is being finished.
+ * One wait the bound ends rather than avoids: a producer that holds a lock
+ * the writer takes (the loader's, while a library's constructor fires a
+ * probe during dlopen; the writer looks at the module list each step) with
+ * its ring full: 2 s, then tracing off with its warning. */
+int tr_ring_wait(struct tr_ring *r, uint64_t need) {
+    if (g_tr.cfg.lossy || !g_tr.writer_running || pthread_equal(pthread_self(), g_tr.writer)) return -1;
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t start = tr_now_ns(), since = start, last = r->tail_seen;
+    int rc = -1;
+    for (unsigned i = 0;; i++) {
+        if (atomic_load(&g_tr.stop) || atomic_load(&g_tr.writer_gone) || !atomic_load(&g_tr.enabled)) break;
+        uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire), now = tr_now_ns();
+        r->tail_seen = tail;
+        if (head - tail + need <= r->size) {
+            rc = 0;
+            break;
+        }
+        if (tail != last)
+            last = tail, since = now;
+        else if (now - since >= (uint64_t)TR_RING_STUCK_MS * 1000000u) {
+            tr_fail("the trace writer read nothing of thread %lld's full ring for %d ms", (long long)r->tid,
+                    TR_RING_STUCK_MS);
+            break;
+        }
+        if (i % 64 == 0) tr_writer_wake(); /* at once, then again now and then: a wake is a write to a pipe */
+        struct timespec ts = {0, i < 16 ? 20000 : 200000};
+        nanosleep(&ts, NULL);
+    }
+    atomic_store_explicit(&r->waits, atomic_load_explicit(&r->waits, memory_order_relaxed) + 1, memory_order_relaxed);
+    atomic_store_explicit(&r->wait_ns, atomic_load_explicit(&r->wait_ns, memory_order_relaxed) + (tr_now_ns() - start),
+                          memory_order_relaxed);
+    return rc;
+}
+
 struct tr_ring *tr_ring_make(void) {
     struct tr_ring *r = NULL;
     if (tl_ring_failed) return r;
@@ -149,6 +193,9 @@ void tr_ring_forget_all(void) {
         mine->tail_seen = atomic_load(&mine->tail);
         atomic_store(&mine->dropped, 0);
         atomic_store(&mine->written, 0);
+        atomic_store(&mine->waits, 0);
+        atomic_store(&mine->wait_ns, 0);
+        atomic_store(&mine->first_drop, 0);
         mine->tid = tr_gettid();
         mine->next = NULL;
         mine->writer_id = 0, mine->writer_state = 0, mine->writer_mapped = 0; /* the parent writer's bookkeeping */

@@ -95,6 +95,10 @@ struct tr_ring {
     uint64_t wrap_at;         /* offset from which the producer starts over early (ring.c); UINT64_MAX: never */
     uint64_t wrap_next;       /* head at which it next looks whether it may */
     uint64_t lap_stamp;       /* tr_stamp() when the producer last started over */
+    /* the producer's, changed only when the ring is full: off the line every event touches */
+    _Alignas(64) _Atomic uint64_t waits; /* times the producer found it full and waited for the writer */
+    _Atomic uint64_t wait_ns;            /* time it waited, in all */
+    _Atomic uint64_t first_drop;         /* seq of the first event dropped, 0 when none */
     /* the writer's line: */
     _Alignas(64) _Atomic uint64_t tail;      /* bytes consumed, ever */
     int64_t writer_id;                       /* row of the threads table, 0 until seen */
@@ -125,6 +129,7 @@ struct tr_config {
     int python;        /* capture Python stacks */
     int commit_ms;     /* commit interval */
     int quiet;         /* DEVTRACE_QUIET=1: no line of our own on stderr, warnings included */
+    int lossy;         /* DEVTRACE_LOSSY=1: a full ring drops (and counts) instead of waiting for the writer */
 };
 
 /* Clock pairs (clock.c): a time-stamp counter value and CLOCK_MONOTONIC at
@@ -172,6 +177,7 @@ struct tr_state {
     _Atomic int warned;          /* the one warning was printed */
     _Atomic int fatal_signal;    /* signal that is killing us, or 0 */
     _Atomic int exit_status;     /* status passed to exit(), or -1 */
+    char fail_msg[512];          /* the one warning's text (tracing stopped early), "" when none; set once */
 };
 
 extern TR_HIDDEN struct tr_state g_tr;
@@ -214,6 +220,14 @@ TR_HIDDEN void tr_ring_forget_all(void); /* fork child: drop inherited rings */
 #define TR_RING_NEAR    (256u << 10)
 #define TR_RING_RECHECK (16u << 10)
 #define TR_RING_LAP_MS  16
+/* A full ring (lossless mode): the producer waits for the writer to make
+ * room for need bytes past head. 0 when there is room now; -1 when the
+ * record is to be dropped (lossy mode, no writer to wait for, tracing
+ * stopped, or the writer made no progress for TR_RING_STUCK_MS: then one
+ * warning and tracing off). Out of line: the hot path only calls it when
+ * full. */
+#define TR_RING_STUCK_MS 2000
+TR_HIDDEN int tr_ring_wait(struct tr_ring *r, uint64_t need);
 /* Writer: maps the next pages of r ahead of its producer (writer_mapped
  * becomes UINT64_MAX once there is nothing left to map). */
 TR_HIDDEN void tr_ring_populate(struct tr_ring *r);

@@ -161,7 +161,9 @@ static struct {
 static void sql_fail(const char *what) {
     if (W.failed) return;
     W.failed = 1;
-    tr_fail("cannot write trace %s (%s: %s)", W.path, what, W.db ? sqlite3_errmsg(W.db) : "no database");
+    int err = W.db ? sqlite3_system_errno(W.db) : 0; /* EFBIG (ulimit -f), ENOSPC... say which */
+    tr_fail("cannot write trace %s (%s: %s%s%s)", W.path, what, W.db ? sqlite3_errmsg(W.db) : "no database",
+            err ? ": " : "", err ? strerror(err) : "");
 }
 
 #define SQL_CHECK(call, what)                                                                                          \
@@ -1255,12 +1257,25 @@ static void finish(int complete, const char *exec_path) {
     if (W.failed || !W.db) return;
     W.drain_max = INT64_MAX; /* everything recorded until now, in one go */
     if (cycle() < 0) return;
-    uint64_t dropped = 0;
-    for (struct tr_ring *r = atomic_load(&g_tr.rings); r; r = r->next) dropped += atomic_load(&r->dropped);
+    uint64_t dropped = 0, waits = 0, wait_ns = 0, first_drop = 0;
+    for (struct tr_ring *r = atomic_load(&g_tr.rings); r; r = r->next) {
+        dropped += atomic_load(&r->dropped), waits += atomic_load(&r->waits), wait_ns += atomic_load(&r->wait_ns);
+        uint64_t f = atomic_load(&r->first_drop);
+        if (f && (!first_drop || f < first_drop)) first_drop = f;
+    }
     if (exec("BEGIN") < 0) return;
     meta_int("end_time_ns", unix_ns());
     meta_int("events_recorded", (int64_t)W.events_written);
     meta_int("events_dropped", (int64_t)dropped);
+    meta_int("lossy", g_tr.cfg.lossy);
+    if (first_drop) meta_int("first_dropped_seq", (int64_t)first_drop);
+    meta_int("ring_waits", (int64_t)waits);
+    meta_int("ring_wait_ns", (int64_t)wait_ns);
+    /* tracing turned off early (one warning): what follows it is missing */
+    if (atomic_load(&g_tr.warned)) {
+        complete = 0;
+        meta_text("tracing_stopped", g_tr.fail_msg[0] ? g_tr.fail_msg : "an internal failure (see the warning)");
+    }
     meta_int("writer_busy_ns", (int64_t)W.busy_ns);
     int st = atomic_load(&g_tr.exit_status);
     if (st >= 0) meta_int("exit_status", st);
@@ -1285,24 +1300,76 @@ static void free_mem(void) {
     W.texts = NULL, W.ntexts = 0, W.rctx = NULL, W.caprctx = 0;
 }
 
+/* SQLite's writes on a program thread (the trace finished at exit, a note
+ * after a failed exec): past RLIMIT_FSIZE, write() sends that thread
+ * SIGXFSZ, whose default kills the program the tracer was only watching.
+ * The signal is blocked around them, so the write fails with EFBIG (one
+ * warning, tracing off), and a SIGXFSZ they made is taken back before the
+ * mask is restored. One that was pending before stays: it is the
+ * program's. (The writer thread blocks every signal: one sent to it stays
+ * pending there, unseen.) */
+struct xfsz_guard {
+    sigset_t old; /* the thread's mask before */
+    int pending;  /* SIGXFSZ was pending already */
+};
+
+static void xfsz_block(struct xfsz_guard *g) {
+    sigset_t set, pend;
+    sigemptyset(&set);
+    sigaddset(&set, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &set, &g->old);
+    g->pending = sigpending(&pend) == 0 && sigismember(&pend, SIGXFSZ);
+}
+
+static void xfsz_restore(struct xfsz_guard *g) {
+    sigset_t set, pend;
+    sigemptyset(&set);
+    sigaddset(&set, SIGXFSZ);
+    if (!g->pending && sigpending(&pend) == 0 && sigismember(&pend, SIGXFSZ)) {
+        struct timespec zero = {0, 0};
+        int saved = errno;
+        sigtimedwait(&set, NULL, &zero);
+        errno = saved;
+    }
+    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
 /* The calling thread finishes the trace itself: it takes the lock (after
  * the step the writer may be in), drains what is left, and closes. The
  * writer, asleep or waiting for the lock, sees stop and returns; it is
  * detached, not joined: waking it and waiting for it to end took the
  * program 0.15-0.25 ms at its exit for nothing. A writer still creating the
- * schema is waited for, so that the file is made before it is finished. */
+ * schema is waited for, so that the file is made before it is finished;
+ * every wait here is bounded (TR_RING_STUCK_MS and 3 s more). */
 uint64_t tr_writer_stop(int final, const char *exec_path) {
     if (g_tr.writer_running) {
         atomic_store(&g_tr.stop, 1);
-        if (atomic_load(&g_tr.writer_opened)) {
-            pthread_detach(g_tr.writer);
-        } else {
-            tr_writer_wake();
-            pthread_join(g_tr.writer, NULL);
+        tr_writer_wake();
+        /* bounded: a writer stuck while it creates the schema (a hung
+         * disk) must not hang the program's exit either */
+        for (int i = 0; i < TR_RING_STUCK_MS + 3000 && !atomic_load(&g_tr.writer_opened); i++) {
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
         }
+        pthread_detach(g_tr.writer);
         g_tr.writer_running = 0;
+        if (!atomic_load(&g_tr.writer_opened)) { /* it still holds the handle: leave it all alone */
+            tr_fail("the trace writer is stuck creating the trace; it is left unfinished");
+            return UINT64_MAX;
+        }
     }
-    pthread_mutex_lock(&g_tr.writer_lock);
+    struct xfsz_guard xg;
+    xfsz_block(&xg);
+    /* bounded: a writer stuck inside its cycle (holding the lock) must not
+     * hang the program's exit; the trace then ends at its last commit */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += TR_RING_STUCK_MS / 1000 + 3;
+    if (pthread_mutex_timedlock(&g_tr.writer_lock, &until) != 0) {
+        tr_fail("the trace writer is stuck; the trace ends at its last commit");
+        xfsz_restore(&xg);
+        return UINT64_MAX;
+    }
     finish(final, exec_path);
     uint64_t written = W.failed ? UINT64_MAX : W.events_written;
     if (W.db) {
@@ -1313,6 +1380,7 @@ uint64_t tr_writer_stop(int final, const char *exec_path) {
     }
     free_mem();
     pthread_mutex_unlock(&g_tr.writer_lock);
+    xfsz_restore(&xg);
     return written;
 }
 
@@ -1350,6 +1418,8 @@ void tr_writer_abandon(void) {
 }
 
 int tr_writer_note(const char *path, const char *key, const char *value) {
+    struct xfsz_guard xg;
+    xfsz_block(&xg);
     sqlite3 *db = NULL;
     int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL);
     sqlite3_stmt *st = NULL;
@@ -1361,5 +1431,6 @@ int tr_writer_note(const char *path, const char *key, const char *value) {
     }
     sqlite3_finalize(st);
     sqlite3_close(db);
+    xfsz_restore(&xg);
     return rc == SQLITE_OK ? 0 : -1;
 }

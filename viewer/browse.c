@@ -89,7 +89,9 @@ static void trace_heading(struct vw_trace *t, FILE *f) {
     vw_put_escaped(f, t->path);
     fprintf(f, " (");
     vw_put_escaped(f, prog);
-    fprintf(f, ", pid %s)%s\n", pid, vw_color(VW_RESET));
+    fprintf(f, ", pid ");
+    vw_put_escaped(f, pid);
+    fprintf(f, ")%s\n", vw_color(VW_RESET));
 }
 
 static void json_trace_open(struct vw_trace *t, FILE *f, int index) {
@@ -312,12 +314,21 @@ static int run_each(int argc, char **argv, const char *cmd, void (*usage)(FILE *
     struct vw_trace *tr = vw_trace_open_all(o.files, n);
     if (!tr) return VW_EXIT_USAGE;
     int rc = VW_EXIT_OK;
+    struct vw_doc doc;
+    if (o.json && vw_doc_capture(&doc) < 0) {
+        vw_trace_close_all(tr, n);
+        return VW_EXIT_USAGE;
+    }
     if (o.json) printf("{\"traces\": [");
     for (int i = 0; i < n && rc == VW_EXIT_OK; i++) {
         if (!o.json && n > 1) trace_heading(&tr[i], stdout);
         if (one(&tr[i], &o, i) < 0) rc = VW_EXIT_USAGE;
     }
     if (o.json && rc == VW_EXIT_OK) printf("]}\n");
+    if (o.json && vw_doc_release(&doc, rc == VW_EXIT_OK) < 0 && rc == VW_EXIT_OK) {
+        vw_error("%s: cannot write to standard output", cmd);
+        rc = VW_EXIT_USAGE;
+    }
     vw_trace_close_all(tr, n);
     return rc;
 }
@@ -449,9 +460,12 @@ static int show_one(struct vw_trace *t, const struct opts *o, int index) {
         vw_put_json_string(stdout, what);
         printf("}, \"life\": [");
     } else {
-        printf("%st%lld%s %s %s on %s", vw_color(VW_BOLD), (long long)id, vw_color(VW_RESET),
-               vw_dtype_name(sqlite3_column_int(st, 1)), col_text(st, 2, "?"), dev);
-        if (strcmp(col_text(st, 3, ""), "contiguous")) printf(", strides %s", col_text(st, 3, ""));
+        printf("%st%lld%s %s ", vw_color(VW_BOLD), (long long)id, vw_color(VW_RESET),
+               vw_dtype_name(sqlite3_column_int(st, 1)));
+        vw_put_escaped(stdout, col_text(st, 2, "?"));
+        printf(" on %s", dev);
+        if (strcmp(col_text(st, 3, ""), "contiguous"))
+            printf(", strides "), vw_put_escaped(stdout, col_text(st, 3, ""));
         if (sqlite3_column_int64(st, 4)) printf(", offset %lld", (long long)sqlite3_column_int64(st, 4));
         printf(", %lld bytes, storage s%lld\n", (long long)sqlite3_column_int64(st, 7),
                (long long)sqlite3_column_int64(st, 6));
@@ -510,6 +524,7 @@ static int show_one(struct vw_trace *t, const struct opts *o, int index) {
            "?1"
            ") ORDER BY 1");
     if (!st) {
+        site_cache_free(&c.sc);
         vw_sym_free(c.sym);
         return -1;
     }
@@ -615,9 +630,9 @@ static struct group *group_of(struct group *g, int *n, const char *site, const c
 /* Adds one query row's aggregates to a group. */
 static void group_add(struct group *x, int64_t count, int64_t bytes, int64_t distinct_src, int64_t t_min, int64_t t_max,
                       int64_t seq) {
-    x->count += count;
-    x->bytes += bytes;
-    x->distinct_src += distinct_src; /* exact unless one site's stacks share a source */
+    x->count = vw_add(x->count, count);
+    x->bytes = vw_add(x->bytes, bytes);
+    x->distinct_src = vw_add(x->distinct_src, distinct_src); /* exact unless one site's stacks share a source */
     if (t_min < x->t_first) x->t_first = t_min;
     if (t_max > x->t_last) x->t_last = t_max;
     if (seq < x->first_seq) x->first_seq = seq;
@@ -731,7 +746,7 @@ static int cuda_copies(struct vw_trace *t, struct vw_sym *sym, int json, int alo
         int dir = sqlite3_column_int(st, 2);
         int64_t dev = sqlite3_column_int64(st, 3), peer = sqlite3_column_int64(st, 4);
         const char *api = col_text(st, 5, "?");
-        total += sqlite3_column_int64(st, 6), bytes += sqlite3_column_int64(st, 7);
+        total = vw_add(total, sqlite3_column_int64(st, 6)), bytes = vw_add(bytes, sqlite3_column_int64(st, 7));
         struct group *x = group_of(g, &n, site, api, dir, dev, peer, seq);
         if (!x) {
             dropped++;
@@ -739,8 +754,8 @@ static int cuda_copies(struct vw_trace *t, struct vw_sym *sym, int json, int alo
         }
         group_add(x, sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 8),
                   sqlite3_column_int64(st, 9), sqlite3_column_int64(st, 10), seq);
-        x->pageable += sqlite3_column_int64(st, 12);
-        x->failed += sqlite3_column_int64(st, 13);
+        x->pageable = vw_add(x->pageable, sqlite3_column_int64(st, 12));
+        x->failed = vw_add(x->failed, sqlite3_column_int64(st, 13));
     }
     sqlite3_finalize(st);
     qsort(g, (size_t)n, sizeof *g, group_cmp);
@@ -817,7 +832,7 @@ static int transfers_one(struct vw_trace *t, const struct opts *o, int index) {
         const char *s = cached_site(&sc, sym, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 10), seq);
         int64_t from = sqlite3_column_int64(st, 1), to = sqlite3_column_int64(st, 2);
         const char *via = col_text(st, 9, "?");
-        total += sqlite3_column_int64(st, 3), bytes += sqlite3_column_int64(st, 4);
+        total = vw_add(total, sqlite3_column_int64(st, 3)), bytes = vw_add(bytes, sqlite3_column_int64(st, 4));
         struct group *x = group_of(g, &n, s, via, from, to, 0, seq);
         if (!x) {
             dropped_groups++;

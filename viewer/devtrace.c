@@ -2,29 +2,8 @@
  * and answers --help and --version. */
 #include "vw.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-const char *vw_color(enum vw_color c) {
-    static int on = -1;
-    if (on < 0) {
-        const char *nc = getenv("NO_COLOR");
-        on = isatty(STDOUT_FILENO) && !(nc && *nc);
-    }
-    static const char *seq[] = {"\033[0m", "\033[1m", "\033[1;31m", "\033[1;32m", "\033[33m", "\033[2m"};
-    return on ? seq[c] : "";
-}
-
-void vw_error(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("devtrace: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
 
 static const struct {
     const char *name;

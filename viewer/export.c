@@ -12,6 +12,7 @@
 #include "vw.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -49,7 +50,9 @@ struct tl {
     "NOT NULL THEN 'device mismatch' WHEN r.exception IS NOT NULL THEN 'exception ' || r.exception ELSE 'error' END"
 
 /* Microseconds on the shared clock for an event at t ns into trace x. */
-static double us(const struct tl *x, int64_t base_ns, int64_t t) { return (double)(x->start_ns - base_ns + t) / 1e3; }
+static double us(const struct tl *x, int64_t base_ns, int64_t t) {
+    return (double)vw_time_at(x->start_ns, base_ns, t) / 1e3;
+}
 
 static void chrome_trace(FILE *f, struct tl *x, int n) {
     int64_t base = INT64_MAX;
@@ -83,7 +86,7 @@ static void chrome_trace(FILE *f, struct tl *x, int n) {
             fprintf(f,
                     "%s{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %lld, \"tid\": %lld, \"args\": {\"name\": "
                     "\"device %s\"}}",
-                    SEP(), (long long)x[i].pid, 1000000 + (long long)sqlite3_column_int64(st, 0),
+                    SEP(), (long long)x[i].pid, (long long)vw_add(1000000, sqlite3_column_int64(st, 0)),
                     vw_device_name(sqlite3_column_int64(st, 0), dev, sizeof dev));
         }
         if (st) sqlite3_finalize(st);
@@ -111,10 +114,11 @@ static void chrome_trace(FILE *f, struct tl *x, int n) {
             vw_device_name(to, d2, sizeof d2);
             for (int track = 0; track < 2; track++) {
                 fprintf(f, "%s{\"ph\": \"X\", \"cat\": \"transfer\", \"name\": \"", SEP());
-                fprintf(
-                    f, "%s -> %s\", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"dur\": 1, \"args\": {\"via\": ", d1,
-                    d2, (long long)x[i].pid, track ? 1000000 + (long long)to : (long long)sqlite3_column_int64(st, 7),
-                    us(&x[i], base, sqlite3_column_int64(st, 6)));
+                fprintf(f,
+                        "%s -> %s\", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"dur\": 1, \"args\": {\"via\": ", d1,
+                        d2, (long long)x[i].pid,
+                        track ? (long long)vw_add(1000000, to) : (long long)sqlite3_column_int64(st, 7),
+                        us(&x[i], base, sqlite3_column_int64(st, 6)));
                 vw_put_json_string(f, (const char *)sqlite3_column_text(st, 5));
                 fprintf(f, ", \"src\": %lld, \"dst\": %lld, \"bytes\": %lld}}", (long long)sqlite3_column_int64(st, 0),
                         (long long)sqlite3_column_int64(st, 1), (long long)sqlite3_column_int64(st, 4));
@@ -134,7 +138,7 @@ static void chrome_trace(FILE *f, struct tl *x, int n) {
                         ", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"seq\": %lld, "
                         "\"kind\": \"%s\", \"rc\": %lld",
                         (long long)x[i].pid,
-                        track ? 1000000 + (long long)sqlite3_column_int64(st, 12)
+                        track ? (long long)vw_add(1000000, sqlite3_column_int64(st, 12))
                               : (long long)sqlite3_column_int64(st, 4),
                         us(&x[i], base, sqlite3_column_int64(st, 2)), sqlite3_column_int64(st, 3) / 1e3,
                         (long long)sqlite3_column_int64(st, 0), kind >= 1 && kind <= 7 ? kinds[kind] : "?",
@@ -220,6 +224,10 @@ static const char html_tail[] =
     "let total = 0;\n"
     "D.report.traces.forEach((tr, ti) => {\n"
     "  rep.appendChild(el('h2', tr.program + ' (pid ' + tr.pid + '), exit status ' + tr.exit_status));\n"
+    "  if (tr.incomplete) rep.appendChild(el('p', 'This trace is incomplete: ' + tr.incomplete, 'msg'));\n"
+    "  if (tr.events_dropped) rep.appendChild(el('p', tr.events_dropped + ' events dropped (lossy mode)' +"
+    " (tr.first_dropped_seq ? ', from event #' + tr.first_dropped_seq + ' on' : '') + ': a chain may miss links.',"
+    " 'msg'));\n"
     "  if (!tr.mismatches.length) rep.appendChild(el('p', 'No device mismatch in this trace.', 'none'));\n"
     "  tr.mismatches.forEach((m, mi) => {\n"
     "    total++;\n"
@@ -309,7 +317,7 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
             first = 0;
             vw_put_json_string(f, (const char *)sqlite3_column_text(st, 1));
             fprintf(f, ", \"t\": %lld, \"dur\": %lld, \"lane\": \"pid %lld thread %lld\", \"status\": %lld}",
-                    (long long)(x[i].start_ns - base + sqlite3_column_int64(st, 2)),
+                    (long long)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 2)),
                     (long long)sqlite3_column_int64(st, 3), (long long)x[i].pid, (long long)sqlite3_column_int64(st, 4),
                     (long long)sqlite3_column_int64(st, 5));
         }
@@ -329,7 +337,7 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
             snprintf(text, sizeof text, "t%lld %s -> %s, %lld bytes by ", (long long)sqlite3_column_int64(st, 0), d1,
                      d2, (long long)sqlite3_column_int64(st, 3));
             fprintf(f, "%s{\"t\": %lld, \"lane\": \"pid %lld thread %lld\", \"device\": \"pid %lld %s\", \"text\": ",
-                    first ? "" : ",\n", (long long)(x[i].start_ns - base + sqlite3_column_int64(st, 5)),
+                    first ? "" : ",\n", (long long)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 5)),
                     (long long)x[i].pid, (long long)sqlite3_column_int64(st, 6), (long long)x[i].pid, d2);
             first = 0;
             char full[256];
@@ -348,7 +356,7 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
                             "threads th ON th.id = e.thread WHERE " VW_NOT_MISMATCH_ECHO_SQL " ORDER BY r.seq");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
             fprintf(f, "%s{\"t\": %lld, \"lane\": \"pid %lld thread %lld\", \"text\": ", first ? "" : ",\n",
-                    (long long)(x[i].start_ns - base + sqlite3_column_int64(st, 1)), (long long)x[i].pid,
+                    (long long)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 1)), (long long)x[i].pid,
                     (long long)sqlite3_column_int64(st, 2));
             first = 0;
             vw_put_json_string(f, (const char *)sqlite3_column_text(st, 0));
@@ -368,7 +376,7 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
         while (sqlite3_step(st) == SQLITE_ROW) {
             char d[32];
             fprintf(f, "%s{\"t\": %lld, \"dur\": %lld, \"lane\": \"pid %lld thread %lld\", \"device\": ",
-                    first ? "" : ",\n", (long long)(x[i].start_ns - base + sqlite3_column_int64(st, 2)),
+                    first ? "" : ",\n", (long long)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 2)),
                     (long long)sqlite3_column_int64(st, 3), (long long)x[i].pid,
                     (long long)sqlite3_column_int64(st, 4));
             first = 0;
@@ -403,15 +411,21 @@ static int html_report(FILE *f, struct tl *x, int n) {
  * printing why. */
 static FILE *open_out(const char *out, char *tmp, size_t size) {
     if (!strcmp(out, "-")) return stdout;
+    if (vw_output_check("export", out) < 0) return NULL;
     if (snprintf(tmp, size, "%s.tmpXXXXXX", out) >= (int)size) {
         vw_error("export: output path too long");
         return NULL;
     }
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old); /* made and registered for removal at once */
     int fd = mkstemp(tmp);
+    if (fd >= 0) vw_cleanup_add_file(tmp);
+    sigprocmask(SIG_SETMASK, &old, NULL);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
         vw_error("export: cannot write %s: %s", out, strerror(errno));
-        if (fd >= 0) close(fd), unlink(tmp);
+        if (fd >= 0) close(fd), unlink(tmp), vw_cleanup_drop_file(tmp);
     }
     return f;
 }
@@ -481,6 +495,7 @@ int vw_cmd_export(int argc, char **argv) {
                 rc = VW_EXIT_USAGE;
             }
             if (rc != VW_EXIT_OK) unlink(tmp);
+            vw_cleanup_drop_file(tmp);
         } else if (fflush(stdout) != 0 || ferror(stdout)) {
             vw_error("export: cannot write to standard output: %s", strerror(errno));
             rc = VW_EXIT_USAGE;

@@ -575,7 +575,9 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         return 0;
     }
 
-    fprintf(f, "%serror: device mismatch in %s%s", C(VW_RED), name, C(VW_RESET));
+    fprintf(f, "%serror: device mismatch in ", C(VW_RED));
+    vw_put_escaped(f, name);
+    fputs(C(VW_RESET), f);
     if (call.has_site) fprintf(f, " at "), vw_put_escaped(f, vw_site_str(&call.site, buf, sizeof buf));
     fputs("\n  ", f);
     vw_put_escaped(f, message);
@@ -588,10 +590,13 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     fputs("\n  arg         device   tensor\n", f);
     for (int i = 0; i < n; i++) {
         const struct operand *o = &ops[i];
-        fprintf(f, "%s  %-11s %-8s t%-6lld ", o->odd ? C(VW_RED) : "", o->arg, vw_device_name(o->dev, d1, sizeof d1),
-                (long long)o->tensor);
+        fprintf(f, "%s  ", o->odd ? C(VW_RED) : "");
+        vw_put_escaped_pad(f, o->arg, 11);
+        fprintf(f, " %-8s t%-6lld ", vw_device_name(o->dev, d1, sizeof d1), (long long)o->tensor);
         if (o->name[0]) fputc('"', f), vw_put_escaped(f, o->name), fputs("\" ", f);
-        fprintf(f, "%s%s%s%s\n", o->dtype, o->shape,
+        vw_put_escaped(f, o->dtype);
+        vw_put_escaped(f, o->shape);
+        fprintf(f, "%s%s\n",
                 o->odd      ? "   <- the odd one out"
                 : o->scalar ? "   (cpu scalar: allowed)"
                             : "",
@@ -605,8 +610,9 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     for (int i = 0; i < n; i++) {
         const struct operand *o = &ops[i];
         if (!o->odd) continue;
-        fprintf(f, "\nwhy t%lld%s%s%s is on %s:\n", (long long)o->tensor, o->name[0] ? " \"" : "", o->name,
-                o->name[0] ? "\"" : "", vw_device_name(o->dev, d1, sizeof d1));
+        fprintf(f, "\nwhy t%lld%s", (long long)o->tensor, o->name[0] ? " \"" : "");
+        vw_put_escaped(f, o->name);
+        fprintf(f, "%s is on %s:\n", o->name[0] ? "\"" : "", vw_device_name(o->dev, d1, sizeof d1));
         int k = 1;
         for (int s = o->nsteps - 1; s >= 0; s--, k++) {
             fprintf(f, "  %d. ", k);
@@ -614,7 +620,11 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
             print_site(f, &o->chain[s]);
             fputc('\n', f);
         }
-        fprintf(f, "  %d. passed to %s as '%s'", k, name, o->arg);
+        fprintf(f, "  %d. passed to ", k);
+        vw_put_escaped(f, name);
+        fputs(" as '", f);
+        vw_put_escaped(f, o->arg);
+        fputc('\'', f);
         if (call.has_site) fputs("  ", f), vw_put_escaped(f, vw_site_str(&call.site, buf, sizeof buf));
         fputc('\n', f);
         int moved = 0;
@@ -636,8 +646,9 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
             more++;
         }
         if (seen) continue;
-        fprintf(f, "\nits peer t%lld%s%s%s", (long long)p->tensor, p->name[0] ? " \"" : "", p->name,
-                p->name[0] ? "\"" : "");
+        fprintf(f, "\nits peer t%lld%s", (long long)p->tensor, p->name[0] ? " \"" : "");
+        vw_put_escaped(f, p->name);
+        fputs(p->name[0] ? "\"" : "", f);
         if (more) fprintf(f, " and %d more", more);
         fprintf(f, " reached %s here:\n  ", vw_device_name(p->dev, d1, sizeof d1));
         vw_put_escaped(f, a->text);
@@ -867,7 +878,9 @@ static int report_exceptions(struct ctx *c, int found) {
             fputs("}}", f);
         } else {
             if (found + n) fputc('\n', f);
-            fprintf(f, "%serror: device mismatch (%s thrown)%s", C(VW_RED), type, C(VW_RESET));
+            fprintf(f, "%serror: device mismatch (", C(VW_RED));
+            vw_put_escaped(f, type);
+            fprintf(f, " thrown)%s", C(VW_RESET));
             if (where[0]) fputs(" at ", f), vw_put_escaped(f, where);
             fputs("\n  ", f);
             vw_put_escaped(f, line);
@@ -1062,15 +1075,46 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
         vw_put_json_string(out, t->path);
         fprintf(out, ", \"program\": ");
         vw_put_json_string(out, prog);
-        fprintf(out, ", \"pid\": %s, \"exit_status\": %s, \"signal\": ", pid[0] ? pid : "null",
-                status[0] ? status : "null");
+        fprintf(out, ", \"pid\": ");
+        vw_put_json_meta(out, pid);
+        fprintf(out, ", \"exit_status\": ");
+        vw_put_json_meta(out, status);
+        fputs(", \"signal\": ", out);
         if (sig)
             fprintf(out, "{\"number\": %d, \"name\": \"SIG%s\"}", sig, signame ? signame : "?");
         else
             fputs("null", out);
-        fputs(", \"mismatches\": [", out);
+        struct vw_health h;
+        vw_health(t->db, &h);
+        fprintf(out, ", \"complete\": %s, \"incomplete\": ", h.complete ? "true" : "false");
+        if (h.why[0])
+            vw_put_json_string(out, h.why);
+        else
+            fputs("null", out);
+        fprintf(out, ", \"events_dropped\": %lld, \"first_dropped_seq\": ", (long long)h.dropped);
+        if (h.first_dropped > 0)
+            fprintf(out, "%lld", (long long)h.first_dropped);
+        else
+            fputs("null", out);
+        fprintf(out, ", \"mismatches\": [");
     } else {
-        if (nfiles > 1 || index) fprintf(out, "%s== %s (pid %s)\n", index ? "\n" : "", t->path, pid);
+        if (nfiles > 1 || index) {
+            fprintf(out, "%s== ", index ? "\n" : "");
+            vw_put_escaped(out, t->path);
+            fprintf(out, " (pid ");
+            vw_put_escaped(out, pid);
+            fprintf(out, ")\n");
+        }
+        struct vw_health h;
+        if (vw_health(t->db, &h)) {
+            fprintf(out, "%snote:%s ", out == stdout ? vw_color(VW_YELLOW) : "",
+                    out == stdout ? vw_color(VW_RESET) : "");
+            vw_put_escaped(out, h.why[0] ? "this trace is incomplete: " : "");
+            vw_put_escaped(out, h.why);
+            fputs(h.why[0] && h.lost[0] ? "; " : "", out);
+            vw_put_escaped(out, h.lost);
+            fputs("\n\n", out);
+        }
     }
     while (sqlite3_step(mm) == SQLITE_ROW) {
         if (!json && found) fprintf(out, "\n");
@@ -1094,7 +1138,8 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
         vw_put_escaped(out, t->path);
         fprintf(out, " (");
         vw_put_escaped(out, prog);
-        fprintf(out, ", exit status %s", status[0] ? status : "unknown");
+        fprintf(out, ", exit status ");
+        vw_put_escaped(out, status[0] ? status : "unknown");
         if (sig) fprintf(out, ", killed by SIG%s", signame ? signame : "?");
         fprintf(out, ")\n");
         summary(&c);
@@ -1152,6 +1197,11 @@ int vw_cmd_report(int argc, char **argv) {
     free(paths);
     if (!tr) return VW_EXIT_USAGE;
     int rc = VW_EXIT_OK;
+    struct vw_doc doc; /* JSON: all or nothing */
+    if (json && vw_doc_capture(&doc) < 0) {
+        vw_trace_close_all(tr, nfiles);
+        return VW_EXIT_USAGE;
+    }
     if (json) printf("{\"traces\": [");
     for (int i = 0; i < nfiles; i++) {
         int found = vw_report_trace(&tr[i], json, all_frames, stdout, i, nfiles);
@@ -1159,6 +1209,10 @@ int vw_cmd_report(int argc, char **argv) {
         if (found > 0 && rc == VW_EXIT_OK) rc = VW_EXIT_FOUND;
     }
     if (json) printf("\n]}\n");
+    if (json && vw_doc_release(&doc, rc != VW_EXIT_USAGE) < 0 && rc != VW_EXIT_USAGE) {
+        vw_error("report: cannot write to standard output");
+        rc = VW_EXIT_USAGE;
+    }
     vw_trace_close_all(tr, nfiles);
     return rc;
 }

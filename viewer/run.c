@@ -27,7 +27,10 @@ static void run_usage(FILE *f) {
                "Exit status: PROG's own (128+N when signal N killed it); 126 PROG is not executable,\n"
                "127 PROG not found, 125 devtrace could not start it, 2 bad usage.\n"
                "Environment read by the tracer: DEVTRACE_STACK_DEPTH (32), DEVTRACE_RING_KB (8192),\n"
-               "DEVTRACE_PYTHON (1), DEVTRACE_COMMIT_MS (20), DEVTRACE_QUIET.\n");
+               "DEVTRACE_PYTHON (1), DEVTRACE_COMMIT_MS (20), DEVTRACE_QUIET, DEVTRACE_LOSSY (0).\n"
+               "Nothing is lost by default: a thread whose ring is full waits for the writer (a writer stuck\n"
+               "for 2 s turns tracing off with one warning). DEVTRACE_LOSSY=1 drops and counts instead; the\n"
+               "last line here, and 'devtrace report', say how many were dropped.\n");
 }
 
 /* libdevtrace.so next to this executable: build tree or install prefix. */
@@ -160,6 +163,31 @@ static void record_status(const char *trace, int status) {
     sqlite3_close(db);
 }
 
+/* ", incomplete: why" and ", N events dropped" when the trace is not
+ * whole, into buf ("" when it is). */
+static void trace_whole(const char *trace, char *buf, size_t size) {
+    sqlite3 *db;
+    struct vw_health h;
+    /* read-write, as record_status: a read-only connection would leave a -shm file behind */
+    if (sqlite3_open_v2(trace, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK && vw_health(db, &h))
+        snprintf(buf, size, "%s%s%s%s", h.why[0] ? ", incomplete: " : "", h.why, h.lost[0] ? "; " : "", h.lost);
+    sqlite3_close(db);
+}
+
+/* Whether a trace holds events: 1, 0, or -1 when it cannot be read. */
+static int trace_events(const char *trace) {
+    sqlite3 *db;
+    sqlite3_stmt *st = NULL;
+    int rc = -1;
+    if (sqlite3_open_v2(trace, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT EXISTS(SELECT 1 FROM events)", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        rc = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return rc;
+}
+
 static pid_t g_child;
 static void forward(int sig) {
     if (g_child > 0) kill(g_child, sig);
@@ -285,6 +313,7 @@ int vw_cmd_run(int argc, char **argv) {
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    signal(SIGXFSZ, SIG_IGN); /* past the program's RLIMIT_FSIZE, recording its status fails: it does not kill us */
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
     sigaction(SIGTERM, &old_term, NULL);
@@ -330,15 +359,56 @@ int vw_cmd_run(int argc, char **argv) {
     int quiet = q && !strcmp(q, "1");
     for (size_t k = 0; k < n; k++)
         if (ent[k].pid == pid && access(ent[k].path, F_OK) == 0) status_at = k;
+    /* A wrapper that forks the program (timeout, sh -c 'prog; ...', a
+     * launcher) took the -o name and recorded nothing; the program wrote
+     * the run's one trace with events under another name: it takes the
+     * -o name (and the status), which is the trace the user will open. */
+    if (output && status_at < n && !strcmp(ent[status_at].path, out_abs) && trace_events(out_abs) == 0) {
+        size_t real = n;
+        int several = 0;
+        for (size_t k = 0; k < n; k++)
+            if (strcmp(ent[k].path, out_abs) && access(ent[k].path, F_OK) == 0 && trace_events(ent[k].path) > 0) {
+                several |= real < n && strcmp(ent[real].path, ent[k].path);
+                real = k;
+            }
+        if (real < n && !several && rename(ent[real].path, out_abs) == 0) {
+            char side[sizeof out_abs + 8];
+            for (int w = 0; w < 2; w++) { /* an empty -wal or -shm of a finished trace: not needed */
+                snprintf(side, sizeof side, "%s%s", ent[real].path, w ? "-shm" : "-wal");
+                unlink(side);
+                snprintf(side, sizeof side, "%s%s", out_abs, w ? "-shm" : "-wal");
+                unlink(side);
+            }
+            for (size_t k = 0; k < n; k++)
+                if (k != real && !strcmp(ent[k].path, ent[real].path)) ent[k].path[0] = '\0';
+            snprintf(ent[real].path, sizeof ent[real].path, "%.*s", (int)sizeof ent[real].path - 1, out_abs);
+            ent[status_at].path[0] = '\0';
+            status_at = real;
+        }
+    }
     for (size_t k = 0; k < n; k++) {
         int later = 0;
         for (size_t j = k + 1; j < n && !later; j++) later = strcmp(ent[j].path, ent[k].path) == 0;
         if (later || access(ent[k].path, F_OK) != 0) continue;
+        struct stat fst;
+        if (stat(ent[k].path, &fst) == 0 && fst.st_size == 0) { /* ended before the tracer wrote its schema */
+            unlink(ent[k].path);
+            char why[64] = "ended";
+            if (ent[k].pid == pid && WIFSIGNALED(status))
+                snprintf(why, sizeof why, "was killed by SIG%s",
+                         sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?");
+            vw_error("no trace: process %d %s before any event was written (the empty %s was removed)", ent[k].pid, why,
+                     ent[k].path);
+            ntraces++;
+            continue;
+        }
         if (k == status_at) record_status(ent[k].path, status);
+        char whole[600] = "";
+        trace_whole(ent[k].path, whole, sizeof whole);
         if (!quiet && ent[k].pid == pid)
-            fprintf(stderr, "devtrace: trace written to %s\n", ent[k].path);
+            fprintf(stderr, "devtrace: trace written to %s%s\n", ent[k].path, whole);
         else if (!quiet)
-            fprintf(stderr, "devtrace: trace of process %d written to %s\n", ent[k].pid, ent[k].path);
+            fprintf(stderr, "devtrace: trace of process %d written to %s%s\n", ent[k].pid, ent[k].path, whole);
         ntraces++;
     }
     free(ent);

@@ -44,6 +44,9 @@ static int64_t scalar_int(sqlite3 *db, const char *sql, int64_t dflt) {
     return v;
 }
 
+static int64_t meta_int(sqlite3 *db, const char *key, int64_t dflt);
+static const char *sig_name(int sig, char *buf, size_t size);
+
 void vw_trace_close(struct vw_trace *t) {
     if (t->db) sqlite3_close(t->db);
     t->db = NULL;
@@ -56,6 +59,7 @@ void vw_trace_close(struct vw_trace *t) {
         snprintf(p, sizeof p, "%s/trace.db-shm", t->tmpdir);
         unlink(p);
         rmdir(t->tmpdir);
+        vw_cleanup_drop_dir(t->tmpdir);
         t->tmpdir[0] = '\0';
     }
 }
@@ -73,7 +77,7 @@ int vw_trace_open(const char *path, struct vw_trace *t) {
         return -1;
     }
     if (st.st_size == 0) {
-        vw_error("%s: empty file: the traced program ended before the tracer wrote anything", path);
+        vw_error("%s: empty file: the traced program ended (or was killed) before the tracer wrote anything", path);
         return -1;
     }
     char head[16] = {0};
@@ -97,8 +101,16 @@ int vw_trace_open(const char *path, struct vw_trace *t) {
     char copy[4200];
     if (has_wal) {
         /* killed, or still running: read committed data from a copy */
-        snprintf(t->tmpdir, sizeof t->tmpdir, "/tmp/devtrace-read.XXXXXX");
-        if (!mkdtemp(t->tmpdir)) {
+        const char *tmp = getenv("TMPDIR");
+        if (!tmp || tmp[0] != '/' || strlen(tmp) > sizeof t->tmpdir - 32) tmp = "/tmp";
+        snprintf(t->tmpdir, sizeof t->tmpdir, "%s/devtrace-read.XXXXXX", tmp);
+        sigset_t all, old;
+        sigfillset(&all);
+        sigprocmask(SIG_BLOCK, &all, &old); /* a signal between the two would leave the dir behind */
+        char *made = mkdtemp(t->tmpdir);
+        if (made) vw_cleanup_add_dir(t->tmpdir);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        if (!made) {
             t->tmpdir[0] = '\0';
             vw_error("%s: has a write-ahead log and no private copy could be made: %s", path, strerror(errno));
             return -1;
@@ -161,27 +173,115 @@ int vw_trace_open(const char *path, struct vw_trace *t) {
         char host[256] = "", thost[256];
         gethostname(host, sizeof host - 1);
         vw_meta(t, "host", thost, sizeof thost);
-        if (pid > 0 && !strcmp(host, thost) && kill((pid_t)pid, 0) == 0) {
+        if (pid > 0 && pid <= INT32_MAX && !strcmp(host, thost) && kill((pid_t)pid, 0) == 0) {
             vw_error("%s: still being written by process %lld; wait for it to finish (or stop it) and read it again",
                      path, (long long)pid);
             vw_trace_close(t);
             return -1;
         }
     }
+    /* links the viewer walks: a stack's frames lead to ever earlier ones
+     * (the writer adds a frame after its parent), so every walk ends; a
+     * trace where one does not is damaged, and never walked */
+    static const char *const links[][2] = {
+        {"a native stack", "SELECT EXISTS(SELECT 1 FROM frames WHERE parent IS NOT NULL AND "
+                           "NOT (parent BETWEEN 1 AND id - 1))"},
+        {"a Python stack", "SELECT EXISTS(SELECT 1 FROM py_frames WHERE parent IS NOT NULL AND "
+                           "NOT (parent BETWEEN 1 AND id - 1))"},
+    };
+    for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
+        int64_t bad = scalar_int(t->db, links[i][1], -1);
+        if (bad < 0)
+            vw_error("%s: damaged trace: its stacks cannot be read (%s)", path, sqlite3_errmsg(t->db));
+        else if (bad)
+            vw_error("%s: damaged trace: %s has a frame whose parent is not an earlier frame", path, links[i][0]);
+        if (bad) {
+            vw_trace_close(t);
+            return -1;
+        }
+    }
     /* A process that ran and ended with no tensor, op or error in its trace
      * is a clean run (a program on a library devtrace does not observe), not
-     * an empty trace: only one with no event and no ending is refused. */
-    if (scalar_int(t->db,
-                   "SELECT EXISTS(SELECT 1 FROM events) OR EXISTS(SELECT 1 FROM meta WHERE key IN "
-                   "('complete', 'exit_status', 'killed_by_signal', 'fatal_signal'))",
-                   0) == 0) {
-        vw_error("%s: the trace holds no events and no sign that the process ended (it was killed before its first "
-                 "commit, or tracing was turned off at start)",
-                 path);
+     * an empty trace: one with no event is refused when it was killed, or
+     * stopped tracing, or has no sign that the process ended. */
+    struct vw_health h;
+    int killed = (int)meta_int(t->db, "killed_by_signal", 0),
+        ended = (int)scalar_int(
+            t->db, "SELECT EXISTS(SELECT 1 FROM meta WHERE key IN ('complete', 'exit_status', 'fatal_signal'))", 0);
+    int healthy = vw_health(t->db, &h) ? h.complete || ended : ended;
+    if (scalar_int(t->db, "SELECT EXISTS(SELECT 1 FROM events)", 0) == 0 && (killed || !healthy)) {
+        char sig[32];
+        if (killed)
+            vw_error("%s: the trace holds no events: the program was killed by %s before any event was written", path,
+                     sig_name(killed, sig, sizeof sig));
+        else if (vw_health(t->db, &h) && !h.complete && h.why[0])
+            vw_error("%s: the trace holds no events: %s", path, h.why);
+        else
+            vw_error("%s: the trace holds no events (the program made no tensor, or tracing was turned off at start)",
+                     path);
         vw_trace_close(t);
         return -1;
     }
     return 0;
+}
+
+static const char *sig_name(int sig, char *buf, size_t size) {
+    const char *abbrev = sig > 0 && sig < 65 ? sigabbrev_np(sig) : NULL;
+    if (abbrev)
+        snprintf(buf, size, "SIG%s", abbrev);
+    else
+        snprintf(buf, size, "signal %d", sig);
+    return buf;
+}
+
+static int64_t meta_int(sqlite3 *db, const char *key, int64_t dflt) {
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = '%s'", key);
+    return scalar_int(db, sql, dflt);
+}
+
+int vw_health(sqlite3 *db, struct vw_health *h) {
+    char sig[32];
+    memset(h, 0, sizeof *h);
+    h->dropped = meta_int(db, "events_dropped", 0);
+    if (h->dropped < 0) h->dropped = 0;
+    h->complete = meta_int(db, "complete", 0) == 1;
+    int killed = (int)meta_int(db, "killed_by_signal", 0), fatal = (int)meta_int(db, "fatal_signal", 0);
+    int64_t stopped = scalar_int(db, "SELECT EXISTS(SELECT 1 FROM meta WHERE key = 'tracing_stopped')", 0);
+    if (stopped > 0) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'tracing_stopped'", -1, &st, NULL) ==
+            SQLITE_OK) {
+            if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+                snprintf(h->stopped, sizeof h->stopped, "%s", (const char *)sqlite3_column_text(st, 0));
+            sqlite3_finalize(st);
+        }
+    }
+    if (!h->complete) {
+        if (fatal || killed)
+            snprintf(h->why, sizeof h->why, "the program was killed by %s%s",
+                     sig_name(fatal ? fatal : killed, sig, sizeof sig),
+                     fatal ? " (every event before it was kept)"
+                           : " (the events of its last commit window, 20 ms, may be missing)");
+        else if (h->stopped[0])
+            snprintf(h->why, sizeof h->why, "tracing stopped before the program ended: %s", h->stopped);
+        else
+            snprintf(h->why, sizeof h->why,
+                     "the tracer stopped writing before the program ended (a write error or a full disk: see the "
+                     "warning it printed)%s",
+                     scalar_int(db, "SELECT EXISTS(SELECT 1 FROM meta WHERE key = 'exit_status')", 0) > 0
+                         ? ""
+                         : ", or the program was killed");
+    }
+    if (h->dropped) {
+        char since[48] = "";
+        h->first_dropped = meta_int(db, "first_dropped_seq", 0);
+        if (h->first_dropped > 0) snprintf(since, sizeof since, ", from event #%lld on", (long long)h->first_dropped);
+        snprintf(h->lost, sizeof h->lost, "%lld event%s dropped (full rings%s%s): a chain may miss links",
+                 (long long)h->dropped, h->dropped == 1 ? "" : "s",
+                 meta_int(db, "lossy", 0) == 1 ? " in lossy mode, DEVTRACE_LOSSY=1" : "", since);
+    }
+    return h->complete && !h->dropped ? 0 : 1;
 }
 
 sqlite3_stmt *vw_prep(struct vw_trace *t, const char *sql) {
@@ -227,44 +327,6 @@ const char *vw_dtype_name(int d) {
     static const char *const names[] = {"float32",  "int64", "bool",  "float64", "float16",
                                         "bfloat16", "int32", "uint8", "other"};
     return d >= 0 && d < (int)(sizeof names / sizeof names[0]) ? names[d] : "?";
-}
-
-/* ---------------------------------------------------------------- output escaping */
-
-void vw_put_escaped(FILE *f, const char *s) { vw_put_escaped_pad(f, s, 0); }
-
-void vw_put_escaped_pad(FILE *f, const char *s, int width) {
-    int n = 0;
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p < 0x20 || *p == 0x7f)
-            n += fprintf(f, "\\x%02x", *p);
-        else
-            fputc(*p, f), n += (*p & 0xc0) != 0x80; /* columns, not UTF-8 continuation bytes */
-    }
-    for (; n < width; n++) fputc(' ', f);
-}
-
-/* JSON text; <, > and & as \u escapes too, so that it can sit in an HTML
- * <script> element as it is. */
-void vw_put_json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '<': fputs("\\u003c", f); break;
-        case '>': fputs("\\u003e", f); break;
-        case '&': fputs("\\u0026", f); break;
-        default:
-            if (*p < 0x20 || *p == 0x7f)
-                fprintf(f, "\\u%04x", *p);
-            else
-                fputc(*p, f);
-        }
-    }
-    fputc('"', f);
 }
 
 const char *vw_device_name(int64_t dev, char *buf, size_t size) {

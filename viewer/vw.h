@@ -30,7 +30,7 @@ int vw_cmd_export(int argc, char **argv);
 struct vw_trace {
     sqlite3 *db;
     const char *path; /* as given */
-    char tmpdir[64];  /* private copy of a trace left with a WAL, or "" */
+    char tmpdir[256]; /* private copy of a trace left with a WAL ($TMPDIR/devtrace-read.*), or "" */
 };
 /* Opens a trace read-only, or prints one line saying what is wrong and
  * returns -1 (the caller exits VW_EXIT_USAGE). */
@@ -40,15 +40,46 @@ void vw_trace_close(struct vw_trace *t);
  * NULL after printing why (none left open). */
 struct vw_trace *vw_trace_open_all(const char *const *paths, int n);
 void vw_trace_close_all(struct vw_trace *tr, int n);
+/* Whether a trace is whole: complete (finished by the tracer) and nothing
+ * dropped. Returns 0 when it is, 1 with the texts set when not. */
+struct vw_health {
+    int64_t dropped;       /* events dropped (lossy mode) */
+    int64_t first_dropped; /* seq of the first, 0 when unknown */
+    int complete;          /* meta complete = 1 */
+    char why[256];         /* why it is not complete, or "" */
+    char lost[200];        /* how many events were dropped (and from when), or "" */
+    char stopped[160];     /* meta tracing_stopped: why the tracer stopped early, or "" */
+};
+int vw_health(sqlite3 *db, struct vw_health *h);
 /* A prepared statement, or NULL after printing why. */
 sqlite3_stmt *vw_prep(struct vw_trace *t, const char *sql);
 /* A meta value ("" when absent) into buf. */
 const char *vw_meta(struct vw_trace *t, const char *key, char *buf, size_t size);
-/* Untrusted text for a terminal (control characters escaped) or for JSON. */
+/* ---------------------------------------------------------------- escaping (escape.c) */
+
+/* Text from a trace is untrusted. For a terminal: control bytes (C0, DEL,
+ * C1) and bytes that are not UTF-8 as \xNN. */
 void vw_put_escaped(FILE *f, const char *s);
-void vw_put_json_string(FILE *f, const char *s);
 /* vw_put_escaped, then spaces up to width columns. */
 void vw_put_escaped_pad(FILE *f, const char *s, int width);
+/* A JSON string: valid UTF-8 (U+FFFD for what is not), with <, >, &,
+ * U+2028 and U+2029 escaped so that it may sit in a <script> element. */
+void vw_put_json_string(FILE *f, const char *s);
+/* A meta value as JSON: a number when it is a plain integer, null when
+ * empty, else a string. */
+void vw_put_json_meta(FILE *f, const char *v);
+/* A JSON document that must not be left half-written: what the command
+ * prints to stdout goes to memory from vw_doc_capture (0, or -1 after
+ * printing why) until vw_doc_release, which writes it all to the real
+ * stdout when keep, and frees it; 0, or -1 when it could not be written. */
+struct vw_doc {
+    FILE *f;     /* the document's stream (memory) */
+    char *buf;   /* its bytes, once closed */
+    size_t size; /* bytes */
+    FILE *saved; /* the real stdout, while vw_doc_capture holds it */
+};
+int vw_doc_capture(struct vw_doc *d);
+int vw_doc_release(struct vw_doc *d, int keep);
 
 /* Terminal colors: escape sequences when stdout is a terminal and NO_COLOR
  * is unset or empty, else "". */
@@ -65,6 +96,21 @@ const char *vw_dtype_name(int dtype);
 #define VW_NOT_MISMATCH_ECHO_SQL                                                                                       \
     "NOT (r.first_arg IS NULL AND r.kind = 1 AND EXISTS(SELECT 1 FROM errors q WHERE q.first_arg IS NOT NULL AND "     \
     "q.seq BETWEEN r.seq - 3 AND r.seq - 1))"
+
+/* a + b for values read from a trace (counts, bytes, times): saturates at
+ * the int64 limits instead of overflowing, since a damaged or hostile
+ * trace may hold any value. */
+static inline int64_t vw_add(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+/* The time t of a trace that started at start_ns, on a clock that starts
+ * at base_ns (all read from traces): saturating. */
+static inline int64_t vw_time_at(int64_t start_ns, int64_t base_ns, int64_t t) {
+    int64_t d;
+    if (__builtin_sub_overflow(start_ns, base_ns, &d)) d = start_ns > base_ns ? INT64_MAX : INT64_MIN;
+    return vw_add(d, t);
+}
 
 /* "cpu" / "cuda:N" from the trace's packed device number. */
 const char *vw_device_name(int64_t dev, char *buf, size_t size);
@@ -112,6 +158,19 @@ int vw_sym_event_site(struct vw_sym *s, int64_t stack, int64_t pystack, int64_t 
 const char *vw_sym_relative(struct vw_sym *s, const char *file);
 /* "file:line (function)" or "module+0xoff". */
 const char *vw_site_str(const struct vw_frame *f, char *buf, size_t size);
+
+/* ---------------------------------------------------------------- cleanup (cleanup.c) */
+
+/* Temp files and private trace copies removed if a signal (SIGINT, SIGTERM,
+ * SIGHUP, SIGPIPE, SIGQUIT) ends the viewer; add before creating, drop once
+ * removed or renamed. 0, or -1 when the table is full (not removed then). */
+int vw_cleanup_add_file(const char *path);
+void vw_cleanup_drop_file(const char *path);
+int vw_cleanup_add_dir(const char *dir);
+void vw_cleanup_drop_dir(const char *dir);
+/* 0 when path is a regular file or does not exist; else -1 after one line
+ * naming what it is (a device node, a FIFO, a directory is never replaced). */
+int vw_output_check(const char *cmd, const char *path);
 
 /* "devtrace: <message>" on stderr. */
 void vw_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

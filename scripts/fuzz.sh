@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Fuzzes the viewer: every reading command on mutated traces, under
+# libFuzzer with AddressSanitizer and UndefinedBehaviorSanitizer (clang,
+# UB fatal: -fno-sanitize-recover=all). Seeds are real traces made now by
+# the build in BUILD_DIR (a runtime mismatch, a checkpoint resume, a plain
+# field, a fixed run, CUDA runtime calls on the fake libcudart, C++ throws).
+# First every input under tests/fuzz/regressions/ (crashes and hangs found
+# before) must read cleanly; then SECONDS of fuzzing. A crash, leak or hang
+# (an input taking over 20 s) leaves its input in build-fuzz/ and exits 1:
+# add the trace file to tests/fuzz/regressions/ with the fix (for an input of
+# the SQL mode, DEVTRACE_FUZZ_KEEP=FILE build-fuzz/fuzz_viewer INPUT with
+# DEVTRACE_FUZZ_SEEDS=build-fuzz/seeds keeps the edited trace as FILE).
+# Usage: scripts/fuzz.sh [SECONDS] [BUILD_DIR]   (defaults: 120, build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-120}
+B=${2:-build}
+F=build-fuzz
+mkdir -p $F
+command -v clang >/dev/null || { echo "fuzz: needs clang (scripts/install-deps.sh installs it)" >&2; exit 2; }
+[ -x $B/viewer/devtrace ] || { echo "fuzz: build $B first (cmake -S . -B $B && cmake --build $B)" >&2; exit 2; }
+
+echo "== fuzz: building the harness (clang, libFuzzer + ASan + UBSan)"
+# shellcheck disable=SC2046
+clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+  -fno-omit-frame-pointer -Wall -Wextra -Iviewer -Iinclude \
+  tests/fuzz/fuzz_viewer.c viewer/report.c viewer/browse.c viewer/export.c viewer/sym.c viewer/trace.c \
+  viewer/escape.c viewer/cleanup.c $(pkg-config --cflags --libs sqlite3 libdw) -ldl -o $F/fuzz_viewer
+
+echo "== fuzz: seeds (real traces)"
+seeds=$F/seeds
+rm -rf $seeds && mkdir -p $seeds
+run() { local name=$1; shift; "$B/viewer/devtrace" run -o "$seeds/$name.db" -- "$@" >/dev/null 2>&1 || true; }
+export DEVTRACE_SIM_CUDA=2
+run mismatch $B/examples/mismatch_minimal
+run fixed $B/examples/mismatch_minimal --fixed
+run resume $B/examples/bug_resume_checkpoint
+run plain_field $B/examples/bug_plain_field
+run roundtrip $B/examples/bug_cpu_roundtrip
+LD_LIBRARY_PATH=$B/tests/fakecuda run cuda $B/tests/cuda_user
+run throw $B/tests/throw_target
+rm -f $seeds/*-wal $seeds/*-shm
+ls $seeds
+
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export ASAN_OPTIONS=detect_leaks=1
+if compgen -G "tests/fuzz/regressions/*" >/dev/null; then
+  echo "== fuzz: the regression inputs (trace files)"
+  $F/fuzz_viewer -timeout=20 tests/fuzz/regressions/* 2>$F/regressions.log ||
+    { tail -40 $F/regressions.log; echo "fuzz: a regression input fails again" >&2; exit 1; }
+fi
+# fuzz MODE SECONDS: a bounded run; a failure leaves its input in $F/
+fuzz() {
+  local mode=$1 t=$2 log=$F/fuzz-$1.log
+  echo "== fuzz: $mode, $t s"
+  mkdir -p $F/corpus-$mode
+  if [ "$mode" = sql ]; then
+    # inputs are edit lists; a few hand-made ones start it (seed, then records)
+    printf '\x00' > $F/corpus-$mode/start0
+    printf '\x01\x05\x01\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\x7f' > $F/corpus-$mode/start1
+    export DEVTRACE_FUZZ_SEEDS=$seeds
+  else
+    unset DEVTRACE_FUZZ_SEEDS
+  fi
+  if ! $F/fuzz_viewer -max_total_time="$t" -timeout=20 -rss_limit_mb=2560 -max_len=1048576 -artifact_prefix=$F/$mode- \
+      -print_final_stats=1 $F/corpus-$mode $([ "$mode" = raw ] && echo $seeds) 2>$log; then
+    grep -A30 -m1 'ERROR\|runtime error\|timeout' $log || tail -40 $log
+    echo "fuzz: found a failure; its input is in $F/ ($mode-crash-*, $mode-leak-*, $mode-timeout-*)" >&2
+    exit 1
+  fi
+  echo "  $(grep -E '^stat::number_of_executed_units' $log | awk '{print $2}') inputs, $(grep -E '^stat::new_units_added' $log | awk '{print $2}') new"
+}
+fuzz sql $(( secs * 2 / 3 ))
+fuzz raw $(( secs - secs * 2 / 3 ))
+echo "fuzz: no failure"
