@@ -20,14 +20,35 @@
 
 static void run_usage(FILE *f) {
     fprintf(f, "usage: devtrace run [-o FILE] [--overwrite] [--] PROG [ARGS...]\n\n"
-               "Runs PROG with the tracer loaded and records every tensor event into a trace.\n\n"
+               "Runs PROG with the tracer loaded and records every tensor event into a trace. PROG may be a\n"
+               "program built on libdtrt, any CUDA program, a libtorch program, or python3 running PyTorch.\n\n"
                "  -o, --output FILE   write the trace to FILE (default: devtrace.PROG.PID.db here);\n"
                "                      an existing FILE is kept and a fresh name is used instead\n"
                "  --overwrite         replace FILE if it exists\n\n"
                "Exit status: PROG's own (128+N when signal N killed it); 126 PROG is not executable,\n"
-               "127 PROG not found, 125 devtrace could not start it, 2 bad usage.\n"
-               "Environment read by the tracer: DEVTRACE_STACK_DEPTH (32), DEVTRACE_RING_KB (8192),\n"
-               "DEVTRACE_PYTHON (1), DEVTRACE_COMMIT_MS (20), DEVTRACE_QUIET.\n");
+               "127 PROG not found, 125 devtrace could not start it, 2 bad usage.\n\n"
+               "Environment:\n"
+               "  DEVTRACE_SIM_CUDA=N      N simulated GPUs (cuda:0..N-1, 1..16) for libdtrt programs and\n"
+               "                           PyTorch without a GPU; 0 or unset: none\n"
+               "  DEVTRACE_QUIET=1         no lines of devtrace's own on stderr (tracer, run, adapter)\n"
+               "  DEVTRACE_OUTPUT=FILE     the trace's name (what -o sets); with a rank or a forked child,\n"
+               "                           host, rank and pid are added to it\n"
+               "  DEVTRACE_OVERWRITE=1     replace an existing trace (what --overwrite sets)\n"
+               "  DEVTRACE_STACK_DEPTH=N   native frames kept per event (32; 0..128)\n"
+               "  DEVTRACE_RING_KB=N       per-thread event ring in KiB (8192; 64..1048576)\n"
+               "  DEVTRACE_PYTHON=0        no Python stacks (1, the default, records them)\n"
+               "  DEVTRACE_COMMIT_MS=N     commit the trace at least every N ms (20; 1..50)\n"
+               "  DEVTRACE_CLOCK=monotonic time events with clock_gettime, not the CPU's counter\n"
+               "  DEVTRACE_PYTORCH=0       leave the PyTorch adapter out (native tracing goes on)\n"
+               "  DEVTRACE_LIBTORCH_OBSERVER=PATH|0  the libtorch observer to load (default: the one\n"
+               "                           next to libdevtrace.so), or 0 for none\n"
+               "  DEVTRACE_LIB=PATH        the tracer to preload (default: the libdevtrace.so installed\n"
+               "                           with this devtrace)\n"
+               "  DEVTRACE_PYTHON_BOOTSTRAP=DIR  the directory holding the adapter's sitecustomize.py\n"
+               "  RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID  the first one set is the\n"
+               "                           process's rank, put in its trace's name\n"
+               "devtrace run sets LD_PRELOAD and PYTHONPATH (prepending to yours), DEVTRACE_MANIFEST and\n"
+               "DEVTRACE_ROOT_PID for the processes it starts. NO_COLOR turns colors off in every command.\n");
 }
 
 /* libdevtrace.so next to this executable: build tree or install prefix. */
