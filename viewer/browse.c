@@ -661,8 +661,8 @@ static const char *loop_flag(const struct group *g, const char **reason, char *b
     } else if (g->top_n >= 3 && g->distinct_src >= 2 && g->top_n * (g->distinct_src - 1) >= 4 * (g->count - g->top_n)) {
         *reason = "outlier";
         snprintf(buf, size,
-                 "t%lld is copied %lld times here, its %lld peers %.1f times on average: copy it once and reuse "
-                 "the copy",
+                 "t%lld is copied %lld times here, its %lld peers %.1f times each on average: copy it as often as "
+                 "they are (once a step), or keep it on the device",
                  (long long)g->top_src, (long long)g->top_n, (long long)(g->distinct_src - 1),
                  (double)(g->count - g->top_n) / (double)(g->distinct_src - 1));
     } else {
