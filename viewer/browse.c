@@ -692,33 +692,25 @@ static int transfer_patterns(struct vw_trace *t, struct vw_sym *sym, struct site
     "WITH base AS MATERIALIZED (SELECT x.seq, COALESCE(e.stack, 0) AS stack, COALESCE(e.pystack, 0) AS pystack, "      \
     "x.src_device AS sd, CASE WHEN x.dst IS NULL THEN -1 ELSE x.dst_device END AS dd, x.via, x.src, x.dst, x.kind "    \
     "FROM transfers x LEFT JOIN misc_events e ON e.seq = x.seq) "
+    /* per group: its moves, the tensor copied most often (SQLite's bare
+     * columns: src and a of the max() row) and the tensors copied >= 3 times
+     * with nothing written into them in between */
     sqlite3_stmt *st = vw_prep(
         t, PATTERN_BASE
-        ", per_src AS MATERIALIZED (SELECT stack, pystack, sd, dd, via, src, count(*) AS n, min(seq) AS a, "
-        "max(seq) AS b FROM base WHERE kind <> 3 GROUP BY 1, 2, 3, 4, 5, 6), "
-        "cand AS MATERIALIZED (SELECT p.*, r.storage FROM per_src p JOIN tensor_rows r ON r.id = p.src WHERE p.n >= "
-        "3), "
+        ", per_src AS MATERIALIZED (SELECT stack, pystack, sd, dd, via, src, kind = 3 AS mv, count(*) AS n, min(seq) "
+        "AS a, max(seq) AS b FROM base GROUP BY 1, 2, 3, 4, 5, 6, 7), "
+        "cand AS MATERIALIZED (SELECT DISTINCT r.storage FROM per_src p JOIN tensor_rows r ON r.id = p.src WHERE "
+        "p.n >= 3 AND NOT p.mv), "
         "writes AS MATERIALIZED (SELECT r.storage, o.seq FROM ops o JOIN tensor_rows r ON r.id = o.out0 WHERE "
-        "o.out0 IS NOT NULL AND r.storage IN (SELECT storage FROM cand) UNION ALL SELECT r.storage, o.seq FROM "
-        "op_outputs_more m JOIN ops o ON o.op = m.op JOIN tensor_rows r ON r.id = m.tensor WHERE r.storage IN "
-        "(SELECT storage FROM cand) UNION ALL SELECT r.storage, x.seq FROM transfers x JOIN tensor_rows r ON r.id = "
-        "x.dst WHERE x.kind = 1 AND r.storage IN (SELECT storage FROM cand)) "
-        "SELECT stack, pystack, sd, dd, COALESCE(v.text, '?'), min(a), count(*), sum(n) FROM cand c LEFT JOIN "
-        "strings v ON v.id = c.via WHERE NOT EXISTS (SELECT 1 FROM writes w WHERE w.storage = c.storage AND w.seq "
-        "BETWEEN c.a AND c.b) GROUP BY 1, 2, 3, 4, c.via");
-    if (!st) return -1;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        struct group *x = pattern_group(st, sc, sym, g, n);
-        if (x) x->same_srcs += sqlite3_column_int64(st, 6), x->same_copies += sqlite3_column_int64(st, 7);
-    }
-    sqlite3_finalize(st);
-
-    /* moves, and the tensor copied most often (SQLite's bare column: the src of the max row) */
-    st = vw_prep(t, PATTERN_BASE
-                 ", per_src AS MATERIALIZED (SELECT stack, pystack, sd, dd, via, src, count(*) AS n, min(seq) AS a, "
-                 "sum(kind = 3) AS moves FROM base GROUP BY 1, 2, 3, 4, 5, 6) "
-                 "SELECT stack, pystack, sd, dd, COALESCE(v.text, '?'), min(a), sum(moves), max(n), src FROM per_src "
-                 "p LEFT JOIN strings v ON v.id = p.via GROUP BY 1, 2, 3, 4, p.via");
+        "o.out0 IS NOT NULL AND r.storage IN cand UNION ALL SELECT r.storage, o.seq FROM op_outputs_more m JOIN ops "
+        "o ON o.op = m.op JOIN tensor_rows r ON r.id = m.tensor WHERE r.storage IN cand UNION ALL SELECT r.storage, "
+        "x.seq FROM transfers x JOIN tensor_rows r ON r.id = x.dst WHERE x.kind = 1 AND r.storage IN cand), "
+        "marked AS (SELECT p.*, CASE WHEN p.n >= 3 AND NOT p.mv AND NOT EXISTS (SELECT 1 FROM writes w WHERE "
+        "w.storage = (SELECT storage FROM tensor_rows r WHERE r.id = p.src) AND w.seq BETWEEN p.a AND p.b) THEN 1 "
+        "ELSE 0 END AS same FROM per_src p) "
+        "SELECT stack, pystack, sd, dd, COALESCE(v.text, '?'), a, sum(CASE WHEN mv THEN n ELSE 0 END), "
+        "max(CASE WHEN mv THEN 0 ELSE n END), src, sum(same), sum(same * n) FROM marked p LEFT JOIN strings v ON "
+        "v.id = p.via GROUP BY 1, 2, 3, 4, p.via");
     if (!st) return -1;
     while (sqlite3_step(st) == SQLITE_ROW) {
         struct group *x = pattern_group(st, sc, sym, g, n);
@@ -726,6 +718,7 @@ static int transfer_patterns(struct vw_trace *t, struct vw_sym *sym, struct site
         x->moves += sqlite3_column_int64(st, 6);
         if (sqlite3_column_int64(st, 7) > x->top_n)
             x->top_n = sqlite3_column_int64(st, 7), x->top_src = sqlite3_column_int64(st, 8);
+        x->same_srcs += sqlite3_column_int64(st, 9), x->same_copies += sqlite3_column_int64(st, 10);
     }
     sqlite3_finalize(st);
 
