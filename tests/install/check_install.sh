@@ -32,6 +32,14 @@ if [ "$have_torch" = 1 ]; then
   [ -e "$P/lib/devtrace/libdevtrace_libtorch.so" ] || fail "the libtorch observer not installed beside libdevtrace.so"
 fi
 bash -n "$P/share/bash-completion/completions/devtrace" || fail "bash completion does not parse"
+got=$(bash -c 'source "$1"; COMP_WORDS=(devtrace tr); COMP_CWORD=1; _devtrace; echo "${COMPREPLY[*]}"
+  COMP_WORDS=(devtrace export --format ""); COMP_CWORD=3; _devtrace; echo "${COMPREPLY[*]}"' _ \
+  "$P/share/bash-completion/completions/devtrace")
+[ "$got" = $'transfers\nchrome html' ] || fail "bash completion: got '$got'"
+# the man page names every command devtrace --help lists
+for c in $("$P/bin/devtrace" --help | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1}'); do
+  grep -q "^\.B devtrace $c" "$P/share/man/man1/devtrace.1" || fail "devtrace $c is not in devtrace.1's synopsis"
+done
 if command -v groff >/dev/null; then
   warn=$(groff -man -ww -z "$P/share/man/man1/devtrace.1" 2>&1) || true
   [ -z "$warn" ] || fail "man page: $warn"
