@@ -16,6 +16,12 @@ cmake --build build -j "$jobs"
 echo "== tests"
 (cd build && ctest --output-on-failure -j "$jobs")
 
+# A user's build has no tests: it must configure and build without them
+# (CUDA off keeps it fast; nothing here depends on tests/).
+echo "== build without the tests (-DDEVTRACE_TESTS=OFF)"
+cmake -S . -B build-notests -DDEVTRACE_TESTS=OFF -DDEVTRACE_WERROR=ON -DDEVTRACE_CUDA=OFF -DDEVTRACE_LIBTORCH=OFF >/dev/null
+cmake --build build-notests -j "$jobs"
+
 if [ "${DEVTRACE_SKIP_SANITIZE:-0}" != 1 ]; then
   # The real CUDA backend cannot run without a GPU; the sanitized build
   # covers the cpu and simulated backends (CUDA off keeps it fast).

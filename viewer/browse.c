@@ -592,8 +592,10 @@ int vw_cmd_show(int argc, char **argv) { return run_each(argc, argv, "show", sho
 static void transfers_usage(FILE *f) {
     fprintf(f, "usage: devtrace transfers [--json] FILE...\n\n"
                "Transfers grouped by call site and direction: how many, bytes, the API, first and last time.\n"
-               "Flags copies that run on every step of a loop: the same tensor copied again and again (move it\n"
-               "once, before the loop), and device-to-host reads on each step (each one waits for the device).\n\n"
+               "Flags only what is worth changing: the same unchanged tensor copied again on every step (a\n"
+               "constant moved inside the loop: move it once, before), device -> cpu -> device round trips\n"
+               "inside the loop, and one tensor copied from a line far more often than its peers. The move of\n"
+               "each batch and a module's .to are never flagged.\n\n"
                "Exit status: 0 read fine, 2 bad usage or an unreadable trace.\n");
 }
 
@@ -608,6 +610,12 @@ struct group {
     char via[64]; /* the API */
     int64_t from, to, peer;
     int64_t count, bytes, distinct_src, pageable, failed, t_first, t_last, first_seq;
+    /* runtime transfers only (transfer_patterns): */
+    int64_t moves;                  /* in-place moves (a module's .to): never flagged */
+    int64_t same_srcs, same_copies; /* tensors copied >= 3 times with no write between, and their copies */
+    int64_t top_src, top_n;         /* the tensor copied most often here, and how often */
+    int64_t trips;                  /* copies back to a device of what a device -> cpu copy made */
+    const char *trip_from;          /* where that device -> cpu copy was (the site cache owns it) */
 };
 
 /* The group of (site, via, route) in g[0..*n), added when new; NULL when
@@ -644,22 +652,121 @@ static int group_cmp(const void *a, const void *b) {
     return x->first_seq < y->first_seq ? -1 : x->first_seq > y->first_seq;
 }
 
-/* The per-step flag of a group, or NULL. */
-static const char *loop_flag(const struct group *g, char *buf, size_t size) {
-    if (g->count < 3) return NULL;
-    if (g->distinct_src < g->count && g->to != -1)
+/* What a user should change about a group of runtime transfers, or NULL.
+ * Only three patterns, in this order: a device -> cpu -> device round trip
+ * repeated in the loop, the same unchanged tensor copied again (a constant
+ * moved every step), one tensor copied far more often than its peers at
+ * the same line. The move of each batch (a new tensor each step) and a
+ * module's .to are what correct code does: never flagged. */
+static const char *loop_flag(const struct group *g, const char **reason, char *buf, size_t size) {
+    *reason = NULL;
+    if (g->moves == g->count) return NULL;
+    if (g->trips >= 3) {
+        *reason = "round_trip";
         snprintf(buf, size,
-                 "runs every step: copies the same tensor again each time (%lld copies of %lld tensor%s): move it "
-                 "once, before the loop",
-                 (long long)g->count, (long long)g->distinct_src, g->distinct_src == 1 ? "" : "s");
-    else if (g->from != 0 && (g->to == 0 || g->to == -1))
+                 "device -> cpu -> device round trip, %lld times: what the copy to the cpu at %s made comes back "
+                 "to the device here; keep the computation on the device",
+                 (long long)g->trips, g->trip_from ? g->trip_from : "?");
+    } else if (g->same_srcs) {
+        *reason = "same_content";
         snprintf(buf, size,
-                 "runs every step: a device-to-host copy %lld times (each waits for the device); keep the value on "
-                 "the device or read it less often",
-                 (long long)g->count);
-    else
-        snprintf(buf, size, "repeats every step (%lld times), a new tensor each time", (long long)g->count);
+                 "the same content copied again each step (%lld copies of %lld unchanged tensor%s): move it once, "
+                 "before the loop",
+                 (long long)g->same_copies, (long long)g->same_srcs, g->same_srcs == 1 ? "" : "s");
+    } else if (g->top_n >= 3 && g->distinct_src >= 2 && g->top_n * (g->distinct_src - 1) >= 4 * (g->count - g->top_n)) {
+        *reason = "outlier";
+        snprintf(buf, size,
+                 "t%lld is copied %lld times here, its %lld peers %.1f times each on average: copy it as often as "
+                 "they are (once a step), or keep it on the device",
+                 (long long)g->top_src, (long long)g->top_n, (long long)(g->distinct_src - 1),
+                 (double)(g->count - g->top_n) / (double)(g->distinct_src - 1));
+    } else {
+        return NULL;
+    }
     return buf;
+}
+
+/* The group of a transfer_patterns row (columns 0-4: stack, pystack,
+ * source device, destination device or -1, API; 5: a seq for the site). */
+static struct group *pattern_group(sqlite3_stmt *st, struct site_cache *sc, struct vw_sym *sym, struct group *g,
+                                   int *n) {
+    const char *site =
+        cached_site(sc, sym, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 5));
+    struct group *x = group_of(g, n, site, col_text(st, 4, "?"), sqlite3_column_int64(st, 2),
+                               sqlite3_column_int64(st, 3), 0, sqlite3_column_int64(st, 5));
+    return x;
+}
+
+/* Fills each group's pattern counts (see struct group). A tensor's content
+ * is "unchanged" between two copies when no op wrote it in place, or into
+ * its storage, and no copy_ landed in it, between them. A round trip is a
+ * device -> cpu copy whose result, a view of it, or an op's output made
+ * from it, is copied to a device later. */
+static int transfer_patterns(struct vw_trace *t, struct vw_sym *sym, struct site_cache *sc, struct group *g, int *n) {
+#define PATTERN_BASE                                                                                                   \
+    "WITH base AS MATERIALIZED (SELECT x.seq, COALESCE(e.stack, 0) AS stack, COALESCE(e.pystack, 0) AS pystack, "      \
+    "x.src_device AS sd, CASE WHEN x.dst IS NULL THEN -1 ELSE x.dst_device END AS dd, x.via, x.src, x.dst, x.kind "    \
+    "FROM transfers x LEFT JOIN misc_events e ON e.seq = x.seq) "
+    /* per group: its moves, the tensor copied most often (SQLite's bare
+     * columns: src and a of the max() row) and the tensors copied >= 3 times
+     * with nothing written into them in between */
+    sqlite3_stmt *st = vw_prep(
+        t, PATTERN_BASE
+        ", per_src AS MATERIALIZED (SELECT stack, pystack, sd, dd, via, src, kind = 3 AS mv, count(*) AS n, min(seq) "
+        "AS a, max(seq) AS b FROM base GROUP BY 1, 2, 3, 4, 5, 6, 7), "
+        "cand AS MATERIALIZED (SELECT DISTINCT r.storage FROM per_src p JOIN tensor_rows r ON r.id = p.src WHERE "
+        "p.n >= 3 AND NOT p.mv), "
+        "writes AS MATERIALIZED (SELECT r.storage, o.seq FROM ops o JOIN tensor_rows r ON r.id = o.out0 WHERE "
+        "o.out0 IS NOT NULL AND r.storage IN cand UNION ALL SELECT r.storage, o.seq FROM op_outputs_more m JOIN ops "
+        "o ON o.op = m.op JOIN tensor_rows r ON r.id = m.tensor WHERE r.storage IN cand UNION ALL SELECT r.storage, "
+        "x.seq FROM transfers x JOIN tensor_rows r ON r.id = x.dst WHERE x.kind = 1 AND r.storage IN cand), "
+        "marked AS (SELECT p.*, CASE WHEN p.n >= 3 AND NOT p.mv AND NOT EXISTS (SELECT 1 FROM writes w WHERE "
+        "w.storage = (SELECT storage FROM tensor_rows r WHERE r.id = p.src) AND w.seq BETWEEN p.a AND p.b) THEN 1 "
+        "ELSE 0 END AS same FROM per_src p) "
+        "SELECT stack, pystack, sd, dd, COALESCE(v.text, '?'), a, sum(CASE WHEN mv THEN n ELSE 0 END), "
+        "max(CASE WHEN mv THEN 0 ELSE n END), src, sum(same), sum(same * n) FROM marked p LEFT JOIN strings v ON "
+        "v.id = p.via GROUP BY 1, 2, 3, 4, p.via");
+    if (!st) return -1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        struct group *x = pattern_group(st, sc, sym, g, n);
+        if (!x) continue;
+        x->moves += sqlite3_column_int64(st, 6);
+        if (sqlite3_column_int64(st, 7) > x->top_n)
+            x->top_n = sqlite3_column_int64(st, 7), x->top_src = sqlite3_column_int64(st, 8);
+        x->same_srcs += sqlite3_column_int64(st, 9), x->same_copies += sqlite3_column_int64(st, 10);
+    }
+    sqlite3_finalize(st);
+
+    /* round trips: only when there is a device -> cpu copy into a tensor */
+    st = vw_prep(t, "SELECT EXISTS(SELECT 1 FROM transfers WHERE src_device >> 16 <> 0 AND dst_device = 0 AND dst IS "
+                    "NOT NULL AND kind <> 3)");
+    int any = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+    if (st) sqlite3_finalize(st);
+    if (!any) return 0;
+    st = vw_prep(
+        t, PATTERN_BASE
+        ", down AS MATERIALIZED (SELECT seq AS dseq, dst AS b FROM base WHERE sd >> 16 <> 0 AND dd = 0 AND dst IS NOT "
+        "NULL AND kind <> 3), "
+        "fed AS MATERIALIZED (SELECT o.op, d.dseq FROM ops o JOIN down d ON d.b = o.arg0_tensor UNION SELECT o.op, "
+        "d.dseq FROM ops o JOIN down d ON d.b = o.arg1_tensor), "
+        "fam AS MATERIALIZED (SELECT b AS t, dseq FROM down UNION ALL SELECT v.tensor, d.dseq FROM derived v JOIN down "
+        "d ON d.b = v.src UNION ALL SELECT r.id, f.dseq FROM tensor_rows r JOIN fed f ON f.op = r.op), "
+        "trip AS (SELECT u.stack, u.pystack, u.sd, u.dd, u.via, u.seq, max(f.dseq) AS dseq FROM base u JOIN fam f ON "
+        "f.t = u.src AND f.dseq < u.seq WHERE u.sd = 0 AND u.dd >> 16 <> 0 AND u.kind <> 3 GROUP BY u.seq) "
+        "SELECT p.stack, p.pystack, p.sd, p.dd, COALESCE(v.text, '?'), min(p.seq), count(*), COALESCE(e.stack, 0), "
+        "COALESCE(e.pystack, 0), p.dseq FROM trip p LEFT JOIN strings v ON v.id = p.via LEFT JOIN misc_events e ON "
+        "e.seq = p.dseq GROUP BY 1, 2, 3, 4, p.via");
+    if (!st) return -1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        struct group *x = pattern_group(st, sc, sym, g, n);
+        if (!x) continue;
+        x->trips += sqlite3_column_int64(st, 6);
+        x->trip_from =
+            cached_site(sc, sym, sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 8), sqlite3_column_int64(st, 9));
+    }
+    sqlite3_finalize(st);
+    return 0;
+#undef PATTERN_BASE
 }
 
 /* Whether the trace holds CUDA runtime copies (cuda_calls of kind 1). */
@@ -688,7 +795,7 @@ static const char *cuda_flag(const struct group *g, char *buf, size_t size) {
                  "source (pin_memory=True in a DataLoader) and copy with non_blocking=True",
                  (long long)g->count);
     else
-        snprintf(buf, size, "repeats every step (%lld times)", (long long)g->count);
+        return NULL; /* a copy each step, of new data: what a training loop does */
     return buf;
 }
 
@@ -842,8 +949,14 @@ static int transfers_one(struct vw_trace *t, const struct opts *o, int index) {
                   sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7), seq);
     }
     sqlite3_finalize(st);
+    if (transfer_patterns(t, sym, &sc, g, &n) < 0) {
+        vw_sym_free(sym);
+        free(g);
+        site_cache_free(&sc);
+        return -1;
+    }
     qsort(g, (size_t)n, sizeof *g, group_cmp);
-    char d1[32], d2[32], flag[512];
+    char d1[32], d2[32], flag[1600];
     if (json) {
         json_trace_open(t, stdout, index);
         printf(", \"transfers\": %lld, \"bytes\": %lld, \"sites\": [", (long long)total, (long long)bytes);
@@ -858,7 +971,7 @@ static int transfers_one(struct vw_trace *t, const struct opts *o, int index) {
             vw_device_name(x->to, d2, sizeof d2);
         else
             snprintf(d2, sizeof d2, "host memory");
-        const char *fl = loop_flag(x, flag, sizeof flag);
+        const char *reason, *fl = loop_flag(x, &reason, flag, sizeof flag);
         if (json) {
             printf("%s{\"site\": ", k ? ", " : "");
             vw_put_json_string(stdout, x->site);
@@ -872,6 +985,11 @@ static int transfers_one(struct vw_trace *t, const struct opts *o, int index) {
                 vw_put_json_string(stdout, fl);
             else
                 fputs("null", stdout);
+            printf(", \"reason\": ");
+            if (reason)
+                printf("\"%s\"", reason);
+            else
+                fputs("null", stdout);
             putchar('}');
         } else {
             printf("\n%s", vw_color(VW_BOLD));
@@ -880,7 +998,11 @@ static int transfers_one(struct vw_trace *t, const struct opts *o, int index) {
             vw_put_escaped(stdout, x->via);
             printf(": %lld x, %lld bytes, first at %.3f ms, last at %.3f ms\n", (long long)x->count,
                    (long long)x->bytes, x->t_first / 1e6, x->t_last / 1e6);
-            if (fl) printf("  %s%s%s\n", vw_color(VW_YELLOW), fl, vw_color(VW_RESET));
+            if (fl) {
+                printf("  %s", vw_color(VW_YELLOW));
+                vw_put_escaped(stdout, fl);
+                printf("%s\n", vw_color(VW_RESET));
+            }
         }
     }
     if (json)
