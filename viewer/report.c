@@ -331,6 +331,56 @@ static int same_site(const struct step *a, const struct step *b) {
            a->site.line == b->site.line;
 }
 
+/* The latest name tensor id had before event seq, into buf ("" when none). */
+static const char *tensor_name(struct ctx *c, int64_t id, int64_t seq, char *buf, size_t size) {
+    buf[0] = '\0';
+    sqlite3_stmt *st = vw_prep(c->t, "SELECT s.text FROM names n JOIN strings s ON s.id = n.name WHERE n.tensor = ?1 "
+                                     "AND n.seq < ?2 ORDER BY n.seq DESC LIMIT 1");
+    if (!st) return buf;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, seq);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        snprintf(buf, size, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return buf;
+}
+
+/* A tensor made from another (a clone, an op's result, a view) while that
+ * one was on the odd device, before a move in place (a module's .to())
+ * took the source to `want` and left what was made from it behind: an
+ * EMA's shadow weights, a copy kept of a parameter. Fills *move and *src
+ * (the source's index in odd's chain); 0 when there is none. */
+static int made_before_source_moved(struct ctx *c, const struct operand *odd, int64_t want, int64_t seq,
+                                    struct step *move, int *src) {
+    sqlite3_stmt *st =
+        vw_prep(c->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers x LEFT JOIN "
+                      "misc_events e ON e.seq = x.seq WHERE x.dst = ?1 AND x.kind = 3 AND x.src_device = ?2 AND "
+                      "x.dst_device = ?3 AND x.seq > ?4 AND x.seq < ?5 ORDER BY x.seq LIMIT 1");
+    if (!st) return 0;
+    int found = 0;
+    for (int k = 1; k <= odd->arrived && k < odd->nsteps && !found; k++) {
+        if (odd->chain[k].origin < 0 || odd->chain[k - 1].origin < 0) continue;
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, odd->chain[k].tensor);
+        sqlite3_bind_int64(st, 2, odd->dev);
+        sqlite3_bind_int64(st, 3, want);
+        sqlite3_bind_int64(st, 4, odd->chain[k - 1].seq);
+        sqlite3_bind_int64(st, 5, seq);
+        if (sqlite3_step(st) != SQLITE_ROW) continue;
+        memset(move, 0, sizeof *move);
+        move->seq = sqlite3_column_int64(st, 0);
+        move->stack = sqlite3_column_int64(st, 1);
+        move->tensor = odd->chain[k].tensor;
+        move->dev = want;
+        move->origin = -1;
+        move->has_site = site_of(c, move->stack, sqlite3_column_int64(st, 2), move->seq, &move->site);
+        *src = k;
+        found = 1;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
 /* A tensor a Python program made in a function that a library called back
  * (a DataLoader's collate_fn, a Dataset's __getitem__, a transform) and that
  * had returned before the failing call: the program's own frame that called
@@ -369,6 +419,91 @@ static void python_fix_code(const struct step *fix, const char *name, const char
     for (const char *p = name; *p; p++)
         if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))) return;
     snprintf(out, size, "%s = %s.to(\"%s\")", name, name, dev);
+}
+
+/* ---------------------------------------------------------------- intent */
+
+#define INTENT_SENDS 4096 /* the program's earliest and latest transfers and tensors looked at */
+#define INTENT_WORK  512  /* its latest ops looked at */
+
+/* Where the program meant the failing op to run, from what it did rather
+ * than from how many operands sit where: per device an operand is on, the
+ * tensors it explicitly sent there before the op (to, copy_ and module.to
+ * transfers; factories and checkpoint loads onto an accelerator, where
+ * nothing goes by default: a load onto the cpu is the safe default and
+ * says nothing), and the ops of its latest work that ran there. */
+struct intent {
+    int n;                    /* candidate devices */
+    int64_t dev[MAX_ARGS];    /* the operands' devices */
+    long long sent[MAX_ARGS]; /* tensors explicitly sent there */
+    long long work[MAX_ARGS]; /* of the latest INTENT_WORK ops, those that ran there */
+    const char *by;           /* what decided: "operands", "transfers", "work" */
+    int ambiguous;            /* the transfers and the work point at different devices */
+    int64_t want;             /* the intended device */
+};
+
+/* Index of the candidate that clearly leads v (at least twice any other,
+ * and at least min), or -1. */
+static int leader(const long long *v, int n, long long min) {
+    int best = -1;
+    for (int k = 0; k < n; k++)
+        if (best < 0 || v[k] > v[best]) best = k;
+    if (best < 0 || v[best] < min) return -1;
+    for (int k = 0; k < n; k++)
+        if (k != best && v[k] * 2 > v[best]) return -1;
+    return best;
+}
+
+/* Fills in: the candidates and their evidence, the intended device and
+ * what decided it. majority is the device most operands are on, kept when
+ * the program's actions do not say otherwise. */
+static void intent_of(struct ctx *c, const struct operand *ops, int n, int64_t majority, int64_t seq,
+                      struct intent *in) {
+    memset(in, 0, sizeof *in);
+    for (int i = 0; i < n; i++) {
+        if (ops[i].scalar) continue;
+        int k = 0;
+        while (k < in->n && in->dev[k] != ops[i].dev) k++;
+        if (k == in->n) in->dev[in->n++] = ops[i].dev;
+    }
+    in->want = majority;
+    in->by = "operands";
+    if (in->n < 2) return;
+    /* the earliest and the latest of each kind of event: the setup and the step, at any trace's size */
+    static const char *const sql[] = {
+        "SELECT dst_device, count(*) FROM (SELECT * FROM (SELECT seq, dst_device FROM transfers WHERE seq < ?1 AND "
+        "kind IN (0, 1, 3) ORDER BY seq DESC LIMIT ?2) UNION SELECT * FROM (SELECT seq, dst_device FROM transfers "
+        "WHERE seq < ?1 AND kind IN (0, 1, 3) ORDER BY seq LIMIT ?2)) GROUP BY 1",
+        "SELECT a.device, count(*) FROM (SELECT * FROM (SELECT id, attrs FROM tensor_rows WHERE seq < ?1 ORDER BY id "
+        "DESC LIMIT ?2) UNION SELECT * FROM (SELECT id, attrs FROM tensor_rows WHERE seq < ?1 ORDER BY id LIMIT ?2)) "
+        "r JOIN tensor_attrs a ON a.id = r.attrs WHERE a.origin IN (0, 4) AND a.device <> 0 GROUP BY 1",
+        "SELECT arg0_device, count(*) FROM (SELECT arg0_device FROM ops WHERE op < ?1 AND nargs > 0 ORDER BY op "
+        "DESC LIMIT ?3) GROUP BY 1",
+    };
+    for (int q = 0; q < 3; q++) {
+        sqlite3_stmt *st = vw_prep(c->t, sql[q]);
+        if (!st) continue;
+        sqlite3_bind_int64(st, 1, seq);
+        sqlite3_bind_int(st, 2, INTENT_SENDS);
+        sqlite3_bind_int(st, 3, INTENT_WORK);
+        while (sqlite3_step(st) == SQLITE_ROW)
+            for (int k = 0; k < in->n; k++)
+                if (sqlite3_column_type(st, 0) != SQLITE_NULL && sqlite3_column_int64(st, 0) == in->dev[k])
+                    *(q < 2 ? &in->sent[k] : &in->work[k]) += sqlite3_column_int64(st, 1);
+        sqlite3_finalize(st);
+    }
+    int senders = 0, s = leader(in->sent, in->n, 1), w = leader(in->work, in->n, 4);
+    for (int k = 0; k < in->n; k++) senders += in->sent[k] > 0;
+    if (!senders) return; /* nothing sent anywhere: nothing says more than the operands */
+    if (senders == 1 || (s >= 0 && (w < 0 || w == s))) {
+        in->want = in->dev[s];
+        in->by = "transfers";
+    } else if (s < 0 && w >= 0) {
+        in->want = in->dev[w];
+        in->by = "work";
+    } else if (s >= 0 && w >= 0) {
+        in->ambiguous = 1; /* sent one way, worked the other: the operands' majority, said to be a guess */
+    }
 }
 
 /* One mismatch: returns 0, or -1 on a read error. */
@@ -430,7 +565,10 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     /* a tie between two accelerators has no obvious culprit: say so, show both */
     for (int k = 0; k < nd; k++)
         if (k != best && counts[k] == counts[best] && devs[k] != 0 && devs[best] != 0) tie = 1;
-    int64_t want = nd ? devs[best] : 0;
+    struct intent in;
+    intent_of(c, ops, n, nd ? devs[best] : 0, seq, &in);
+    int64_t want = in.want;
+    if (strcmp(in.by, "operands")) tie = 0; /* the program's actions settled it */
     for (int i = 0; i < n; i++) {
         ops[i].odd = !ops[i].scalar && ops[i].dev != want;
         build_chain(c, &ops[i], ops[i].tensor, seq);
@@ -444,10 +582,12 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     for (int i = 0; i < n && !odd; i++)
         if (ops[i].odd) odd = &ops[i];
     const struct step *fix = NULL;
-    char fixtext[1024] = "";
+    char fixtext[2048] = "", fixname[256] = "";
+    const char *codename = NULL; /* the variable the Python fix line moves */
     struct step left, caller;
     char param[256];
     if (odd) {
+        codename = odd->name;
         const struct step *a = &odd->chain[odd->arrived];
         const char *oname = odd->name[0] ? odd->name : odd->arg;
         vw_device_name(want, d1, sizeof d1);
@@ -459,6 +599,20 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
                      "created or loaded (or move the state too)",
                      oname, vw_device_name(odd->dev, d2, sizeof d2), param, vw_device_name(left.dev, d3, sizeof d3),
                      d1);
+        }
+        int src;
+        if (!fix && made_before_source_moved(c, odd, want, seq, &left, &src)) {
+            char sname[256], tname[64];
+            snprintf(tname, sizeof tname, "t%lld", (long long)left.tensor);
+            tensor_name(c, left.tensor, seq, sname, sizeof sname);
+            fix = &left;
+            snprintf(fixtext, sizeof fixtext,
+                     "\"%.120s\" was made from \"%.120s\" while that was on %s (%.300s); this move took \"%.120s\" to "
+                     "%s and left "
+                     "\"%.120s\" behind: make it after this move (or move it to %s too)",
+                     oname, sname[0] ? sname : tname, vw_device_name(odd->dev, d2, sizeof d2),
+                     odd->chain[src - 1].has_site ? vw_site_str(&odd->chain[src - 1].site, buf, sizeof buf) : "?",
+                     sname[0] ? sname : tname, d1, oname, d1);
         }
         if (!fix && a->origin == 4) {
             fix = a;
@@ -491,11 +645,42 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
                 snprintf(fixtext, sizeof fixtext, "\"%s\" was copied to %s here, but the op runs on %s: copy it to %s",
                          oname, vw_device_name(odd->dev, d2, sizeof d2), d1, d1);
         }
-        if (!fix) { /* never moved: right where the operand itself was made */
-            int own = 0;
-            while (own < odd->nsteps - 1 && odd->chain[own].origin == -1) own++;
+        if (!fix) { /* never moved: right where the operand was made; a view, where its base was (once, not
+                     * at each use of the view, and the view follows) */
+            int own = 0, view = -1;
+            for (; own < odd->nsteps - 1 && (odd->chain[own].origin == -1 || odd->chain[own].origin == 2); own++)
+                if (odd->chain[own].origin == 2 && view < 0) view = own;
+            if (view >= 0 && same_site(&odd->chain[view], &odd->chain[own])) { /* made and viewed on one line */
+                for (own = 0; own < odd->nsteps - 1 && odd->chain[own].origin == -1; own++) {
+                }
+                view = -1;
+            }
             fix = &odd->chain[own];
-            snprintf(fixtext, sizeof fixtext, "move \"%s\" to %s right after it is made", oname, d1);
+            if (view >= 0) {
+                char tname[64];
+                snprintf(tname, sizeof tname, "t%lld", (long long)fix->tensor);
+                codename = tensor_name(c, fix->tensor, seq, fixname, sizeof fixname);
+                snprintf(fixtext, sizeof fixtext,
+                         "move \"%s\" to %s right after it is made, once: \"%s\" is a view of it (made at %s), and "
+                         "a view is on its base's device",
+                         fixname[0] ? fixname : tname, d1, oname,
+                         odd->chain[view].has_site ? vw_site_str(&odd->chain[view].site, buf, sizeof buf) : "?");
+            } else
+                snprintf(fixtext, sizeof fixtext, "move \"%s\" to %s right after it is made", oname, d1);
+            /* the other odd operands made there too (a module's weight and bias) */
+            int more = 0;
+            for (int i = 0; i < n; i++) {
+                const struct operand *o = &ops[i];
+                if (!o->odd || o == odd || !o->nsteps || !same_site(&o->chain[o->arrived], &odd->chain[odd->arrived]))
+                    continue;
+                size_t k = strlen(fixtext);
+                snprintf(fixtext + k, sizeof fixtext - k, "%s\"%s\"", more++ ? ", " : " (and ",
+                         o->name[0] ? o->name : o->arg);
+            }
+            if (more) {
+                size_t k = strlen(fixtext);
+                snprintf(fixtext + k, sizeof fixtext - k, ", made there too)");
+            }
             memset(&caller, 0, sizeof caller);
             if (python_callback_caller(c, fix, pystack, &caller.site)) {
                 caller.has_site = 1;
@@ -518,8 +703,7 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     }
 
     char code[600] = "";
-    if (fix && odd)
-        python_fix_code(fix, odd->name[0] ? odd->name : "", vw_device_name(want, d1, sizeof d1), code, sizeof code);
+    if (fix && odd) python_fix_code(fix, codename, vw_device_name(want, d1, sizeof d1), code, sizeof code);
 
     if (c->json) {
         fprintf(f, "%s\n    {\"index\": %d, \"seq\": %lld, \"op\": ", index ? "," : "", index, (long long)seq);
