@@ -438,7 +438,8 @@ struct intent {
     long long sent[MAX_ARGS]; /* tensors explicitly sent there */
     long long work[MAX_ARGS]; /* of the latest INTENT_WORK ops, those that ran there */
     const char *by;           /* what decided: "operands", "transfers", "work" */
-    int ambiguous;            /* the transfers and the work point at different devices */
+    int64_t majority;         /* the device most operands are on */
+    int ambiguous;            /* the moves and the work disagree, or neither leads: a guess */
     int64_t want;             /* the intended device */
 };
 
@@ -466,7 +467,7 @@ static void intent_of(struct ctx *c, const struct operand *ops, int n, int64_t m
         while (k < in->n && in->dev[k] != ops[i].dev) k++;
         if (k == in->n) in->dev[in->n++] = ops[i].dev;
     }
-    in->want = majority;
+    in->want = in->majority = majority;
     in->by = "operands";
     if (in->n < 2) return;
     /* the earliest and the latest of each kind of event: the setup and the step, at any trace's size */
@@ -492,6 +493,10 @@ static void intent_of(struct ctx *c, const struct operand *ops, int n, int64_t m
                     *(q < 2 ? &in->sent[k] : &in->work[k]) += sqlite3_column_int64(st, 1);
         sqlite3_finalize(st);
     }
+    /* work on the cpu, where everything runs by default, says where the program meant to run only when it
+     * also sent tensors there */
+    for (int k = 0; k < in->n; k++)
+        if (in->dev[k] == 0 && !in->sent[k]) in->work[k] = 0;
     int senders = 0, s = leader(in->sent, in->n, 1), w = leader(in->work, in->n, 4);
     for (int k = 0; k < in->n; k++) senders += in->sent[k] > 0;
     if (!senders) return; /* nothing sent anywhere: nothing says more than the operands */
@@ -501,9 +506,62 @@ static void intent_of(struct ctx *c, const struct operand *ops, int n, int64_t m
     } else if (s < 0 && w >= 0) {
         in->want = in->dev[w];
         in->by = "work";
-    } else if (s >= 0 && w >= 0) {
-        in->ambiguous = 1; /* sent one way, worked the other: the operands' majority, said to be a guess */
+    } else {
+        /* sent one way and worked the other, or sent and worked on both alike: the operands' majority, said
+         * to be a guess */
+        in->ambiguous = 1;
     }
+}
+
+/* The candidates of an unclear intent (or the reason a clear one overrode
+ * the operands' majority): per device, what the program sent there, the
+ * work it ran there, and an operand on it with where it reached it. */
+static void print_intent(FILE *f, const struct intent *in, const struct operand *ops, int n) {
+    char d1[32], d2[32], buf[1200];
+    if (!in->ambiguous && (!strcmp(in->by, "operands") || in->want == in->majority)) return;
+    if (in->ambiguous)
+        fprintf(f,
+                "\n  which device was meant is not clear: the program's moves and its work disagree; %s, where most "
+                "operands are, is taken (check both chains):\n",
+                vw_device_name(in->want, d1, sizeof d1));
+    else
+        fprintf(f, "\n  %s is taken as meant, though most operands are on %s: %s\n",
+                vw_device_name(in->want, d1, sizeof d1), vw_device_name(in->majority, d2, sizeof d2),
+                !strcmp(in->by, "work") ? "the program's latest ops ran there" : "the program's own moves went there");
+    for (int k = 0; k < in->n; k++) {
+        const struct operand *o = NULL;
+        for (int i = 0; i < n && !o; i++)
+            if (!ops[i].scalar && ops[i].dev == in->dev[k] && ops[i].nsteps) o = &ops[i];
+        fprintf(f, "    %-8s %lld tensor%s sent there, %lld of the latest ops ran there",
+                vw_device_name(in->dev[k], d1, sizeof d1), in->sent[k], in->sent[k] == 1 ? "" : "s", in->work[k]);
+        if (o) {
+            const struct step *a = &o->chain[o->arrived];
+            fprintf(f, "; '%s' t%lld got there", o->arg, (long long)o->tensor);
+            if (a->has_site) fputs(" at ", f), vw_put_escaped(f, vw_site_str(&a->site, buf, sizeof buf));
+        }
+        fputc('\n', f);
+    }
+}
+
+static void json_intent(FILE *f, const struct intent *in, const struct operand *ops, int n) {
+    char d1[32];
+    fprintf(f, ", \"intent\": {\"by\": \"%s\", \"ambiguous\": %s, \"majority\": \"%s\", \"candidates\": [", in->by,
+            in->ambiguous ? "true" : "false", vw_device_name(in->majority, d1, sizeof d1));
+    for (int k = 0; k < in->n; k++) {
+        const struct operand *o = NULL;
+        for (int i = 0; i < n && !o; i++)
+            if (!ops[i].scalar && ops[i].dev == in->dev[k] && ops[i].nsteps) o = &ops[i];
+        fprintf(f, "%s{\"device\": \"%s\", \"sent\": %lld, \"work\": %lld, \"operand\": ", k ? ", " : "",
+                vw_device_name(in->dev[k], d1, sizeof d1), in->sent[k], in->work[k]);
+        if (o) {
+            vw_put_json_string(f, o->arg);
+            fputs(", \"origin\": ", f);
+            json_site(f, &o->chain[o->arrived]);
+        } else
+            fputs("null, \"origin\": null", f);
+        fputs("}", f);
+    }
+    fputs("]}", f);
 }
 
 /* One mismatch: returns 0, or -1 on a read error. */
@@ -568,7 +626,7 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     struct intent in;
     intent_of(c, ops, n, nd ? devs[best] : 0, seq, &in);
     int64_t want = in.want;
-    if (strcmp(in.by, "operands")) tie = 0; /* the program's actions settled it */
+    if (strcmp(in.by, "operands") || in.ambiguous) tie = 0; /* settled by the program's actions, or said below */
     for (int i = 0; i < n; i++) {
         ops[i].odd = !ops[i].scalar && ops[i].dev != want;
         build_chain(c, &ops[i], ops[i].tensor, seq);
@@ -715,8 +773,10 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         print_stack(c, f, stack, seq);
         fputs(", \"python_stack\": ", f);
         print_pystack(c, f, pystack, "");
-        fprintf(f, ", \"intended_device\": \"%s\", \"tie\": %s, \"operands\": [", vw_device_name(want, d1, sizeof d1),
+        fprintf(f, ", \"intended_device\": \"%s\", \"tie\": %s", vw_device_name(want, d1, sizeof d1),
                 tie ? "true" : "false");
+        json_intent(f, &in, ops, n);
+        fputs(", \"operands\": [", f);
         for (int i = 0; i < n; i++) {
             const struct operand *o = &ops[i];
             fprintf(f, "%s\n      {\"arg\": ", i ? "," : "");
@@ -781,6 +841,7 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
                             : "",
                 o->odd ? C(VW_RESET) : "");
     }
+    print_intent(f, &in, ops, n);
     if (tie)
         fprintf(f,
                 "\n  (the operands are split evenly between two GPUs; %s, where the first operand is, is taken as "
