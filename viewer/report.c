@@ -1256,6 +1256,126 @@ static void ending(struct vw_trace *t, char *status, size_t size, int *sig) {
     if (!status[0] && *sig) snprintf(status, size, "%d", 128 + *sig);
 }
 
+/* A duration in ns as text: "0.42 ms", "3.1 s". */
+static const char *duration(long long ns, char *buf, size_t size) {
+    if (ns < 0) ns = 0;
+    if (ns < 1000000000LL)
+        snprintf(buf, size, "%.2f ms", ns / 1e6);
+    else
+        snprintf(buf, size, "%.1f s", ns / 1e9);
+    return buf;
+}
+
+/* How the program ended, after its first device mismatch (the event at
+ * mismatch_t, ns): its exit status or the fatal signal with the signal's
+ * site, whether the error ended it uncaught (nothing ran after the last
+ * error a nonzero status followed; for SIGABRT, the C++ exception thrown
+ * last before it), and how long after the mismatch. The first lines of the
+ * text report, or the JSON object "ending". */
+static void print_ending(struct ctx *c, const char *status, int sig, int64_t mismatch_t) {
+    FILE *f = c->out;
+    char buf[1200], d[32], v[64];
+    struct step site = {0};
+    int64_t end_t = -1;
+    sqlite3_stmt *st;
+    if (sig && (st = vw_prep(c->t, "SELECT seq, t, COALESCE(stack, 0), COALESCE(pystack, 0) FROM misc_events WHERE "
+                                   "kind = 11 ORDER BY seq LIMIT 1"))) {
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            site.seq = sqlite3_column_int64(st, 0);
+            end_t = sqlite3_column_int64(st, 1);
+            site.stack = sqlite3_column_int64(st, 2);
+            site.has_site = site_of(c, site.stack, sqlite3_column_int64(st, 3), site.seq, &site.site);
+        }
+        sqlite3_finalize(st);
+    }
+    if (end_t < 0) {
+        long long start = atoll(vw_meta(c->t, "start_time_ns", v, sizeof v)),
+                  end = atoll(vw_meta(c->t, "end_time_ns", v, sizeof v));
+        if (start && end >= start) end_t = end - start;
+    }
+    int cut = end_t < 0; /* no end recorded: killed outright (SIGKILL), or still running */
+    /* the last event, for a trace cut short, and because the start and end times are the wall clock's while
+     * events are stamped by the trace's own */
+    if (!site.seq &&
+        (st = vw_prep(c->t, "SELECT max(t) FROM (SELECT * FROM (SELECT t FROM misc_events ORDER BY seq DESC LIMIT 1) "
+                            "UNION ALL SELECT * FROM (SELECT t FROM ops ORDER BY op DESC LIMIT 1) UNION ALL SELECT * "
+                            "FROM (SELECT t FROM tensor_rows ORDER BY seq DESC LIMIT 1))"))) {
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL &&
+            sqlite3_column_int64(st, 0) > end_t)
+            end_t = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    /* uncaught: with a signal, the last C++ throw before it (std::terminate aborts); else no op after the
+     * last error, and a nonzero status */
+    char uncaught[512] = "";
+    if (sig == SIGABRT && site.seq &&
+        (st = vw_prep(c->t, "SELECT exception, COALESCE(message, '') FROM errors WHERE exception IS NOT NULL AND "
+                            "seq < ?1 ORDER BY seq DESC LIMIT 1"))) {
+        sqlite3_bind_int64(st, 1, site.seq);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            snprintf(uncaught, sizeof uncaught, "an uncaught C++ exception (%s)",
+                     (const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+    } else if (!sig && status[0] && atoi(status) != 0 &&
+               (st = vw_prep(c->t,
+                             "SELECT r.seq, COALESCE(r.message, ''), EXISTS(SELECT 1 FROM errors q WHERE "
+                             "q.first_arg IS NOT NULL AND q.message = r.message) FROM errors r WHERE r.exception "
+                             "IS NULL AND r.signal IS NULL AND r.first_arg IS NULL ORDER BY r.seq DESC LIMIT 1"))) {
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            sqlite3_stmt *after = vw_prep(c->t, "SELECT count(*) FROM ops WHERE op > ?1");
+            if (after) {
+                sqlite3_bind_int64(after, 1, sqlite3_column_int64(st, 0));
+                if (sqlite3_step(after) == SQLITE_ROW && sqlite3_column_int64(after, 0) == 0) {
+                    const char *m = (const char *)sqlite3_column_text(st, 1);
+                    size_t len = strcspn(m, "\n");
+                    if (sqlite3_column_int(st, 2))
+                        snprintf(uncaught, sizeof uncaught, "the mismatch's own error, not caught");
+                    else
+                        snprintf(uncaught, sizeof uncaught, "an error not caught (\"%.*s%s\")",
+                                 (int)(len < 120 ? len : 120), m, len > 120 ? "..." : "");
+                }
+                sqlite3_finalize(after);
+            }
+        }
+        sqlite3_finalize(st);
+    }
+    const char *signame = sig ? sigabbrev_np(sig) : NULL;
+    if (c->json) {
+        fprintf(f, ", \"ending\": {\"exit_status\": %s, \"signal\": ", status[0] ? status : "null");
+        if (sig)
+            fprintf(f, "\"SIG%s\"", signame ? signame : "?");
+        else
+            fputs("null", f);
+        fputs(", \"signal_site\": ", f);
+        json_site(f, site.has_site ? &site : NULL);
+        fputs(", \"ended_by\": ", f);
+        if (uncaught[0])
+            vw_put_json_string(f, uncaught);
+        else
+            fputs("null", f);
+        fprintf(f, ", \"trace_cut_short\": %s, \"ns_after_mismatch\": ", cut ? "true" : "false");
+        if (end_t >= 0 && mismatch_t >= 0)
+            fprintf(f, "%lld", (long long)(end_t - mismatch_t));
+        else
+            fputs("null", f);
+        fputs("}", f);
+        return;
+    }
+    if (sig) {
+        fprintf(f, "the program was killed by SIG%s (signal %d, exit status %s)", signame ? signame : "?", sig,
+                status[0] ? status : "?");
+        if (site.has_site) fputs(" at ", f), vw_put_escaped(f, vw_site_str(&site.site, buf, sizeof buf));
+    } else if (status[0])
+        fprintf(f, "the program exited with status %s", status);
+    else
+        fputs("how the program ended is not in the trace (killed by SIGKILL, or cut short)", f);
+    if (end_t >= 0 && mismatch_t >= 0)
+        fprintf(f, ", %s%s after the device mismatch", cut ? "its last event " : "",
+                duration(end_t - mismatch_t, d, sizeof d));
+    if (uncaught[0]) fputs(": ", f), vw_put_escaped(f, uncaught);
+    fputs("\n\n", f);
+}
+
 /* Reports one trace to out (text or JSON, the index-th of nfiles): the
  * number of mismatches found, or -1 after printing why it could not. */
 int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int index, int nfiles) {
@@ -1289,6 +1409,14 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
     vw_meta(t, "pid", pid, sizeof pid);
     ending(t, status, sizeof status, &sig);
     const char *signame = sig ? sigabbrev_np(sig) : NULL;
+    /* the time of the first device mismatch, recorded or thrown (-1: none) */
+    int64_t first_t = -1;
+    sqlite3_stmt *ft =
+        vw_prep(t, "SELECT e.t FROM errors r JOIN misc_events e ON e.seq = r.seq LEFT JOIN ops o ON "
+                   "o.op = e.op WHERE (r.first_arg IS NOT NULL AND (o.op IS NULL OR COALESCE(" VW_OP_STATUS_SQL
+                   ", -1) <> 0)) OR r.device_a IS NOT NULL ORDER BY r.seq LIMIT 1");
+    if (ft && sqlite3_step(ft) == SQLITE_ROW) first_t = sqlite3_column_int64(ft, 0);
+    if (ft) sqlite3_finalize(ft);
     if (json) {
         fprintf(out, "%s\n  {\"file\": ", index ? "," : "");
         vw_put_json_string(out, t->path);
@@ -1300,9 +1428,11 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
             fprintf(out, "{\"number\": %d, \"name\": \"SIG%s\"}", sig, signame ? signame : "?");
         else
             fputs("null", out);
+        if (first_t >= 0) print_ending(&c, status, sig, first_t);
         fputs(", \"mismatches\": [", out);
     } else {
         if (nfiles > 1 || index) fprintf(out, "%s== %s (pid %s)\n", index ? "\n" : "", t->path, pid);
+        if (first_t >= 0) print_ending(&c, status, sig, first_t);
     }
     while (sqlite3_step(mm) == SQLITE_ROW) {
         if (!json && found) fprintf(out, "\n");
@@ -1330,9 +1460,6 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
         if (sig) fprintf(out, ", killed by SIG%s", signame ? signame : "?");
         fprintf(out, ")\n");
         summary(&c);
-    } else if (sig) {
-        fprintf(out, "\nthe program was killed by SIG%s (signal %d, exit status %s)\n", signame ? signame : "?", sig,
-                status);
     }
 next:
     if (mm) sqlite3_finalize(mm);
