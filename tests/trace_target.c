@@ -265,6 +265,7 @@ int main(int argc, char **argv) {
         threads(argc > 2 ? atoi(argv[2]) : 8, argc > 3 ? atoi(argv[3]) : 1000);
     } else if (strcmp(mode, "fork") == 0) {
         named("parent_before", 5);
+        usleep(50 * 1000); /* the writer has written the module table: the child inherits it written */
         pid_t pid = fork();
         if (pid == 0) {
             named("child_only", 7);

@@ -325,6 +325,12 @@ TR_HIDDEN void tr_build_id_of(const struct dl_phdr_info *info, char *out);
 /* Loads the libtorch observer into a native libtorch program (libtorch.c). */
 TR_HIDDEN void tr_libtorch_load(void);
 TR_HIDDEN int tr_modules_changed(void);
+/* fork: the table held across it (prepare, parent, child), and the child's
+ * new trace given every module still loaded (the parent's rows are not its). */
+TR_HIDDEN void tr_modules_atfork_prepare(void);
+TR_HIDDEN void tr_modules_atfork_parent(void);
+TR_HIDDEN void tr_modules_atfork_child(void);
+TR_HIDDEN void tr_modules_new_trace(void);
 TR_HIDDEN void tr_modules_flush(int64_t (*fn)(void *ctx, const char *path, uint64_t base, uint64_t start, uint64_t end,
                                               const char *build_id, uint64_t loaded, uint64_t unloaded, int64_t row),
                                 void *ctx);

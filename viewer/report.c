@@ -12,6 +12,7 @@
  * device. */
 #include "vw.h"
 
+#include <dirent.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1376,6 +1377,66 @@ static void print_ending(struct ctx *c, const char *status, int sig, int64_t mis
     fputs("\n\n", f);
 }
 
+/* The traces of the processes this one forked: each process writes its
+ * own file (NAME.HOST.PID.db beside the parent's with -o, or
+ * devtrace.PROG.PID.db in the directory it ran in), which names its parent
+ * in its meta (ppid, host). Looked for beside this trace; listed in text
+ * (so the reader knows the rest of the story is there) or as JSON
+ * "children". */
+static void print_children(struct ctx *c) {
+    FILE *f = c->out;
+    char pid[32], host[256], dirpath[4096], path[4352];
+    vw_meta(c->t, "pid", pid, sizeof pid);
+    vw_meta(c->t, "host", host, sizeof host);
+    const char *slash = strrchr(c->t->path, '/');
+    if (slash)
+        snprintf(dirpath, sizeof dirpath, "%.*s", (int)(slash - c->t->path) ? (int)(slash - c->t->path) : 1,
+                 c->t->path);
+    else
+        snprintf(dirpath, sizeof dirpath, ".");
+    const char *self = slash ? slash + 1 : c->t->path;
+    int n = 0;
+    if (c->json) fputs(", \"children\": [", f);
+    DIR *d = pid[0] ? opendir(dirpath) : NULL;
+    struct dirent *e;
+    for (int seen = 0; d && (e = readdir(d)) && seen < 4096; seen++) {
+        size_t len = strlen(e->d_name);
+        if (len < 4 || strcmp(e->d_name + len - 3, ".db") || !strcmp(e->d_name, self)) continue;
+        snprintf(path, sizeof path, "%s%s%s", slash ? dirpath : "", slash && strcmp(dirpath, "/") ? "/" : "",
+                 e->d_name);
+        sqlite3 *db = NULL;
+        sqlite3_stmt *st = NULL;
+        int child = 0;
+        char cpid[32] = "";
+        if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+            sqlite3_prepare_v2(db,
+                               "SELECT (SELECT value FROM meta WHERE key = 'ppid'), (SELECT value FROM meta WHERE key "
+                               "= 'host'), (SELECT value FROM meta WHERE key = 'pid')",
+                               -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) && sqlite3_column_text(st, 2)) {
+            child = !strcmp((const char *)sqlite3_column_text(st, 0), pid) &&
+                    (!sqlite3_column_text(st, 1) || !strcmp((const char *)sqlite3_column_text(st, 1), host));
+            snprintf(cpid, sizeof cpid, "%s", (const char *)sqlite3_column_text(st, 2));
+        }
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        if (!child) continue;
+        if (c->json) {
+            fprintf(f, "%s{\"file\": ", n ? ", " : "");
+            vw_put_json_string(f, path);
+            fprintf(f, ", \"pid\": %s}", cpid);
+        } else {
+            fputs(n ? "" : "\nprocesses it forked wrote traces of their own (devtrace report them too):\n", f);
+            fprintf(f, "  pid %-8s ", cpid);
+            vw_put_escaped(f, path);
+            fputc('\n', f);
+        }
+        n++;
+    }
+    if (d) closedir(d);
+    if (c->json) fputs("]", f);
+}
+
 /* Reports one trace to out (text or JSON, the index-th of nfiles): the
  * number of mismatches found, or -1 after printing why it could not. */
 int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int index, int nfiles) {
@@ -1450,6 +1511,7 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
     if (json) {
         fprintf(out, "]");
         summary(&c);
+        print_children(&c);
         fprintf(out, "}");
     } else if (!found) {
         fprintf(out, "no device mismatch in ");
@@ -1460,7 +1522,9 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
         if (sig) fprintf(out, ", killed by SIG%s", signame ? signame : "?");
         fprintf(out, ")\n");
         summary(&c);
-    }
+        print_children(&c);
+    } else
+        print_children(&c);
 next:
     if (mm) sqlite3_finalize(mm);
     sqlite3_stmt *sts[] = {c.tensor, c.moves, c.args, c.opname};
