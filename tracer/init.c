@@ -203,7 +203,9 @@ __attribute__((destructor)) static void tracer_fini(void) { finish_trace(NULL); 
  * the process that owns the trace notes it: a vfork or posix_spawn child
  * runs in its parent's memory until it execs or calls _exit. */
 static void note_exit_status(int status) {
-    if (owns_trace()) atomic_store(&g_tr.exit_status, status & 0xff);
+    if (!owns_trace()) return;
+    atomic_store(&g_tr.exit_status, status & 0xff);
+    atomic_store(&g_tr.exit_stamp, tr_stamp());
 }
 
 TR_EXPORT __attribute__((noreturn)) void exit(int status) {

@@ -170,6 +170,7 @@ struct tr_state {
     _Atomic int warned;          /* the one warning was printed */
     _Atomic int fatal_signal;    /* signal that is killing us, or 0 */
     _Atomic int exit_status;     /* status passed to exit(), or -1 */
+    _Atomic uint64_t exit_stamp; /* tr_stamp() when exit() was called, or 0 */
 };
 
 extern TR_HIDDEN struct tr_state g_tr;

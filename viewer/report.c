@@ -1289,7 +1289,8 @@ static void print_ending(struct ctx *c, const char *status, int sig, int64_t mis
         }
         sqlite3_finalize(st);
     }
-    if (end_t < 0) {
+    if (end_t < 0 && vw_meta(c->t, "end_t", v, sizeof v)[0]) end_t = atoll(v); /* exit(), or main's return */
+    if (end_t < 0) { /* a trace of an older tracer: the wall clock's start and end */
         long long start = atoll(vw_meta(c->t, "start_time_ns", v, sizeof v)),
                   end = atoll(vw_meta(c->t, "end_time_ns", v, sizeof v));
         if (start && end >= start) end_t = end - start;
