@@ -1308,7 +1308,8 @@ static void print_ending(struct ctx *c, const char *status, int sig, int64_t mis
         sqlite3_finalize(st);
     }
     /* uncaught: with a signal, the last C++ throw before it (std::terminate aborts); else no op after the
-     * last error, and a nonzero status */
+     * last error (the runtime's, a mismatch, a C++ throw a Python program turned into its exception), and a
+     * nonzero status */
     char uncaught[512] = "";
     if (sig == SIGABRT && site.seq &&
         (st = vw_prep(c->t, "SELECT exception, COALESCE(message, '') FROM errors WHERE exception IS NOT NULL AND "
@@ -1319,10 +1320,10 @@ static void print_ending(struct ctx *c, const char *status, int sig, int64_t mis
                      (const char *)sqlite3_column_text(st, 0));
         sqlite3_finalize(st);
     } else if (!sig && status[0] && atoi(status) != 0 &&
-               (st = vw_prep(c->t,
-                             "SELECT r.seq, COALESCE(r.message, ''), EXISTS(SELECT 1 FROM errors q WHERE "
-                             "q.first_arg IS NOT NULL AND q.message = r.message) FROM errors r WHERE r.exception "
-                             "IS NULL AND r.signal IS NULL AND r.first_arg IS NULL ORDER BY r.seq DESC LIMIT 1"))) {
+               (st =
+                    vw_prep(c->t, "SELECT r.seq, COALESCE(r.message, ''), r.first_arg IS NOT NULL OR r.device_a IS NOT "
+                                  "NULL OR EXISTS(SELECT 1 FROM errors q WHERE q.first_arg IS NOT NULL AND q.message = "
+                                  "r.message) FROM errors r WHERE r.signal IS NULL ORDER BY r.seq DESC LIMIT 1"))) {
         if (sqlite3_step(st) == SQLITE_ROW) {
             sqlite3_stmt *after = vw_prep(c->t, "SELECT count(*) FROM ops WHERE op > ?1");
             if (after) {
