@@ -1320,25 +1320,21 @@ static void print_ending(struct ctx *c, const char *status, int sig, int64_t mis
                      (const char *)sqlite3_column_text(st, 0));
         sqlite3_finalize(st);
     } else if (!sig && status[0] && atoi(status) != 0 &&
-               (st =
-                    vw_prep(c->t, "SELECT r.seq, COALESCE(r.message, ''), r.first_arg IS NOT NULL OR r.device_a IS NOT "
-                                  "NULL OR EXISTS(SELECT 1 FROM errors q WHERE q.first_arg IS NOT NULL AND q.message = "
-                                  "r.message) FROM errors r WHERE r.signal IS NULL ORDER BY r.seq DESC LIMIT 1"))) {
+               (st = vw_prep(c->t,
+                             "SELECT (SELECT count(*) FROM ops WHERE op > (SELECT max(seq) FROM errors WHERE "
+                             "first_arg IS NOT NULL OR device_a IS NOT NULL)), r.seq, COALESCE(r.message, ''), "
+                             "COALESCE(r.exception, ''), (SELECT count(*) FROM ops WHERE op > r.seq) FROM errors r "
+                             "WHERE r.signal IS NULL ORDER BY r.seq DESC LIMIT 1"))) {
+        /* nothing ran after the last mismatch: its error ended the program; else the last error, when nothing
+         * ran after it */
         if (sqlite3_step(st) == SQLITE_ROW) {
-            sqlite3_stmt *after = vw_prep(c->t, "SELECT count(*) FROM ops WHERE op > ?1");
-            if (after) {
-                sqlite3_bind_int64(after, 1, sqlite3_column_int64(st, 0));
-                if (sqlite3_step(after) == SQLITE_ROW && sqlite3_column_int64(after, 0) == 0) {
-                    const char *m = (const char *)sqlite3_column_text(st, 1);
-                    size_t len = strcspn(m, "\n");
-                    if (sqlite3_column_int(st, 2))
-                        snprintf(uncaught, sizeof uncaught, "the mismatch's own error, not caught");
-                    else
-                        snprintf(uncaught, sizeof uncaught, "an error not caught (\"%.*s%s\")",
-                                 (int)(len < 120 ? len : 120), m, len > 120 ? "..." : "");
-                }
-                sqlite3_finalize(after);
-            }
+            const char *m = (const char *)sqlite3_column_text(st, 2), *type = (const char *)sqlite3_column_text(st, 3);
+            size_t len = strcspn(m, "\n");
+            if (sqlite3_column_type(st, 0) != SQLITE_NULL && sqlite3_column_int64(st, 0) == 0)
+                snprintf(uncaught, sizeof uncaught, "the mismatch's own error, not caught");
+            else if (sqlite3_column_int64(st, 4) == 0)
+                snprintf(uncaught, sizeof uncaught, "an error not caught (%s%s\"%.*s%s\")", type, type[0] ? ": " : "",
+                         (int)(len < 120 ? len : 120), m, len > 120 ? "..." : "");
         }
         sqlite3_finalize(st);
     }
