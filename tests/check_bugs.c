@@ -52,6 +52,7 @@ static const struct scenario {
     {"bug_ema_shadow", "self", "cpu", "ema.weight", "cuda:0", "left \"ema.weight\" behind: make it after this move", 1,
      1, 0},
     {"bug_metrics_on_cpu", "target", "cpu", "", "cuda:0", "it was copied off the device here", 1, 1, 0},
+    {"bug_stray_cuda", "other", "cuda:0", "", "cpu", "was copied to cuda:0 here, but the op runs on cpu", 1, 1, 1},
     {"ok_setup_on_device", NULL, NULL, NULL, NULL, NULL, 1, 1, 0},
     {"ok_copies_after_move", NULL, NULL, NULL, NULL, NULL, 1, 1, 0},
 };

@@ -496,12 +496,21 @@ static void intent_of(struct ctx *c, const struct operand *ops, int n, int64_t m
     }
     /* work on the cpu, where everything runs by default, says where the program meant to run only when it
      * also sent tensors there */
-    for (int k = 0; k < in->n; k++)
-        if (in->dev[k] == 0 && !in->sent[k]) in->work[k] = 0;
-    int senders = 0, s = leader(in->sent, in->n, 1), w = leader(in->work, in->n, 4);
+    long long work[MAX_ARGS], cpu_work = 0;
+    for (int k = 0; k < in->n; k++) {
+        work[k] = in->dev[k] == 0 && !in->sent[k] ? 0 : in->work[k];
+        if (in->dev[k] == 0) cpu_work = in->work[k];
+    }
+    int senders = 0, s = leader(in->sent, in->n, 1), w = leader(work, in->n, 4);
     for (int k = 0; k < in->n; k++) senders += in->sent[k] > 0;
     if (!senders) return; /* nothing sent anywhere: nothing says more than the operands */
-    if (senders == 1 || (s >= 0 && (w < 0 || w == s))) {
+    if (senders == 1 && in->dev[s] != 0 && cpu_work >= 16 && cpu_work >= 4 * (in->sent[s] + in->work[s])) {
+        /* a move or two to an accelerator in a program that otherwise works on the cpu: the work is taken,
+         * and said to be a guess against the moves */
+        in->want = 0;
+        in->by = "work";
+        in->ambiguous = 1;
+    } else if (senders == 1 || (s >= 0 && (w < 0 || w == s))) {
         in->want = in->dev[s];
         in->by = "transfers";
     } else if (s < 0 && w >= 0) {
@@ -522,9 +531,10 @@ static void print_intent(FILE *f, const struct intent *in, const struct operand 
     if (!in->ambiguous && (!strcmp(in->by, "operands") || in->want == in->majority)) return;
     if (in->ambiguous)
         fprintf(f,
-                "\n  which device was meant is not clear: the program's moves and its work disagree; %s, where most "
-                "operands are, is taken (check both chains):\n",
-                vw_device_name(in->want, d1, sizeof d1));
+                "\n  which device was meant is not clear: the program's moves and its work do not point at one "
+                "device; %s, %s, is taken (check both chains):\n",
+                vw_device_name(in->want, d1, sizeof d1),
+                !strcmp(in->by, "work") ? "where its work ran" : "where most operands are");
     else
         fprintf(f, "\n  %s is taken as meant, though most operands are on %s: %s\n",
                 vw_device_name(in->want, d1, sizeof d1), vw_device_name(in->majority, d2, sizeof d2),
