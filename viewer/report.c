@@ -471,15 +471,18 @@ static void intent_of(struct ctx *c, const struct operand *ops, int n, int64_t m
     in->want = in->majority = majority;
     in->by = "operands";
     if (in->n < 2) return;
-    /* the earliest and the latest of each kind of event: the setup and the step, at any trace's size */
+    /* the earliest and the latest of each kind of event: the setup and the step, at any trace's size; of the
+     * tensors sent, those sent as a whole model's (moves in place) or made there */
+    long long whole[MAX_ARGS] = {0};
     static const char *const sql[] = {
-        "SELECT dst_device, count(*) FROM (SELECT * FROM (SELECT seq, dst_device FROM transfers WHERE seq < ?1 AND "
-        "kind IN (0, 1, 3) ORDER BY seq DESC LIMIT ?2) UNION SELECT * FROM (SELECT seq, dst_device FROM transfers "
-        "WHERE seq < ?1 AND kind IN (0, 1, 3) ORDER BY seq LIMIT ?2)) GROUP BY 1",
-        "SELECT a.device, count(*) FROM (SELECT * FROM (SELECT id, attrs FROM tensor_rows WHERE seq < ?1 ORDER BY id "
+        "SELECT dst_device, count(*), sum(kind = 3) FROM (SELECT * FROM (SELECT seq, dst_device, kind FROM transfers "
+        "WHERE seq < ?1 AND kind IN (0, 1, 3) ORDER BY seq DESC LIMIT ?2) UNION SELECT * FROM (SELECT seq, "
+        "dst_device, kind FROM transfers WHERE seq < ?1 AND kind IN (0, 1, 3) ORDER BY seq LIMIT ?2)) GROUP BY 1",
+        "SELECT a.device, count(*), count(*) FROM (SELECT * FROM (SELECT id, attrs FROM tensor_rows WHERE seq < ?1 "
+        "ORDER BY id "
         "DESC LIMIT ?2) UNION SELECT * FROM (SELECT id, attrs FROM tensor_rows WHERE seq < ?1 ORDER BY id LIMIT ?2)) "
         "r JOIN tensor_attrs a ON a.id = r.attrs WHERE a.origin IN (0, 4) AND a.device <> 0 GROUP BY 1",
-        "SELECT arg0_device, count(*) FROM (SELECT arg0_device FROM ops WHERE op < ?1 AND nargs > 0 ORDER BY op "
+        "SELECT arg0_device, count(*), 0 FROM (SELECT arg0_device FROM ops WHERE op < ?1 AND nargs > 0 ORDER BY op "
         "DESC LIMIT ?3) GROUP BY 1",
     };
     for (int q = 0; q < 3; q++) {
@@ -490,8 +493,10 @@ static void intent_of(struct ctx *c, const struct operand *ops, int n, int64_t m
         sqlite3_bind_int(st, 3, INTENT_WORK);
         while (sqlite3_step(st) == SQLITE_ROW)
             for (int k = 0; k < in->n; k++)
-                if (sqlite3_column_type(st, 0) != SQLITE_NULL && sqlite3_column_int64(st, 0) == in->dev[k])
+                if (sqlite3_column_type(st, 0) != SQLITE_NULL && sqlite3_column_int64(st, 0) == in->dev[k]) {
                     *(q < 2 ? &in->sent[k] : &in->work[k]) += sqlite3_column_int64(st, 1);
+                    whole[k] += sqlite3_column_int64(st, 2);
+                }
         sqlite3_finalize(st);
     }
     /* work on the cpu, where everything runs by default, says where the program meant to run only when it
@@ -504,9 +509,10 @@ static void intent_of(struct ctx *c, const struct operand *ops, int n, int64_t m
     int senders = 0, s = leader(in->sent, in->n, 1), w = leader(work, in->n, 4);
     for (int k = 0; k < in->n; k++) senders += in->sent[k] > 0;
     if (!senders) return; /* nothing sent anywhere: nothing says more than the operands */
-    if (senders == 1 && in->dev[s] != 0 && cpu_work >= 16 && cpu_work >= 4 * (in->sent[s] + in->work[s])) {
-        /* a move or two to an accelerator in a program that otherwise works on the cpu: the work is taken,
-         * and said to be a guess against the moves */
+    if (senders == 1 && in->dev[s] != 0 && !whole[s] && in->sent[s] <= 2 && cpu_work >= 16 &&
+        cpu_work >= 4 * (in->sent[s] + in->work[s])) {
+        /* a copy or two to an accelerator (no model moved there, nothing made there) in a program that
+         * otherwise works on the cpu: the work is taken, and said to be a guess against the moves */
         in->want = 0;
         in->by = "work";
         in->ambiguous = 1;
