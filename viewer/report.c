@@ -2,14 +2,21 @@
  * was called, its operands, which one is the odd one out, the chain of
  * events that put it on its device, where its peers reached theirs, and the
  * line where the missing move belongs. With no mismatch: says so, and
- * summarizes tensors per device and transfers by call site.
+ * summarizes tensors per device and transfers by call site. First, how the
+ * program ended and how long after the mismatch; last, the traces of the
+ * processes it forked.
  *
- * The chain walks provenance backwards: op output -> the input on the same
+ * The odd operand is the one off the intended device, which comes from what
+ * the program did (the tensors it sent to each device, the work it ran
+ * there), else from the operands' majority; an unclear intent is said. The
+ * chain walks provenance backwards: op output -> the input on the same
  * device, transfer -> source, view -> base, until a factory or a checkpoint
  * load; in-place moves (module.to) are steps too. The fix is, in order: the
- * checkpoint load that needed a map_location; the place a peer that came
- * from the same line was moved; else right after the odd operand reached its
- * device. */
+ * move of a parameter that left its optimizer state behind; the move of a
+ * tensor that left behind what was made from it; the checkpoint load that
+ * needed a map_location; the place a peer that came from the same line was
+ * moved; the copy that took it off the device; else right after the odd
+ * operand was made (a view: after its base was made, once). */
 #include "vw.h"
 
 #include <dirent.h>
