@@ -82,10 +82,7 @@ START_TEST(test_libtorch_mismatch) {
     char want[256], *p;
     /* the headline: the op and the user's line */
     snprintf(want, sizeof want, "torch_target.cc:%d (forward)\n", fails);
-    /* the headline (after a note on how the program ended, if any) */
-    const char *head = strstr(out, "error: device mismatch");
-    ck_assert_msg(head && !strncmp(head, "error: device mismatch in aten::add at ", 39) && strstr(head, want) &&
-                      strstr(head, want) < strchr(head, '\n'),
+    ck_assert_msg(on_line(report_headline(out, "error: device mismatch in aten::add at "), want),
                   "no '%s' in the headline:\n%s", want, out);
     /* the stack: the user's lines, the helper's and main's call of it */
     p = strstr(out, "call stack:");
@@ -127,11 +124,10 @@ START_TEST(test_libtorch_throw_without_observer) {
     ck_assert_int_eq(sh("DEVTRACE_LIBTORCH_OBSERVER=0 %s run -o t.db -- %s", DEVTRACE_CLI, TORCH_TARGET), 128 + 6);
     ck_assert_int_eq(sh("%s report t.db", DEVTRACE_CLI), 1);
     char want[256];
-    const char *head = strstr(out, "error: device mismatch (c10::Error thrown) at ");
+    const char *head = report_headline(out, "error: device mismatch (c10::Error thrown) at ");
     ck_assert_msg(head, "%s", out);
     snprintf(want, sizeof want, "torch_target.cc:%d (forward)\n", fails);
-    ck_assert_msg(strstr(head, want) && strstr(head, want) < strchr(head, '\n'), "no '%s' in the headline:\n%s", want,
-                  out);
+    ck_assert_msg(on_line(head, want), "no '%s' in the headline:\n%s", want, out);
     ck_assert_msg(strstr(out, "fix: move the operand on cpu to meta before this call") && !strstr(out, "other way"),
                   "%s", out);
     ck_assert_int_eq(sh("%s report --json t.db | /usr/bin/python3 -c 'import json,sys; t=json.load(sys.stdin)"

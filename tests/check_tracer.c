@@ -306,8 +306,25 @@ START_TEST(test_fork_child_has_own_trace) {
     ck_assert_int_eq(q_int(kid, "SELECT value FROM meta WHERE key='pid'"), child);
     ck_assert_int_eq(q_int(kid, "SELECT value FROM meta WHERE key='complete'"), 1);
     ck_assert_str_eq(q_text(parent, "PRAGMA integrity_check"), "ok");
+    /* the child has the parent's module map as its own rows: its stacks symbolize like the parent's */
+    ck_assert_int_eq(q_int(kid, "SELECT count(*) FROM modules WHERE path LIKE '%/trace_target'"), 1);
+    ck_assert_int_eq(q_int(kid, "SELECT count(*) FROM modules"), q_int(parent, "SELECT count(*) FROM modules"));
+    ck_assert_int_gt(q_int(kid, "SELECT count(*) FROM frames"), 0);
+    ck_assert_int_eq(q_int(kid, "SELECT count(*) FROM frames f WHERE NOT EXISTS (SELECT 1 FROM modules m WHERE "
+                                "f.ip >= m.start AND f.ip < m.end)"),
+                     0);
     sqlite3_close(parent);
     sqlite3_close(kid);
+    const char *const show[] = {DEVTRACE_CLI, "tensors", name, NULL};
+    st = run(0, NULL, show);
+    ck_assert_msg(strstr(out_buf, "child_only") && strstr(out_buf, "trace_target.c:") && !strstr(out_buf, "?+0x"), "%s",
+                  out_buf);
+    /* the parent's report names the child's trace */
+    const char *const report[] = {DEVTRACE_CLI, "report", "t.db", NULL};
+    st = run(0, NULL, report);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s%s", out_buf, err_buf);
+    ck_assert_msg(strstr(out_buf, "processes it forked wrote traces of their own") && strstr(out_buf, name), "%s",
+                  out_buf);
 }
 END_TEST
 

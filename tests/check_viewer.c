@@ -100,6 +100,37 @@ START_TEST(test_report_names_the_chain_and_the_fix) {
 }
 END_TEST
 
+/* Post-mortem: a program that went on after a device mismatch and then
+ * crashed. The report's first line says how it ended (the signal, where,
+ * and how long after the mismatch), in text and in JSON. */
+START_TEST(test_report_says_how_it_ended) {
+    char t[160];
+    snprintf(t, sizeof t, "%s/crash.db", dir);
+    int crash = marker_line(TRACE_TARGET_SOURCE, "devtrace: crash");
+    /* under the sanitizers, the fault is the program's, not ASan's to report */
+    ck_assert_int_eq(sh("ASAN_OPTIONS=\"$ASAN_OPTIONS:handle_segv=0\" %s run -o %s -- %s mismatch_segv", DEVTRACE_CLI,
+                        t, TRACE_TARGET),
+                     128 + 11);
+    ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, t), 1);
+    char want[256];
+    snprintf(want, sizeof want, "the program was killed by SIGSEGV (signal 11, exit status 139) at ");
+    ck_assert_msg(strstr(out, want) == out, "not the first line:\n%s", out);
+    snprintf(want, sizeof want, "trace_target.c:%d (main)", crash);
+    const char *nl = strchr(out, '\n');
+    ck_assert_msg(strstr(out, want) && strstr(out, want) < nl, "no '%s' in the first line:\n%s", want, out);
+    ck_assert_msg(strstr(out, " ms after the device mismatch") && strstr(out, " ms after the device mismatch") < nl,
+                  "%s", out);
+    ck_assert_msg(strstr(nl, "\nerror: device mismatch in add at "), "%s", out);
+    ck_assert_int_eq(sh("%s report --json %s | /usr/bin/python3 -c 'import json,sys; e=json.load(sys.stdin)"
+                        "[\"traces\"][0][\"ending\"]; print(e[\"signal\"], e[\"signal_site\"][\"line\"], "
+                        "e[\"exit_status\"], e[\"ns_after_mismatch\"] >= 10000000)'",
+                        DEVTRACE_CLI, t),
+                     0);
+    snprintf(want, sizeof want, "SIGSEGV %d 139 True\n", crash);
+    ck_assert_str_eq(out, want);
+}
+END_TEST
+
 START_TEST(test_report_without_mismatch) {
     ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, fixed), 0);
     ck_assert_msg(strstr(out, "no device mismatch in "), "%s", out);
@@ -161,8 +192,8 @@ START_TEST(test_inlined_frames) {
     ck_assert_msg(c && c > b, "no '%s' after layer in:\n%s", want, out);
     /* the call line is the innermost frame's */
     snprintf(want, sizeof want, "inline_target.c:%d (checked_add)\n", fails);
-    ck_assert_msg(!strncmp(out, "error: device mismatch in add at ", 33) && strstr(out, want) < strchr(out, '\n'),
-                  "the first line does not end with '%s':\n%s", want, out);
+    ck_assert_msg(on_line(report_headline(out, "error: device mismatch in add at "), want),
+                  "the headline does not end with '%s':\n%s", want, out);
     /* the odd operand is the cpu bias, made at its marked line */
     snprintf(want, sizeof want, "inline_target.c:%d (main)", origin);
     ck_assert_msg(strstr(out, "<- the odd one out") && strstr(out, want), "no origin '%s' in:\n%s", want, out);
@@ -189,8 +220,8 @@ START_TEST(test_python_frames_in_place) {
     ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, t), 1);
     int call = marker_line(script, "the failing call"), culprit = marker_line(script, "the culprit");
     snprintf(want, sizeof want, "runtime_from_python.py:%d (forward)\n", call);
-    ck_assert_msg(strstr(out, want) && strstr(out, want) < strchr(out, '\n'),
-                  "call site '%s' not on the first line:\n%s", want, out);
+    ck_assert_msg(on_line(report_headline(out, "error: device mismatch"), want),
+                  "call site '%s' not in the headline:\n%s", want, out);
     ck_assert_msg(strstr(out, "  Python stack:\n    #0  "), "%s", out);
     /* the culprit's creation and the fix name the Python line that made it */
     snprintf(want, sizeof want, "runtime_from_python.py:%d (<module>)\n", culprit);
@@ -528,6 +559,7 @@ Suite *make_viewer_suite(void) {
     tcase_add_test(tc, test_help_and_colors);
     tcase_add_test(tc, test_inlined_frames);
     tcase_add_test(tc, test_clean_run_quiet_and_signal);
+    tcase_add_test(tc, test_report_says_how_it_ended);
     tcase_add_test(tc, test_python_frames_in_place);
     suite_add_tcase(s, tc);
     return s;

@@ -33,6 +33,20 @@ Suite *make_hardening_suite(void);
     "instrumented libraries); the plain build runs this test\n"
 
 /* Line number of the first line of source holding marker. */
+/* The report's headline: the line that starts with head (after the lines
+ * that say how the program ended), or NULL. */
+static inline __attribute__((unused)) const char *report_headline(const char *out, const char *head) {
+    for (const char *p = out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (!strncmp(p, head, strlen(head))) return p;
+    return NULL;
+}
+
+/* Whether needle occurs on the line that starts at line. */
+static inline __attribute__((unused)) int on_line(const char *line, const char *needle) {
+    const char *hit = line ? strstr(line, needle) : NULL, *nl = line ? strchr(line, '\n') : NULL;
+    return hit && (!nl || hit < nl);
+}
+
 static inline __attribute__((unused)) int marker_line(const char *source, const char *marker) {
     FILE *f = fopen(source, "r");
     ck_assert_msg(f != NULL, "cannot read %s", source);

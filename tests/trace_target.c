@@ -265,6 +265,7 @@ int main(int argc, char **argv) {
         threads(argc > 2 ? atoi(argv[2]) : 8, argc > 3 ? atoi(argv[3]) : 1000);
     } else if (strcmp(mode, "fork") == 0) {
         named("parent_before", 5);
+        usleep(50 * 1000); /* the writer has written the module table: the child inherits it written */
         pid_t pid = fork();
         if (pid == 0) {
             named("child_only", 7);
@@ -280,6 +281,17 @@ int main(int argc, char **argv) {
         if (mode[0] == 'a') abort();
         volatile int *volatile p = (volatile int *)(uintptr_t)8; /* a real fault, not a null UBSan would catch */
         *p = 1;
+    } else if (strcmp(mode, "mismatch_segv") == 0) {
+        /* a device mismatch the program goes on from (its handler returns), then a crash */
+        dt_sim_cuda_enable(1);
+        dt_set_error_handler(dt_error_handler_return, NULL, NULL);
+        dt_tensor *a = dt_ones(DT_SHAPE(4), DT_F32, dt_cuda_device(0)),
+                  *b = dt_ones(DT_SHAPE(4), DT_F32, dt_cpu_device());
+        dt_tensor *c = dt_add(a, b); /* devtrace: mismatch */
+        printf("mismatch %s\n", c ? "missed" : "recorded");
+        usleep(20 * 1000);
+        volatile int *volatile p = (volatile int *)(uintptr_t)8;
+        *p = 1; /* devtrace: crash */
     } else if (strcmp(mode, "sigkill") == 0) {
         named("before_kill", 100);
         usleep(300 * 1000); /* several commit windows */

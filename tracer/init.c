@@ -96,13 +96,18 @@ static void append_manifest(void) {
     close(fd);
 }
 
+/* The writer's lock, then the module table's: the writer takes them in
+ * that order too. */
 static void on_prepare(void) {
     if (g_tr.writer_running) pthread_mutex_lock(&g_tr.writer_lock);
+    tr_modules_atfork_prepare();
 }
 static void on_parent(void) {
+    tr_modules_atfork_parent();
     if (g_tr.writer_running) pthread_mutex_unlock(&g_tr.writer_lock);
 }
 static void on_child(void) {
+    tr_modules_atfork_child();
     pthread_mutex_init(&g_tr.writer_lock, NULL);
     pthread_mutex_init(&g_init_lock, NULL);
     if (atomic_load(&g_tr.initialized)) {
@@ -129,6 +134,7 @@ static void start(int forked_child) {
     const char *root = getenv("DEVTRACE_ROOT_PID");
     int other_process = forked_child || (root && *root && atoi(root) != (int)g_owner_pid);
     if (tr_output_claim(g_tr.cfg.path, sizeof g_tr.cfg.path, other_process) < 0) return;
+    if (forked_child) tr_modules_new_trace(); /* the parent's module map, as this trace's own rows */
     tr_modules_scan(0);
     /* The writer thread opens the file and creates the schema (5 ms of SQLite
      * parsing) while the program goes on: its events wait in the rings. */
@@ -212,7 +218,9 @@ __attribute__((destructor)) static void tracer_fini(void) { finish_trace(NULL); 
  * the process that owns the trace notes it: a vfork or posix_spawn child
  * runs in its parent's memory until it execs or calls _exit. */
 static void note_exit_status(int status) {
-    if (owns_trace()) atomic_store(&g_tr.exit_status, status & 0xff);
+    if (!owns_trace()) return;
+    atomic_store(&g_tr.exit_status, status & 0xff);
+    atomic_store(&g_tr.exit_stamp, tr_stamp());
 }
 
 TR_EXPORT __attribute__((noreturn)) void exit(int status) {

@@ -136,6 +136,35 @@ int tr_modules_changed(void) {
     return changed;
 }
 
+/* A fork copies the table in whatever state it was: held across the fork,
+ * so the child never inherits it half-changed by a thread that is gone. */
+void tr_modules_atfork_prepare(void) { pthread_mutex_lock(&g_lock); }
+void tr_modules_atfork_parent(void) { pthread_mutex_unlock(&g_lock); }
+void tr_modules_atfork_child(void) { pthread_mutex_init(&g_lock, NULL); }
+
+/* A forked child starting its own trace: it has the parent's mappings, and
+ * so the parent's table, but none of those modules is a row of its file.
+ * Every module still loaded is written again, as loaded from the start of
+ * the child's trace (its seq restarts); those the parent had unloaded are
+ * gone from this process before its first event, and dropped. */
+void tr_modules_new_trace(void) {
+    pthread_mutex_lock(&g_lock);
+    int n = 0;
+    for (int i = 0; i < g_nmods; i++) {
+        struct tr_module m = g_mods[i];
+        if (m.unloaded_seq) {
+            free(m.path);
+            continue;
+        }
+        m.loaded_seq = 0;
+        m.row = 0;
+        m.dirty = 1;
+        g_mods[n++] = m;
+    }
+    g_nmods = n;
+    pthread_mutex_unlock(&g_lock);
+}
+
 /* Hands each dirty module to fn (writer side); fn returns its row id. */
 void tr_modules_flush(int64_t (*fn)(void *ctx, const char *path, uint64_t base, uint64_t start, uint64_t end,
                                     const char *build_id, uint64_t loaded, uint64_t unloaded, int64_t row),

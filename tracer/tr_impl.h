@@ -178,6 +178,7 @@ struct tr_state {
     _Atomic int fatal_signal;    /* signal that is killing us, or 0 */
     _Atomic int exit_status;     /* status passed to exit(), or -1 */
     char fail_msg[512];          /* the one warning's text (tracing stopped early), "" when none; set once */
+    _Atomic uint64_t exit_stamp; /* tr_stamp() when exit() was called, or 0 */
 };
 
 extern TR_HIDDEN struct tr_state g_tr;
@@ -341,6 +342,12 @@ TR_HIDDEN void tr_build_id_of(const struct dl_phdr_info *info, char *out);
 /* Loads the libtorch observer into a native libtorch program (libtorch.c). */
 TR_HIDDEN void tr_libtorch_load(void);
 TR_HIDDEN int tr_modules_changed(void);
+/* fork: the table held across it (prepare, parent, child), and the child's
+ * new trace given every module still loaded (the parent's rows are not its). */
+TR_HIDDEN void tr_modules_atfork_prepare(void);
+TR_HIDDEN void tr_modules_atfork_parent(void);
+TR_HIDDEN void tr_modules_atfork_child(void);
+TR_HIDDEN void tr_modules_new_trace(void);
 TR_HIDDEN void tr_modules_flush(int64_t (*fn)(void *ctx, const char *path, uint64_t base, uint64_t start, uint64_t end,
                                               const char *build_id, uint64_t loaded, uint64_t unloaded, int64_t row),
                                 void *ctx);

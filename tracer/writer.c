@@ -1255,6 +1255,10 @@ static void site_row(void *ctx, uint64_t site, uint64_t throws, uint64_t recorde
 
 static void finish(int complete, const char *exec_path) {
     if (W.failed || !W.db) return;
+    /* the end in the events' own time: exit() when it was called, else now (main returned), before the last
+     * drain and the indexes make it later */
+    uint64_t end = atomic_load(&g_tr.exit_stamp);
+    if (!end) end = tr_stamp();
     W.drain_max = INT64_MAX; /* everything recorded until now, in one go */
     if (cycle() < 0) return;
     uint64_t dropped = 0, waits = 0, wait_ns = 0, first_drop = 0;
@@ -1265,6 +1269,7 @@ static void finish(int complete, const char *exec_path) {
     }
     if (exec("BEGIN") < 0) return;
     meta_int("end_time_ns", unix_ns());
+    meta_int("end_t", tr_clock_ns(&W.clock, end));
     meta_int("events_recorded", (int64_t)W.events_written);
     meta_int("events_dropped", (int64_t)dropped);
     meta_int("lossy", g_tr.cfg.lossy);

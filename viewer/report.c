@@ -2,16 +2,24 @@
  * was called, its operands, which one is the odd one out, the chain of
  * events that put it on its device, where its peers reached theirs, and the
  * line where the missing move belongs. With no mismatch: says so, and
- * summarizes tensors per device and transfers by call site.
+ * summarizes tensors per device and transfers by call site. First, how the
+ * program ended and how long after the mismatch; last, the traces of the
+ * processes it forked.
  *
- * The chain walks provenance backwards: op output -> the input on the same
+ * The odd operand is the one off the intended device, which comes from what
+ * the program did (the tensors it sent to each device, the work it ran
+ * there), else from the operands' majority; an unclear intent is said. The
+ * chain walks provenance backwards: op output -> the input on the same
  * device, transfer -> source, view -> base, until a factory or a checkpoint
  * load; in-place moves (module.to) are steps too. The fix is, in order: the
- * checkpoint load that needed a map_location; the place a peer that came
- * from the same line was moved; else right after the odd operand reached its
- * device. */
+ * move of a parameter that left its optimizer state behind; the move of a
+ * tensor that left behind what was made from it; the checkpoint load that
+ * needed a map_location; the place a peer that came from the same line was
+ * moved; the copy that took it off the device; else right after the odd
+ * operand was made (a view: after its base was made, once). */
 #include "vw.h"
 
+#include <dirent.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -331,6 +339,56 @@ static int same_site(const struct step *a, const struct step *b) {
            a->site.line == b->site.line;
 }
 
+/* The latest name tensor id had before event seq, into buf ("" when none). */
+static const char *tensor_name(struct ctx *c, int64_t id, int64_t seq, char *buf, size_t size) {
+    buf[0] = '\0';
+    sqlite3_stmt *st = vw_prep(c->t, "SELECT s.text FROM names n JOIN strings s ON s.id = n.name WHERE n.tensor = ?1 "
+                                     "AND n.seq < ?2 ORDER BY n.seq DESC LIMIT 1");
+    if (!st) return buf;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, seq);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        snprintf(buf, size, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return buf;
+}
+
+/* A tensor made from another (a clone, an op's result, a view) while that
+ * one was on the odd device, before a move in place (a module's .to())
+ * took the source to `want` and left what was made from it behind: an
+ * EMA's shadow weights, a copy kept of a parameter. Fills *move and *src
+ * (the source's index in odd's chain); 0 when there is none. */
+static int made_before_source_moved(struct ctx *c, const struct operand *odd, int64_t want, int64_t seq,
+                                    struct step *move, int *src) {
+    sqlite3_stmt *st =
+        vw_prep(c->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers x LEFT JOIN "
+                      "misc_events e ON e.seq = x.seq WHERE x.dst = ?1 AND x.kind = 3 AND x.src_device = ?2 AND "
+                      "x.dst_device = ?3 AND x.seq > ?4 AND x.seq < ?5 ORDER BY x.seq LIMIT 1");
+    if (!st) return 0;
+    int found = 0;
+    for (int k = 1; k <= odd->arrived && k < odd->nsteps && !found; k++) {
+        if (odd->chain[k].origin < 0 || odd->chain[k - 1].origin < 0) continue;
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, odd->chain[k].tensor);
+        sqlite3_bind_int64(st, 2, odd->dev);
+        sqlite3_bind_int64(st, 3, want);
+        sqlite3_bind_int64(st, 4, odd->chain[k - 1].seq);
+        sqlite3_bind_int64(st, 5, seq);
+        if (sqlite3_step(st) != SQLITE_ROW) continue;
+        memset(move, 0, sizeof *move);
+        move->seq = sqlite3_column_int64(st, 0);
+        move->stack = sqlite3_column_int64(st, 1);
+        move->tensor = odd->chain[k].tensor;
+        move->dev = want;
+        move->origin = -1;
+        move->has_site = site_of(c, move->stack, sqlite3_column_int64(st, 2), move->seq, &move->site);
+        *src = k;
+        found = 1;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
 /* A tensor a Python program made in a function that a library called back
  * (a DataLoader's collate_fn, a Dataset's __getitem__, a transform) and that
  * had returned before the failing call: the program's own frame that called
@@ -369,6 +427,165 @@ static void python_fix_code(const struct step *fix, const char *name, const char
     for (const char *p = name; *p; p++)
         if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))) return;
     snprintf(out, size, "%s = %s.to(\"%s\")", name, name, dev);
+}
+
+/* ---------------------------------------------------------------- intent */
+
+#define INTENT_SENDS 4096 /* the program's earliest and latest transfers and tensors looked at */
+#define INTENT_WORK  512  /* its latest ops looked at */
+
+/* Where the program meant the failing op to run, from what it did rather
+ * than from how many operands sit where: per device an operand is on, the
+ * tensors it explicitly sent there before the op (to, copy_ and module.to
+ * transfers; factories and checkpoint loads onto an accelerator, where
+ * nothing goes by default: a load onto the cpu is the safe default and
+ * says nothing), and the ops of its latest work that ran there. */
+struct intent {
+    int n;                    /* candidate devices */
+    int64_t dev[MAX_ARGS];    /* the operands' devices */
+    long long sent[MAX_ARGS]; /* tensors explicitly sent there */
+    long long work[MAX_ARGS]; /* of the latest INTENT_WORK ops, those that ran there */
+    const char *by;           /* what decided: "operands", "transfers", "work" */
+    int64_t majority;         /* the device most operands are on */
+    int ambiguous;            /* the moves and the work disagree, or neither leads: a guess */
+    int64_t want;             /* the intended device */
+};
+
+/* Index of the candidate that clearly leads v (at least twice any other,
+ * and at least min), or -1. */
+static int leader(const long long *v, int n, long long min) {
+    int best = -1;
+    for (int k = 0; k < n; k++)
+        if (best < 0 || v[k] > v[best]) best = k;
+    if (best < 0 || v[best] < min) return -1;
+    for (int k = 0; k < n; k++)
+        if (k != best && v[k] * 2 > v[best]) return -1;
+    return best;
+}
+
+/* Fills in: the candidates and their evidence, the intended device and
+ * what decided it. majority is the device most operands are on, kept when
+ * the program's actions do not say otherwise. */
+static void intent_of(struct ctx *c, const struct operand *ops, int n, int64_t majority, int64_t seq,
+                      struct intent *in) {
+    memset(in, 0, sizeof *in);
+    for (int i = 0; i < n; i++) {
+        if (ops[i].scalar) continue;
+        int k = 0;
+        while (k < in->n && in->dev[k] != ops[i].dev) k++;
+        if (k == in->n) in->dev[in->n++] = ops[i].dev;
+    }
+    in->want = in->majority = majority;
+    in->by = "operands";
+    if (in->n < 2) return;
+    /* the earliest and the latest of each kind of event: the setup and the step, at any trace's size; of the
+     * tensors sent, those sent as a whole model's (moves in place) or made there */
+    long long whole[MAX_ARGS] = {0};
+    static const char *const sql[] = {
+        "SELECT dst_device, count(*), sum(kind = 3) FROM (SELECT * FROM (SELECT seq, dst_device, kind FROM transfers "
+        "WHERE seq < ?1 AND kind IN (0, 1, 3) ORDER BY seq DESC LIMIT ?2) UNION SELECT * FROM (SELECT seq, "
+        "dst_device, kind FROM transfers WHERE seq < ?1 AND kind IN (0, 1, 3) ORDER BY seq LIMIT ?2)) GROUP BY 1",
+        "SELECT a.device, count(*), count(*) FROM (SELECT * FROM (SELECT id, attrs FROM tensor_rows WHERE seq < ?1 "
+        "ORDER BY id "
+        "DESC LIMIT ?2) UNION SELECT * FROM (SELECT id, attrs FROM tensor_rows WHERE seq < ?1 ORDER BY id LIMIT ?2)) "
+        "r JOIN tensor_attrs a ON a.id = r.attrs WHERE a.origin IN (0, 4) AND a.device <> 0 GROUP BY 1",
+        "SELECT arg0_device, count(*), 0 FROM (SELECT arg0_device FROM ops WHERE op < ?1 AND nargs > 0 ORDER BY op "
+        "DESC LIMIT ?3) GROUP BY 1",
+    };
+    for (int q = 0; q < 3; q++) {
+        sqlite3_stmt *st = vw_prep(c->t, sql[q]);
+        if (!st) continue;
+        sqlite3_bind_int64(st, 1, seq);
+        sqlite3_bind_int(st, 2, INTENT_SENDS);
+        sqlite3_bind_int(st, 3, INTENT_WORK);
+        while (sqlite3_step(st) == SQLITE_ROW)
+            for (int k = 0; k < in->n; k++)
+                if (sqlite3_column_type(st, 0) != SQLITE_NULL && sqlite3_column_int64(st, 0) == in->dev[k]) {
+                    *(q < 2 ? &in->sent[k] : &in->work[k]) += sqlite3_column_int64(st, 1);
+                    whole[k] += sqlite3_column_int64(st, 2);
+                }
+        sqlite3_finalize(st);
+    }
+    /* work on the cpu, where everything runs by default, says where the program meant to run only when it
+     * also sent tensors there */
+    long long work[MAX_ARGS], cpu_work = 0;
+    for (int k = 0; k < in->n; k++) {
+        work[k] = in->dev[k] == 0 && !in->sent[k] ? 0 : in->work[k];
+        if (in->dev[k] == 0) cpu_work = in->work[k];
+    }
+    int senders = 0, s = leader(in->sent, in->n, 1), w = leader(work, in->n, 4);
+    for (int k = 0; k < in->n; k++) senders += in->sent[k] > 0;
+    if (!senders) return; /* nothing sent anywhere: nothing says more than the operands */
+    if (senders == 1 && in->dev[s] != 0 && !whole[s] && in->sent[s] <= 2 && cpu_work >= 16 &&
+        cpu_work >= 4 * (in->sent[s] + in->work[s])) {
+        /* a copy or two to an accelerator (no model moved there, nothing made there) in a program that
+         * otherwise works on the cpu: the work is taken, and said to be a guess against the moves */
+        in->want = 0;
+        in->by = "work";
+        in->ambiguous = 1;
+    } else if (senders == 1 || (s >= 0 && (w < 0 || w == s))) {
+        in->want = in->dev[s];
+        in->by = "transfers";
+    } else if (s < 0 && w >= 0) {
+        in->want = in->dev[w];
+        in->by = "work";
+    } else {
+        /* sent one way and worked the other, or sent and worked on both alike: the operands' majority, said
+         * to be a guess */
+        in->ambiguous = 1;
+    }
+}
+
+/* The candidates of an unclear intent (or the reason a clear one overrode
+ * the operands' majority): per device, what the program sent there, the
+ * work it ran there, and an operand on it with where it reached it. */
+static void print_intent(FILE *f, const struct intent *in, const struct operand *ops, int n) {
+    char d1[32], d2[32], buf[1200];
+    if (!in->ambiguous && (!strcmp(in->by, "operands") || in->want == in->majority)) return;
+    if (in->ambiguous)
+        fprintf(f,
+                "\n  which device was meant is not clear: the program's moves and its work do not point at one "
+                "device; %s, %s, is taken (check both chains):\n",
+                vw_device_name(in->want, d1, sizeof d1),
+                !strcmp(in->by, "work") ? "where its work ran" : "where most operands are");
+    else
+        fprintf(f, "\n  %s is taken as meant, though most operands are on %s: %s\n",
+                vw_device_name(in->want, d1, sizeof d1), vw_device_name(in->majority, d2, sizeof d2),
+                !strcmp(in->by, "work") ? "the program's latest ops ran there" : "the program's own moves went there");
+    for (int k = 0; k < in->n; k++) {
+        const struct operand *o = NULL;
+        for (int i = 0; i < n && !o; i++)
+            if (!ops[i].scalar && ops[i].dev == in->dev[k] && ops[i].nsteps) o = &ops[i];
+        fprintf(f, "    %-8s %lld tensor%s sent there, %lld of the latest ops ran there",
+                vw_device_name(in->dev[k], d1, sizeof d1), in->sent[k], in->sent[k] == 1 ? "" : "s", in->work[k]);
+        if (o) {
+            const struct step *a = &o->chain[o->arrived];
+            fprintf(f, "; '%s' t%lld got there", o->arg, (long long)o->tensor);
+            if (a->has_site) fputs(" at ", f), vw_put_escaped(f, vw_site_str(&a->site, buf, sizeof buf));
+        }
+        fputc('\n', f);
+    }
+}
+
+static void json_intent(FILE *f, const struct intent *in, const struct operand *ops, int n) {
+    char d1[32];
+    fprintf(f, ", \"intent\": {\"by\": \"%s\", \"ambiguous\": %s, \"majority\": \"%s\", \"candidates\": [", in->by,
+            in->ambiguous ? "true" : "false", vw_device_name(in->majority, d1, sizeof d1));
+    for (int k = 0; k < in->n; k++) {
+        const struct operand *o = NULL;
+        for (int i = 0; i < n && !o; i++)
+            if (!ops[i].scalar && ops[i].dev == in->dev[k] && ops[i].nsteps) o = &ops[i];
+        fprintf(f, "%s{\"device\": \"%s\", \"sent\": %lld, \"work\": %lld, \"operand\": ", k ? ", " : "",
+                vw_device_name(in->dev[k], d1, sizeof d1), in->sent[k], in->work[k]);
+        if (o) {
+            vw_put_json_string(f, o->arg);
+            fputs(", \"origin\": ", f);
+            json_site(f, &o->chain[o->arrived]);
+        } else
+            fputs("null, \"origin\": null", f);
+        fputs("}", f);
+    }
+    fputs("]}", f);
 }
 
 /* One mismatch: returns 0, or -1 on a read error. */
@@ -430,7 +647,10 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     /* a tie between two accelerators has no obvious culprit: say so, show both */
     for (int k = 0; k < nd; k++)
         if (k != best && counts[k] == counts[best] && devs[k] != 0 && devs[best] != 0) tie = 1;
-    int64_t want = nd ? devs[best] : 0;
+    struct intent in;
+    intent_of(c, ops, n, nd ? devs[best] : 0, seq, &in);
+    int64_t want = in.want;
+    if (strcmp(in.by, "operands") || in.ambiguous) tie = 0; /* settled by the program's actions, or said below */
     for (int i = 0; i < n; i++) {
         ops[i].odd = !ops[i].scalar && ops[i].dev != want;
         build_chain(c, &ops[i], ops[i].tensor, seq);
@@ -444,10 +664,12 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     for (int i = 0; i < n && !odd; i++)
         if (ops[i].odd) odd = &ops[i];
     const struct step *fix = NULL;
-    char fixtext[2048] = ""; /* long names and paths: the Debug build checks every snprintf into it */
+    char fixtext[2048] = "", fixname[256] = "";
+    const char *codename = NULL; /* the variable the Python fix line moves */
     struct step left, caller;
     char param[256];
     if (odd) {
+        codename = odd->name;
         const struct step *a = &odd->chain[odd->arrived];
         const char *oname = odd->name[0] ? odd->name : odd->arg;
         vw_device_name(want, d1, sizeof d1);
@@ -459,6 +681,20 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
                      "created or loaded (or move the state too)",
                      oname, vw_device_name(odd->dev, d2, sizeof d2), param, vw_device_name(left.dev, d3, sizeof d3),
                      d1);
+        }
+        int src;
+        if (!fix && made_before_source_moved(c, odd, want, seq, &left, &src)) {
+            char sname[256], tname[64];
+            snprintf(tname, sizeof tname, "t%lld", (long long)left.tensor);
+            tensor_name(c, left.tensor, seq, sname, sizeof sname);
+            fix = &left;
+            snprintf(fixtext, sizeof fixtext,
+                     "\"%.120s\" was made from \"%.120s\" while that was on %s (%.300s); this move took \"%.120s\" to "
+                     "%s and left "
+                     "\"%.120s\" behind: make it after this move (or move it to %s too)",
+                     oname, sname[0] ? sname : tname, vw_device_name(odd->dev, d2, sizeof d2),
+                     odd->chain[src - 1].has_site ? vw_site_str(&odd->chain[src - 1].site, buf, sizeof buf) : "?",
+                     sname[0] ? sname : tname, d1, oname, d1);
         }
         if (!fix && a->origin == 4) {
             fix = a;
@@ -491,11 +727,42 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
                 snprintf(fixtext, sizeof fixtext, "\"%s\" was copied to %s here, but the op runs on %s: copy it to %s",
                          oname, vw_device_name(odd->dev, d2, sizeof d2), d1, d1);
         }
-        if (!fix) { /* never moved: right where the operand itself was made */
-            int own = 0;
-            while (own < odd->nsteps - 1 && odd->chain[own].origin == -1) own++;
+        if (!fix) { /* never moved: right where the operand was made; a view, where its base was (once, not
+                     * at each use of the view, and the view follows) */
+            int own = 0, view = -1;
+            for (; own < odd->nsteps - 1 && (odd->chain[own].origin == -1 || odd->chain[own].origin == 2); own++)
+                if (odd->chain[own].origin == 2 && view < 0) view = own;
+            if (view >= 0 && same_site(&odd->chain[view], &odd->chain[own])) { /* made and viewed on one line */
+                for (own = 0; own < odd->nsteps - 1 && odd->chain[own].origin == -1; own++) {
+                }
+                view = -1;
+            }
             fix = &odd->chain[own];
-            snprintf(fixtext, sizeof fixtext, "move \"%s\" to %s right after it is made", oname, d1);
+            if (view >= 0) {
+                char tname[64];
+                snprintf(tname, sizeof tname, "t%lld", (long long)fix->tensor);
+                codename = tensor_name(c, fix->tensor, seq, fixname, sizeof fixname);
+                snprintf(fixtext, sizeof fixtext,
+                         "move \"%s\" to %s right after it is made, once: \"%s\" is a view of it (made at %s), and "
+                         "a view is on its base's device",
+                         fixname[0] ? fixname : tname, d1, oname,
+                         odd->chain[view].has_site ? vw_site_str(&odd->chain[view].site, buf, sizeof buf) : "?");
+            } else
+                snprintf(fixtext, sizeof fixtext, "move \"%s\" to %s right after it is made", oname, d1);
+            /* the other odd operands made there too (a module's weight and bias) */
+            int more = 0;
+            for (int i = 0; i < n; i++) {
+                const struct operand *o = &ops[i];
+                if (!o->odd || o == odd || !o->nsteps || !same_site(&o->chain[o->arrived], &odd->chain[odd->arrived]))
+                    continue;
+                size_t k = strlen(fixtext);
+                snprintf(fixtext + k, sizeof fixtext - k, "%s\"%s\"", more++ ? ", " : " (and ",
+                         o->name[0] ? o->name : o->arg);
+            }
+            if (more) {
+                size_t k = strlen(fixtext);
+                snprintf(fixtext + k, sizeof fixtext - k, ", made there too)");
+            }
             memset(&caller, 0, sizeof caller);
             if (python_callback_caller(c, fix, pystack, &caller.site)) {
                 caller.has_site = 1;
@@ -518,8 +785,7 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     }
 
     char code[600] = "";
-    if (fix && odd)
-        python_fix_code(fix, odd->name[0] ? odd->name : "", vw_device_name(want, d1, sizeof d1), code, sizeof code);
+    if (fix && odd) python_fix_code(fix, codename, vw_device_name(want, d1, sizeof d1), code, sizeof code);
 
     if (c->json) {
         fprintf(f, "%s\n    {\"index\": %d, \"seq\": %lld, \"op\": ", index ? "," : "", index, (long long)seq);
@@ -531,8 +797,10 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         print_stack(c, f, stack, seq);
         fputs(", \"python_stack\": ", f);
         print_pystack(c, f, pystack, "");
-        fprintf(f, ", \"intended_device\": \"%s\", \"tie\": %s, \"operands\": [", vw_device_name(want, d1, sizeof d1),
+        fprintf(f, ", \"intended_device\": \"%s\", \"tie\": %s", vw_device_name(want, d1, sizeof d1),
                 tie ? "true" : "false");
+        json_intent(f, &in, ops, n);
+        fputs(", \"operands\": [", f);
         for (int i = 0; i < n; i++) {
             const struct operand *o = &ops[i];
             fprintf(f, "%s\n      {\"arg\": ", i ? "," : "");
@@ -602,6 +870,7 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
                             : "",
                 o->odd ? C(VW_RESET) : "");
     }
+    print_intent(f, &in, ops, n);
     if (tie)
         fprintf(f,
                 "\n  (the operands are split evenly between two GPUs; %s, where the first operand is, is taken as "
@@ -1037,6 +1306,189 @@ static void ending(struct vw_trace *t, char *status, size_t size, int *sig) {
     if (!status[0] && *sig) snprintf(status, size, "%d", 128 + *sig);
 }
 
+/* A duration in ns as text: "0.42 ms", "3.1 s". */
+static const char *duration(long long ns, char *buf, size_t size) {
+    if (ns < 0) ns = 0;
+    if (ns < 1000000000LL)
+        snprintf(buf, size, "%.2f ms", ns / 1e6);
+    else
+        snprintf(buf, size, "%.1f s", ns / 1e9);
+    return buf;
+}
+
+/* How the program ended, after its first device mismatch (the event at
+ * mismatch_t, ns): its exit status or the fatal signal with the signal's
+ * site, whether the error ended it uncaught (nothing ran after the last
+ * error a nonzero status followed; for SIGABRT, the C++ exception thrown
+ * last before it), and how long after the mismatch. The first lines of the
+ * text report, or the JSON object "ending". */
+static void print_ending(struct ctx *c, const char *meta_status, int sig, int64_t mismatch_t) {
+    FILE *f = c->out;
+    /* the status is the trace's text: only a number is shown as one (a damaged or hostile trace's is not) */
+    char status[24] = "";
+    char *endp = NULL;
+    long long sv = meta_status[0] ? strtoll(meta_status, &endp, 10) : 0;
+    if (endp && endp != meta_status && !*endp) snprintf(status, sizeof status, "%lld", sv);
+    char buf[1200], d[32], v[64];
+    struct step site = {0};
+    int64_t end_t = -1;
+    sqlite3_stmt *st;
+    if (sig && (st = vw_prep(c->t, "SELECT seq, t, COALESCE(stack, 0), COALESCE(pystack, 0) FROM misc_events WHERE "
+                                   "kind = 11 ORDER BY seq LIMIT 1"))) {
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            site.seq = sqlite3_column_int64(st, 0);
+            end_t = sqlite3_column_int64(st, 1);
+            site.stack = sqlite3_column_int64(st, 2);
+            site.has_site = site_of(c, site.stack, sqlite3_column_int64(st, 3), site.seq, &site.site);
+        }
+        sqlite3_finalize(st);
+    }
+    if (end_t < 0 && vw_meta(c->t, "end_t", v, sizeof v)[0]) end_t = atoll(v); /* exit(), or main's return */
+    if (end_t < 0) { /* a trace of an older tracer: the wall clock's start and end */
+        long long start = atoll(vw_meta(c->t, "start_time_ns", v, sizeof v)),
+                  end = atoll(vw_meta(c->t, "end_time_ns", v, sizeof v));
+        if (start && end >= start) end_t = end - start;
+    }
+    int cut = end_t < 0; /* no end recorded: killed outright (SIGKILL), or still running */
+    /* the last event, for a trace cut short, and because the start and end times are the wall clock's while
+     * events are stamped by the trace's own */
+    if (!site.seq &&
+        (st = vw_prep(c->t, "SELECT max(t) FROM (SELECT * FROM (SELECT t FROM misc_events ORDER BY seq DESC LIMIT 1) "
+                            "UNION ALL SELECT * FROM (SELECT t FROM ops ORDER BY op DESC LIMIT 1) UNION ALL SELECT * "
+                            "FROM (SELECT t FROM tensor_rows ORDER BY seq DESC LIMIT 1))"))) {
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL &&
+            sqlite3_column_int64(st, 0) > end_t)
+            end_t = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    /* uncaught: with a signal, the last C++ throw before it (std::terminate aborts); else no op after the
+     * last error (the runtime's, a mismatch, a C++ throw a Python program turned into its exception), and a
+     * nonzero status */
+    char uncaught[512] = "";
+    if (sig == SIGABRT && site.seq &&
+        (st = vw_prep(c->t, "SELECT exception, COALESCE(message, '') FROM errors WHERE exception IS NOT NULL AND "
+                            "seq < ?1 ORDER BY seq DESC LIMIT 1"))) {
+        sqlite3_bind_int64(st, 1, site.seq);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            snprintf(uncaught, sizeof uncaught, "an uncaught C++ exception (%s)",
+                     (const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+    } else if (!sig && status[0] && atoi(status) != 0 &&
+               (st = vw_prep(c->t,
+                             "SELECT (SELECT count(*) FROM ops WHERE op > (SELECT max(seq) FROM errors WHERE "
+                             "first_arg IS NOT NULL OR device_a IS NOT NULL)), r.seq, COALESCE(r.message, ''), "
+                             "COALESCE(r.exception, ''), (SELECT count(*) FROM ops WHERE op > r.seq) FROM errors r "
+                             "WHERE r.signal IS NULL ORDER BY r.seq DESC LIMIT 1"))) {
+        /* nothing ran after the last mismatch: its error ended the program; else the last error, when nothing
+         * ran after it */
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            const char *m = (const char *)sqlite3_column_text(st, 2), *type = (const char *)sqlite3_column_text(st, 3);
+            size_t len = strcspn(m, "\n");
+            if (sqlite3_column_type(st, 0) != SQLITE_NULL && sqlite3_column_int64(st, 0) == 0)
+                snprintf(uncaught, sizeof uncaught, "the mismatch's own error, not caught");
+            else if (sqlite3_column_int64(st, 4) == 0)
+                snprintf(uncaught, sizeof uncaught, "an error not caught (%s%s\"%.*s%s\")", type, type[0] ? ": " : "",
+                         (int)(len < 120 ? len : 120), m, len > 120 ? "..." : "");
+        }
+        sqlite3_finalize(st);
+    }
+    const char *signame = sig ? sigabbrev_np(sig) : NULL;
+    if (c->json) {
+        fprintf(f, ", \"ending\": {\"exit_status\": %s, \"signal\": ", status[0] ? status : "null");
+        if (sig)
+            fprintf(f, "\"SIG%s\"", signame ? signame : "?");
+        else
+            fputs("null", f);
+        fputs(", \"signal_site\": ", f);
+        json_site(f, site.has_site ? &site : NULL);
+        fputs(", \"ended_by\": ", f);
+        if (uncaught[0])
+            vw_put_json_string(f, uncaught);
+        else
+            fputs("null", f);
+        fprintf(f, ", \"trace_cut_short\": %s, \"ns_after_mismatch\": ", cut ? "true" : "false");
+        if (end_t >= 0 && mismatch_t >= 0)
+            fprintf(f, "%lld", (long long)(end_t - mismatch_t));
+        else
+            fputs("null", f);
+        fputs("}", f);
+        return;
+    }
+    if (sig) {
+        fprintf(f, "the program was killed by SIG%s (signal %d, exit status %s)", signame ? signame : "?", sig,
+                status[0] ? status : "?");
+        if (site.has_site) fputs(" at ", f), vw_put_escaped(f, vw_site_str(&site.site, buf, sizeof buf));
+    } else if (status[0])
+        fprintf(f, "the program exited with status %s", status);
+    else
+        fputs("how the program ended is not in the trace (killed by SIGKILL, or cut short)", f);
+    if (end_t >= 0 && mismatch_t >= 0)
+        fprintf(f, ", %s%s after the device mismatch", cut ? "its last event " : "",
+                duration(end_t - mismatch_t, d, sizeof d));
+    if (uncaught[0]) fputs(": ", f), vw_put_escaped(f, uncaught);
+    fputs("\n\n", f);
+}
+
+/* The traces of the processes this one forked: each process writes its
+ * own file (NAME.HOST.PID.db beside the parent's with -o, or
+ * devtrace.PROG.PID.db in the directory it ran in), which names its parent
+ * in its meta (ppid, host). Looked for beside this trace; listed in text
+ * (so the reader knows the rest of the story is there) or as JSON
+ * "children". */
+static void print_children(struct ctx *c) {
+    FILE *f = c->out;
+    char pid[32], host[256], dirpath[4096], path[4352];
+    vw_meta(c->t, "pid", pid, sizeof pid);
+    vw_meta(c->t, "host", host, sizeof host);
+    const char *slash = strrchr(c->t->path, '/');
+    if (slash)
+        snprintf(dirpath, sizeof dirpath, "%.*s", (int)(slash - c->t->path) ? (int)(slash - c->t->path) : 1,
+                 c->t->path);
+    else
+        snprintf(dirpath, sizeof dirpath, ".");
+    const char *self = slash ? slash + 1 : c->t->path;
+    int n = 0;
+    if (c->json) fputs(", \"children\": [", f);
+    DIR *d = pid[0] ? opendir(dirpath) : NULL;
+    struct dirent *e;
+    for (int seen = 0; d && (e = readdir(d)) && seen < 4096; seen++) {
+        size_t len = strlen(e->d_name);
+        if (len < 4 || strcmp(e->d_name + len - 3, ".db") || !strcmp(e->d_name, self)) continue;
+        snprintf(path, sizeof path, "%s%s%s", slash ? dirpath : "", slash && strcmp(dirpath, "/") ? "/" : "",
+                 e->d_name);
+        sqlite3 *db = NULL;
+        sqlite3_stmt *st = NULL;
+        int child = 0;
+        char cpid[32] = "";
+        if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+            sqlite3_prepare_v2(db,
+                               "SELECT (SELECT value FROM meta WHERE key = 'ppid'), (SELECT value FROM meta WHERE key "
+                               "= 'host'), (SELECT value FROM meta WHERE key = 'pid')",
+                               -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) && sqlite3_column_text(st, 2)) {
+            child = !strcmp((const char *)sqlite3_column_text(st, 0), pid) &&
+                    (!sqlite3_column_text(st, 1) || !strcmp((const char *)sqlite3_column_text(st, 1), host));
+            snprintf(cpid, sizeof cpid, "%s", (const char *)sqlite3_column_text(st, 2));
+        }
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        if (!child) continue;
+        if (c->json) {
+            fprintf(f, "%s{\"file\": ", n ? ", " : "");
+            vw_put_json_string(f, path);
+            fprintf(f, ", \"pid\": %s}", cpid);
+        } else {
+            fputs(n ? "" : "\nprocesses it forked wrote traces of their own (devtrace report them too):\n", f);
+            fprintf(f, "  pid %-8s ", cpid);
+            vw_put_escaped(f, path);
+            fputc('\n', f);
+        }
+        n++;
+    }
+    if (d) closedir(d);
+    if (c->json) fputs("]", f);
+}
+
 /* Reports one trace to out (text or JSON, the index-th of nfiles): the
  * number of mismatches found, or -1 after printing why it could not. */
 int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int index, int nfiles) {
@@ -1070,6 +1522,14 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
     vw_meta(t, "pid", pid, sizeof pid);
     ending(t, status, sizeof status, &sig);
     const char *signame = sig ? sigabbrev_np(sig) : NULL;
+    /* the time of the first device mismatch, recorded or thrown (-1: none) */
+    int64_t first_t = -1;
+    sqlite3_stmt *ft =
+        vw_prep(t, "SELECT e.t FROM errors r JOIN misc_events e ON e.seq = r.seq LEFT JOIN ops o ON "
+                   "o.op = e.op WHERE (r.first_arg IS NOT NULL AND (o.op IS NULL OR COALESCE(" VW_OP_STATUS_SQL
+                   ", -1) <> 0)) OR r.device_a IS NOT NULL ORDER BY r.seq LIMIT 1");
+    if (ft && sqlite3_step(ft) == SQLITE_ROW) first_t = sqlite3_column_int64(ft, 0);
+    if (ft) sqlite3_finalize(ft);
     if (json) {
         fprintf(out, "%s\n  {\"file\": ", index ? "," : "");
         vw_put_json_string(out, t->path);
@@ -1096,7 +1556,8 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
             fprintf(out, "%lld", (long long)h.first_dropped);
         else
             fputs("null", out);
-        fprintf(out, ", \"mismatches\": [");
+        if (first_t >= 0) print_ending(&c, status, sig, first_t);
+        fputs(", \"mismatches\": [", out);
     } else {
         if (nfiles > 1 || index) {
             fprintf(out, "%s== ", index ? "\n" : "");
@@ -1105,13 +1566,16 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
             vw_put_escaped(out, pid);
             fprintf(out, ")\n");
         }
+        if (first_t >= 0) print_ending(&c, status, sig, first_t);
         struct vw_health h;
-        if (vw_health(t->db, &h)) {
+        /* a trace cut short, or with events lost, says so; a death by a signal the tracer caught kept every
+         * event, and the ending above says how the program died */
+        if (vw_health(t->db, &h) && (h.lost[0] || (h.why[0] && !h.all_kept))) {
             fprintf(out, "%snote:%s ", out == stdout ? vw_color(VW_YELLOW) : "",
                     out == stdout ? vw_color(VW_RESET) : "");
-            vw_put_escaped(out, h.why[0] ? "this trace is incomplete: " : "");
-            vw_put_escaped(out, h.why);
-            fputs(h.why[0] && h.lost[0] ? "; " : "", out);
+            vw_put_escaped(out, h.why[0] && !h.all_kept ? "this trace is incomplete: " : "");
+            vw_put_escaped(out, h.all_kept ? "" : h.why);
+            fputs(h.why[0] && !h.all_kept && h.lost[0] ? "; " : "", out);
             vw_put_escaped(out, h.lost);
             fputs("\n\n", out);
         }
@@ -1132,6 +1596,7 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
     if (json) {
         fprintf(out, "]");
         summary(&c);
+        print_children(&c);
         fprintf(out, "}");
     } else if (!found) {
         fprintf(out, "no device mismatch in ");
@@ -1143,10 +1608,9 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
         if (sig) fprintf(out, ", killed by SIG%s", signame ? signame : "?");
         fprintf(out, ")\n");
         summary(&c);
-    } else if (sig) {
-        fprintf(out, "\nthe program was killed by SIG%s (signal %d, exit status %s)\n", signame ? signame : "?", sig,
-                status);
-    }
+        print_children(&c);
+    } else
+        print_children(&c);
 next:
     if (mm) sqlite3_finalize(mm);
     sqlite3_stmt *sts[] = {c.tensor, c.moves, c.args, c.opname};

@@ -257,6 +257,7 @@ int vw_health(sqlite3 *db, struct vw_health *h) {
             sqlite3_finalize(st);
         }
     }
+    h->all_kept = !h->complete && fatal && !stopped;
     if (!h->complete) {
         if (fatal || killed)
             snprintf(h->why, sizeof h->why, "the program was killed by %s%s",

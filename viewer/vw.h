@@ -46,6 +46,7 @@ struct vw_health {
     int64_t dropped;       /* events dropped (lossy mode) */
     int64_t first_dropped; /* seq of the first, 0 when unknown */
     int complete;          /* meta complete = 1 */
+    int all_kept;          /* not complete, but a fatal signal the tracer caught: every event before it kept */
     char why[256];         /* why it is not complete, or "" */
     char lost[200];        /* how many events were dropped (and from when), or "" */
     char stopped[160];     /* meta tracing_stopped: why the tracer stopped early, or "" */

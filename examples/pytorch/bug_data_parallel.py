@@ -1,16 +1,20 @@
-# nn.DataParallel over two GPUs with output_device=1: the outputs are gathered
-# on cuda:1, while the labels were moved to the model's device, cuda:0.
+# nn.DataParallel over two GPUs gathers its outputs on device_ids[0] (cuda:0),
+# but the labels are sent to the process's "local" GPU, cuda:1, as a
+# launcher's LOCAL_RANK would have it.
+import os
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 torch.manual_seed(0)
+local_rank = int(os.environ.get("LOCAL_RANK", "1"))
 model = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 4)).to("cuda:0")
-parallel = nn.DataParallel(model, device_ids=[0, 1], output_device=1)
+parallel = nn.DataParallel(model, device_ids=[0, 1])
 opt = torch.optim.SGD(parallel.parameters(), lr=0.1)
 for step in range(3):
-    x = torch.randn(16, 10)
-    y = torch.randint(0, 4, (16,)).to("cuda:0")  # devtrace: origin  devtrace: fix
+    x = torch.randn(16, 10).to("cuda:0")
+    y = torch.randint(0, 4, (16,)).to(f"cuda:{local_rank}")  # devtrace: origin  devtrace: fix
     loss = F.cross_entropy(parallel(x), y)
     opt.zero_grad()
     loss.backward()

@@ -1,15 +1,18 @@
-# The fixed twin of bug_data_parallel.py: the labels go where the outputs are gathered.
+# The fixed twin of bug_data_parallel.py: the labels go where DataParallel gathers the outputs.
+import os
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 torch.manual_seed(0)
+local_rank = int(os.environ.get("LOCAL_RANK", "1"))
 model = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 4)).to("cuda:0")
-parallel = nn.DataParallel(model, device_ids=[0, 1], output_device=1)
+parallel = nn.DataParallel(model, device_ids=[0, 1])
 opt = torch.optim.SGD(parallel.parameters(), lr=0.1)
 for step in range(3):
-    x = torch.randn(16, 10)
-    y = torch.randint(0, 4, (16,)).to("cuda:1")
+    x = torch.randn(16, 10).to("cuda:0")
+    y = torch.randint(0, 4, (16,)).to("cuda:0")
     loss = F.cross_entropy(parallel(x), y)
     opt.zero_grad()
     loss.backward()

@@ -324,8 +324,13 @@ class Recorder:
 
     def name_operands(self, tensors):
         """Gives the operands of a failed op the names the program knows them by:
-        its variables (innermost frame first), else attributes of its modules."""
+        its variables (innermost frame first), else attributes of its modules;
+        a view's base too (the report moves a view's base, once)."""
         want = {id(t): t for t in tensors}
+        for t in list(want.values()):
+            base = getattr(t, "_base", None)
+            if isinstance(base, self.Tensor):
+                want.setdefault(id(base), base)
         found = {}
         frames = _user_frames()
         Module = self.torch.nn.Module
