@@ -56,7 +56,8 @@ static void run_usage(FILE *f) {
                "  RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID  the first one set is the\n"
                "                           process's rank, put in its trace's name\n"
                "devtrace run sets LD_PRELOAD and PYTHONPATH (prepending to yours), DEVTRACE_MANIFEST and\n"
-               "DEVTRACE_ROOT_PID for the processes it starts. NO_COLOR turns colors off in every command.\n");
+               "DEVTRACE_ROOT_PID for the processes it starts. NO_COLOR turns colors off in every command;\n"
+               "TMPDIR is where the reading commands copy a trace left with a WAL by a killed program.\n");
 }
 
 /* libdevtrace.so next to this executable: build tree or install prefix. */
