@@ -61,8 +61,10 @@ _FACTORY_NAMES = frozenset("""
 _TRANSFER_NAMES = frozenset("to cuda cpu type mps xpu".split())
 _VIEW_PROPS = frozenset("T mT H mH real imag".split())
 # Reads that say where a tensor is: answered by the simulator on simulated GPUs.
-_SIM_NAMES = frozenset("device is_cuda get_device grad data _base numpy __repr__ pin_memory is_pinned".split())
+_SIM_NAMES = frozenset("device is_cuda get_device grad data _base numpy __array__ __repr__ pin_memory is_pinned"
+                       .split())
 _sim = None  # the Simulator, when DEVTRACE_SIM_CUDA asks for simulated GPUs
+_CPU_INTEGERS_OK = ()  # sim.py's ops whose integer tensors may stay on the CPU (set with _sim)
 
 
 def _argnames(func, method=False):
@@ -107,6 +109,8 @@ def _classify(func):
         prop = getattr(getattr(func, "__self__", None), "__name__", "")
         if _sim is not None and name == "__get__" and prop in _SIM_NAMES:
             k = _Kind(_SIMPROP, prop)
+        elif _sim is not None and name == "__set__" and prop == "data":
+            k = _Kind(_SIMPROP, "data=")  # param.data = t: PyTorch refuses a tensor on another device
         else:
             k = _Kind(_OP, prop) if name == "__get__" and prop in _VIEW_PROPS else _Kind(_PASS, prop)
     elif _sim is not None and name in _SIM_NAMES and func in _tensor_methods:
@@ -237,6 +241,10 @@ class Recorder:
             raise
         self.quiet -= 1
         if kind == _OP:
+            if code and k.name in _CPU_INTEGERS_OK:  # lengths and batch sizes stay on the CPU
+                for t in _results(out, Tensor):
+                    if not t.is_floating_point():
+                        P.output(t, OP_OUTPUT, k.name, 0, seq, 0)
             return P.op_done(seq, k.name, out, src, code)
         results = _results(out, Tensor)
         ids = []
@@ -630,8 +638,11 @@ def _start_simulator(torch):
     if torch.cuda.is_available():
         _warn_once("DEVTRACE_SIM_CUDA=%s: this PyTorch has real GPUs, which are used; none is simulated" % want)
         return
+    from .sim import _CPU_INTEGERS_OK as cpu_ok
     from .sim import Simulator
 
+    global _CPU_INTEGERS_OK
+    _CPU_INTEGERS_OK = cpu_ok
     _sim = Simulator(torch, n, P)
     P.simulate(True)
     _sim.install_cuda_api()

@@ -44,6 +44,10 @@ class Simulator:
         self.torch, self.n, self.P = torch, ndev, P
         self.current = 0
         self.cpu = torch.device("cpu")
+        try:
+            self.version = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
+        except ValueError:
+            self.version = (1, 13)
 
     # ---------------------------------------------------------- devices
 
@@ -79,21 +83,57 @@ class Simulator:
 
     # ---------------------------------------------------------- the rules
 
-    def check(self, name, tensors, index_ok):
-        """The device an op on these operands runs on, or PyTorch's error."""
-        common = None
+    def check(self, name, tensors, index_ok, names=None):
+        """The device an op on these operands runs on, or PyTorch's error
+        (names: the operands' argument names, for the error's text)."""
+        order = _ATEN_ORDER.get(name)
+        if order and names and len(names) == len(tensors):
+            # the operands in the order the CUDA kernel checks them (linear is addmm(bias, input, weight))
+            pos = {n: i for i, n in enumerate(names)}
+            idx = [pos[n] for n, _ in order[0] if n in pos] + [i for i, n in enumerate(names)
+                                                               if n not in dict(order[0])]
+            tensors, names = [tensors[i] for i in idx], [names[i] for i in idx]
+        common, first = None, None
         for i, t in enumerate(tensors):
             c = self.code(t)
             if not c and t.dim() == 0:
                 continue  # a CPU scalar may join any device
-            if not c and index_ok and i > 0 and not t.is_floating_point():
-                continue  # CPU indices of indexing
+            if not c and (index_ok or name in _CPU_INTEGERS_OK) and i > 0 and not t.is_floating_point():
+                continue  # CPU indices of indexing, CPU lengths of packed sequences and CTC
             if common is None:
-                common = c
+                common, first = c, t
             elif c != common:
-                raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
-                                   "%s and %s!" % (self.name(common), self.name(c)))
+                raise RuntimeError(self.message(name, order, names[i] if names else None, first, t, common, c))
         return common or 0
+
+    def message(self, name, order, arg, first, other, common, c):
+        """PyTorch's text for this op's device mismatch, as a CUDA build raises it."""
+        torch = self.torch
+        if name.startswith(("conv", "_convolution", "convolution")):
+            def legacy(t, code):  # torch.cuda.FloatTensor and the like
+                kind = _LEGACY.get(t.dtype, "Float")
+                return "torch.%s%sTensor" % ("cuda." if code else "", kind)
+            inp, weight = (first, other) if arg != "input" else (other, first)
+            ic, wc = (common, c) if arg != "input" else (c, common)
+            return ("Input type (%s) and weight type (%s) should be the same or input should be a MKLDNN tensor and "
+                    "weight is a dense tensor" % (legacy(inp, ic), legacy(weight, wc)))
+        if name in ("lstm", "gru", "rnn_tanh", "rnn_relu"):
+            # the input is checked against the hidden state first, then against the weights
+            if arg and arg.startswith(("hx", "arg1")):
+                return ("Input and hidden tensors are not at the same device, found input tensor at %s and hidden "
+                        "tensor at %s" % (self.name(common), self.name(c)))
+            return ("Input and parameter tensors are not at the same device, found input tensor at %s and parameter "
+                    "tensor at %s" % (self.name(common), self.name(c)))
+        text = ("Expected all tensors to be on the same device, but found at least two devices, %s and %s!"
+                % (self.name(common), self.name(c)))
+        if order and arg:
+            aten = dict(order[0]).get(arg, arg)
+            if self.version >= (2, 1):
+                return ("Expected all tensors to be on the same device, but got %s is on %s, different from other "
+                        "tensors on %s (when checking argument in method %s)"
+                        % (aten, self.name(c), self.name(common), order[1].replace("wrapper_", "wrapper_CUDA_", 1)))
+            return text + " (when checking argument for argument %s in method %s)" % (aten, order[1])
+        return text
 
     def target_of_to(self, t, args, kwargs):
         """The device .to(...) asks for (a code), or None when it keeps t's."""
@@ -174,7 +214,7 @@ class Simulator:
             return self.code(tensors[0])  # the other tensor lends its shape (or type) only
         if k.name == "type_as" and len(tensors) > 1:
             return self.code(tensors[1])  # converts to the other's type, its device included
-        code = self.check(k.name, tensors, k.name in _INDEXING)
+        code = self.check(k.name, tensors, k.name in _INDEXING, _tensor_arg_names(k, args, kwargs, self.torch.Tensor))
         if dev is not None:
             code = self.code_of(dev)
         return code
@@ -208,11 +248,14 @@ class Simulator:
             return out
         if name == "type" and not args[1:] and not kwargs and code:
             return func(*args, **kwargs).replace("torch.", "torch.cuda.", 1)
-        if name == "numpy" and code:
+        if name in ("numpy", "__array__") and code:
             raise TypeError("can't convert %s device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "
                             "host memory first." % self.name(code))
         if name == "__repr__" and code:
             return _with_device(func(*args, **kwargs), self.name(code))
+        if name == "data=" and len(args) > 1 and isinstance(args[1], torch.Tensor) and self.code(args[1]) != code:
+            raise RuntimeError("Attempted to call `variable.set_data(tensor)`, but `variable` and  `tensor` have "
+                               "incompatible tensor type.")
         if name in ("pin_memory",):
             return t.clone()
         if name == "is_pinned":
@@ -348,6 +391,7 @@ class Simulator:
         for k, v in api.items():
             setattr(cuda, k, v)
         torch.Tensor.pin_memory = lambda self, *a, **kw: self.clone()
+        _LEGACY.update(_legacy_names(torch))
         self.install_data_parallel()
 
     def install_data_parallel(self):
@@ -383,6 +427,46 @@ class Simulator:
 
 
 _INDEXING = frozenset("__getitem__ __setitem__ index index_put index_put_ _index_put_impl_".split())
+# ops that take CPU integer tensors next to GPU ones: lengths of packed sequences and of CTC, batch sizes
+_CPU_INTEGERS_OK = frozenset("_pack_padded_sequence pack_padded_sequence _pad_packed_sequence pad_packed_sequence "
+                             "ctc_loss _ctc_loss lstm gru rnn_tanh rnn_relu".split())
+# ops whose CUDA kernel checks its operands in another order than the Python call lists them, with the
+# kernel's argument names and its method, as the error text gives them
+_ATEN_ORDER = {
+    "linear": ((("bias", "self"), ("input", "mat1"), ("weight", "mat2")), "wrapper_addmm"),
+    "embedding": ((("weight", "self"), ("input", "index")), "wrapper__index_select"),
+    "cross_entropy": ((("input", "self"), ("target", "target"), ("weight", "weight")), "wrapper_nll_loss_forward"),
+    "nll_loss": ((("input", "self"), ("target", "target"), ("weight", "weight")), "wrapper_nll_loss_forward"),
+    "mm": ((("input", "self"), ("mat2", "mat2")), "wrapper_mm"),
+    "bmm": ((("input", "self"), ("mat2", "mat2")), "wrapper_bmm"),
+    "addmm": ((("input", "self"), ("mat1", "mat1"), ("mat2", "mat2")), "wrapper_addmm"),
+}
+
+
+def _legacy_names(torch):
+    return {torch.float32: "Float", torch.float64: "Double", torch.float16: "Half", torch.bfloat16: "BFloat16",
+            torch.int64: "Long", torch.int32: "Int", torch.uint8: "Byte", torch.bool: "Bool"}
+
+
+_LEGACY = {}
+
+
+def _tensor_arg_names(k, args, kwargs, Tensor):
+    """The argument names of an op's tensor operands, in _tensors_in's order."""
+    names = []
+    pos = k.argnames or ()
+    for i, v in enumerate(args):
+        n = pos[i] if i < len(pos) else "arg%d" % i
+        if isinstance(v, Tensor):
+            names.append(n)
+        elif isinstance(v, (list, tuple)):
+            names.extend("%s[%d]" % (n, j) for j, e in enumerate(v) if isinstance(e, Tensor))
+    for n, v in kwargs.items():
+        if isinstance(v, Tensor):
+            names.append(n)
+        elif isinstance(v, (list, tuple)):
+            names.extend("%s[%d]" % (n, j) for j, e in enumerate(v) if isinstance(e, Tensor))
+    return names
 # ops that read another tensor's shape only: no device check
 _SHAPE_ONLY = frozenset("expand_as view_as reshape_as broadcast_to is_same_size new_empty new_zeros new_ones new_full "
                         "new_tensor".split())
