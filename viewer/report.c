@@ -419,13 +419,67 @@ static int python_callback_caller(struct ctx *c, const struct step *made, int64_
     return 1;
 }
 
-/* The line of Python to add after the fix site, for a Python program whose
- * odd operand has a plain variable's name: "name = name.to("cuda:0")". */
-static void python_fix_code(const struct step *fix, const char *name, const char *dev, char *out, size_t size) {
+static int ident_char(int ch) {
+    return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+}
+
+/* 1 when line `line` of the program's source binds name: "name = ...", "a, name = ...", "for ... name ...
+ * in ...", "with ... as name". The name the report knows a tensor by comes from the program's variables
+ * when the op failed; the line of code it suggests is only given where that name holds the tensor. */
+static int line_binds(struct ctx *c, const char *file, int line, const char *name) {
+    char path[2048], cwd[1024], text[4096];
+    if (file[0] == '/')
+        snprintf(path, sizeof path, "%s", file);
+    else
+        snprintf(path, sizeof path, "%s/%s", vw_meta(c->t, "cwd", cwd, sizeof cwd), file);
+    FILE *src = fopen(path, "r");
+    if (!src) return 0;
+    int n = 0, found = 0;
+    while (fgets(text, sizeof text, src) && ++n < line) {
+    }
+    fclose(src);
+    if (n != line) return 0;
+    size_t len = strlen(name);
+    const char *t = text;
+    while (*t == ' ' || *t == '\t') t++;
+    int is_for = !strncmp(t, "for ", 4), is_with = !strncmp(t, "with ", 5);
+    const char *in = is_for ? strstr(t, " in ") : NULL;
+    for (const char *p = strstr(t, name); p && !found; p = strstr(p + 1, name)) {
+        if ((p > t && ident_char((unsigned char)p[-1])) || ident_char((unsigned char)p[len]) || (p > t && p[-1] == '.'))
+            continue;
+        if (in && p < in) { /* a for loop's target */
+            found = 1;
+            continue;
+        }
+        if (is_with && p - t >= 4 && !strncmp(p - 4, " as ", 4)) {
+            found = 1;
+            continue;
+        }
+        const char *q = p + len; /* "name =", "name, other =" before the first "=" of the line */
+        const char *eq = strchr(t, '=');
+        while (*q == ' ') q++;
+        if (eq && q <= eq && eq[1] != '=' && (eq == t || (eq[-1] != '!' && eq[-1] != '<' && eq[-1] != '>')) &&
+            !memchr(t, '(', (size_t)(p - t)))
+            found = 1;
+    }
+    return found;
+}
+
+/* The line of Python to add after the fix site: "name = name.to("cuda:0")", where name holds the tensor
+ * there: bound on the fix line itself, or on the line that made the operand (own), earlier in the same
+ * function. */
+static void python_fix_code(struct ctx *c, const struct step *fix, const struct step *own, const char *name,
+                            const char *dev, char *out, size_t size) {
     out[0] = 0;
-    if (!fix->has_site || strcmp(fix->site.module, "python") || !name[0] || (name[0] >= '0' && name[0] <= '9')) return;
+    if (!name || !fix->has_site || strcmp(fix->site.module, "python") || !name[0] || (name[0] >= '0' && name[0] <= '9'))
+        return;
     for (const char *p = name; *p; p++)
-        if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))) return;
+        if (!ident_char((unsigned char)*p)) return;
+    int bound = line_binds(c, fix->site.file, fix->site.line, name);
+    if (!bound && own && own->has_site && !strcmp(own->site.file, fix->site.file) &&
+        !strcmp(own->site.function, fix->site.function) && own->site.line <= fix->site.line)
+        bound = line_binds(c, own->site.file, own->site.line, name);
+    if (!bound) return;
     snprintf(out, size, "%s = %s.to(\"%s\")", name, name, dev);
 }
 
@@ -666,6 +720,7 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     const struct step *fix = NULL;
     char fixtext[2048] = "", fixname[256] = "";
     const char *codename = NULL; /* the variable the Python fix line moves */
+    char modname[128] = "";      /* a module never moved, whose parameter is the odd operand */
     struct step left, caller;
     char param[256];
     if (odd) {
@@ -763,6 +818,18 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
                 size_t k = strlen(fixtext);
                 snprintf(fixtext + k, sizeof fixtext - k, ", made there too)");
             }
+            /* a module's parameter (PyTorch names them "model.fc.weight" by the program's variable): the
+             * module was never moved, so the fix moves the module, once it is made */
+            const char *dot = strchr(oname, '.');
+            if (view < 0 && dot && dot > oname && strstr(fix->text, "nn.Parameter") && (size_t)(dot - oname) < 128) {
+                snprintf(modname, sizeof modname, "%.*s", (int)(dot - oname), oname);
+                snprintf(fixtext, sizeof fixtext,
+                         "move the module \"%s\" to %s once it is made: its parameter \"%s\"%s is still where it "
+                         "was made, on %s",
+                         modname, d1, oname, more ? " (and the others listed)" : "",
+                         vw_device_name(odd->dev, d2, sizeof d2));
+                codename = modname;
+            }
             memset(&caller, 0, sizeof caller);
             if (python_callback_caller(c, fix, pystack, &caller.site)) {
                 caller.has_site = 1;
@@ -785,7 +852,9 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     }
 
     char code[600] = "";
-    if (fix && odd) python_fix_code(fix, codename, vw_device_name(want, d1, sizeof d1), code, sizeof code);
+    if (fix && odd)
+        python_fix_code(c, fix, odd->nsteps ? &odd->chain[0] : NULL, codename, vw_device_name(want, d1, sizeof d1),
+                        code, sizeof code);
 
     if (c->json) {
         fprintf(f, "%s\n    {\"index\": %d, \"seq\": %lld, \"op\": ", index ? "," : "", index, (long long)seq);
