@@ -726,7 +726,10 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     if (odd) {
         codename = odd->name;
         const struct step *a = &odd->chain[odd->arrived];
-        const char *oname = odd->name[0] ? odd->name : odd->arg;
+        /* unnamed: its argument when that says something ("input"), else its id (a list's "hx[0]" does not) */
+        char idname[96];
+        snprintf(idname, sizeof idname, "t%lld", (long long)odd->tensor);
+        const char *oname = odd->name[0] ? odd->name : strpbrk(odd->arg, "[0123456789") ? idname : odd->arg;
         vw_device_name(want, d1, sizeof d1);
         if (state_left_behind(c, odd, a, seq, &left, param, sizeof param)) {
             fix = &left;
