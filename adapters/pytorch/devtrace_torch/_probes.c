@@ -115,8 +115,8 @@ static uint32_t device_code(PyObject *t) {
             static const char *const names[] = {"cpu", "cuda", "meta", "other"};
             uint32_t type = code >> 16;
             P.device_backend(device_of_code(code), g_sim && type == DTP_DEVICE_CUDA ? "cuda-sim"
-                                                   : type < 4                        ? names[type]
-                                                                                     : "other");
+                                                   : type < 4                       ? names[type]
+                                                                                    : "other");
         }
     }
     return code;
