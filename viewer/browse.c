@@ -154,7 +154,8 @@ struct opts {
 
 static void tensors_usage(FILE *f) {
     fprintf(f, "usage: devtrace tensors [--device D] [--alive-at-error] [--json] FILE...\n\n"
-               "A table of the tensors in the traces: id, name, dtype, shape, device, how it was made, where,\n"
+               "A table of the tensors in the traces: id, name, dtype, shape, device (where a module's move\n"
+               "took it, else where it was made), how it was made, where,\n"
                "and whether it was freed.\n\n"
                "  --device D        only tensors on D (cpu, cuda, cuda:N)\n"
                "  --alive-at-error  only tensors that existed when the first device mismatch (else the first\n"
@@ -173,13 +174,18 @@ static int tensors_one(struct vw_trace *t, const struct opts *o, int index) {
         return -1;
     }
     sqlite3_stmt *st = vw_prep(
-        t, "SELECT r.id, r.seq, a.dtype, COALESCE(sh.text, '?'), a.device, a.origin, COALESCE(w.text, '?'), "
+        /* the device a tensor is on: where it was made, or where its latest move in place took it (a
+         * module's .to) before the error (?3), else by the end */
+        t, "WITH m AS (SELECT dst, dst_device FROM (SELECT dst, dst_device, row_number() OVER (PARTITION BY dst "
+           "ORDER BY seq DESC) AS rn FROM transfers WHERE kind = 3 AND (?3 = 0 OR seq < ?3)) WHERE rn = 1) "
+           "SELECT r.id, r.seq, a.dtype, COALESCE(sh.text, '?'), COALESCE(m.dst_device, a.device) AS dev, a.origin, "
+           "COALESCE(w.text, '?'), "
            "COALESCE(r.stack, 0), (SELECT s.text FROM names n JOIN strings s ON s.id = n.name WHERE n.tensor = r.id "
            "AND (?3 = 0 OR n.seq < ?3) ORDER BY n.seq DESC LIMIT 1), COALESCE(r.free_seq, (SELECT l.seq FROM "
            "frees_late l WHERE l.tensor = r.id)) AS fseq, a.nbytes, COALESCE(r.pystack, 0) FROM tensor_rows r JOIN "
-           "tensor_attrs a ON a.id = r.attrs LEFT JOIN strings sh ON sh.id = a.shape LEFT JOIN strings w ON w.id = "
-           "a.what WHERE (?1 < 0 OR a.device = ?1) AND (?3 = 0 OR (r.seq < ?3 AND (fseq IS NULL OR fseq > ?3))) "
-           "ORDER BY r.id");
+           "tensor_attrs a ON a.id = r.attrs LEFT JOIN m ON m.dst = r.id LEFT JOIN strings sh ON sh.id = a.shape "
+           "LEFT JOIN strings w ON w.id = a.what WHERE (?1 < 0 OR dev = ?1) AND (?3 = 0 OR (r.seq < ?3 AND (fseq IS "
+           "NULL OR fseq > ?3))) ORDER BY r.id");
     struct vw_sym *sym = vw_sym_new(t);
     if (!st || !sym) {
         if (st) sqlite3_finalize(st);
