@@ -1679,6 +1679,9 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
         vw_put_escaped(out, status[0] ? status : "unknown");
         if (sig) fprintf(out, ", killed by SIG%s", signame ? signame : "?");
         fprintf(out, ")\n");
+        if (sig || (status[0] && strcmp(status, "0")))
+            fprintf(out, "the program %s, but not of a device mismatch: its own error output says what went wrong\n",
+                    sig ? "was killed" : "failed");
         summary(&c);
         print_children(&c);
     } else
