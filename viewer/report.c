@@ -294,6 +294,14 @@ static int state_left_behind(struct ctx *c, const struct operand *odd, const str
     return found;
 }
 
+/* Two Python or C function names are one function's, a comprehension inside
+ * it ("Net.__init__.<locals>.<listcomp>") counting as the function. */
+static int same_function(const char *a, const char *b) {
+    const char *ca = strstr(a, ".<locals>.<"), *cb = strstr(b, ".<locals>.<"); /* a comprehension's frame */
+    size_t la = ca ? (size_t)(ca - a) : strlen(a), lb = cb ? (size_t)(cb - b) : strlen(b);
+    return la == lb && !strncmp(a, b, la);
+}
+
 /* A tensor a module keeps outside its registered parameters and buffers
  * (a plain struct field, a plain attribute): made in the same function as
  * tensors that a later in-place move (the module's .to()) took from its
@@ -321,7 +329,7 @@ static int left_by_module_move(struct ctx *c, const struct step *made, int64_t d
     while (!found && sqlite3_step(st) == SQLITE_ROW) {
         struct vw_frame f;
         if (!site_of(c, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5), &f) ||
-            strcmp(f.function, made->site.function) || strcmp(f.file, made->site.file))
+            !same_function(f.function, made->site.function) || strcmp(f.file, made->site.file))
             continue;
         memset(move, 0, sizeof *move);
         move->seq = sqlite3_column_int64(st, 0);
@@ -846,7 +854,9 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
                 size_t k = strlen(fixtext);
                 snprintf(fixtext + k, sizeof fixtext - k,
                          "; it was made in %s, next to tensors that moving the module%s%s took to %s while it stayed "
-                         "on %s: if a module keeps it in a plain field, register it as a buffer there instead",
+                         "on %s: if a module keeps it (or the module it belongs to) in a plain attribute, list or "
+                         "dict, register it there instead (register_buffer; nn.ModuleList or nn.ModuleDict for "
+                         "modules)",
                          fix->site.function, left.has_site ? " at " : "",
                          left.has_site ? vw_site_str(&left.site, buf, sizeof buf) : "", d1,
                          vw_device_name(odd->dev, d2, sizeof d2));

@@ -342,9 +342,10 @@ class Recorder:
                 index += 1
 
     def name_operands(self, tensors):
-        """Gives the operands of a failed op the names the program knows them by:
-        its variables (innermost frame first), else attributes of its modules;
-        a view's base too (the report moves a view's base, once)."""
+        """Gives the operands of a failed op the names the program knows them by
+        (a parameter its module's path; others the program's variables, innermost
+        frame first, else the module attribute that holds them); a view's base
+        too (the report moves a view's base, once)."""
         want = {id(t): t for t in tensors}
         for t in list(want.values()):
             base = getattr(t, "_base", None)
@@ -352,18 +353,27 @@ class Recorder:
                 want.setdefault(id(base), base)
         found = {}
         frames = _user_frames()
-        Module = self.torch.nn.Module
+        Module, Parameter = self.torch.nn.Module, self.torch.nn.Parameter
+        # A parameter goes by its module's path ("ema_model.0.weight": the module is what to move), found
+        # from the outermost scope in; any other tensor by the program's variable, innermost frame first,
+        # else by the module attribute that holds it.
+        scopes = [f.f_globals for f in frames[-1:]] + [f.f_locals for f in reversed(frames)]
+        held = {}
+        for scope in scopes:
+            for var, v in list(scope.items()):
+                if isinstance(v, Module) and not var.startswith("_"):
+                    for qual, t in _module_tensors(v, self.Tensor):
+                        if id(t) in want and id(t) not in held:
+                            held[id(t)] = var + "." + qual
+        for tid, name in held.items():
+            if isinstance(want[tid], Parameter):
+                found[tid] = name
         for f in frames:
             for var, v in list(f.f_locals.items()):
                 if id(v) in want and id(v) not in found and not var.startswith("_") and var != "self":
                     found[id(v)] = var
-        scopes = [f.f_globals for f in frames[-1:]] + [f.f_locals for f in reversed(frames)]
-        for scope in scopes:
-            for var, v in list(scope.items()):
-                if isinstance(v, Module):
-                    for qual, t in _module_tensors(v, self.Tensor):
-                        if id(t) in want and id(t) not in found:
-                            found[id(t)] = var + "." + qual
+        for tid, name in held.items():
+            found.setdefault(tid, name)
         for tid, name in found.items():
             _set_name(want[tid], name)
 
