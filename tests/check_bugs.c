@@ -33,7 +33,7 @@ static const struct scenario {
     {"bug_class_weight", "weight", "cpu", "class_weight", "cuda:0", "right after it is made", 1, 1, 0},
     {"bug_token_ids", "indices", "cpu", "token_ids", "cuda:0", "right after it is made", 1, 1, 0},
     {"bug_normalize_const", "other", "cpu", "mean", "cuda:0", "right after it is made", 1, 1, 0},
-    {"bug_plain_field", "other", "cpu", "scale", "cuda:0", "register it as a buffer", 1, 1, 0},
+    {"bug_plain_field", "other", "cpu", "scale", "cuda:0", "register it there instead (register_buffer", 1, 1, 0},
     {"bug_data_parallel", "target", "cuda:1", "labels", "cuda:0", "was copied to cuda:1 here", 2, 1, 1},
     {"bug_cpu_roundtrip", "target", "cpu", "", "cuda:0", "it was copied off the device here", 1, 1, 0},
     {"ok_scalar_and_correct", NULL, NULL, NULL, NULL, NULL, 1, 1, 0},
