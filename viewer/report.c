@@ -476,18 +476,59 @@ static void put_source_line(FILE *f, const char *s) {
     }
 }
 
-/* "  what FILE:LINE" and its line with SNIP_CONTEXT lines either side, numbered, the line marked '>'. */
-static void print_snippet(struct ctx *c, FILE *f, const char *what, const struct vw_frame *site) {
-    char text[2 * SNIP_CONTEXT + 1][SNIP_WIDTH + 1];
-    int lo = site->line > SNIP_CONTEXT ? site->line - SNIP_CONTEXT : 1;
-    int got = source_lines(c, site->file, lo, site->line + SNIP_CONTEXT, text);
-    if (lo + got <= site->line) return; /* the file is not there, or not as long as it was */
-    char buf[1024];
-    fprintf(f, "\n  %s ", what);
-    vw_put_escaped(f, vw_site_str(site, buf, sizeof buf));
-    fputs(":\n", f);
+#define SNIP_MAX_SPAN 9 /* lines one snippet may show */
+
+/* Lines of the source to show: one or more of the failing, origin and fix lines close together in one file. */
+struct snippet {
+    const struct vw_frame *site; /* the first of them */
+    char what[96];               /* "failing line 28, origin 23" */
+    int line[3], n;              /* the marked lines */
+};
+
+/* Adds a line to the last snippet when it is in the same file and close by, else starts one. */
+static void snippet_add(struct snippet *sn, int *n, const char *what, const struct vw_frame *site) {
+    if (!site->file[0] || site->line <= 0) return;
+    struct snippet *last = *n ? &sn[*n - 1] : NULL;
+    if (last && !strcmp(last->site->file, site->file)) {
+        int lo = site->line, hi = site->line;
+        for (int i = 0; i < last->n; i++) {
+            lo = last->line[i] < lo ? last->line[i] : lo;
+            hi = last->line[i] > hi ? last->line[i] : hi;
+        }
+        if (hi - lo + 1 + 2 * SNIP_CONTEXT <= SNIP_MAX_SPAN) {
+            size_t k = strlen(last->what);
+            snprintf(last->what + k, sizeof last->what - k, ", %s %d", what, site->line);
+            last->line[last->n++] = site->line;
+            return;
+        }
+    }
+    sn[*n] = (struct snippet){.site = site, .line = {site->line}, .n = 1};
+    snprintf(sn[*n].what, sizeof sn[*n].what, "%s %d", what, site->line);
+    (*n)++;
+}
+
+/* "  FILE: failing line N, ..." and those lines with SNIP_CONTEXT lines either side, numbered, each marked
+ * '>'. */
+static void print_snippet(struct ctx *c, FILE *f, const struct snippet *sn) {
+    char text[SNIP_MAX_SPAN][SNIP_WIDTH + 1];
+    int lo = sn->line[0], hi = sn->line[0];
+    for (int i = 1; i < sn->n; i++) {
+        lo = sn->line[i] < lo ? sn->line[i] : lo;
+        hi = sn->line[i] > hi ? sn->line[i] : hi;
+    }
+    lo = lo > SNIP_CONTEXT ? lo - SNIP_CONTEXT : 1;
+    hi += SNIP_CONTEXT;
+    int got = source_lines(c, sn->site->file, lo, hi, text);
+    if (lo + got <= hi - SNIP_CONTEXT) return; /* the file is not there, or not as long as it was */
+    fputs("\n  ", f);
+    vw_put_escaped(f, sn->site->file);
+    fputs(": ", f);
+    vw_put_escaped(f, sn->what);
+    fputc('\n', f);
     for (int i = 0; i < got; i++) {
-        fprintf(f, "  %c %5d | ", lo + i == site->line ? '>' : ' ', lo + i);
+        int mark = 0;
+        for (int k = 0; k < sn->n; k++) mark |= sn->line[k] == lo + i;
+        fprintf(f, "  %c %5d | ", mark ? '>' : ' ', lo + i);
         put_source_line(f, text[i]);
         fputc('\n', f);
     }
@@ -525,12 +566,8 @@ static int ident_char(int ch) {
  * in ...", "with ... as name". The name the report knows a tensor by comes from the program's variables
  * when the op failed; the line of code it suggests is only given where that name holds the tensor. */
 static int line_binds(struct ctx *c, const char *file, int line, const char *name) {
-    char path[2048], cwd[1024], text[4096];
-    if (file[0] == '/')
-        snprintf(path, sizeof path, "%s", file);
-    else
-        snprintf(path, sizeof path, "%s/%s", vw_meta(c->t, "cwd", cwd, sizeof cwd), file);
-    FILE *src = fopen(path, "r");
+    char text[4096];
+    FILE *src = source_open(c, file);
     if (!src) return 0;
     int n = 0, found = 0;
     while (fgets(text, sizeof text, src) && ++n < line) {
@@ -1107,10 +1144,12 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     }
     if (!c->no_source) {
         const struct step *origin = odd && odd->nsteps ? &odd->chain[odd->nsteps - 1] : NULL;
-        if (call.has_site) print_snippet(c, f, "failing line", &call.site);
-        if (origin && origin->has_site && !same_site(origin, &call)) print_snippet(c, f, "origin", &origin->site);
-        if (fix && fix->has_site && !same_site(fix, &call) && !(origin && origin->has_site && same_site(fix, origin)))
-            print_snippet(c, f, "fix", &fix->site);
+        struct snippet sn[3];
+        int nsn = 0;
+        if (call.has_site) snippet_add(sn, &nsn, "failing line", &call.site);
+        if (origin && origin->has_site) snippet_add(sn, &nsn, "origin", &origin->site);
+        if (fix && fix->has_site) snippet_add(sn, &nsn, "fix", &fix->site);
+        for (int i = 0; i < nsn; i++) print_snippet(c, f, &sn[i]);
         if (fix && fix->has_site && code[0]) print_fix_diff(c, f, &fix->site, code);
     }
     free(ops);
