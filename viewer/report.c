@@ -464,16 +464,17 @@ static int source_lines(struct ctx *c, const char *file, int lo, int hi, char (*
 
 /* A source line escaped for the terminal, its tabs as 4 spaces (an escaped tab would read "\t"). */
 static void put_source_line(FILE *f, const char *s) {
-    for (const char *p = s; *p;) {
-        size_t run = strcspn(p, "\t");
-        if (run) {
-            char part[SNIP_WIDTH + 1];
-            snprintf(part, sizeof part, "%.*s", (int)run, p);
-            vw_put_escaped(f, part);
-            p += run;
-        }
-        if (*p == '\t') fputs("    ", f), p++;
-    }
+    size_t len = strlen(s), k = 0;
+    char *out = malloc(4 * len + 1);
+    if (!out) return;
+    for (const char *p = s; *p; p++)
+        if (*p == '\t')
+            memcpy(out + k, "    ", 4), k += 4;
+        else
+            out[k++] = *p;
+    out[k] = 0;
+    vw_put_escaped(f, out);
+    free(out);
 }
 
 #define SNIP_MAX_SPAN 9 /* lines one snippet may show */
