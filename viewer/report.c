@@ -1930,13 +1930,14 @@ static long trace_rank(struct vw_trace *t) {
     return buf[0] && !*end && r >= 0 ? r : -1;
 }
 
-/* "0–3, 5, 7–9": ranks (sorted) with runs of consecutive ones as ranges. */
+/* "0–3, 5, 7–9": ranks (sorted) with runs of consecutive ones as ranges; a rank twice (a forked child's
+ * trace has its parent's) once. */
 static void put_ranks(FILE *f, const long *r, int n) {
     for (int i = 0; i < n;) {
         int j = i;
-        while (j + 1 < n && r[j + 1] == r[j] + 1) j++;
+        while (j + 1 < n && (r[j + 1] == r[j] + 1 || r[j + 1] == r[j])) j++;
         fprintf(f, "%s%ld", i ? ", " : "", r[i]);
-        if (j > i) fprintf(f, "%s%ld", j > i + 1 ? "\u2013" : ", ", r[j]);
+        if (r[j] != r[i]) fprintf(f, "%s%ld", r[j] > r[i] + 1 ? "\u2013" : ", ", r[j]);
         i = j + 1;
     }
 }
