@@ -36,7 +36,7 @@ _devtrace() {
     if [[ $cur == -* ]]; then
         local opts="--json --help"
         case $cmd in
-        report) opts="--json --all-frames --help" ;;
+        report) opts="--json --all-frames --no-source --help" ;;
         tensors) opts="--json --device --alive-at-error --help" ;;
         export) opts="--format -o --help" ;;
         esac

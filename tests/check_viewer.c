@@ -78,6 +78,16 @@ START_TEST(test_report_names_the_chain_and_the_fix) {
     snprintf(want, sizeof want, "mismatch_minimal.c:%d", fix);
     ck_assert_msg(strstr(f, want), "fix line %d not in: %s", fix, f);
 
+    /* the source around the failing, origin and fix lines, each marked; --no-source leaves it out */
+    snprintf(want, sizeof want, "\n  > %5d |", fix);
+    ck_assert_msg(strstr(out, want) && strstr(out, "devtrace: fix"), "no fix line snippet in:\n%s", out);
+    snprintf(want, sizeof want, "\n  > %5d |", origin);
+    ck_assert_msg(strstr(out, want), "no origin line snippet in:\n%s", out);
+    ck_assert_msg(strstr(out, "\n  >    51 |"), "no failing line snippet in:\n%s", out);
+    ck_assert_int_eq(sh("%s report --no-source %s", DEVTRACE_CLI, trace), 1);
+    ck_assert_msg(!strstr(out, " | ") && strstr(out, "fix: move"), "%s", out);
+    ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, trace), 1);
+
     /* the failing call's stack: the program's frames; --all-frames adds the runtime's */
     ck_assert_msg(strstr(out, "call stack:") && !strstr(out, "(dt_mul)") && strstr(out, "--all-frames shows them"),
                   "%s", out);
@@ -285,12 +295,47 @@ START_TEST(test_mismatch_of_an_op_that_succeeded) {
 }
 END_TEST
 
+/* A job's traces, one per rank: the directory read as one report, the ranks' one mismatch once. */
+START_TEST(test_report_ranks_of_a_job) {
+    char job[256];
+    snprintf(job, sizeof job, "%s/job", dir);
+    ck_assert_int_eq(mkdir(job, 0700), 0);
+    for (int r = 0; r < 4; r++)
+        ck_assert_int_eq(
+            sh("RANK=%d DEVTRACE_SIM_CUDA=2 %s run -o %s/train.db -- %s", r, DEVTRACE_CLI, job, LABELS_EXAMPLE), 1);
+    ck_assert_int_eq(sh("ls %s | grep -c 'rank[0-3]'", job), 0);
+    ck_assert_int_eq(atoi(out), 4);
+    ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, job), 1);
+    ck_assert_msg(strstr(out, "== ranks 0\u2013"
+                              "3: 4 traces with the same device mismatch"),
+                  "%s", out);
+    const char *e = strstr(out, "error: device mismatch in cross_entropy");
+    ck_assert_msg(e && !strstr(e + 1, "error: device mismatch"), "not one block:\n%s", out);
+    ck_assert_msg(strstr(out, "  target      cpu ") && strstr(out, "<- the odd one out"), "%s", out);
+    /* two of them, named as files: the same group; JSON has each rank and its host, and the group */
+    ck_assert_int_eq(sh("%s report %s/train.*.rank3.*.db %s/train.*.rank1.*.db", DEVTRACE_CLI, job, job), 1);
+    ck_assert_msg(strstr(out, "== ranks 1, 3: 2 traces"), "%s", out);
+    ck_assert_int_eq(sh("%s report --json %s | python3 -c 'import json,sys; d=json.load(sys.stdin); "
+                        "t=d[\"traces\"]; g=d[\"groups\"]; "
+                        "print(len(t), sorted(x[\"rank\"] for x in t), all(x[\"host\"] for x in t), len(g), "
+                        "g[0][\"ranks\"], g[0][\"mismatches\"])'",
+                        DEVTRACE_CLI, job),
+                     0);
+    ck_assert_str_eq(out, "4 [0, 1, 2, 3] True 1 [0, 1, 2, 3] 1\n");
+    /* one rank alone: its own heading, no group */
+    ck_assert_int_eq(sh("%s report %s %s/train.*.rank2.*.db", DEVTRACE_CLI, trace, job), 1);
+    ck_assert_msg(strstr(out, "(rank 2, host ") && !strstr(out, "ranks "), "%s", out);
+}
+END_TEST
+
 START_TEST(test_bad_inputs) {
     char p[256];
     snprintf(p, sizeof p, "%s/missing.db", dir);
     expect_refused(p, "No such file or directory");
-    ck_assert_int_ne(access(p, F_OK), 0); /* not created */
-    expect_refused(dir, "is a directory");
+    ck_assert_int_ne(access(p, F_OK), 0);       /* not created */
+    snprintf(p, sizeof p, "%s/no_traces", dir); /* a directory is read as a job's traces: it has none */
+    ck_assert_int_eq(mkdir(p, 0700), 0);
+    expect_refused(p, "is a directory with no *.db trace");
     snprintf(p, sizeof p, "%s/empty.db", dir);
     ck_assert_int_eq(sh(": > %s", p), 0);
     expect_refused(p, "empty file");
@@ -548,6 +593,7 @@ Suite *make_viewer_suite(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_report_names_the_chain_and_the_fix);
     tcase_add_test(tc, test_report_without_mismatch);
+    tcase_add_test(tc, test_report_ranks_of_a_job);
     tcase_add_test(tc, test_bad_inputs);
     tcase_add_test(tc, test_mismatch_of_an_op_that_succeeded);
     tcase_add_test(tc, test_killed_writer_trace_is_read_from_a_copy);

@@ -88,13 +88,18 @@ def example(name):
     out.append(("%s: fails with PyTorch's message" % name,
                 rc == 1 and "RuntimeError: Expected all tensors to be on the same device" in se, se[-2000:]))
     origin, fix = marker(path, "origin"), marker(path, "fix")
-    why = report.split("\nwhy ", 1)[1] if "\nwhy " in report else ""
+    # the chain alone (the source snippets after the fix name the origin line too)
+    why = report.split("\nwhy ", 1)[1].split("\n\n", 1)[0] if "\nwhy " in report else ""
     fixline = re.search(r"^fix: .*$", report, re.M)
     out.append(("%s: report names the odd operand" % name, rrc == 1 and "<- the odd one out" in report, report))
     out.append(("%s: origin line %d in the chain" % (name, origin), "%s:%d (" % (name, origin) in why, report))
     out.append(("%s: fix after line %d" % (name, fix),
                 fixline is not None and re.search(r", after (\S*/)?%s:%d \(" % (re.escape(name), fix), fixline.group(0)),
                 report))
+    if name == "bug_labels_not_moved.py":
+        out.append(("%s: the fix as a suggested diff, indented as the fix line" % name,
+                    '\n+        labels = labels.to("cuda:0")\n' in report
+                    and re.search(r"^  > +%d \| .*# devtrace: fix$" % fix, report, re.M) is not None, report))
     odd = [o for m in mm for o in m.get("operands", []) if o["odd"]]
     fixsite = (mm[0].get("fix") or {}).get("site") or {} if mm else {}
     out.append(("%s: JSON has the odd operand, its chain and the fix line" % name,

@@ -25,7 +25,8 @@ __attribute__((format(printf, 3, 4))) static int fmt(char *buf, size_t size, con
 }
 
 const char *tr_rank(void) {
-    static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
+    static const char *const vars[] = {"RANK",      "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                                       "PMIX_RANK", "SLURM_PROCID",         "LOCAL_RANK"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = getenv(vars[i]);
         if (v && *v) return v;

@@ -398,7 +398,7 @@ static int html_report(FILE *f, struct tl *x, int n) {
     fputs(html_head, f);
     fputs("{\"report\": {\"traces\": [", f);
     for (int i = 0; i < n; i++)
-        if (vw_report_trace(x[i].t, 1, 0, f, i, n) < 0) return -1;
+        if (vw_report_trace(x[i].t, 1, 0, f, i, n, NULL) < 0) return -1;
     fputs("]}, \"timeline\": ", f);
     html_timeline(f, x, n);
     fputs("}", f);

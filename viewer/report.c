@@ -20,9 +20,11 @@
 #include "vw.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Colors on a terminal only (text to stdout; never in JSON or HTML). */
@@ -52,7 +54,9 @@ struct ctx {
     struct vw_trace *t;
     struct vw_sym *sym;
     int json, all_frames;
+    int no_source; /* --no-source: no snippets of the program's source in the text */
     FILE *out;
+    FILE *key; /* what makes two ranks' mismatches the same (op, message, sites, culprit), or NULL */
     sqlite3_stmt *tensor, *moves, *args, *opname;
 };
 
@@ -427,6 +431,142 @@ static int python_callback_caller(struct ctx *c, const struct step *made, int64_
     return 1;
 }
 
+/* ---------------------------------------------------------------- source snippets */
+
+/* The program's source file, as the frame names it (relative to the viewer's directory when under it) or
+ * relative to the directory the program ran in (meta cwd); NULL when neither can be read. */
+static FILE *source_open(struct ctx *c, const char *file) {
+    char path[2048], cwd[1024];
+    if (!file || !file[0]) return NULL;
+    FILE *src = fopen(file, "r");
+    if (src || file[0] == '/') return src;
+    snprintf(path, sizeof path, "%s/%s", vw_meta(c->t, "cwd", cwd, sizeof cwd), file);
+    return fopen(path, "r");
+}
+
+#define SNIP_CONTEXT 1   /* lines shown either side of a line */
+#define SNIP_WIDTH   160 /* bytes of a source line shown */
+
+/* Lines lo..hi of a source file (1-based, tabs kept, newline dropped); the number read. */
+static int source_lines(struct ctx *c, const char *file, int lo, int hi, char (*text)[SNIP_WIDTH + 1]) {
+    FILE *src = source_open(c, file);
+    if (!src) return 0;
+    char buf[4096];
+    int n = 0, got = 0;
+    while (n < hi && fgets(buf, sizeof buf, src)) {
+        size_t len = strlen(buf);
+        int whole = len && buf[len - 1] == '\n';
+        if (++n >= lo) {
+            buf[strcspn(buf, "\r\n")] = 0;
+            snprintf(text[n - lo], SNIP_WIDTH + 1, "%s", buf);
+            got++;
+        }
+        while (!whole && fgets(buf, sizeof buf, src)) { /* the rest of a long line */
+            len = strlen(buf);
+            whole = len && buf[len - 1] == '\n';
+        }
+    }
+    fclose(src);
+    return got;
+}
+
+/* A source line escaped for the terminal, its tabs as 4 spaces (an escaped tab would read "\t"). */
+static void put_source_line(FILE *f, const char *s) {
+    size_t len = strlen(s), k = 0;
+    char *out = malloc(4 * len + 1);
+    if (!out) return;
+    for (const char *p = s; *p; p++)
+        if (*p == '\t')
+            memcpy(out + k, "    ", 4), k += 4;
+        else
+            out[k++] = *p;
+    out[k] = 0;
+    vw_put_escaped(f, out);
+    free(out);
+}
+
+#define SNIP_MAX_SPAN 9 /* lines one snippet may show */
+
+/* Lines of the source to show: one or more of the failing, origin and fix lines close together in one file. */
+struct snippet {
+    const struct vw_frame *site; /* the first of them */
+    char what[96];               /* "failing line 28, origin 23" */
+    int line[3], n;              /* the marked lines */
+};
+
+/* Adds a line to the last snippet when it is in the same file and close by, else starts one. */
+static void snippet_add(struct snippet *sn, int *n, const char *what, const struct vw_frame *site) {
+    if (!site->file[0] || site->line <= 0) return;
+    struct snippet *last = *n ? &sn[*n - 1] : NULL;
+    if (last && !strcmp(last->site->file, site->file)) {
+        int lo = site->line, hi = site->line;
+        for (int i = 0; i < last->n; i++) {
+            lo = last->line[i] < lo ? last->line[i] : lo;
+            hi = last->line[i] > hi ? last->line[i] : hi;
+        }
+        if (hi - lo + 1 + 2 * SNIP_CONTEXT <= SNIP_MAX_SPAN) {
+            size_t k = strlen(last->what);
+            snprintf(last->what + k, sizeof last->what - k, ", %s %d", what, site->line);
+            last->line[last->n++] = site->line;
+            return;
+        }
+    }
+    sn[*n] = (struct snippet){.site = site, .line = {site->line}, .n = 1};
+    snprintf(sn[*n].what, sizeof sn[*n].what, "%s %d", what, site->line);
+    (*n)++;
+}
+
+/* "  FILE: failing line N, ..." and those lines with SNIP_CONTEXT lines either side, numbered, each marked
+ * '>'. */
+static void print_snippet(struct ctx *c, FILE *f, const struct snippet *sn) {
+    char text[SNIP_MAX_SPAN][SNIP_WIDTH + 1];
+    int lo = sn->line[0], hi = sn->line[0];
+    for (int i = 1; i < sn->n; i++) {
+        lo = sn->line[i] < lo ? sn->line[i] : lo;
+        hi = sn->line[i] > hi ? sn->line[i] : hi;
+    }
+    lo = lo > SNIP_CONTEXT ? lo - SNIP_CONTEXT : 1;
+    hi += SNIP_CONTEXT;
+    int got = source_lines(c, sn->site->file, lo, hi, text);
+    if (lo + got <= hi - SNIP_CONTEXT) return; /* the file is not there, or not as long as it was */
+    fputs("\n  ", f);
+    vw_put_escaped(f, sn->site->file);
+    fputs(": ", f);
+    vw_put_escaped(f, sn->what);
+    fputc('\n', f);
+    for (int i = 0; i < got; i++) {
+        int mark = 0;
+        for (int k = 0; k < sn->n; k++) mark |= sn->line[k] == lo + i;
+        fprintf(f, "  %c %5d | ", mark ? '>' : ' ', lo + i);
+        put_source_line(f, text[i]);
+        fputc('\n', f);
+    }
+}
+
+/* The fix as a unified diff: code inserted after the fix line, indented as that line (one level more
+ * after a line that opens a block, "...:"). */
+static void print_fix_diff(struct ctx *c, FILE *f, const struct vw_frame *site, const char *code) {
+    char text[3][SNIP_WIDTH + 1];
+    int lo = site->line > 1 ? site->line - 1 : 1;
+    int got = source_lines(c, site->file, lo, site->line + 1, text);
+    if (lo + got <= site->line) return;
+    const char *line = text[site->line - lo];
+    size_t indent = strspn(line, " \t"), end = strlen(line);
+    while (end && line[end - 1] == ' ') end--;
+    int opens = end && line[end - 1] == ':' && !strcmp(site->module, "python");
+    int before = site->line - lo, after = got - before - 1;
+    fprintf(f, "\n  suggested change:\n--- ");
+    vw_put_escaped(f, site->file);
+    fputs("\n+++ ", f);
+    vw_put_escaped(f, site->file);
+    fprintf(f, "\n@@ -%d,%d +%d,%d @@\n", lo, got, lo, got + 1);
+    for (int i = 0; i <= before; i++) fputc(' ', f), put_source_line(f, text[i]), fputc('\n', f);
+    char add[SNIP_WIDTH + 700];
+    snprintf(add, sizeof add, "%.*s%s%s", (int)indent, line, opens ? "    " : "", code);
+    fputc('+', f), put_source_line(f, add), fputc('\n', f);
+    for (int i = before + 1; i <= before + after; i++) fputc(' ', f), put_source_line(f, text[i]), fputc('\n', f);
+}
+
 static int ident_char(int ch) {
     return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
 }
@@ -435,12 +575,8 @@ static int ident_char(int ch) {
  * in ...", "with ... as name". The name the report knows a tensor by comes from the program's variables
  * when the op failed; the line of code it suggests is only given where that name holds the tensor. */
 static int line_binds(struct ctx *c, const char *file, int line, const char *name) {
-    char path[2048], cwd[1024], text[4096];
-    if (file[0] == '/')
-        snprintf(path, sizeof path, "%s", file);
-    else
-        snprintf(path, sizeof path, "%s/%s", vw_meta(c->t, "cwd", cwd, sizeof cwd), file);
-    FILE *src = fopen(path, "r");
+    char text[4096];
+    FILE *src = source_open(c, file);
     if (!src) return 0;
     int n = 0, found = 0;
     while (fgets(text, sizeof text, src) && ++n < line) {
@@ -868,6 +1004,13 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     if (fix && odd)
         python_fix_code(c, fix, odd->nsteps ? &odd->chain[0] : NULL, codename, vw_device_name(want, d1, sizeof d1),
                         code, sizeof code);
+    if (c->key) { /* ranks whose mismatches agree on these are reported once */
+        const struct step *origin = odd && odd->nsteps ? &odd->chain[odd->nsteps - 1] : NULL;
+        fprintf(c->key, "%s\x1f%s\x1f%s:%d\x1f%s\x1f", name, message ? message : "", call.site.file,
+                call.has_site ? call.site.line : 0, odd ? odd->arg : "");
+        if (origin && origin->has_site) fprintf(c->key, "%s:%d", origin->site.file, origin->site.line);
+        fputc('\n', c->key);
+    }
 
     if (c->json) {
         fprintf(f, "%s\n    {\"index\": %d, \"seq\": %lld, \"op\": ", index ? "," : "", index, (long long)seq);
@@ -1012,6 +1155,16 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         if (fix->has_site) fputs(", after ", f), vw_put_escaped(f, vw_site_str(&fix->site, buf, sizeof buf));
         fputc('\n', f);
         if (code[0]) fputs("     ", f), vw_put_escaped(f, code), fputc('\n', f);
+    }
+    if (!c->no_source) {
+        const struct step *origin = odd && odd->nsteps ? &odd->chain[odd->nsteps - 1] : NULL;
+        struct snippet sn[3];
+        int nsn = 0;
+        if (call.has_site) snippet_add(sn, &nsn, "failing line", &call.site);
+        if (origin && origin->has_site) snippet_add(sn, &nsn, "origin", &origin->site);
+        if (fix && fix->has_site) snippet_add(sn, &nsn, "fix", &fix->site);
+        for (int i = 0; i < nsn; i++) print_snippet(c, f, &sn[i]);
+        if (fix && fix->has_site && code[0]) print_fix_diff(c, f, &fix->site, code);
     }
     free(ops);
     return 0;
@@ -1573,9 +1726,24 @@ static void print_children(struct ctx *c) {
 
 /* Reports one trace to out (text or JSON, the index-th of nfiles): the
  * number of mismatches found, or -1 after printing why it could not. */
-int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int index, int nfiles) {
+int vw_report_trace(struct vw_trace *t, int json, int flags, FILE *out, int index, int nfiles, char **key) {
     int found = 0;
-    struct ctx c = {.t = t, .json = json, .out = out, .all_frames = all_frames};
+    struct ctx c = {.t = t,
+                    .json = json,
+                    .out = out,
+                    .all_frames = !!(flags & VW_REPORT_ALL_FRAMES),
+                    .no_source = !!(flags & VW_REPORT_NO_SOURCE)};
+    char *keybuf = NULL, *excbuf = NULL;
+    size_t keylen = 0, exclen = 0;
+    (void)nfiles;
+    if (key) {
+        *key = NULL;
+        c.key = open_memstream(&keybuf, &keylen);
+        if (!c.key) {
+            vw_error("out of memory");
+            return -1;
+        }
+    }
     c.sym = vw_sym_new(t);
     c.tensor = vw_prep(
         t, "SELECT t.seq, t.device, t.origin, COALESCE(t.src, 0), COALESCE(t.op, 0), "
@@ -1619,6 +1787,14 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
         vw_put_json_string(out, prog);
         fprintf(out, ", \"pid\": ");
         vw_put_json_meta(out, pid);
+        char rank[32], host[256];
+        fprintf(out, ", \"rank\": ");
+        vw_put_json_meta(out, vw_meta(t, "rank", rank, sizeof rank));
+        fprintf(out, ", \"host\": ");
+        if (vw_meta(t, "host", host, sizeof host)[0])
+            vw_put_json_string(out, host);
+        else
+            fputs("null", out);
         fprintf(out, ", \"exit_status\": ");
         vw_put_json_meta(out, status);
         fputs(", \"signal\": ", out);
@@ -1641,13 +1817,6 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
         if (first_t >= 0) print_ending(&c, status, sig, first_t);
         fputs(", \"mismatches\": [", out);
     } else {
-        if (nfiles > 1 || index) {
-            fprintf(out, "%s== ", index ? "\n" : "");
-            vw_put_escaped(out, t->path);
-            fprintf(out, " (pid ");
-            vw_put_escaped(out, pid);
-            fprintf(out, ")\n");
-        }
         if (first_t >= 0) print_ending(&c, status, sig, first_t);
         struct vw_health h;
         /* a trace cut short, or with events lost, says so; a death by a signal the tracer caught kept every
@@ -1669,7 +1838,16 @@ int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int
                    sqlite3_column_int64(mm, 6), found);
         found++;
     }
+    /* a thrown mismatch's block is its key: caught to a buffer first */
+    FILE *exc = c.key ? open_memstream(&excbuf, &exclen) : NULL;
+    if (exc) c.out = exc;
     int nexc = report_exceptions(&c, found);
+    if (exc) {
+        c.out = out;
+        fclose(exc);
+        if (excbuf) fwrite(excbuf, 1, exclen, out), fwrite(excbuf, 1, exclen, c.key);
+        free(excbuf);
+    }
     if (nexc < 0) {
         found = -1;
         goto next;
@@ -1702,66 +1880,310 @@ next:
     for (int s = 0; s < 4; s++)
         if (sts[s]) sqlite3_finalize(sts[s]);
     vw_sym_free(c.sym);
+    if (c.key) {
+        fclose(c.key);
+        if (found >= 0)
+            *key = keybuf;
+        else
+            free(keybuf);
+    }
     return found;
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: devtrace report [--json] [--all-frames] FILE...\n\n"
+    fprintf(f, "usage: devtrace report [--json] [--all-frames] [--no-source] FILE|DIR...\n\n"
                "For each device mismatch in the traces: the op and where it was called, its operands, the odd one\n"
                "out, the chain of events that put it on its device, where its peers reached theirs, and the line\n"
-               "where the move belongs. With no mismatch, a summary of tensors and transfers. The failing call's\n"
-               "stack shows the program's frames; --all-frames adds those inside libdtrt, libdevtrace and libc.\n\n"
+               "where the move belongs, with the source around the failing, origin and fix lines and the fix as a\n"
+               "diff when the files are readable (--no-source: without them). With no mismatch, a summary of\n"
+               "tensors and transfers. The failing call's stack shows the program's frames; --all-frames adds those\n"
+               "inside libdtrt, libdevtrace and libc.\n\n"
+               "Several traces (a DIR: every *.db trace in it) are one job's: each is headed by its rank and host,\n"
+               "and ranks with the same mismatches are reported once, as \"ranks 0-7\".\n\n"
                "Exit status: 0 no mismatch, 1 a mismatch was found, 2 bad usage or an unreadable trace.\n");
 }
 
-int vw_cmd_report(int argc, char **argv) {
-    int json = 0, all_frames = 0, nfiles = 0;
-    const char **paths = calloc((size_t)argc, sizeof *paths);
-    if (!paths) {
+/* ---------------------------------------------------------------- several traces: ranks */
+
+/* The traces in a directory: every "*.db" in it, by name, appended to paths; -1 after saying why not. */
+static int add_dir(const char *dir, char ***paths, int *n, int *cap) {
+    struct dirent **ents;
+    int m = scandir(dir, &ents, NULL, alphasort), added = 0, rc = 0;
+    if (m < 0) {
+        vw_error("%s: cannot read the directory", dir);
+        return -1;
+    }
+    for (int i = 0; i < m; i++) {
+        size_t len = strlen(ents[i]->d_name);
+        if (!rc && len > 3 && !strcmp(ents[i]->d_name + len - 3, ".db") && ents[i]->d_name[0] != '.') {
+            if (*n == *cap) {
+                char **more = realloc(*paths, (size_t)(*cap = *cap * 2 + 8) * sizeof *more);
+                if (!more)
+                    rc = -1;
+                else
+                    *paths = more;
+            }
+            char *p = NULL;
+            if (!rc && asprintf(&p, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", ents[i]->d_name) < 0)
+                rc = -1;
+            if (!rc) (*paths)[(*n)++] = p, added++;
+        }
+        free(ents[i]);
+    }
+    free(ents);
+    if (rc)
         vw_error("out of memory");
-        return VW_EXIT_USAGE;
+    else if (!added)
+        vw_error("%s: is a directory with no *.db trace in it", dir), rc = -1;
+    return rc;
+}
+
+/* A trace's rank from its meta (the tracer's RANK and its kin), or -1. */
+static long trace_rank(struct vw_trace *t) {
+    char buf[32], *end;
+    vw_meta(t, "rank", buf, sizeof buf);
+    long r = strtol(buf, &end, 10);
+    return buf[0] && !*end && r >= 0 ? r : -1;
+}
+
+/* "0–3, 5, 7–9": ranks (sorted) with runs of consecutive ones as ranges; a rank twice (a forked child's
+ * trace has its parent's) once. */
+static void put_ranks(FILE *f, const long *r, int n) {
+    for (int i = 0; i < n;) {
+        int j = i;
+        while (j + 1 < n && (r[j + 1] == r[j] + 1 || r[j + 1] == r[j])) j++;
+        fprintf(f, "%s%ld", i ? ", " : "", r[i]);
+        if (r[j] != r[i]) fprintf(f, "%s%ld", r[j] > r[i] + 1 ? "\u2013" : ", ", r[j]);
+        i = j + 1;
+    }
+}
+
+struct rank_report {
+    long rank;  /* -1: none */
+    char *text; /* the report, text mode */
+    size_t len; /* of text */
+    char *key;  /* vw_report_trace's key */
+    int found;  /* mismatches, -1: unreadable */
+    int group;  /* index of the first trace with the same key and a rank, or its own */
+};
+
+static int by_rank(const void *a, const void *b) {
+    const struct rank_report *x = *(struct rank_report *const *)a, *y = *(struct rank_report *const *)b;
+    long rx = x->rank < 0 ? LONG_MAX : x->rank, ry = y->rank < 0 ? LONG_MAX : y->rank;
+    return rx < ry ? -1 : rx > ry ? 1 : x < y ? -1 : x > y;
+}
+
+/* Text over several traces: each rank's report under its heading, ranks with the same mismatches once. */
+static int report_ranks(struct vw_trace *tr, int n, int flags) {
+    struct rank_report *rr = calloc((size_t)n, sizeof *rr);
+    struct rank_report **order = calloc((size_t)n, sizeof *order);
+    long *ranks = calloc((size_t)n, sizeof *ranks);
+    int rc = VW_EXIT_OK;
+    if (!rr || !order || !ranks) {
+        vw_error("out of memory");
+        rc = VW_EXIT_USAGE;
+        goto out;
+    }
+    for (int i = 0; i < n && rc == VW_EXIT_OK; i++) {
+        FILE *m = open_memstream(&rr[i].text, &rr[i].len);
+        if (!m) {
+            vw_error("out of memory");
+            rc = VW_EXIT_USAGE;
+            break;
+        }
+        rr[i].rank = trace_rank(&tr[i]);
+        rr[i].found = vw_report_trace(&tr[i], 0, flags, m, 0, 1, &rr[i].key);
+        fclose(m);
+        order[i] = &rr[i];
+    }
+    if (rc != VW_EXIT_OK) goto out;
+    qsort(order, (size_t)n, sizeof *order, by_rank);
+    for (int i = 0; i < n; i++) {
+        struct rank_report *a = order[i];
+        a->group = (int)(a - rr);
+        if (a->rank < 0 || a->found < 0 || !a->key) continue;
+        for (int j = 0; j < i; j++) {
+            struct rank_report *b = order[j];
+            if (b->rank >= 0 && b->found == a->found && b->key && !strcmp(a->key, b->key) && b->group == b - rr) {
+                a->group = (int)(b - rr);
+                break;
+            }
+        }
+    }
+    int printed = 0;
+    for (int i = 0; i < n; i++) {
+        struct rank_report *a = order[i];
+        int idx = (int)(a - rr), nr = 0, same_host = 1;
+        char host[256], other[256], pid[32];
+        if (a->found < 0) rc = VW_EXIT_USAGE;
+        if (a->found > 0 && rc == VW_EXIT_OK) rc = VW_EXIT_FOUND;
+        if (a->group != idx) continue;
+        vw_meta(&tr[idx], "host", host, sizeof host);
+        for (int j = i; j < n; j++)
+            if (order[j]->group == idx) {
+                ranks[nr++] = order[j]->rank;
+                if (strcmp(vw_meta(&tr[order[j] - rr], "host", other, sizeof other), host)) same_host = 0;
+            }
+        fputs(printed++ ? "\n== " : "== ", stdout);
+        if (nr > 1) {
+            fputs("ranks ", stdout);
+            put_ranks(stdout, ranks, nr);
+            printf(": %d traces with the same %s", nr, a->found ? "device mismatch" : "outcome, no device mismatch");
+            if (same_host && host[0])
+                fputs(" on ", stdout), vw_put_escaped(stdout, host);
+            else if (!same_host)
+                fputs(" on several hosts", stdout);
+            fputs(" (rank ", stdout);
+            printf("%ld's shown: ", a->rank);
+            vw_put_escaped(stdout, tr[idx].path);
+            fputs(")\n", stdout);
+        } else {
+            vw_put_escaped(stdout, tr[idx].path);
+            fputs(" (", stdout);
+            if (a->rank >= 0) printf("rank %ld, ", a->rank);
+            if (host[0]) fputs("host ", stdout), vw_put_escaped(stdout, host), fputs(", ", stdout);
+            fputs("pid ", stdout);
+            vw_put_escaped(stdout, vw_meta(&tr[idx], "pid", pid, sizeof pid));
+            fputs(")\n", stdout);
+        }
+        if (a->text) fwrite(a->text, 1, a->len, stdout);
+    }
+out:
+    for (int i = 0; rr && i < n; i++) free(rr[i].text), free(rr[i].key);
+    free(rr);
+    free(order);
+    free(ranks);
+    return rc;
+}
+
+/* JSON over several traces: "groups", the traces (by index in "traces") whose mismatches are the same. */
+static void json_groups(struct vw_trace *tr, char **keys, const int *found, int n) {
+    fputs(",\n \"groups\": [", stdout);
+    int first = 1;
+    for (int i = 0; i < n; i++) {
+        if (found[i] <= 0 || !keys[i]) continue;
+        int dup = 0;
+        for (int j = 0; j < i && !dup; j++) dup = found[j] == found[i] && keys[j] && !strcmp(keys[j], keys[i]);
+        if (dup) continue;
+        printf("%s\n  {\"mismatches\": %d, \"ranks\": [", first ? "" : ",", found[i]);
+        first = 0;
+        int k = 0;
+        for (int j = i; j < n; j++)
+            if (found[j] == found[i] && keys[j] && !strcmp(keys[j], keys[i])) {
+                long r = trace_rank(&tr[j]);
+                if (r >= 0)
+                    printf("%s%ld", k++ ? ", " : "", r);
+                else
+                    printf("%snull", k++ ? ", " : "");
+            }
+        fputs("], \"traces\": [", stdout);
+        k = 0;
+        for (int j = i; j < n; j++)
+            if (found[j] == found[i] && keys[j] && !strcmp(keys[j], keys[i])) printf("%s%d", k++ ? ", " : "", j);
+        fputs("]}", stdout);
+    }
+    fputs("]", stdout);
+}
+
+int vw_cmd_report(int argc, char **argv) {
+    int json = 0, flags = 0, nfiles = 0, cap = argc, rc = VW_EXIT_OK;
+    char **paths = calloc((size_t)argc, sizeof *paths);
+    char *owned = calloc((size_t)argc, 1); /* which of the first argc paths are ours: none */
+    struct vw_trace *tr = NULL;
+    char **keys = NULL;
+    int *found = NULL;
+    if (!paths || !owned) {
+        vw_error("out of memory");
+        rc = VW_EXIT_USAGE;
+        goto done;
     }
     for (int i = 1; i < argc; i++) {
+        struct stat st;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
-            free(paths);
-            return VW_EXIT_OK;
+            goto done;
         } else if (!strcmp(argv[i], "--json"))
             json = 1;
         else if (!strcmp(argv[i], "--all-frames"))
-            all_frames = 1;
+            flags |= VW_REPORT_ALL_FRAMES;
+        else if (!strcmp(argv[i], "--no-source"))
+            flags |= VW_REPORT_NO_SOURCE;
         else if (argv[i][0] == '-' && argv[i][1]) {
             vw_error("report: unknown option '%s'; see 'devtrace report --help'", argv[i]);
-            free(paths);
-            return VW_EXIT_USAGE;
-        } else
+            rc = VW_EXIT_USAGE;
+            goto done;
+        } else if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+            int before = nfiles;
+            if (add_dir(argv[i], &paths, &nfiles, &cap) < 0) {
+                rc = VW_EXIT_USAGE;
+                goto done;
+            }
+            char *more = realloc(owned, (size_t)cap);
+            if (!more) {
+                vw_error("out of memory");
+                rc = VW_EXIT_USAGE;
+                goto done;
+            }
+            owned = more;
+            for (int k = before; k < nfiles; k++) owned[k] = 1;
+        } else {
+            if (nfiles == cap) { /* only after a directory grew the array */
+                char **more = realloc(paths, (size_t)(cap *= 2) * sizeof *more);
+                char *mo = more ? realloc(owned, (size_t)cap) : NULL;
+                if (more) paths = more;
+                if (!mo) {
+                    vw_error("out of memory");
+                    rc = VW_EXIT_USAGE;
+                    goto done;
+                }
+                owned = mo;
+            }
+            owned[nfiles] = 0;
             paths[nfiles++] = argv[i];
+        }
     }
     if (!nfiles) {
         usage(stderr);
-        free(paths);
-        return VW_EXIT_USAGE;
+        rc = VW_EXIT_USAGE;
+        goto done;
     }
-    struct vw_trace *tr = vw_trace_open_all(paths, nfiles);
-    free(paths);
-    if (!tr) return VW_EXIT_USAGE;
-    int rc = VW_EXIT_OK;
+    tr = vw_trace_open_all((const char *const *)paths, nfiles);
+    if (!tr) {
+        rc = VW_EXIT_USAGE;
+        goto done;
+    }
+    if (!json && nfiles > 1) {
+        rc = report_ranks(tr, nfiles, flags);
+        goto done;
+    }
     struct vw_doc doc; /* JSON: all or nothing */
     if (json && vw_doc_capture(&doc) < 0) {
-        vw_trace_close_all(tr, nfiles);
-        return VW_EXIT_USAGE;
+        rc = VW_EXIT_USAGE;
+        goto done;
     }
+    keys = calloc((size_t)nfiles, sizeof *keys);
+    found = calloc((size_t)nfiles, sizeof *found);
     if (json) printf("{\"traces\": [");
     for (int i = 0; i < nfiles; i++) {
-        int found = vw_report_trace(&tr[i], json, all_frames, stdout, i, nfiles);
-        if (found < 0) rc = VW_EXIT_USAGE;
-        if (found > 0 && rc == VW_EXIT_OK) rc = VW_EXIT_FOUND;
+        found[i] = vw_report_trace(&tr[i], json, flags, stdout, i, nfiles, json && keys ? &keys[i] : NULL);
+        if (found[i] < 0) rc = VW_EXIT_USAGE;
+        if (found[i] > 0 && rc == VW_EXIT_OK) rc = VW_EXIT_FOUND;
     }
-    if (json) printf("\n]}\n");
+    if (json) printf("\n]");
+    if (json && keys) json_groups(tr, keys, found, nfiles);
+    if (json) printf("}\n");
     if (json && vw_doc_release(&doc, rc != VW_EXIT_USAGE) < 0 && rc != VW_EXIT_USAGE) {
         vw_error("report: cannot write to standard output");
         rc = VW_EXIT_USAGE;
     }
-    vw_trace_close_all(tr, nfiles);
+done:
+    for (int i = 0; keys && i < nfiles; i++) free(keys[i]);
+    free(keys);
+    free(found);
+    if (tr) vw_trace_close_all(tr, nfiles);
+    for (int i = 0; paths && owned && i < nfiles; i++)
+        if (owned[i]) free(paths[i]);
+    free(paths);
+    free(owned);
     return rc;
 }

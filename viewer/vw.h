@@ -116,9 +116,15 @@ static inline int64_t vw_time_at(int64_t start_ns, int64_t base_ns, int64_t t) {
 /* "cpu" / "cuda:N" from the trace's packed device number. */
 const char *vw_device_name(int64_t dev, char *buf, size_t size);
 
-/* The report of one trace (report.c), text or JSON, to out: the number of
- * device mismatches, or -1 after printing why it could not be read. */
-int vw_report_trace(struct vw_trace *t, int json, int all_frames, FILE *out, int index, int nfiles);
+/* The report of one trace (report.c), text or JSON, to out (the index-th of
+ * nfiles; text has no heading, the caller prints it): the number of device
+ * mismatches, or -1 after printing why it could not be read. flags: the
+ * VW_REPORT_ values. key, unless NULL: a malloc'd text (the caller frees)
+ * equal for two traces whose mismatches are the same (op, message, site,
+ * culprit argument, origin site), so that ranks can be reported as one. */
+#define VW_REPORT_ALL_FRAMES 1 /* frames inside libdtrt, libdevtrace and libc too */
+#define VW_REPORT_NO_SOURCE  2 /* no source snippets or suggested diff in the text */
+int vw_report_trace(struct vw_trace *t, int json, int flags, FILE *out, int index, int nfiles, char **key);
 
 /* ---------------------------------------------------------------- symbols (sym.c) */
 
