@@ -1,9 +1,11 @@
 /* devtrace export: the traces as a Chrome trace / Perfetto JSON timeline
- * (--format chrome: ops, transfers and CUDA runtime calls as slices on one
- * track per thread, transfers and device work (copies, memsets, kernel
- * launches) again on the device's track, errors and C++ exceptions as
- * instant events; one process per trace, clocks aligned on their start
- * times), or
+ * (--format chrome: ops and CUDA runtime calls as slices of their recorded
+ * duration on one track per thread, nested or disjoint per track;
+ * transfers, errors and C++ exceptions (a rethrow shown once) as instant
+ * events, transfers and device work (copies, memsets, kernel launches)
+ * again on the device's track; call sites and tensor ids in args; one
+ * process per trace, "host pid N (program)", two traces never sharing a
+ * pid; clocks aligned on their start times), or
  * as one self-contained HTML file (--format html): the report of each
  * mismatch with its chain and fix, and a timeline, drawn by inline script
  * from JSON embedded in the page; no network access needed to view it.
@@ -49,32 +51,165 @@ struct tl {
     "CASE WHEN r.signal IS NOT NULL THEN 'fatal signal ' || r.signal WHEN r.first_arg IS NOT NULL OR r.device_a IS "   \
     "NOT NULL THEN 'device mismatch' WHEN r.exception IS NOT NULL THEN 'exception ' || r.exception ELSE 'error' END"
 
-/* Microseconds on the shared clock for an event at t ns into trace x. */
-static double us(const struct tl *x, int64_t base_ns, int64_t t) {
-    return (double)vw_time_at(x->start_ns, base_ns, t) / 1e3;
+/* A slice of the Chrome timeline, kept until its track is known whole: on
+ * one track slices must nest or be disjoint, and recorded times from
+ * different sources (an op, a CUDA call the op made, another thread's
+ * copy on the same device) may cross by a few ns; such a slice is cut at
+ * its enclosing slice's end (args "cut_ns"). */
+struct cev {
+    int64_t tid;     /* the track */
+    int64_t ts, dur; /* ns on the shared clock */
+    int64_t order;   /* emission order: ties keep it */
+    char *body;      /* the event's JSON after its times: ", \"cat\": ..." up to the closing brace */
+};
+
+struct cevs {
+    struct cev *v;
+    size_t n, cap;
+};
+
+static int cev_cmp(const void *pa, const void *pb) {
+    const struct cev *a = pa, *b = pb;
+    if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+    if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
+    if (a->dur != b->dur) return a->dur > b->dur ? -1 : 1; /* the enclosing one first */
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* Takes body (malloc'd); drops the event when out of memory. */
+static void cev_add(struct cevs *c, int64_t tid, int64_t ts, int64_t dur, char *body) {
+    if (!body) return;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 1024;
+        struct cev *v = realloc(c->v, cap * sizeof *v);
+        if (!v) {
+            free(body);
+            return;
+        }
+        c->v = v, c->cap = cap;
+    }
+    c->v[c->n] = (struct cev){tid, ts, dur < 0 ? 0 : dur, (int64_t)c->n, body};
+    c->n++;
+}
+
+/* Prints the slices of one process, nested per track, and empties c. */
+static void cev_flush(FILE *f, struct cevs *c, int64_t pid, int *first) {
+    qsort(c->v, c->n, sizeof *c->v, cev_cmp);
+    int64_t stack[256];
+    int depth = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        struct cev *e = &c->v[i];
+        if (i == 0 || c->v[i - 1].tid != e->tid) depth = 0;
+        while (depth && stack[depth - 1] <= e->ts) depth--;
+        int64_t cut = 0;
+        if (depth && e->ts + e->dur > stack[depth - 1]) cut = e->ts + e->dur - stack[depth - 1], e->dur -= cut;
+        if (depth < 256) stack[depth++] = e->ts + e->dur;
+        fprintf(f, "%s{\"ph\": \"X\", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"dur\": %.3f", *first ? "" : ",\n",
+                (long long)pid, (long long)e->tid, (double)e->ts / 1e3, (double)e->dur / 1e3);
+        *first = 0;
+        if (cut) fprintf(f, ", \"cut_ns\": %lld", (long long)cut);
+        fputs(e->body, f);
+        free(e->body);
+    }
+    c->n = 0;
+}
+
+/* One event's JSON text, built in memory. */
+struct buf {
+    char *s;
+    size_t len;
+    FILE *f;
+};
+static FILE *buf_open(struct buf *b) {
+    b->s = NULL, b->len = 0;
+    b->f = open_memstream(&b->s, &b->len);
+    return b->f;
+}
+static char *buf_take(struct buf *b) {
+    if (!b->f) return NULL;
+    if (fclose(b->f) != 0) {
+        free(b->s);
+        return NULL;
+    }
+    return b->s;
+}
+
+/* An event's call site as the JSON member ", \"site\": ..." (Python line when
+ * there is one), or nothing when unknown. */
+static void put_site(FILE *f, struct vw_sym *sym, sqlite3_stmt *st, int col_stack, int64_t seq) {
+    struct vw_frame fr;
+    char buf[1200];
+    if (!sym ||
+        !vw_sym_event_site(sym, sqlite3_column_int64(st, col_stack), sqlite3_column_int64(st, col_stack + 1), seq, &fr))
+        return;
+    fputs(", \"site\": ", f);
+    vw_put_json_string(f, vw_site_str(&fr, buf, sizeof buf));
+}
+
+/* SQL: an op's tensors as "1,2,3" (integers only: a trace is untrusted and
+ * the list goes into the JSON as is). */
+#define OP_INPUTS_SQL                                                                                                  \
+    "(SELECT group_concat(v) FROM (SELECT CAST(o.arg0_tensor AS INTEGER) AS v WHERE o.arg0_tensor IS NOT NULL "        \
+    "UNION ALL SELECT CAST(o.arg1_tensor AS INTEGER) WHERE o.arg1_tensor IS NOT NULL UNION ALL SELECT v FROM (SELECT " \
+    "CAST(m.tensor AS INTEGER) AS v FROM op_args_more m WHERE m.op = o.op AND m.tensor IS NOT NULL ORDER BY m.pos)))"
+#define OP_OUTPUTS_SQL                                                                                                 \
+    "(SELECT group_concat(v) FROM (SELECT CAST(o.out0 AS INTEGER) AS v WHERE o.out0 IS NOT NULL UNION ALL SELECT v "   \
+    "FROM (SELECT CAST(m.tensor AS INTEGER) AS v FROM op_outputs_more m WHERE m.op = o.op AND m.tensor IS NOT NULL "   \
+    "ORDER BY m.pos)))"
+
+/* An int list from OP_*_SQL, checked again (digits, '-' and commas only). */
+static void put_ids(FILE *f, const char *key, const unsigned char *s) {
+    fprintf(f, ", \"%s\": [", key);
+    if (s && strspn((const char *)s, "-0123456789,") == strlen((const char *)s)) fputs((const char *)s, f);
+    fputc(']', f);
+}
+
+/* The pid each trace shows as: its own, unless an earlier trace (another
+ * host, or the same pid again) took it: then one above the kernel's pid
+ * range, so two processes never merge into one. */
+static void chrome_pids(struct tl *x, int n, int64_t *out) {
+    for (int i = 0; i < n; i++) {
+        int64_t p = x[i].pid;
+        for (int k = 0, taken = 1; taken; k++) {
+            taken = 0;
+            for (int j = 0; j < i; j++)
+                if (out[j] == p) taken = 1;
+            if (taken) p = vw_add(4194304 * (int64_t)(k + 1), x[i].pid % 4194304);
+        }
+        out[i] = p;
+    }
 }
 
 static void chrome_trace(FILE *f, struct tl *x, int n) {
     int64_t base = INT64_MAX;
     for (int i = 0; i < n; i++)
         if (x[i].start_ns < base) base = x[i].start_ns;
+    int64_t *pids = calloc((size_t)n, sizeof *pids);
+    if (!pids) return;
+    chrome_pids(x, n, pids);
+    struct cevs cs = {0};
     fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", f);
     int first = 1;
 #define SEP() (first ? (first = 0, "") : ",\n")
     for (int i = 0; i < n; i++) {
         struct vw_trace *t = x[i].t;
-        char prog[512], dev[32];
+        struct vw_sym *sym = vw_sym_new(t);
+        int64_t pid = pids[i];
+        char prog[512], host[256], name[1024], dev[32];
         vw_meta(t, "program", prog, sizeof prog);
+        vw_meta(t, "host", host, sizeof host);
         const char *b = strrchr(prog, '/');
+        snprintf(name, sizeof name, "%s%spid %lld (%s)", host, host[0] ? " " : "", (long long)x[i].pid,
+                 b ? b + 1 : prog);
         fprintf(f, "%s{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %lld, \"args\": {\"name\": ", SEP(),
-                (long long)x[i].pid);
-        vw_put_json_string(f, b ? b + 1 : prog);
+                (long long)pid);
+        vw_put_json_string(f, name);
         fputs("}}", f);
         sqlite3_stmt *st = vw_prep(t, "SELECT tid, COALESCE(name, '') FROM threads");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
             fprintf(f,
                     "%s{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %lld, \"tid\": %lld, \"args\": {\"name\": ",
-                    SEP(), (long long)x[i].pid, (long long)sqlite3_column_int64(st, 0));
+                    SEP(), (long long)pid, (long long)sqlite3_column_int64(st, 0));
             vw_put_json_string(f, (const char *)sqlite3_column_text(st, 1));
             fputs("}}", f);
         }
@@ -86,90 +221,135 @@ static void chrome_trace(FILE *f, struct tl *x, int n) {
             fprintf(f,
                     "%s{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %lld, \"tid\": %lld, \"args\": {\"name\": "
                     "\"device %s\"}}",
-                    SEP(), (long long)x[i].pid, (long long)vw_add(1000000, sqlite3_column_int64(st, 0)),
+                    SEP(), (long long)pid, (long long)vw_add(1000000, sqlite3_column_int64(st, 0)),
                     vw_device_name(sqlite3_column_int64(st, 0), dev, sizeof dev));
         }
         if (st) sqlite3_finalize(st);
-        st = vw_prep(t, "SELECT o.op, s.text, o.t, o.dur, th.tid, " VW_OP_STATUS_SQL " FROM ops o JOIN strings s ON "
-                        "s.id = o.name LEFT JOIN threads th ON th.id = o.thread ORDER BY o.seq");
+        /* ops: slices of their recorded duration (an op with none: an instant) */
+        st = vw_prep(t, "SELECT o.op, s.text, o.t, o.dur, th.tid, " VW_OP_STATUS_SQL
+                        ", o.stack, o.pystack, o.seq, " OP_INPUTS_SQL ", " OP_OUTPUTS_SQL
+                        " FROM ops o JOIN strings s ON s.id = o.name LEFT JOIN "
+                        "threads th ON th.id = o.thread ORDER BY o.seq");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
-            fprintf(f, "%s{\"ph\": \"X\", \"cat\": \"op\", \"name\": ", SEP());
-            vw_put_json_string(f, (const char *)sqlite3_column_text(st, 1));
-            fprintf(f, ", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"op\": %lld",
-                    (long long)x[i].pid, (long long)sqlite3_column_int64(st, 4),
-                    us(&x[i], base, sqlite3_column_int64(st, 2)), sqlite3_column_int64(st, 3) / 1e3,
-                    (long long)sqlite3_column_int64(st, 0));
+            struct buf bb;
+            FILE *g = buf_open(&bb);
+            if (!g) break;
+            int instant = sqlite3_column_type(st, 3) == SQLITE_NULL;
+            fputs(", \"cat\": \"op\", \"name\": ", g);
+            vw_put_json_string(g, (const char *)sqlite3_column_text(st, 1));
+            fprintf(g, ", \"args\": {\"op\": %lld", (long long)sqlite3_column_int64(st, 0));
             if (sqlite3_column_type(st, 5) != SQLITE_NULL)
-                fprintf(f, ", \"status\": %lld", (long long)sqlite3_column_int64(st, 5));
-            fputs("}}", f);
+                fprintf(g, ", \"status\": %lld", (long long)sqlite3_column_int64(st, 5));
+            put_site(g, sym, st, 6, sqlite3_column_int64(st, 8));
+            put_ids(g, "inputs", sqlite3_column_text(st, 9));
+            put_ids(g, "outputs", sqlite3_column_text(st, 10));
+            fputs("}}", g);
+            char *body = buf_take(&bb);
+            int64_t ts = vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 2));
+            if (instant) {
+                if (body)
+                    fprintf(f, "%s{\"ph\": \"i\", \"s\": \"t\", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f%s", SEP(),
+                            (long long)pid, (long long)sqlite3_column_int64(st, 4), (double)ts / 1e3, body);
+                free(body);
+            } else {
+                cev_add(&cs, sqlite3_column_int64(st, 4), ts, sqlite3_column_int64(st, 3), body);
+            }
         }
         if (st) sqlite3_finalize(st);
+        /* transfers have no duration: instants on the thread and on the device reached */
         st = vw_prep(t, "SELECT x.src, x.dst, x.src_device, x.dst_device, x.bytes, COALESCE(v.text, '?'), e.t, "
-                        "th.tid FROM transfers x JOIN misc_events e ON e.seq = x.seq LEFT JOIN strings v ON v.id = "
-                        "x.via LEFT JOIN threads th ON th.id = e.thread ORDER BY x.seq");
+                        "th.tid, e.stack, e.pystack, x.seq FROM transfers x JOIN misc_events e ON e.seq = x.seq LEFT "
+                        "JOIN strings v ON v.id = x.via LEFT JOIN threads th ON th.id = e.thread ORDER BY x.seq");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
             char d1[32], d2[32];
             int64_t to = sqlite3_column_type(st, 3) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 3);
             vw_device_name(sqlite3_column_int64(st, 2), d1, sizeof d1);
             vw_device_name(to, d2, sizeof d2);
-            for (int track = 0; track < 2; track++) {
-                fprintf(f, "%s{\"ph\": \"X\", \"cat\": \"transfer\", \"name\": \"", SEP());
-                fprintf(f,
-                        "%s -> %s\", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"dur\": 1, \"args\": {\"via\": ", d1,
-                        d2, (long long)x[i].pid,
-                        track ? (long long)vw_add(1000000, to) : (long long)sqlite3_column_int64(st, 7),
-                        us(&x[i], base, sqlite3_column_int64(st, 6)));
-                vw_put_json_string(f, (const char *)sqlite3_column_text(st, 5));
-                fprintf(f, ", \"src\": %lld, \"dst\": %lld, \"bytes\": %lld}}", (long long)sqlite3_column_int64(st, 0),
-                        (long long)sqlite3_column_int64(st, 1), (long long)sqlite3_column_int64(st, 4));
-            }
+            struct buf bb;
+            FILE *g = buf_open(&bb);
+            if (!g) break;
+            fprintf(g, ", \"cat\": \"transfer\", \"name\": \"%s -> %s\", \"args\": {\"via\": ", d1, d2);
+            vw_put_json_string(g, (const char *)sqlite3_column_text(st, 5));
+            fprintf(g, ", \"src\": %lld, \"dst\": %lld, \"bytes\": %lld", (long long)sqlite3_column_int64(st, 0),
+                    (long long)sqlite3_column_int64(st, 1), (long long)sqlite3_column_int64(st, 4));
+            put_site(g, sym, st, 8, sqlite3_column_int64(st, 10));
+            fputs("}}", g);
+            char *body = buf_take(&bb);
+            if (!body) break;
+            for (int track = 0; track < 2; track++)
+                fprintf(f, "%s{\"ph\": \"i\", \"s\": \"t\", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f%s", SEP(),
+                        (long long)pid, track ? (long long)vw_add(1000000, to) : (long long)sqlite3_column_int64(st, 7),
+                        (double)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 6)) / 1e3, body);
+            free(body);
         }
         if (st) sqlite3_finalize(st);
-        st = vw_prep(t, "SELECT c.seq, " CUDA_TEXT_SQL ", c.t, COALESCE(c.dur, 0), th.tid, c.kind, c.dir, c.bytes, "
-                        "c.rc, c.device, c.stream, " CUDA_ON_DEVICE_SQL ", " CUDA_TRACK_SQL " FROM cuda_calls c LEFT "
-                        "JOIN strings a ON a.id = c.api LEFT JOIN threads th ON th.id = c.thread ORDER BY c.seq");
+        st = vw_prep(t, "SELECT c.seq, " CUDA_TEXT_SQL ", c.t, c.dur, th.tid, c.kind, c.dir, c.bytes, c.rc, "
+                        "c.device, c.stream, " CUDA_ON_DEVICE_SQL ", " CUDA_TRACK_SQL ", c.stack, c.pystack FROM "
+                        "cuda_calls c LEFT JOIN strings a ON a.id = c.api LEFT JOIN threads th ON th.id = c.thread "
+                        "ORDER BY c.seq");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
             static const char *kinds[] = {"?", "memcpy", "malloc", "free", "memset", "launch", "sync", "set_device"};
             int kind = sqlite3_column_int(st, 5);
+            struct buf bb;
+            FILE *g = buf_open(&bb);
+            if (!g) break;
+            fputs(", \"cat\": \"cuda\", \"name\": ", g);
+            vw_put_json_string(g, (const char *)sqlite3_column_text(st, 1));
+            fprintf(g, ", \"args\": {\"seq\": %lld, \"kind\": \"%s\", \"rc\": %lld",
+                    (long long)sqlite3_column_int64(st, 0), kind >= 1 && kind <= 7 ? kinds[kind] : "?",
+                    (long long)sqlite3_column_int64(st, 8));
+            if (sqlite3_column_type(st, 7) != SQLITE_NULL)
+                fprintf(g, ", \"bytes\": %lld", (long long)sqlite3_column_int64(st, 7));
+            if (sqlite3_column_type(st, 9) != SQLITE_NULL)
+                fprintf(g, ", \"device\": %lld", (long long)sqlite3_column_int64(st, 9));
+            put_site(g, sym, st, 13, sqlite3_column_int64(st, 0));
+            fputs("}}", g);
+            char *body = buf_take(&bb);
+            if (!body) break;
+            int64_t ts = vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 2));
+            int instant = sqlite3_column_type(st, 3) == SQLITE_NULL;
             for (int track = 0; track < 1 + sqlite3_column_int(st, 11); track++) {
-                fprintf(f, "%s{\"ph\": \"X\", \"cat\": \"cuda\", \"name\": ", SEP());
-                vw_put_json_string(f, (const char *)sqlite3_column_text(st, 1));
-                fprintf(f,
-                        ", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"seq\": %lld, "
-                        "\"kind\": \"%s\", \"rc\": %lld",
-                        (long long)x[i].pid,
-                        track ? (long long)vw_add(1000000, sqlite3_column_int64(st, 12))
-                              : (long long)sqlite3_column_int64(st, 4),
-                        us(&x[i], base, sqlite3_column_int64(st, 2)), sqlite3_column_int64(st, 3) / 1e3,
-                        (long long)sqlite3_column_int64(st, 0), kind >= 1 && kind <= 7 ? kinds[kind] : "?",
-                        (long long)sqlite3_column_int64(st, 8));
-                if (sqlite3_column_type(st, 7) != SQLITE_NULL)
-                    fprintf(f, ", \"bytes\": %lld", (long long)sqlite3_column_int64(st, 7));
-                if (sqlite3_column_type(st, 9) != SQLITE_NULL)
-                    fprintf(f, ", \"device\": %lld", (long long)sqlite3_column_int64(st, 9));
-                fputs("}}", f);
+                int64_t tid = track ? vw_add(1000000, sqlite3_column_int64(st, 12)) : sqlite3_column_int64(st, 4);
+                if (instant)
+                    fprintf(f, "%s{\"ph\": \"i\", \"s\": \"t\", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f%s", SEP(),
+                            (long long)pid, (long long)tid, (double)ts / 1e3, body);
+                else
+                    cev_add(&cs, tid, ts, sqlite3_column_int64(st, 3), strdup(body));
             }
+            free(body);
         }
         if (st) sqlite3_finalize(st);
-        st = vw_prep(t, "SELECT COALESCE(r.message, ''), e.t, th.tid, " ERROR_TITLE_SQL ", r.exception FROM errors r "
-                        "JOIN misc_events e ON e.seq = r.seq LEFT JOIN threads th ON th.id = e.thread "
-                        "WHERE " VW_NOT_MISMATCH_ECHO_SQL " ORDER BY r.seq");
+        /* errors; a C++ exception once: a rethrow (misc_events value 1) of an
+         * object thrown before is the same exception */
+        st = vw_prep(t, "SELECT COALESCE(r.message, ''), e.t, th.tid, " ERROR_TITLE_SQL ", r.exception, e.stack, "
+                        "e.pystack, r.seq FROM errors r JOIN misc_events e ON e.seq = r.seq LEFT JOIN threads th ON "
+                        "th.id = e.thread WHERE " VW_NOT_MISMATCH_ECHO_SQL " AND NOT (r.exception IS NOT NULL AND "
+                        "COALESCE(e.value, 0) = 1 AND r.object IS NOT NULL AND EXISTS (SELECT 1 FROM errors p JOIN "
+                        "misc_events pe ON pe.seq = p.seq WHERE p.object = r.object AND p.exception IS NOT NULL AND "
+                        "COALESCE(pe.value, 0) = 0 AND p.seq < r.seq)) ORDER BY r.seq");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
             fprintf(f, "%s{\"ph\": \"i\", \"s\": \"p\", \"cat\": \"error\", \"name\": ", SEP());
             vw_put_json_string(f, (const char *)sqlite3_column_text(st, 3));
-            fprintf(f, ", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"args\": {\"message\": ", (long long)x[i].pid,
-                    (long long)sqlite3_column_int64(st, 2), us(&x[i], base, sqlite3_column_int64(st, 1)));
+            fprintf(f, ", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"args\": {\"message\": ", (long long)pid,
+                    (long long)sqlite3_column_int64(st, 2),
+                    (double)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 1)) / 1e3);
             vw_put_json_string(f, (const char *)sqlite3_column_text(st, 0));
             if (sqlite3_column_type(st, 4) != SQLITE_NULL) {
                 fputs(", \"exception\": ", f);
                 vw_put_json_string(f, (const char *)sqlite3_column_text(st, 4));
             }
+            put_site(f, sym, st, 5, sqlite3_column_int64(st, 7));
             fputs("}}", f);
         }
         if (st) sqlite3_finalize(st);
+        if (cs.n && !first) fputs(",\n", f), first = 1;
+        cev_flush(f, &cs, pid, &first);
+        if (sym) vw_sym_free(sym);
     }
 #undef SEP
     fputs("\n]}\n", f);
+    free(cs.v);
+    free(pids);
 }
 
 /* ---------------------------------------------------------------- html */
