@@ -519,6 +519,28 @@ START_TEST(test_export_html_in_chromium) {
     ck_assert_msg(f && strstr(f, want), "fix line %d not rendered", fix);
     ck_assert_msg(strstr(out, "&lt;b id=\"injected\"&gt;") && !strstr(out, "<b id=\"injected\">"),
                   "trace text became markup");
+    /* the timeline at two window widths: its SVG fits the column, the legend
+     * and the zoom buttons are there, and the mismatch's link (#show-0-0 does
+     * what a click does) outlines its events on the timeline */
+    ck_assert_msg(strstr(out, "id=\"tl-link-0-0\""), "no link from the mismatch to the timeline");
+    const int widths[] = {800, 1400};
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(sh("timeout 60 %s --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir=%s/chr "
+                            "--window-size=%d,1000 --dump-dom 'file://%s#show-0-0' 2>/dev/null",
+                            chromium, dir, widths[i], html),
+                         0);
+        ck_assert_msg(strstr(out, "data-rendered=\"yes\""), "%d px: the script did not finish", widths[i]);
+        char *svg = strstr(out, "<svg id=\"tlsvg\"");
+        ck_assert_msg(svg, "%d px: no timeline:\n%.3000s", widths[i], out);
+        char *w = strstr(svg, " width=\""), *hl = strstr(svg, "data-highlighted=\"");
+        ck_assert(w && hl);
+        int width = atoi(w + 8);
+        ck_assert_msg(width >= 300 && width <= widths[i], "%d px window: an SVG %d px wide", widths[i], width);
+        if (i == 1) ck_assert_msg(width > 800, "the timeline does not grow with the window (%d px)", width);
+        ck_assert_msg(atoi(hl + 18) >= 3, "the mismatch's events not outlined: %.200s", svg);
+        ck_assert(strstr(out, "id=\"legend\"") && strstr(out, "transfer host") && strstr(out, "failed op"));
+        ck_assert(strstr(out, "id=\"tl-in\"") && strstr(out, "id=\"tl-reset\""));
+    }
 }
 END_TEST
 

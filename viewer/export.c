@@ -157,6 +157,13 @@ static void put_site(FILE *f, struct vw_sym *sym, sqlite3_stmt *st, int col_stac
     "FROM (SELECT CAST(m.tensor AS INTEGER) AS v FROM op_outputs_more m WHERE m.op = o.op AND m.tensor IS NOT NULL "   \
     "ORDER BY m.pos)))"
 
+/* The tensors each op made (tensor_rows.op), joined as "made": its
+ * outputs when the op's own output columns are empty. */
+#define OP_MADE_JOIN_SQL                                                                                               \
+    " LEFT JOIN (SELECT op, group_concat(CAST(id AS INTEGER)) AS ids FROM tensor_rows WHERE op IS NOT NULL GROUP BY "  \
+    "op) made ON made.op = o.op "
+#define OP_ALL_OUTPUTS_SQL "COALESCE(" OP_OUTPUTS_SQL ", made.ids)"
+
 /* An int list from OP_*_SQL, checked again (digits, '-' and commas only). */
 static void put_ids(FILE *f, const char *key, const unsigned char *s) {
     fprintf(f, ", \"%s\": [", key);
@@ -227,8 +234,8 @@ static void chrome_trace(FILE *f, struct tl *x, int n) {
         if (st) sqlite3_finalize(st);
         /* ops: slices of their recorded duration (an op with none: an instant) */
         st = vw_prep(t, "SELECT o.op, s.text, o.t, o.dur, th.tid, " VW_OP_STATUS_SQL
-                        ", o.stack, o.pystack, o.seq, " OP_INPUTS_SQL ", " OP_OUTPUTS_SQL
-                        " FROM ops o JOIN strings s ON s.id = o.name LEFT JOIN "
+                        ", o.stack, o.pystack, o.seq, " OP_INPUTS_SQL ", " OP_ALL_OUTPUTS_SQL
+                        " FROM ops o JOIN strings s ON s.id = o.name" OP_MADE_JOIN_SQL "LEFT JOIN "
                         "threads th ON th.id = o.thread ORDER BY o.seq");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
             struct buf bb;
@@ -365,9 +372,22 @@ static const char html_head[] =
     "table{border-collapse:collapse}td,th{padding:2px 8px;text-align:left;border-bottom:1px solid #eee}\n"
     "tr.odd td{background:#fee;font-weight:bold}.fix{background:#efe;border-left:4px solid #3a3;padding:.5em 1em}\n"
     "ol.chain li{margin:.2em 0}.site{color:#555;font-family:ui-monospace,monospace;font-size:.9em}\n"
-    ".lane{font:11px sans-serif}svg{border:1px solid #ddd;background:#fafafa}#timeline{overflow-x:auto}\n"
+    ".lane{font:11px sans-serif}svg{border:1px solid "
+    "#ddd;background:#fafafa;display:block;max-width:100%;cursor:grab}\n"
+    "#timeline{overflow:hidden;width:100%}#tlctl button{margin-right:4px}.hl{opacity:1}\n"
+    "#legend{margin:.5em 0;font-size:.9em}#legend i{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px;"
+    "vertical-align:middle}#legend i.dot{border-radius:5px}.tl-link{display:inline-block;margin-top:.5em}\n"
     "</style></head><body>\n<h1>devtrace report</h1>\n<div id=\"summary\"></div>\n<div id=\"report\"></div>\n"
-    "<h2>Timeline</h2>\n<p id=\"tlnote\"></p>\n<div id=\"timeline\"></div>\n"
+    "<h2>Timeline</h2>\n<p id=\"tlnote\"></p>\n"
+    "<div id=\"tlctl\"><button id=\"tl-in\" type=\"button\">Zoom in</button><button id=\"tl-out\" "
+    "type=\"button\">Zoom out</button><button id=\"tl-left\" type=\"button\">&larr;</button><button "
+    "id=\"tl-right\" type=\"button\">&rarr;</button><button id=\"tl-reset\" type=\"button\">Reset</button> "
+    "wheel: zoom, shift+wheel or drag: pan</div>\n"
+    "<div id=\"legend\"><i style=\"background:#69c\"></i>op<i style=\"background:#d33\"></i>failed op"
+    "<i style=\"background:#e90\"></i>transfer host &rarr; device<i style=\"background:#2a2\"></i>device &rarr; "
+    "host<i style=\"background:#0aa\"></i>device &rarr; device<i style=\"background:#888\"></i>host &rarr; host"
+    "<i style=\"background:#96c\"></i>CUDA runtime call<i class=\"dot\" style=\"background:#c00\"></i>error</div>\n"
+    "<p id=\"tlhl\"></p>\n<div id=\"timeline\"></div>\n"
     "<script type=\"application/json\" id=\"data\">\n";
 
 static const char html_tail[] =
@@ -401,6 +421,9 @@ static const char html_tail[] =
     "  if (m.fix.site) { fx.appendChild(el('br')); fx.appendChild(el('span', site(m.fix.site), 'site')); }\n"
     "  box.appendChild(fx);\n"
     "}\n"
+    "/* a link from a mismatch to its events on the timeline (showOnTimeline, below) */\n"
+    "function tlLink(box, ti, mi) { const a = el('a', 'Show it on the timeline', 'tl-link'); a.href = '#timeline';"
+    " a.id = 'tl-link-' + ti + '-' + mi; a.dataset.ti = ti; a.dataset.mi = mi; box.appendChild(a); }\n"
     "let total = 0;\n"
     "D.report.traces.forEach((tr, ti) => {\n"
     "  rep.appendChild(el('h2', tr.program + ' (pid ' + tr.pid + '), exit status ' + tr.exit_status));\n"
@@ -412,7 +435,8 @@ static const char html_tail[] =
     "  tr.mismatches.forEach((m, mi) => {\n"
     "    total++;\n"
     "    const box = el('div', null, 'mm'); box.id = 'mismatch-' + ti + '-' + mi;\n"
-    "    if (m.kind === 'exception') { exceptionBox(box, m, ti, mi); rep.appendChild(box); return; }\n"
+    "    if (m.kind === 'exception') { exceptionBox(box, m, ti, mi); tlLink(box, ti, mi); rep.appendChild(box); "
+    "return; }\n"
     "    box.appendChild(el('h3', 'Device mismatch in ' + m.op + ' at ' + site(m.site)));\n"
     "    box.appendChild(el('p', m.message, 'msg'));\n"
     "    const tab = el('table'); const hr = el('tr');\n"
@@ -433,43 +457,104 @@ static const char html_tail[] =
     "    if (m.fix) { const fx = el('div', null, 'fix'); fx.id = 'fix-' + ti + '-' + mi;\n"
     "      fx.appendChild(el('strong', 'Fix: ')); fx.appendChild(el('span', m.fix.text));"
     " fx.appendChild(el('br')); fx.appendChild(el('span', site(m.fix.site), 'site')); box.appendChild(fx); }\n"
-    "    rep.appendChild(box);\n"
+    "    tlLink(box, ti, mi); rep.appendChild(box);\n"
     "  });\n"
     "});\n"
     "document.getElementById('summary').appendChild(el('p', total ? total + ' device mismatch' + (total > 1 ? 'es'"
     " : '') + ' found.' : 'No device mismatch found.'));\n"
-    "/* the timeline: one lane per thread, one per device; ops, transfers, errors */\n"
+    "/* the timeline: one lane per thread, one per device; ops, transfers (colored by direction), CUDA calls, errors;\n"
+    "   it fills its column, zooms (wheel, buttons) and pans (drag, shift+wheel, buttons) */\n"
     "const T = D.timeline, NS = 'http://www.w3.org/2000/svg';\n"
-    "document.getElementById('tlnote').textContent = T.ops.length + ' ops' + (T.ops_total > T.ops.length ? ' (the"
-    " last ' + T.ops.length + ' of ' + T.ops_total + ')' : '') + ', ' + T.transfers.length + ' transfers, ' +"
-    " T.errors.length + ' errors, ' + T.cuda.length + ' CUDA runtime calls.';\n"
-    "const lanes = []; const laneOf = k => { let i = lanes.indexOf(k); if (i < 0) { lanes.push(k); i = lanes.length"
-    " - 1; } return i; };\n"
+    "document.getElementById('tlnote').textContent = T.ops.length + ' ops' + (T.ops_total > T.ops.length ? ' (the last "
+    "' + T.ops.length + ' of ' + T.ops_total + ')' : '') + ', ' + T.transfers.length + ' transfers, ' + "
+    "T.errors.length + ' errors, ' + T.cuda.length + ' CUDA runtime calls.';\n"
+    "const lanes = []; const laneOf = k => { let i = lanes.indexOf(k); if (i < 0) { lanes.push(k); i = lanes.length - "
+    "1; } return i; };\n"
     "T.ops.forEach(o => laneOf(o.lane)); T.transfers.forEach(x => { laneOf(x.lane); laneOf(x.device); });\n"
     "T.errors.forEach(e => laneOf(e.lane)); T.cuda.forEach(c => { laneOf(c.lane); if (c.device) laneOf(c.device); });\n"
     "let t0 = Infinity, t1 = -Infinity; const see = t => { t0 = Math.min(t0, t); t1 = Math.max(t1, t); };\n"
-    "T.ops.forEach(o => { see(o.t); see(o.t + o.dur); }); T.transfers.forEach(x => see(x.t));"
-    " T.errors.forEach(e => see(e.t)); T.cuda.forEach(c => { see(c.t); see(c.t + c.dur); });\n"
+    "T.ops.forEach(o => { see(o.t); see(o.t + o.dur); }); T.transfers.forEach(x => see(x.t)); T.errors.forEach(e => "
+    "see(e.t)); T.cuda.forEach(c => { see(c.t); see(c.t + c.dur); });\n"
     "if (!isFinite(t0)) { t0 = 0; t1 = 1; } if (t1 <= t0) t1 = t0 + 1;\n"
-    "const W = 1000, LH = 22, L = 150, svg = document.createElementNS(NS, 'svg');\n"
-    "svg.setAttribute('width', W + L + 10); svg.setAttribute('height', lanes.length * LH + 30);\n"
-    "const X = t => L + (t - t0) / (t1 - t0) * W;\n"
-    "function add(tag, attrs, title) { const e = document.createElementNS(NS, tag); for (const k in attrs)"
-    " e.setAttribute(k, attrs[k]); if (title) { const ti = document.createElementNS(NS, 'title'); ti.textContent ="
-    " title; e.appendChild(ti); } svg.appendChild(e); return e; }\n"
-    "lanes.forEach((k, i) => { const tx = add('text', {x: 4, y: i * LH + 15, class: 'lane'}); tx.textContent = k; });\n"
-    "T.ops.forEach(o => add('rect', {x: X(o.t), y: laneOf(o.lane) * LH + 4, width: Math.max(1, X(o.t + o.dur) -"
-    " X(o.t)), height: LH - 8, fill: o.status ? '#d33' : '#69c'}, o.name + ' (op #' + o.op + ')'));\n"
-    "T.transfers.forEach(x => [x.lane, x.device].forEach(k => add('rect', {x: X(x.t), y: laneOf(k) * LH + 2, width:"
-    " 2, height: LH - 4, fill: '#e90'}, x.text)));\n"
-    "T.cuda.forEach(c => [c.lane, c.device].forEach(k => { if (k) add('rect', {x: X(c.t), y: laneOf(k) * LH + 6,"
-    " width: Math.max(1, X(c.t + c.dur) - X(c.t)), height: LH - 12, fill: '#96c'}, c.text); }));\n"
-    "T.errors.forEach(e => add('circle', {cx: X(e.t), cy: laneOf(e.lane) * LH + LH / 2, r: 6, fill: '#c00'},"
-    " e.text));\n"
-    "const ax = add('text', {x: L, y: lanes.length * LH + 20, class: 'lane'}); ax.textContent = '0 ms';\n"
-    "const ax2 = add('text', {x: L + W - 80, y: lanes.length * LH + 20, class: 'lane'}); ax2.textContent ="
-    " ((t1 - t0) / 1e6).toFixed(3) + ' ms';\n"
-    "document.getElementById('timeline').appendChild(svg);\n"
+    "const COLORS = {op: '#69c', failed: '#d33', htod: '#e90', dtoh: '#2a2', dtod: '#0aa', htoh: '#888', cuda: '#96c', "
+    "error: '#c00'};\n"
+    "const LH = 22, L = 150, tlbox = document.getElementById('timeline'), svg = document.createElementNS(NS, 'svg');\n"
+    "svg.id = 'tlsvg'; tlbox.appendChild(svg);\n"
+    "let v0 = t0, v1 = t1, nhl = 0;\n"
+    "function add(tag, attrs, title) { const e = document.createElementNS(NS, tag); for (const k in attrs) "
+    "e.setAttribute(k, attrs[k]); if (title) { const ti = document.createElementNS(NS, 'title'); ti.textContent = "
+    "title; e.appendChild(ti); } svg.appendChild(e); return e; }\n"
+    "function plotWidth() { return Math.max(100, Math.max(320, tlbox.clientWidth) - L - 10); }\n"
+    "function draw() {\n"
+    "  while (svg.firstChild) svg.removeChild(svg.firstChild);\n"
+    "  const full = Math.max(320, tlbox.clientWidth), W = full - L - 10, H = lanes.length * LH + 30;\n"
+    "  svg.setAttribute('width', full); svg.setAttribute('height', H); svg.setAttribute('viewBox', '0 0 ' + full + ' ' "
+    "+ H);\n"
+    "  svg.setAttribute('data-highlighted', nhl);\n"
+    "  const X = t => L + (t - v0) / (v1 - v0) * W, C = x => Math.max(L, Math.min(L + W, x)), vis = (a, b) => b >= v0 "
+    "&& a <= v1;\n"
+    "  const hl = (e, a) => { if (e.hl) { a.stroke = '#000'; a['stroke-width'] = 2; a.class = 'hl'; } return a; };\n"
+    "  lanes.forEach((k, i) => { const tx = add('text', {x: 4, y: i * LH + 15, class: 'lane'}); tx.textContent = "
+    "k.length > 24 ? k.slice(0, 23) + '\\u2026' : k; });\n"
+    "  T.ops.forEach(o => { if (!vis(o.t, o.t + o.dur)) return; const x = C(X(o.t)); add('rect', hl(o, {x: x, y: "
+    "laneOf(o.lane) * LH + 4, width: Math.max(1, C(X(o.t + o.dur)) - x), height: LH - 8, fill: o.status ? "
+    "COLORS.failed : COLORS.op}), o.name + ' (op #' + o.op + ')' + (o.site ? ' at ' + o.site : '')); });\n"
+    "  T.cuda.forEach(c => { if (!vis(c.t, c.t + c.dur)) return; const x = C(X(c.t)); [c.lane, c.device].forEach(k => "
+    "{ if (k) add('rect', {x: x, y: laneOf(k) * LH + 6, width: Math.max(1, C(X(c.t + c.dur)) - x), height: LH - 12, "
+    "fill: COLORS.cuda}, c.text); }); });\n"
+    "  T.transfers.forEach(x => { if (!vis(x.t, x.t)) return; [x.lane, x.device].forEach(k => add('rect', hl(x, {x: "
+    "X(x.t) - 1, y: laneOf(k) * LH + 2, width: 2, height: LH - 4, fill: COLORS[x.dir] || COLORS.htoh}), x.text)); });\n"
+    "  T.errors.forEach(e => { if (!vis(e.t, e.t)) return; add('circle', hl(e, {cx: X(e.t), cy: laneOf(e.lane) * LH + "
+    "LH / 2, r: 6, fill: COLORS.error}), e.text); });\n"
+    "  const ax = add('text', {x: L, y: lanes.length * LH + 20, class: 'lane'}); ax.textContent = ((v0 - t0) / "
+    "1e6).toFixed(3) + ' ms';\n"
+    "  const ax2 = add('text', {x: L + W, y: lanes.length * LH + 20, class: 'lane', 'text-anchor': 'end'}); "
+    "ax2.textContent = ((v1 - t0) / 1e6).toFixed(3) + ' ms';\n"
+    "}\n"
+    "function clampView() { const w = Math.min(v1 - v0, t1 - t0); if (v0 < t0) v0 = t0; if (v0 + w > t1) v0 = t1 - w; "
+    "v1 = v0 + w; }\n"
+    "function zoom(f, at) { const c = at === undefined ? (v0 + v1) / 2 : at, w = Math.min(t1 - t0, Math.max(1000, (v1 "
+    "- v0) * f)); v0 = c - (c - v0) * w / (v1 - v0); v1 = v0 + w; clampView(); draw(); }\n"
+    "function pan(frac) { const d = (v1 - v0) * frac; v0 += d; v1 += d; clampView(); draw(); }\n"
+    "const at = ev => { const r = svg.getBoundingClientRect(); return v0 + (ev.clientX - r.left - L) / plotWidth() * "
+    "(v1 - v0); };\n"
+    "svg.addEventListener('wheel', ev => { ev.preventDefault(); if (ev.shiftKey) pan(ev.deltaY > 0 ? 0.1 : -0.1); else "
+    "zoom(ev.deltaY > 0 ? 1.25 : 0.8, at(ev)); }, {passive: false});\n"
+    "let drag = null;\n"
+    "svg.addEventListener('mousedown', ev => { drag = {x: ev.clientX, v0: v0, v1: v1}; });\n"
+    "window.addEventListener('mousemove', ev => { if (!drag) return; const d = (drag.x - ev.clientX) / plotWidth() * "
+    "(drag.v1 - drag.v0); v0 = drag.v0 + d; v1 = drag.v1 + d; clampView(); draw(); });\n"
+    "window.addEventListener('mouseup', () => { drag = null; });\n"
+    "const btn = (id, f) => document.getElementById(id).addEventListener('click', f);\n"
+    "btn('tl-in', () => zoom(0.5)); btn('tl-out', () => zoom(2)); btn('tl-left', () => pan(-0.25)); btn('tl-right', () "
+    "=> pan(0.25));\n"
+    "btn('tl-reset', () => { v0 = t0; v1 = t1; T.ops.concat(T.transfers, T.errors).forEach(e => { e.hl = false; }); "
+    "nhl = 0; document.getElementById('tlhl').textContent = ''; draw(); });\n"
+    "/* a mismatch on the timeline: its failing op and error, and the ops and transfers that made its chains' tensors "
+    "*/\n"
+    "function showOnTimeline(ti, mi) {\n"
+    "  const m = D.report.traces[ti].mismatches[mi], ts = new Set();\n"
+    "  (m.operands || []).forEach(o => { ts.add(o.tensor); (o.chain || []).forEach(s => ts.add(s.tensor)); });\n"
+    "  nhl = 0; let a = Infinity, b = -Infinity;\n"
+    "  const mark = (e, on) => { e.hl = on; if (on) { nhl++; a = Math.min(a, e.t); b = Math.max(b, e.t + (e.dur || "
+    "0)); } };\n"
+    "  const errs = T.errors.filter(e => e.trace === ti && e.seq === m.seq);\n"
+    "  T.ops.forEach(o => mark(o, o.trace === ti && ((m.seq >= o.seq && m.seq <= o.end) || o.outs.some(t => "
+    "ts.has(t)))));\n"
+    "  T.transfers.forEach(x => mark(x, x.trace === ti && (ts.has(x.dst) || ts.has(x.src))));\n"
+    "  T.errors.forEach(e => mark(e, errs.includes(e)));\n"
+    "  if (nhl) { const pad = Math.max(2000, (b - a) * 0.1); v0 = a - pad; v1 = b + pad; clampView(); }\n"
+    "  document.getElementById('tlhl').textContent = nhl ? 'Highlighted: ' + nhl + ' events of mismatch ' + (mi + 1) + "
+    "(D.report.traces.length > 1 ? ' of trace ' + (ti + 1) : '') + ' (outlined). Reset clears it.' : 'None of its "
+    "events is in the timeline.';\n"
+    "  draw();\n"
+    "}\n"
+    "document.querySelectorAll('a.tl-link').forEach(a => a.addEventListener('click', () => "
+    "showOnTimeline(+a.dataset.ti, +a.dataset.mi)));\n"
+    "draw();\n"
+    "window.addEventListener('resize', draw);\n"
+    "const hm = /^#show-(\\d+)-(\\d+)$/.exec(location.hash);\n"
+    "if (hm && D.report.traces[+hm[1]] && D.report.traces[+hm[1]].mismatches[+hm[2]]) showOnTimeline(+hm[1], +hm[2]);\n"
     "document.body.setAttribute('data-rendered', 'yes');\n"
     "</script>\n</body></html>\n";
 
@@ -485,40 +570,55 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
         int64_t nops = st && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
         if (st) sqlite3_finalize(st);
         total += nops;
-        st = vw_prep(x[i].t,
-                     "SELECT * FROM (SELECT o.op, s.text, o.t, COALESCE(o.dur, 0), th.tid, COALESCE(" VW_OP_STATUS_SQL
-                     ", 0) FROM ops o JOIN "
-                     "strings s ON s.id = o.name LEFT JOIN threads th ON th.id = o.thread ORDER BY o.seq DESC "
-                     "LIMIT ?) ORDER BY 1");
+        st = vw_prep(
+            x[i].t, "SELECT * FROM (SELECT o.op, s.text, o.t, COALESCE(o.dur, 0), th.tid, COALESCE(" VW_OP_STATUS_SQL
+                    ", 0), o.stack, o.pystack, o.seq, " OP_ALL_OUTPUTS_SQL ", o.len FROM ops o" OP_MADE_JOIN_SQL "JOIN "
+                    "strings s ON s.id = o.name LEFT JOIN threads th ON th.id = o.thread ORDER BY o.seq DESC "
+                    "LIMIT ?) ORDER BY 1");
         if (!st) continue;
         sqlite3_bind_int64(st, 1, HTML_MAX_OPS / n);
+        struct vw_sym *sym = vw_sym_new(x[i].t);
         while (sqlite3_step(st) == SQLITE_ROW) {
             fprintf(f, "%s{\"op\": %lld, \"name\": ", first ? "" : ",\n", (long long)sqlite3_column_int64(st, 0));
             first = 0;
             vw_put_json_string(f, (const char *)sqlite3_column_text(st, 1));
-            fprintf(f, ", \"t\": %lld, \"dur\": %lld, \"lane\": \"pid %lld thread %lld\", \"status\": %lld}",
+            fprintf(f,
+                    ", \"t\": %lld, \"dur\": %lld, \"lane\": \"pid %lld thread %lld\", \"status\": %lld, \"trace\": "
+                    "%d",
                     (long long)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 2)),
                     (long long)sqlite3_column_int64(st, 3), (long long)x[i].pid, (long long)sqlite3_column_int64(st, 4),
-                    (long long)sqlite3_column_int64(st, 5));
+                    (long long)sqlite3_column_int64(st, 5), i);
+            fprintf(f, ", \"seq\": %lld, \"end\": %lld", (long long)sqlite3_column_int64(st, 8),
+                    (long long)vw_add(sqlite3_column_int64(st, 8), sqlite3_column_int64(st, 10)));
+            put_ids(f, "outs", sqlite3_column_text(st, 9));
+            put_site(f, sym, st, 6, sqlite3_column_int64(st, 8));
+            fputc('}', f);
         }
         sqlite3_finalize(st);
+        if (sym) vw_sym_free(sym);
     }
     fprintf(f, "], \"ops_total\": %lld, \"transfers\": [", (long long)total);
     first = 1;
     for (int i = 0; i < n; i++) {
-        sqlite3_stmt *st = vw_prep(x[i].t, "SELECT x.src, x.src_device, COALESCE(x.dst_device, 0), x.bytes, "
-                                           "COALESCE(v.text, '?'), e.t, th.tid FROM transfers x JOIN misc_events e "
-                                           "ON e.seq = x.seq LEFT JOIN strings v ON v.id = x.via LEFT JOIN threads "
-                                           "th ON th.id = e.thread ORDER BY x.seq");
+        sqlite3_stmt *st =
+            vw_prep(x[i].t, "SELECT x.src, x.src_device, COALESCE(x.dst_device, 0), x.bytes, "
+                            "COALESCE(v.text, '?'), e.t, th.tid, x.dst FROM transfers x JOIN misc_events e "
+                            "ON e.seq = x.seq LEFT JOIN strings v ON v.id = x.via LEFT JOIN threads "
+                            "th ON th.id = e.thread ORDER BY x.seq");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
             char d1[32], d2[32], text[160];
             vw_device_name(sqlite3_column_int64(st, 1), d1, sizeof d1);
             vw_device_name(sqlite3_column_int64(st, 2), d2, sizeof d2);
             snprintf(text, sizeof text, "t%lld %s -> %s, %lld bytes by ", (long long)sqlite3_column_int64(st, 0), d1,
                      d2, (long long)sqlite3_column_int64(st, 3));
-            fprintf(f, "%s{\"t\": %lld, \"lane\": \"pid %lld thread %lld\", \"device\": \"pid %lld %s\", \"text\": ",
+            int on1 = (sqlite3_column_int64(st, 1) >> 16) != 0, on2 = (sqlite3_column_int64(st, 2) >> 16) != 0;
+            fprintf(f,
+                    "%s{\"t\": %lld, \"lane\": \"pid %lld thread %lld\", \"device\": \"pid %lld %s\", \"trace\": %d, "
+                    "\"src\": %lld, \"dst\": %lld, \"dir\": \"%s\", \"text\": ",
                     first ? "" : ",\n", (long long)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 5)),
-                    (long long)x[i].pid, (long long)sqlite3_column_int64(st, 6), (long long)x[i].pid, d2);
+                    (long long)x[i].pid, (long long)sqlite3_column_int64(st, 6), (long long)x[i].pid, d2, i,
+                    (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 7),
+                    on1 ? (on2 ? "dtod" : "dtoh") : (on2 ? "htod" : "htoh"));
             first = 0;
             char full[256];
             snprintf(full, sizeof full, "%s%s", text, (const char *)sqlite3_column_text(st, 4));
@@ -532,12 +632,15 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
     for (int i = 0; i < n; i++) {
         sqlite3_stmt *st =
             vw_prep(x[i].t, "SELECT " ERROR_TITLE_SQL " || COALESCE(': ' || r.message, ''), e.t, "
-                            "th.tid FROM errors r JOIN misc_events e ON e.seq = r.seq LEFT JOIN "
+                            "th.tid, r.seq, r.op FROM errors r JOIN misc_events e ON e.seq = r.seq LEFT JOIN "
                             "threads th ON th.id = e.thread WHERE " VW_NOT_MISMATCH_ECHO_SQL " ORDER BY r.seq");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
-            fprintf(f, "%s{\"t\": %lld, \"lane\": \"pid %lld thread %lld\", \"text\": ", first ? "" : ",\n",
-                    (long long)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 1)), (long long)x[i].pid,
-                    (long long)sqlite3_column_int64(st, 2));
+            fprintf(f,
+                    "%s{\"t\": %lld, \"lane\": \"pid %lld thread %lld\", \"trace\": %d, \"seq\": %lld, \"op\": %lld, "
+                    "\"text\": ",
+                    first ? "" : ",\n", (long long)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 1)),
+                    (long long)x[i].pid, (long long)sqlite3_column_int64(st, 2), i,
+                    (long long)sqlite3_column_int64(st, 3), (long long)sqlite3_column_int64(st, 4));
             first = 0;
             vw_put_json_string(f, (const char *)sqlite3_column_text(st, 0));
             fputc('}', f);
