@@ -90,6 +90,23 @@ check("op sites are the program's lines", all("mlp_train.c:" in e["args"]["site"
                                               for e in ops), [e["args"]["site"] for e in ops[:5]])
 check("ops have real durations", any(e["ph"] == "X" and e["dur"] > 0 for e in ops))
 
+# ---- a C++ exception thrown, caught and rethrown (`throw;`): rows as the
+# interposer writes them (misc_events value 1 on the rethrow, same object)
+db3 = os.path.join(WORK, "rethrow.db")
+shutil.copy(db, db3)
+with sqlite3.connect(db3) as c:
+    seq, t, th = c.execute("SELECT max(seq) + 1, max(t) + 1000, min(thread) FROM misc_events").fetchone()
+    for k, (re, obj) in enumerate([(0, 4096), (1, 4096), (0, 8192)]):
+        c.execute("INSERT INTO misc_events VALUES (?, ?, ?, 14, NULL, NULL, NULL, NULL, ?)", (seq + k, t + k, th, re))
+        c.execute("INSERT INTO errors (seq, kind, message, exception, object) VALUES (?, 14, 'boom', "
+                  "'std::runtime_error', ?)", (seq + k, obj))
+out = os.path.join(WORK, "rethrow.json")
+p = run([DEVTRACE, "export", "--format", "chrome", "-o", out, db3])
+with open(out, "rb") as f:
+    exc = [e for e in json.loads(f.read().decode("utf-8"))["traceEvents"] if e.get("cat") == "error"
+           and e["args"].get("exception") == "std::runtime_error"]
+check("a throw and its rethrow shown once (two exceptions: %d events)" % len(exc), len(exc) == 2, exc)
+
 # ---- a PyTorch example, where Debian's python3-torch is there
 py = "/usr/bin/python3"
 if subprocess.run([py, "-c", "import torch"], capture_output=True).returncode == 0:

@@ -495,7 +495,8 @@ static const char html_tail[] =
     "&& a <= v1;\n"
     "  const hl = (e, a) => { if (e.hl) { a.stroke = '#000'; a['stroke-width'] = 2; a.class = 'hl'; } return a; };\n"
     "  lanes.forEach((k, i) => { const tx = add('text', {x: 4, y: i * LH + 15, class: 'lane'}); tx.textContent = "
-    "k.length > 24 ? k.slice(0, 23) + '\\u2026' : k; });\n"
+    "k.length > 24 ? k.slice(0, 23) + '\\u2026' : k; const tt = document.createElementNS(NS, 'title'); tt.textContent "
+    "= k; tx.appendChild(tt); });\n"
     "  T.ops.forEach(o => { if (!vis(o.t, o.t + o.dur)) return; const x = C(X(o.t)); add('rect', hl(o, {x: x, y: "
     "laneOf(o.lane) * LH + 4, width: Math.max(1, C(X(o.t + o.dur)) - x), height: LH - 8, fill: o.status ? "
     "COLORS.failed : COLORS.op}), o.name + ' (op #' + o.op + ')' + (o.site ? ' at ' + o.site : '')); });\n"
@@ -563,6 +564,13 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
     int64_t base = INT64_MAX, total = 0;
     for (int i = 0; i < n; i++)
         if (x[i].start_ns < base) base = x[i].start_ns;
+    /* lanes are named by pid; two traces with one pid (two hosts, or a pid
+     * reused) get " (trace N)" after it so that their lanes stay apart */
+    char(*tag)[32] = calloc((size_t)n, sizeof *tag);
+    if (!tag) return;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (j != i && x[j].pid == x[i].pid) snprintf(tag[i], sizeof tag[i], " (trace %d)", i + 1);
     fputs("{\"ops\": [", f);
     int first = 1;
     for (int i = 0; i < n; i++) {
@@ -583,11 +591,11 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
             first = 0;
             vw_put_json_string(f, (const char *)sqlite3_column_text(st, 1));
             fprintf(f,
-                    ", \"t\": %lld, \"dur\": %lld, \"lane\": \"pid %lld thread %lld\", \"status\": %lld, \"trace\": "
+                    ", \"t\": %lld, \"dur\": %lld, \"lane\": \"pid %lld%s thread %lld\", \"status\": %lld, \"trace\": "
                     "%d",
                     (long long)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 2)),
-                    (long long)sqlite3_column_int64(st, 3), (long long)x[i].pid, (long long)sqlite3_column_int64(st, 4),
-                    (long long)sqlite3_column_int64(st, 5), i);
+                    (long long)sqlite3_column_int64(st, 3), (long long)x[i].pid, tag[i],
+                    (long long)sqlite3_column_int64(st, 4), (long long)sqlite3_column_int64(st, 5), i);
             fprintf(f, ", \"seq\": %lld, \"end\": %lld", (long long)sqlite3_column_int64(st, 8),
                     (long long)vw_add(sqlite3_column_int64(st, 8), sqlite3_column_int64(st, 10)));
             put_ids(f, "outs", sqlite3_column_text(st, 9));
@@ -612,13 +620,14 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
             snprintf(text, sizeof text, "t%lld %s -> %s, %lld bytes by ", (long long)sqlite3_column_int64(st, 0), d1,
                      d2, (long long)sqlite3_column_int64(st, 3));
             int on1 = (sqlite3_column_int64(st, 1) >> 16) != 0, on2 = (sqlite3_column_int64(st, 2) >> 16) != 0;
-            fprintf(f,
-                    "%s{\"t\": %lld, \"lane\": \"pid %lld thread %lld\", \"device\": \"pid %lld %s\", \"trace\": %d, "
-                    "\"src\": %lld, \"dst\": %lld, \"dir\": \"%s\", \"text\": ",
-                    first ? "" : ",\n", (long long)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 5)),
-                    (long long)x[i].pid, (long long)sqlite3_column_int64(st, 6), (long long)x[i].pid, d2, i,
-                    (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 7),
-                    on1 ? (on2 ? "dtod" : "dtoh") : (on2 ? "htod" : "htoh"));
+            fprintf(
+                f,
+                "%s{\"t\": %lld, \"lane\": \"pid %lld%s thread %lld\", \"device\": \"pid %lld%s %s\", \"trace\": %d, "
+                "\"src\": %lld, \"dst\": %lld, \"dir\": \"%s\", \"text\": ",
+                first ? "" : ",\n", (long long)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 5)),
+                (long long)x[i].pid, tag[i], (long long)sqlite3_column_int64(st, 6), (long long)x[i].pid, tag[i], d2, i,
+                (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 7),
+                on1 ? (on2 ? "dtod" : "dtoh") : (on2 ? "htod" : "htoh"));
             first = 0;
             char full[256];
             snprintf(full, sizeof full, "%s%s", text, (const char *)sqlite3_column_text(st, 4));
@@ -636,10 +645,10 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
                             "threads th ON th.id = e.thread WHERE " VW_NOT_MISMATCH_ECHO_SQL " ORDER BY r.seq");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
             fprintf(f,
-                    "%s{\"t\": %lld, \"lane\": \"pid %lld thread %lld\", \"trace\": %d, \"seq\": %lld, \"op\": %lld, "
+                    "%s{\"t\": %lld, \"lane\": \"pid %lld%s thread %lld\", \"trace\": %d, \"seq\": %lld, \"op\": %lld, "
                     "\"text\": ",
                     first ? "" : ",\n", (long long)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 1)),
-                    (long long)x[i].pid, (long long)sqlite3_column_int64(st, 2), i,
+                    (long long)x[i].pid, tag[i], (long long)sqlite3_column_int64(st, 2), i,
                     (long long)sqlite3_column_int64(st, 3), (long long)sqlite3_column_int64(st, 4));
             first = 0;
             vw_put_json_string(f, (const char *)sqlite3_column_text(st, 0));
@@ -658,13 +667,13 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
         sqlite3_bind_int64(st, 1, HTML_MAX_OPS / n);
         while (sqlite3_step(st) == SQLITE_ROW) {
             char d[32];
-            fprintf(f, "%s{\"t\": %lld, \"dur\": %lld, \"lane\": \"pid %lld thread %lld\", \"device\": ",
+            fprintf(f, "%s{\"t\": %lld, \"dur\": %lld, \"lane\": \"pid %lld%s thread %lld\", \"device\": ",
                     first ? "" : ",\n", (long long)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 2)),
-                    (long long)sqlite3_column_int64(st, 3), (long long)x[i].pid,
+                    (long long)sqlite3_column_int64(st, 3), (long long)x[i].pid, tag[i],
                     (long long)sqlite3_column_int64(st, 4));
             first = 0;
             if (sqlite3_column_int(st, 5))
-                fprintf(f, "\"pid %lld %s\"", (long long)x[i].pid,
+                fprintf(f, "\"pid %lld%s %s\"", (long long)x[i].pid, tag[i],
                         vw_device_name(sqlite3_column_int64(st, 6), d, sizeof d));
             else
                 fputs("null", f);
@@ -675,6 +684,7 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
         sqlite3_finalize(st);
     }
     fprintf(f, "]}");
+    free(tag);
 }
 
 static int html_report(FILE *f, struct tl *x, int n) {
