@@ -7,8 +7,10 @@
  * process per trace, "host pid N (program)", two traces never sharing a
  * pid; clocks aligned on their start times), or
  * as one self-contained HTML file (--format html): the report of each
- * mismatch with its chain and fix, and a timeline, drawn by inline script
- * from JSON embedded in the page; no network access needed to view it.
+ * mismatch with its chain and fix, and a timeline that fills its column,
+ * zooms and pans, with a legend and each mismatch's events outlined on
+ * request, drawn by inline script from JSON embedded in the page; no
+ * network access needed to view it.
  * Everything from the trace reaches the page as JSON data and is put in the
  * document with textContent, never parsed as HTML. */
 #include "vw.h"
@@ -23,10 +25,13 @@
 
 static void usage(FILE *f) {
     fprintf(f, "usage: devtrace export --format chrome|html -o OUT FILE...\n\n"
-               "  --format chrome  a Chrome trace / Perfetto JSON timeline: ops and transfers per thread,\n"
-               "                   transfers per device, errors; open it in ui.perfetto.dev or chrome://tracing\n"
+               "  --format chrome  a Chrome trace / Perfetto JSON timeline: one process per trace and host,\n"
+               "                   ops and CUDA calls (nested slices) and transfers (instants) per thread,\n"
+               "                   with call sites and tensor ids, transfers per device, errors; open it in\n"
+               "                   ui.perfetto.dev or chrome://tracing\n"
                "  --format html    one HTML file: the report (each mismatch, its chain and its fix) and a\n"
-               "                   timeline; opens offline in any browser\n"
+               "                   timeline (zoom, pan, legend, a mismatch's events outlined); opens offline\n"
+               "                   in any browser\n"
                "  -o OUT           the file to write (replaced if it exists; '-' for standard output)\n\n"
                "Exit status: 0 written, 2 bad usage, an unreadable trace, or OUT cannot be written.\n");
 }
