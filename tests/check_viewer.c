@@ -541,6 +541,34 @@ START_TEST(test_export_html_in_chromium) {
         ck_assert(strstr(out, "id=\"legend\"") && strstr(out, "transfer host") && strstr(out, "failed op"));
         ck_assert(strstr(out, "id=\"tl-in\"") && strstr(out, "id=\"tl-reset\""));
     }
+    /* zoom and pan: a script after the page's own clicks its buttons and
+     * sends a wheel event; the axis' two labels (the view's ends) after each */
+    char probe[256];
+    snprintf(probe, sizeof probe, "%s/probe.html", dir);
+    ck_assert_int_eq(sh("cp %s %s", html, probe), 0);
+    FILE *pf = fopen(probe, "a");
+    ck_assert_ptr_nonnull(pf);
+    fputs("<script>\nconst lab = () => Array.from(document.querySelectorAll('#tlsvg text')).slice(-2).map(t => "
+          "t.textContent).join('|'), r = [lab()], click = id => { document.getElementById(id).click(); r.push(lab()); "
+          "};\nclick('tl-in'); click('tl-right');\nconst s = document.getElementById('tlsvg'), b = "
+          "s.getBoundingClientRect();\ns.dispatchEvent(new WheelEvent('wheel', {deltaY: -100, clientX: b.left + 300, "
+          "clientY: b.top + 5, bubbles: true, cancelable: true})); r.push(lab());\nclick('tl-reset');\n"
+          "document.body.setAttribute('data-probe', r.join('#'));\n</script>\n",
+          pf);
+    fclose(pf);
+    ck_assert_int_eq(sh("timeout 60 %s --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir=%s/chr "
+                        "--window-size=1000,1000 --dump-dom file://%s 2>/dev/null",
+                        chromium, dir, probe),
+                     0);
+    char *pr = strstr(out, "data-probe=\"");
+    ck_assert_msg(pr, "the probe did not run");
+    char views[5][64];
+    ck_assert_int_eq(
+        sscanf(pr + 12, "%63[^#]#%63[^#]#%63[^#]#%63[^#]#%63[^\"]", views[0], views[1], views[2], views[3], views[4]),
+        5);
+    ck_assert_msg(strcmp(views[0], views[1]) && strcmp(views[1], views[2]) && strcmp(views[2], views[3]) &&
+                      !strcmp(views[0], views[4]),
+                  "zoom/pan did not move the view: %.300s", pr);
 }
 END_TEST
 
