@@ -517,14 +517,15 @@ START_TEST(test_export_chrome) {
     char p[256];
     snprintf(p, sizeof p, "%s/t.json", dir);
     ck_assert_int_eq(sh("%s export --format chrome -o %s %s %s", DEVTRACE_CLI, p, trace, fixed), 0);
-    ck_assert_int_eq(sh("python3 -c 'import json; d=json.load(open(\"%s\"))[\"traceEvents\"]; "
-                        "print(len({e[\"pid\"] for e in d}), any(e[\"ph\"] == \"X\" and e[\"name\"] == "
-                        "\"mul\" and e[\"args\"].get(\"status\") == 1 for e in d), any(e[\"ph\"] == \"i\" and "
-                        "\"cuda:0 and cpu\" in e[\"args\"][\"message\"] for e in d), any(e[\"ph\"] == \"M\" and "
-                        "e[\"args\"][\"name\"] == \"device cuda:0\" for e in d), any(e.get(\"cat\") == "
-                        "\"transfer\" and e[\"tid\"] == 1000000 + 65536 for e in d))'",
-                        p),
-                     0);
+    ck_assert_int_eq(
+        sh("python3 -c 'import json; d=json.load(open(\"%s\"))[\"traceEvents\"]; "
+           "print(len({e[\"pid\"] for e in d}), any(e[\"ph\"] in \"Xi\" and e[\"name\"] == "
+           "\"mul\" and e[\"args\"].get(\"status\") == 1 for e in d), any(e[\"ph\"] == \"i\" and "
+           "\"cuda:0 and cpu\" in e[\"args\"].get(\"message\", \"\") for e in d), any(e[\"ph\"] == \"M\" and "
+           "e[\"args\"].get(\"name\") == \"device cuda:0\" for e in d), any(e.get(\"cat\") == "
+           "\"transfer\" and e[\"tid\"] == 1000000 + 65536 for e in d))'",
+           p),
+        0);
     ck_assert_str_eq(out, "2 True True True True\n"); /* two processes, the failed op, the error, device tracks */
     /* an unwritable OUT: one line, exit 2, nothing left behind */
     ck_assert_int_eq(sh("%s export --format chrome -o %s/no/such/dir/t.json %s", DEVTRACE_CLI, dir, trace), 2);
@@ -563,6 +564,56 @@ START_TEST(test_export_html_in_chromium) {
     ck_assert_msg(f && strstr(f, want), "fix line %d not rendered", fix);
     ck_assert_msg(strstr(out, "&lt;b id=\"injected\"&gt;") && !strstr(out, "<b id=\"injected\">"),
                   "trace text became markup");
+    /* the timeline at two window widths: its SVG fits the column, the legend
+     * and the zoom buttons are there, and the mismatch's link (#show-0-0 does
+     * what a click does) outlines its events on the timeline */
+    ck_assert_msg(strstr(out, "id=\"tl-link-0-0\""), "no link from the mismatch to the timeline");
+    const int widths[] = {800, 1400};
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(sh("timeout 60 %s --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir=%s/chr "
+                            "--window-size=%d,1000 --dump-dom 'file://%s#show-0-0' 2>/dev/null",
+                            chromium, dir, widths[i], html),
+                         0);
+        ck_assert_msg(strstr(out, "data-rendered=\"yes\""), "%d px: the script did not finish", widths[i]);
+        char *svg = strstr(out, "<svg id=\"tlsvg\"");
+        ck_assert_msg(svg, "%d px: no timeline:\n%.3000s", widths[i], out);
+        char *w = strstr(svg, " width=\""), *hl = strstr(svg, "data-highlighted=\"");
+        ck_assert(w && hl);
+        int width = atoi(w + 8);
+        ck_assert_msg(width >= 300 && width <= widths[i], "%d px window: an SVG %d px wide", widths[i], width);
+        if (i == 1) ck_assert_msg(width > 800, "the timeline does not grow with the window (%d px)", width);
+        ck_assert_msg(atoi(hl + 18) >= 3, "the mismatch's events not outlined: %.200s", svg);
+        ck_assert(strstr(out, "id=\"legend\"") && strstr(out, "transfer host") && strstr(out, "failed op"));
+        ck_assert(strstr(out, "id=\"tl-in\"") && strstr(out, "id=\"tl-reset\""));
+    }
+    /* zoom and pan: a script after the page's own clicks its buttons and
+     * sends a wheel event; the axis' two labels (the view's ends) after each */
+    char probe[256];
+    snprintf(probe, sizeof probe, "%s/probe.html", dir);
+    ck_assert_int_eq(sh("cp %s %s", html, probe), 0);
+    FILE *pf = fopen(probe, "a");
+    ck_assert_ptr_nonnull(pf);
+    fputs("<script>\nconst lab = () => Array.from(document.querySelectorAll('#tlsvg text')).slice(-2).map(t => "
+          "t.textContent).join('|'), r = [lab()], click = id => { document.getElementById(id).click(); r.push(lab()); "
+          "};\nclick('tl-in'); click('tl-right');\nconst s = document.getElementById('tlsvg'), b = "
+          "s.getBoundingClientRect();\ns.dispatchEvent(new WheelEvent('wheel', {deltaY: -100, clientX: b.left + 300, "
+          "clientY: b.top + 5, bubbles: true, cancelable: true})); r.push(lab());\nclick('tl-reset');\n"
+          "document.body.setAttribute('data-probe', r.join('#'));\n</script>\n",
+          pf);
+    fclose(pf);
+    ck_assert_int_eq(sh("timeout 60 %s --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir=%s/chr "
+                        "--window-size=1000,1000 --dump-dom file://%s 2>/dev/null",
+                        chromium, dir, probe),
+                     0);
+    char *pr = strstr(out, "data-probe=\"");
+    ck_assert_msg(pr, "the probe did not run");
+    char views[5][64];
+    ck_assert_int_eq(
+        sscanf(pr + 12, "%63[^#]#%63[^#]#%63[^#]#%63[^#]#%63[^\"]", views[0], views[1], views[2], views[3], views[4]),
+        5);
+    ck_assert_msg(strcmp(views[0], views[1]) && strcmp(views[1], views[2]) && strcmp(views[2], views[3]) &&
+                      !strcmp(views[0], views[4]),
+                  "zoom/pan did not move the view: %.300s", pr);
 }
 END_TEST
 

@@ -1,12 +1,16 @@
 /* devtrace export: the traces as a Chrome trace / Perfetto JSON timeline
- * (--format chrome: ops, transfers and CUDA runtime calls as slices on one
- * track per thread, transfers and device work (copies, memsets, kernel
- * launches) again on the device's track, errors and C++ exceptions as
- * instant events; one process per trace, clocks aligned on their start
- * times), or
+ * (--format chrome: ops and CUDA runtime calls as slices of their recorded
+ * duration on one track per thread, nested or disjoint per track;
+ * transfers, errors and C++ exceptions (a rethrow shown once) as instant
+ * events, transfers and device work (copies, memsets, kernel launches)
+ * again on the device's track; call sites and tensor ids in args; one
+ * process per trace, "host pid N (program)", two traces never sharing a
+ * pid; clocks aligned on their start times), or
  * as one self-contained HTML file (--format html): the report of each
- * mismatch with its chain and fix, and a timeline, drawn by inline script
- * from JSON embedded in the page; no network access needed to view it.
+ * mismatch with its chain and fix, and a timeline that fills its column,
+ * zooms and pans, with a legend and each mismatch's events outlined on
+ * request, drawn by inline script from JSON embedded in the page; no
+ * network access needed to view it.
  * Everything from the trace reaches the page as JSON data and is put in the
  * document with textContent, never parsed as HTML. */
 #include "vw.h"
@@ -21,10 +25,13 @@
 
 static void usage(FILE *f) {
     fprintf(f, "usage: devtrace export --format chrome|html -o OUT FILE...\n\n"
-               "  --format chrome  a Chrome trace / Perfetto JSON timeline: ops and transfers per thread,\n"
-               "                   transfers per device, errors; open it in ui.perfetto.dev or chrome://tracing\n"
+               "  --format chrome  a Chrome trace / Perfetto JSON timeline: one process per trace and host,\n"
+               "                   ops and CUDA calls (nested slices) and transfers (instants) per thread,\n"
+               "                   with call sites and tensor ids, transfers per device, errors; open it in\n"
+               "                   ui.perfetto.dev or chrome://tracing\n"
                "  --format html    one HTML file: the report (each mismatch, its chain and its fix) and a\n"
-               "                   timeline; opens offline in any browser\n"
+               "                   timeline (zoom, pan, legend, a mismatch's events outlined); opens offline\n"
+               "                   in any browser\n"
                "  -o OUT           the file to write (replaced if it exists; '-' for standard output)\n\n"
                "Exit status: 0 written, 2 bad usage, an unreadable trace, or OUT cannot be written.\n");
 }
@@ -49,32 +56,172 @@ struct tl {
     "CASE WHEN r.signal IS NOT NULL THEN 'fatal signal ' || r.signal WHEN r.first_arg IS NOT NULL OR r.device_a IS "   \
     "NOT NULL THEN 'device mismatch' WHEN r.exception IS NOT NULL THEN 'exception ' || r.exception ELSE 'error' END"
 
-/* Microseconds on the shared clock for an event at t ns into trace x. */
-static double us(const struct tl *x, int64_t base_ns, int64_t t) {
-    return (double)vw_time_at(x->start_ns, base_ns, t) / 1e3;
+/* A slice of the Chrome timeline, kept until its track is known whole: on
+ * one track slices must nest or be disjoint, and recorded times from
+ * different sources (an op, a CUDA call the op made, another thread's
+ * copy on the same device) may cross by a few ns; such a slice is cut at
+ * its enclosing slice's end (args "cut_ns"). */
+struct cev {
+    int64_t tid;     /* the track */
+    int64_t ts, dur; /* ns on the shared clock */
+    int64_t order;   /* emission order: ties keep it */
+    char *body;      /* the event's JSON after its times: ", \"cat\": ..." up to the closing brace */
+};
+
+struct cevs {
+    struct cev *v;
+    size_t n, cap;
+};
+
+static int cev_cmp(const void *pa, const void *pb) {
+    const struct cev *a = pa, *b = pb;
+    if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+    if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
+    if (a->dur != b->dur) return a->dur > b->dur ? -1 : 1; /* the enclosing one first */
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* Takes body (malloc'd); drops the event when out of memory. */
+static void cev_add(struct cevs *c, int64_t tid, int64_t ts, int64_t dur, char *body) {
+    if (!body) return;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 1024;
+        struct cev *v = realloc(c->v, cap * sizeof *v);
+        if (!v) {
+            free(body);
+            return;
+        }
+        c->v = v, c->cap = cap;
+    }
+    c->v[c->n] = (struct cev){tid, ts, dur < 0 ? 0 : dur, (int64_t)c->n, body};
+    c->n++;
+}
+
+/* Prints the slices of one process, nested per track, and empties c. */
+static void cev_flush(FILE *f, struct cevs *c, int64_t pid, int *first) {
+    qsort(c->v, c->n, sizeof *c->v, cev_cmp);
+    int64_t stack[256];
+    int depth = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        struct cev *e = &c->v[i];
+        if (i == 0 || c->v[i - 1].tid != e->tid) depth = 0;
+        while (depth && stack[depth - 1] <= e->ts) depth--;
+        int64_t cut = 0;
+        if (depth && e->ts + e->dur > stack[depth - 1]) cut = e->ts + e->dur - stack[depth - 1], e->dur -= cut;
+        if (depth < 256) stack[depth++] = e->ts + e->dur;
+        fprintf(f, "%s{\"ph\": \"X\", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"dur\": %.3f", *first ? "" : ",\n",
+                (long long)pid, (long long)e->tid, (double)e->ts / 1e3, (double)e->dur / 1e3);
+        *first = 0;
+        if (cut) fprintf(f, ", \"cut_ns\": %lld", (long long)cut);
+        fputs(e->body, f);
+        free(e->body);
+    }
+    c->n = 0;
+}
+
+/* One event's JSON text, built in memory. */
+struct buf {
+    char *s;
+    size_t len;
+    FILE *f;
+};
+static FILE *buf_open(struct buf *b) {
+    b->s = NULL, b->len = 0;
+    b->f = open_memstream(&b->s, &b->len);
+    return b->f;
+}
+static char *buf_take(struct buf *b) {
+    if (!b->f) return NULL;
+    if (fclose(b->f) != 0) {
+        free(b->s);
+        return NULL;
+    }
+    return b->s;
+}
+
+/* An event's call site as the JSON member ", \"site\": ..." (Python line when
+ * there is one), or nothing when unknown. */
+static void put_site(FILE *f, struct vw_sym *sym, sqlite3_stmt *st, int col_stack, int64_t seq) {
+    struct vw_frame fr;
+    char buf[1200];
+    if (!sym ||
+        !vw_sym_event_site(sym, sqlite3_column_int64(st, col_stack), sqlite3_column_int64(st, col_stack + 1), seq, &fr))
+        return;
+    fputs(", \"site\": ", f);
+    vw_put_json_string(f, vw_site_str(&fr, buf, sizeof buf));
+}
+
+/* SQL: an op's tensors as "1,2,3" (integers only: a trace is untrusted and
+ * the list goes into the JSON as is). */
+#define OP_INPUTS_SQL                                                                                                  \
+    "(SELECT group_concat(v) FROM (SELECT CAST(o.arg0_tensor AS INTEGER) AS v WHERE o.arg0_tensor IS NOT NULL "        \
+    "UNION ALL SELECT CAST(o.arg1_tensor AS INTEGER) WHERE o.arg1_tensor IS NOT NULL UNION ALL SELECT v FROM (SELECT " \
+    "CAST(m.tensor AS INTEGER) AS v FROM op_args_more m WHERE m.op = o.op AND m.tensor IS NOT NULL ORDER BY m.pos)))"
+#define OP_OUTPUTS_SQL                                                                                                 \
+    "(SELECT group_concat(v) FROM (SELECT CAST(o.out0 AS INTEGER) AS v WHERE o.out0 IS NOT NULL UNION ALL SELECT v "   \
+    "FROM (SELECT CAST(m.tensor AS INTEGER) AS v FROM op_outputs_more m WHERE m.op = o.op AND m.tensor IS NOT NULL "   \
+    "ORDER BY m.pos)))"
+
+/* The tensors each op made (tensor_rows.op), joined as "made": its
+ * outputs when the op's own output columns are empty. */
+#define OP_MADE_JOIN_SQL                                                                                               \
+    " LEFT JOIN (SELECT op, group_concat(CAST(id AS INTEGER)) AS ids FROM tensor_rows WHERE op IS NOT NULL GROUP BY "  \
+    "op) made ON made.op = o.op "
+#define OP_ALL_OUTPUTS_SQL "COALESCE(" OP_OUTPUTS_SQL ", made.ids)"
+
+/* An int list from OP_*_SQL, checked again (digits, '-' and commas only). */
+static void put_ids(FILE *f, const char *key, const unsigned char *s) {
+    fprintf(f, ", \"%s\": [", key);
+    if (s && strspn((const char *)s, "-0123456789,") == strlen((const char *)s)) fputs((const char *)s, f);
+    fputc(']', f);
+}
+
+/* The pid each trace shows as: its own, unless an earlier trace (another
+ * host, or the same pid again) took it: then one above the kernel's pid
+ * range, so two processes never merge into one. */
+static void chrome_pids(struct tl *x, int n, int64_t *out) {
+    for (int i = 0; i < n; i++) {
+        int64_t p = x[i].pid;
+        for (int k = 0, taken = 1; taken; k++) {
+            taken = 0;
+            for (int j = 0; j < i; j++)
+                if (out[j] == p) taken = 1;
+            if (taken) p = vw_add(4194304 * (int64_t)(k + 1), x[i].pid % 4194304);
+        }
+        out[i] = p;
+    }
 }
 
 static void chrome_trace(FILE *f, struct tl *x, int n) {
     int64_t base = INT64_MAX;
     for (int i = 0; i < n; i++)
         if (x[i].start_ns < base) base = x[i].start_ns;
+    int64_t *pids = calloc((size_t)n, sizeof *pids);
+    if (!pids) return;
+    chrome_pids(x, n, pids);
+    struct cevs cs = {0};
     fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", f);
     int first = 1;
 #define SEP() (first ? (first = 0, "") : ",\n")
     for (int i = 0; i < n; i++) {
         struct vw_trace *t = x[i].t;
-        char prog[512], dev[32];
+        struct vw_sym *sym = vw_sym_new(t);
+        int64_t pid = pids[i];
+        char prog[512], host[256], name[1024], dev[32];
         vw_meta(t, "program", prog, sizeof prog);
+        vw_meta(t, "host", host, sizeof host);
         const char *b = strrchr(prog, '/');
+        snprintf(name, sizeof name, "%s%spid %lld (%s)", host, host[0] ? " " : "", (long long)x[i].pid,
+                 b ? b + 1 : prog);
         fprintf(f, "%s{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %lld, \"args\": {\"name\": ", SEP(),
-                (long long)x[i].pid);
-        vw_put_json_string(f, b ? b + 1 : prog);
+                (long long)pid);
+        vw_put_json_string(f, name);
         fputs("}}", f);
         sqlite3_stmt *st = vw_prep(t, "SELECT tid, COALESCE(name, '') FROM threads");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
             fprintf(f,
                     "%s{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %lld, \"tid\": %lld, \"args\": {\"name\": ",
-                    SEP(), (long long)x[i].pid, (long long)sqlite3_column_int64(st, 0));
+                    SEP(), (long long)pid, (long long)sqlite3_column_int64(st, 0));
             vw_put_json_string(f, (const char *)sqlite3_column_text(st, 1));
             fputs("}}", f);
         }
@@ -86,90 +233,135 @@ static void chrome_trace(FILE *f, struct tl *x, int n) {
             fprintf(f,
                     "%s{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %lld, \"tid\": %lld, \"args\": {\"name\": "
                     "\"device %s\"}}",
-                    SEP(), (long long)x[i].pid, (long long)vw_add(1000000, sqlite3_column_int64(st, 0)),
+                    SEP(), (long long)pid, (long long)vw_add(1000000, sqlite3_column_int64(st, 0)),
                     vw_device_name(sqlite3_column_int64(st, 0), dev, sizeof dev));
         }
         if (st) sqlite3_finalize(st);
-        st = vw_prep(t, "SELECT o.op, s.text, o.t, o.dur, th.tid, " VW_OP_STATUS_SQL " FROM ops o JOIN strings s ON "
-                        "s.id = o.name LEFT JOIN threads th ON th.id = o.thread ORDER BY o.seq");
+        /* ops: slices of their recorded duration (an op with none: an instant) */
+        st = vw_prep(t, "SELECT o.op, s.text, o.t, o.dur, th.tid, " VW_OP_STATUS_SQL
+                        ", o.stack, o.pystack, o.seq, " OP_INPUTS_SQL ", " OP_ALL_OUTPUTS_SQL
+                        " FROM ops o JOIN strings s ON s.id = o.name" OP_MADE_JOIN_SQL "LEFT JOIN "
+                        "threads th ON th.id = o.thread ORDER BY o.seq");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
-            fprintf(f, "%s{\"ph\": \"X\", \"cat\": \"op\", \"name\": ", SEP());
-            vw_put_json_string(f, (const char *)sqlite3_column_text(st, 1));
-            fprintf(f, ", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"op\": %lld",
-                    (long long)x[i].pid, (long long)sqlite3_column_int64(st, 4),
-                    us(&x[i], base, sqlite3_column_int64(st, 2)), sqlite3_column_int64(st, 3) / 1e3,
-                    (long long)sqlite3_column_int64(st, 0));
+            struct buf bb;
+            FILE *g = buf_open(&bb);
+            if (!g) break;
+            int instant = sqlite3_column_type(st, 3) == SQLITE_NULL;
+            fputs(", \"cat\": \"op\", \"name\": ", g);
+            vw_put_json_string(g, (const char *)sqlite3_column_text(st, 1));
+            fprintf(g, ", \"args\": {\"op\": %lld", (long long)sqlite3_column_int64(st, 0));
             if (sqlite3_column_type(st, 5) != SQLITE_NULL)
-                fprintf(f, ", \"status\": %lld", (long long)sqlite3_column_int64(st, 5));
-            fputs("}}", f);
+                fprintf(g, ", \"status\": %lld", (long long)sqlite3_column_int64(st, 5));
+            put_site(g, sym, st, 6, sqlite3_column_int64(st, 8));
+            put_ids(g, "inputs", sqlite3_column_text(st, 9));
+            put_ids(g, "outputs", sqlite3_column_text(st, 10));
+            fputs("}}", g);
+            char *body = buf_take(&bb);
+            int64_t ts = vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 2));
+            if (instant) {
+                if (body)
+                    fprintf(f, "%s{\"ph\": \"i\", \"s\": \"t\", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f%s", SEP(),
+                            (long long)pid, (long long)sqlite3_column_int64(st, 4), (double)ts / 1e3, body);
+                free(body);
+            } else {
+                cev_add(&cs, sqlite3_column_int64(st, 4), ts, sqlite3_column_int64(st, 3), body);
+            }
         }
         if (st) sqlite3_finalize(st);
+        /* transfers have no duration: instants on the thread and on the device reached */
         st = vw_prep(t, "SELECT x.src, x.dst, x.src_device, x.dst_device, x.bytes, COALESCE(v.text, '?'), e.t, "
-                        "th.tid FROM transfers x JOIN misc_events e ON e.seq = x.seq LEFT JOIN strings v ON v.id = "
-                        "x.via LEFT JOIN threads th ON th.id = e.thread ORDER BY x.seq");
+                        "th.tid, e.stack, e.pystack, x.seq FROM transfers x JOIN misc_events e ON e.seq = x.seq LEFT "
+                        "JOIN strings v ON v.id = x.via LEFT JOIN threads th ON th.id = e.thread ORDER BY x.seq");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
             char d1[32], d2[32];
             int64_t to = sqlite3_column_type(st, 3) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 3);
             vw_device_name(sqlite3_column_int64(st, 2), d1, sizeof d1);
             vw_device_name(to, d2, sizeof d2);
-            for (int track = 0; track < 2; track++) {
-                fprintf(f, "%s{\"ph\": \"X\", \"cat\": \"transfer\", \"name\": \"", SEP());
-                fprintf(f,
-                        "%s -> %s\", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"dur\": 1, \"args\": {\"via\": ", d1,
-                        d2, (long long)x[i].pid,
-                        track ? (long long)vw_add(1000000, to) : (long long)sqlite3_column_int64(st, 7),
-                        us(&x[i], base, sqlite3_column_int64(st, 6)));
-                vw_put_json_string(f, (const char *)sqlite3_column_text(st, 5));
-                fprintf(f, ", \"src\": %lld, \"dst\": %lld, \"bytes\": %lld}}", (long long)sqlite3_column_int64(st, 0),
-                        (long long)sqlite3_column_int64(st, 1), (long long)sqlite3_column_int64(st, 4));
-            }
+            struct buf bb;
+            FILE *g = buf_open(&bb);
+            if (!g) break;
+            fprintf(g, ", \"cat\": \"transfer\", \"name\": \"%s -> %s\", \"args\": {\"via\": ", d1, d2);
+            vw_put_json_string(g, (const char *)sqlite3_column_text(st, 5));
+            fprintf(g, ", \"src\": %lld, \"dst\": %lld, \"bytes\": %lld", (long long)sqlite3_column_int64(st, 0),
+                    (long long)sqlite3_column_int64(st, 1), (long long)sqlite3_column_int64(st, 4));
+            put_site(g, sym, st, 8, sqlite3_column_int64(st, 10));
+            fputs("}}", g);
+            char *body = buf_take(&bb);
+            if (!body) break;
+            for (int track = 0; track < 2; track++)
+                fprintf(f, "%s{\"ph\": \"i\", \"s\": \"t\", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f%s", SEP(),
+                        (long long)pid, track ? (long long)vw_add(1000000, to) : (long long)sqlite3_column_int64(st, 7),
+                        (double)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 6)) / 1e3, body);
+            free(body);
         }
         if (st) sqlite3_finalize(st);
-        st = vw_prep(t, "SELECT c.seq, " CUDA_TEXT_SQL ", c.t, COALESCE(c.dur, 0), th.tid, c.kind, c.dir, c.bytes, "
-                        "c.rc, c.device, c.stream, " CUDA_ON_DEVICE_SQL ", " CUDA_TRACK_SQL " FROM cuda_calls c LEFT "
-                        "JOIN strings a ON a.id = c.api LEFT JOIN threads th ON th.id = c.thread ORDER BY c.seq");
+        st = vw_prep(t, "SELECT c.seq, " CUDA_TEXT_SQL ", c.t, c.dur, th.tid, c.kind, c.dir, c.bytes, c.rc, "
+                        "c.device, c.stream, " CUDA_ON_DEVICE_SQL ", " CUDA_TRACK_SQL ", c.stack, c.pystack FROM "
+                        "cuda_calls c LEFT JOIN strings a ON a.id = c.api LEFT JOIN threads th ON th.id = c.thread "
+                        "ORDER BY c.seq");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
             static const char *kinds[] = {"?", "memcpy", "malloc", "free", "memset", "launch", "sync", "set_device"};
             int kind = sqlite3_column_int(st, 5);
+            struct buf bb;
+            FILE *g = buf_open(&bb);
+            if (!g) break;
+            fputs(", \"cat\": \"cuda\", \"name\": ", g);
+            vw_put_json_string(g, (const char *)sqlite3_column_text(st, 1));
+            fprintf(g, ", \"args\": {\"seq\": %lld, \"kind\": \"%s\", \"rc\": %lld",
+                    (long long)sqlite3_column_int64(st, 0), kind >= 1 && kind <= 7 ? kinds[kind] : "?",
+                    (long long)sqlite3_column_int64(st, 8));
+            if (sqlite3_column_type(st, 7) != SQLITE_NULL)
+                fprintf(g, ", \"bytes\": %lld", (long long)sqlite3_column_int64(st, 7));
+            if (sqlite3_column_type(st, 9) != SQLITE_NULL)
+                fprintf(g, ", \"device\": %lld", (long long)sqlite3_column_int64(st, 9));
+            put_site(g, sym, st, 13, sqlite3_column_int64(st, 0));
+            fputs("}}", g);
+            char *body = buf_take(&bb);
+            if (!body) break;
+            int64_t ts = vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 2));
+            int instant = sqlite3_column_type(st, 3) == SQLITE_NULL;
             for (int track = 0; track < 1 + sqlite3_column_int(st, 11); track++) {
-                fprintf(f, "%s{\"ph\": \"X\", \"cat\": \"cuda\", \"name\": ", SEP());
-                vw_put_json_string(f, (const char *)sqlite3_column_text(st, 1));
-                fprintf(f,
-                        ", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"seq\": %lld, "
-                        "\"kind\": \"%s\", \"rc\": %lld",
-                        (long long)x[i].pid,
-                        track ? (long long)vw_add(1000000, sqlite3_column_int64(st, 12))
-                              : (long long)sqlite3_column_int64(st, 4),
-                        us(&x[i], base, sqlite3_column_int64(st, 2)), sqlite3_column_int64(st, 3) / 1e3,
-                        (long long)sqlite3_column_int64(st, 0), kind >= 1 && kind <= 7 ? kinds[kind] : "?",
-                        (long long)sqlite3_column_int64(st, 8));
-                if (sqlite3_column_type(st, 7) != SQLITE_NULL)
-                    fprintf(f, ", \"bytes\": %lld", (long long)sqlite3_column_int64(st, 7));
-                if (sqlite3_column_type(st, 9) != SQLITE_NULL)
-                    fprintf(f, ", \"device\": %lld", (long long)sqlite3_column_int64(st, 9));
-                fputs("}}", f);
+                int64_t tid = track ? vw_add(1000000, sqlite3_column_int64(st, 12)) : sqlite3_column_int64(st, 4);
+                if (instant)
+                    fprintf(f, "%s{\"ph\": \"i\", \"s\": \"t\", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f%s", SEP(),
+                            (long long)pid, (long long)tid, (double)ts / 1e3, body);
+                else
+                    cev_add(&cs, tid, ts, sqlite3_column_int64(st, 3), strdup(body));
             }
+            free(body);
         }
         if (st) sqlite3_finalize(st);
-        st = vw_prep(t, "SELECT COALESCE(r.message, ''), e.t, th.tid, " ERROR_TITLE_SQL ", r.exception FROM errors r "
-                        "JOIN misc_events e ON e.seq = r.seq LEFT JOIN threads th ON th.id = e.thread "
-                        "WHERE " VW_NOT_MISMATCH_ECHO_SQL " ORDER BY r.seq");
+        /* errors; a C++ exception once: a rethrow (misc_events value 1) of an
+         * object thrown before is the same exception */
+        st = vw_prep(t, "SELECT COALESCE(r.message, ''), e.t, th.tid, " ERROR_TITLE_SQL ", r.exception, e.stack, "
+                        "e.pystack, r.seq FROM errors r JOIN misc_events e ON e.seq = r.seq LEFT JOIN threads th ON "
+                        "th.id = e.thread WHERE " VW_NOT_MISMATCH_ECHO_SQL " AND NOT (r.exception IS NOT NULL AND "
+                        "COALESCE(e.value, 0) = 1 AND r.object IS NOT NULL AND EXISTS (SELECT 1 FROM errors p JOIN "
+                        "misc_events pe ON pe.seq = p.seq WHERE p.object = r.object AND p.exception IS NOT NULL AND "
+                        "COALESCE(pe.value, 0) = 0 AND p.seq < r.seq)) ORDER BY r.seq");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
             fprintf(f, "%s{\"ph\": \"i\", \"s\": \"p\", \"cat\": \"error\", \"name\": ", SEP());
             vw_put_json_string(f, (const char *)sqlite3_column_text(st, 3));
-            fprintf(f, ", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"args\": {\"message\": ", (long long)x[i].pid,
-                    (long long)sqlite3_column_int64(st, 2), us(&x[i], base, sqlite3_column_int64(st, 1)));
+            fprintf(f, ", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"args\": {\"message\": ", (long long)pid,
+                    (long long)sqlite3_column_int64(st, 2),
+                    (double)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 1)) / 1e3);
             vw_put_json_string(f, (const char *)sqlite3_column_text(st, 0));
             if (sqlite3_column_type(st, 4) != SQLITE_NULL) {
                 fputs(", \"exception\": ", f);
                 vw_put_json_string(f, (const char *)sqlite3_column_text(st, 4));
             }
+            put_site(f, sym, st, 5, sqlite3_column_int64(st, 7));
             fputs("}}", f);
         }
         if (st) sqlite3_finalize(st);
+        if (cs.n && !first) fputs(",\n", f), first = 1;
+        cev_flush(f, &cs, pid, &first);
+        if (sym) vw_sym_free(sym);
     }
 #undef SEP
     fputs("\n]}\n", f);
+    free(cs.v);
+    free(pids);
 }
 
 /* ---------------------------------------------------------------- html */
@@ -185,9 +377,22 @@ static const char html_head[] =
     "table{border-collapse:collapse}td,th{padding:2px 8px;text-align:left;border-bottom:1px solid #eee}\n"
     "tr.odd td{background:#fee;font-weight:bold}.fix{background:#efe;border-left:4px solid #3a3;padding:.5em 1em}\n"
     "ol.chain li{margin:.2em 0}.site{color:#555;font-family:ui-monospace,monospace;font-size:.9em}\n"
-    ".lane{font:11px sans-serif}svg{border:1px solid #ddd;background:#fafafa}#timeline{overflow-x:auto}\n"
+    ".lane{font:11px sans-serif}svg{border:1px solid "
+    "#ddd;background:#fafafa;display:block;max-width:100%;cursor:grab}\n"
+    "#timeline{overflow:hidden;width:100%}#tlctl button{margin-right:4px}.hl{opacity:1}\n"
+    "#legend{margin:.5em 0;font-size:.9em}#legend i{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px;"
+    "vertical-align:middle}#legend i.dot{border-radius:5px}.tl-link{display:inline-block;margin-top:.5em}\n"
     "</style></head><body>\n<h1>devtrace report</h1>\n<div id=\"summary\"></div>\n<div id=\"report\"></div>\n"
-    "<h2>Timeline</h2>\n<p id=\"tlnote\"></p>\n<div id=\"timeline\"></div>\n"
+    "<h2>Timeline</h2>\n<p id=\"tlnote\"></p>\n"
+    "<div id=\"tlctl\"><button id=\"tl-in\" type=\"button\">Zoom in</button><button id=\"tl-out\" "
+    "type=\"button\">Zoom out</button><button id=\"tl-left\" type=\"button\">&larr;</button><button "
+    "id=\"tl-right\" type=\"button\">&rarr;</button><button id=\"tl-reset\" type=\"button\">Reset</button> "
+    "wheel: zoom, shift+wheel or drag: pan</div>\n"
+    "<div id=\"legend\"><i style=\"background:#69c\"></i>op<i style=\"background:#d33\"></i>failed op"
+    "<i style=\"background:#e90\"></i>transfer host &rarr; device<i style=\"background:#2a2\"></i>device &rarr; "
+    "host<i style=\"background:#0aa\"></i>device &rarr; device<i style=\"background:#888\"></i>host &rarr; host"
+    "<i style=\"background:#96c\"></i>CUDA runtime call<i class=\"dot\" style=\"background:#c00\"></i>error</div>\n"
+    "<p id=\"tlhl\"></p>\n<div id=\"timeline\"></div>\n"
     "<script type=\"application/json\" id=\"data\">\n";
 
 static const char html_tail[] =
@@ -221,6 +426,9 @@ static const char html_tail[] =
     "  if (m.fix.site) { fx.appendChild(el('br')); fx.appendChild(el('span', site(m.fix.site), 'site')); }\n"
     "  box.appendChild(fx);\n"
     "}\n"
+    "/* a link from a mismatch to its events on the timeline (showOnTimeline, below) */\n"
+    "function tlLink(box, ti, mi) { const a = el('a', 'Show it on the timeline', 'tl-link'); a.href = '#timeline';"
+    " a.id = 'tl-link-' + ti + '-' + mi; a.dataset.ti = ti; a.dataset.mi = mi; box.appendChild(a); }\n"
     "let total = 0;\n"
     "D.report.traces.forEach((tr, ti) => {\n"
     "  rep.appendChild(el('h2', tr.program + ' (pid ' + tr.pid + '), exit status ' + tr.exit_status));\n"
@@ -232,7 +440,8 @@ static const char html_tail[] =
     "  tr.mismatches.forEach((m, mi) => {\n"
     "    total++;\n"
     "    const box = el('div', null, 'mm'); box.id = 'mismatch-' + ti + '-' + mi;\n"
-    "    if (m.kind === 'exception') { exceptionBox(box, m, ti, mi); rep.appendChild(box); return; }\n"
+    "    if (m.kind === 'exception') { exceptionBox(box, m, ti, mi); tlLink(box, ti, mi); rep.appendChild(box); "
+    "return; }\n"
     "    box.appendChild(el('h3', 'Device mismatch in ' + m.op + ' at ' + site(m.site)));\n"
     "    box.appendChild(el('p', m.message, 'msg'));\n"
     "    const tab = el('table'); const hr = el('tr');\n"
@@ -253,43 +462,108 @@ static const char html_tail[] =
     "    if (m.fix) { const fx = el('div', null, 'fix'); fx.id = 'fix-' + ti + '-' + mi;\n"
     "      fx.appendChild(el('strong', 'Fix: ')); fx.appendChild(el('span', m.fix.text));"
     " fx.appendChild(el('br')); fx.appendChild(el('span', site(m.fix.site), 'site')); box.appendChild(fx); }\n"
-    "    rep.appendChild(box);\n"
+    "    tlLink(box, ti, mi); rep.appendChild(box);\n"
     "  });\n"
     "});\n"
     "document.getElementById('summary').appendChild(el('p', total ? total + ' device mismatch' + (total > 1 ? 'es'"
     " : '') + ' found.' : 'No device mismatch found.'));\n"
-    "/* the timeline: one lane per thread, one per device; ops, transfers, errors */\n"
+    "/* the timeline: one lane per thread, one per device; ops, transfers (colored by direction), CUDA calls, errors;\n"
+    "   it fills its column, zooms (wheel, buttons) and pans (drag, shift+wheel, buttons) */\n"
     "const T = D.timeline, NS = 'http://www.w3.org/2000/svg';\n"
-    "document.getElementById('tlnote').textContent = T.ops.length + ' ops' + (T.ops_total > T.ops.length ? ' (the"
-    " last ' + T.ops.length + ' of ' + T.ops_total + ')' : '') + ', ' + T.transfers.length + ' transfers, ' +"
-    " T.errors.length + ' errors, ' + T.cuda.length + ' CUDA runtime calls.';\n"
-    "const lanes = []; const laneOf = k => { let i = lanes.indexOf(k); if (i < 0) { lanes.push(k); i = lanes.length"
-    " - 1; } return i; };\n"
+    "document.getElementById('tlnote').textContent = T.ops.length + ' ops' + (T.ops_total > T.ops.length ? ' (the last "
+    "' + T.ops.length + ' of ' + T.ops_total + ')' : '') + ', ' + T.transfers.length + ' transfers, ' + "
+    "T.errors.length + ' errors, ' + T.cuda.length + ' CUDA runtime calls.';\n"
+    "const lanes = []; const laneOf = k => { let i = lanes.indexOf(k); if (i < 0) { lanes.push(k); i = lanes.length - "
+    "1; } return i; };\n"
     "T.ops.forEach(o => laneOf(o.lane)); T.transfers.forEach(x => { laneOf(x.lane); laneOf(x.device); });\n"
     "T.errors.forEach(e => laneOf(e.lane)); T.cuda.forEach(c => { laneOf(c.lane); if (c.device) laneOf(c.device); });\n"
     "let t0 = Infinity, t1 = -Infinity; const see = t => { t0 = Math.min(t0, t); t1 = Math.max(t1, t); };\n"
-    "T.ops.forEach(o => { see(o.t); see(o.t + o.dur); }); T.transfers.forEach(x => see(x.t));"
-    " T.errors.forEach(e => see(e.t)); T.cuda.forEach(c => { see(c.t); see(c.t + c.dur); });\n"
+    "T.ops.forEach(o => { see(o.t); see(o.t + o.dur); }); T.transfers.forEach(x => see(x.t)); T.errors.forEach(e => "
+    "see(e.t)); T.cuda.forEach(c => { see(c.t); see(c.t + c.dur); });\n"
     "if (!isFinite(t0)) { t0 = 0; t1 = 1; } if (t1 <= t0) t1 = t0 + 1;\n"
-    "const W = 1000, LH = 22, L = 150, svg = document.createElementNS(NS, 'svg');\n"
-    "svg.setAttribute('width', W + L + 10); svg.setAttribute('height', lanes.length * LH + 30);\n"
-    "const X = t => L + (t - t0) / (t1 - t0) * W;\n"
-    "function add(tag, attrs, title) { const e = document.createElementNS(NS, tag); for (const k in attrs)"
-    " e.setAttribute(k, attrs[k]); if (title) { const ti = document.createElementNS(NS, 'title'); ti.textContent ="
-    " title; e.appendChild(ti); } svg.appendChild(e); return e; }\n"
-    "lanes.forEach((k, i) => { const tx = add('text', {x: 4, y: i * LH + 15, class: 'lane'}); tx.textContent = k; });\n"
-    "T.ops.forEach(o => add('rect', {x: X(o.t), y: laneOf(o.lane) * LH + 4, width: Math.max(1, X(o.t + o.dur) -"
-    " X(o.t)), height: LH - 8, fill: o.status ? '#d33' : '#69c'}, o.name + ' (op #' + o.op + ')'));\n"
-    "T.transfers.forEach(x => [x.lane, x.device].forEach(k => add('rect', {x: X(x.t), y: laneOf(k) * LH + 2, width:"
-    " 2, height: LH - 4, fill: '#e90'}, x.text)));\n"
-    "T.cuda.forEach(c => [c.lane, c.device].forEach(k => { if (k) add('rect', {x: X(c.t), y: laneOf(k) * LH + 6,"
-    " width: Math.max(1, X(c.t + c.dur) - X(c.t)), height: LH - 12, fill: '#96c'}, c.text); }));\n"
-    "T.errors.forEach(e => add('circle', {cx: X(e.t), cy: laneOf(e.lane) * LH + LH / 2, r: 6, fill: '#c00'},"
-    " e.text));\n"
-    "const ax = add('text', {x: L, y: lanes.length * LH + 20, class: 'lane'}); ax.textContent = '0 ms';\n"
-    "const ax2 = add('text', {x: L + W - 80, y: lanes.length * LH + 20, class: 'lane'}); ax2.textContent ="
-    " ((t1 - t0) / 1e6).toFixed(3) + ' ms';\n"
-    "document.getElementById('timeline').appendChild(svg);\n"
+    "const COLORS = {op: '#69c', failed: '#d33', htod: '#e90', dtoh: '#2a2', dtod: '#0aa', htoh: '#888', cuda: '#96c', "
+    "error: '#c00'};\n"
+    "const LH = 22, L = 150, tlbox = document.getElementById('timeline'), svg = document.createElementNS(NS, 'svg');\n"
+    "svg.id = 'tlsvg'; tlbox.appendChild(svg);\n"
+    "let v0 = t0, v1 = t1, nhl = 0;\n"
+    "function add(tag, attrs, title) { const e = document.createElementNS(NS, tag); for (const k in attrs) "
+    "e.setAttribute(k, attrs[k]); if (title) { const ti = document.createElementNS(NS, 'title'); ti.textContent = "
+    "title; e.appendChild(ti); } svg.appendChild(e); return e; }\n"
+    "function plotWidth() { return Math.max(100, Math.max(320, tlbox.clientWidth) - L - 10); }\n"
+    "function draw() {\n"
+    "  while (svg.firstChild) svg.removeChild(svg.firstChild);\n"
+    "  const full = Math.max(320, tlbox.clientWidth), W = full - L - 10, H = lanes.length * LH + 30;\n"
+    "  svg.setAttribute('width', full); svg.setAttribute('height', H); svg.setAttribute('viewBox', '0 0 ' + full + ' ' "
+    "+ H);\n"
+    "  svg.setAttribute('data-highlighted', nhl);\n"
+    "  const X = t => L + (t - v0) / (v1 - v0) * W, C = x => Math.max(L, Math.min(L + W, x)), vis = (a, b) => b >= v0 "
+    "&& a <= v1;\n"
+    "  const hl = (e, a) => { if (e.hl) { a.stroke = '#000'; a['stroke-width'] = 2; a.class = 'hl'; } return a; };\n"
+    "  lanes.forEach((k, i) => { const tx = add('text', {x: 4, y: i * LH + 15, class: 'lane'}); tx.textContent = "
+    "k.length > 24 ? k.slice(0, 23) + '\\u2026' : k; const tt = document.createElementNS(NS, 'title'); tt.textContent "
+    "= k; tx.appendChild(tt); });\n"
+    "  T.ops.forEach(o => { if (!vis(o.t, o.t + o.dur)) return; const x = C(X(o.t)); add('rect', hl(o, {x: x, y: "
+    "laneOf(o.lane) * LH + 4, width: Math.max(1, C(X(o.t + o.dur)) - x), height: LH - 8, fill: o.status ? "
+    "COLORS.failed : COLORS.op}), o.name + ' (op #' + o.op + ')' + (o.site ? ' at ' + o.site : '')); });\n"
+    "  T.cuda.forEach(c => { if (!vis(c.t, c.t + c.dur)) return; const x = C(X(c.t)); [c.lane, c.device].forEach(k => "
+    "{ if (k) add('rect', {x: x, y: laneOf(k) * LH + 6, width: Math.max(1, C(X(c.t + c.dur)) - x), height: LH - 12, "
+    "fill: COLORS.cuda}, c.text); }); });\n"
+    "  T.transfers.forEach(x => { if (!vis(x.t, x.t)) return; [x.lane, x.device].forEach(k => add('rect', hl(x, {x: "
+    "X(x.t) - 1, y: laneOf(k) * LH + 2, width: 2, height: LH - 4, fill: COLORS[x.dir] || COLORS.htoh}), x.text)); });\n"
+    "  T.errors.forEach(e => { if (!vis(e.t, e.t)) return; add('circle', hl(e, {cx: X(e.t), cy: laneOf(e.lane) * LH + "
+    "LH / 2, r: 6, fill: COLORS.error}), e.text); });\n"
+    "  const ax = add('text', {x: L, y: lanes.length * LH + 20, class: 'lane'}); ax.textContent = ((v0 - t0) / "
+    "1e6).toFixed(3) + ' ms';\n"
+    "  const ax2 = add('text', {x: L + W, y: lanes.length * LH + 20, class: 'lane', 'text-anchor': 'end'}); "
+    "ax2.textContent = ((v1 - t0) / 1e6).toFixed(3) + ' ms';\n"
+    "}\n"
+    "function clampView() { const w = Math.min(v1 - v0, t1 - t0); if (v0 < t0) v0 = t0; if (v0 + w > t1) v0 = t1 - w; "
+    "v1 = v0 + w; }\n"
+    "function zoom(f, at) { const c = at === undefined ? (v0 + v1) / 2 : at, w = Math.min(t1 - t0, Math.max(1000, (v1 "
+    "- v0) * f)); v0 = c - (c - v0) * w / (v1 - v0); v1 = v0 + w; clampView(); draw(); }\n"
+    "function pan(frac) { const d = (v1 - v0) * frac; v0 += d; v1 += d; clampView(); draw(); }\n"
+    "const at = ev => { const r = svg.getBoundingClientRect(); return v0 + (ev.clientX - r.left - L) / plotWidth() * "
+    "(v1 - v0); };\n"
+    "svg.addEventListener('wheel', ev => { ev.preventDefault(); if (ev.shiftKey) pan(ev.deltaY > 0 ? 0.1 : -0.1); else "
+    "zoom(ev.deltaY > 0 ? 1.25 : 0.8, at(ev)); }, {passive: false});\n"
+    "/* dragging redraws once per frame, not once per mouse event */\n"
+    "let drag = null, pending = false;\n"
+    "function redraw() { if (pending) return; pending = true; requestAnimationFrame(() => { pending = false; draw(); "
+    "}); }\n"
+    "svg.addEventListener('mousedown', ev => { drag = {x: ev.clientX, v0: v0, v1: v1}; });\n"
+    "window.addEventListener('mousemove', ev => { if (!drag) return; const d = (drag.x - ev.clientX) / plotWidth() * "
+    "(drag.v1 - drag.v0); v0 = drag.v0 + d; v1 = drag.v1 + d; clampView(); redraw(); });\n"
+    "window.addEventListener('mouseup', () => { drag = null; });\n"
+    "const btn = (id, f) => document.getElementById(id).addEventListener('click', f);\n"
+    "btn('tl-in', () => zoom(0.5)); btn('tl-out', () => zoom(2)); btn('tl-left', () => pan(-0.25)); btn('tl-right', () "
+    "=> pan(0.25));\n"
+    "btn('tl-reset', () => { v0 = t0; v1 = t1; T.ops.concat(T.transfers, T.errors).forEach(e => { e.hl = false; }); "
+    "nhl = 0; document.getElementById('tlhl').textContent = ''; draw(); });\n"
+    "/* a mismatch on the timeline: its failing op and error, and the ops and transfers that made its chains' tensors "
+    "*/\n"
+    "function showOnTimeline(ti, mi) {\n"
+    "  const m = D.report.traces[ti].mismatches[mi], ts = new Set();\n"
+    "  (m.operands || []).forEach(o => { ts.add(o.tensor); (o.chain || []).forEach(s => ts.add(s.tensor)); });\n"
+    "  nhl = 0; let a = Infinity, b = -Infinity;\n"
+    "  const mark = (e, on) => { e.hl = on; if (on) { nhl++; a = Math.min(a, e.t); b = Math.max(b, e.t + (e.dur || "
+    "0)); } };\n"
+    "  const errs = T.errors.filter(e => e.trace === ti && e.seq === m.seq);\n"
+    "  T.ops.forEach(o => mark(o, o.trace === ti && ((m.seq >= o.seq && m.seq <= o.end) || o.outs.some(t => "
+    "ts.has(t)))));\n"
+    "  T.transfers.forEach(x => mark(x, x.trace === ti && (ts.has(x.dst) || ts.has(x.src))));\n"
+    "  T.errors.forEach(e => mark(e, errs.includes(e)));\n"
+    "  if (nhl) { const pad = Math.max(2000, (b - a) * 0.1); v0 = a - pad; v1 = b + pad; clampView(); }\n"
+    "  document.getElementById('tlhl').textContent = nhl ? 'Highlighted: ' + nhl + ' events of mismatch ' + (mi + 1) + "
+    "(D.report.traces.length > 1 ? ' of trace ' + (ti + 1) : '') + ' (outlined). Reset clears it.' : 'None of its "
+    "events is in the timeline.';\n"
+    "  draw();\n"
+    "}\n"
+    "document.querySelectorAll('a.tl-link').forEach(a => a.addEventListener('click', () => "
+    "showOnTimeline(+a.dataset.ti, +a.dataset.mi)));\n"
+    "draw();\n"
+    "window.addEventListener('resize', redraw);\n"
+    "const hm = /^#show-(\\d+)-(\\d+)$/.exec(location.hash);\n"
+    "if (hm && D.report.traces[+hm[1]] && D.report.traces[+hm[1]].mismatches[+hm[2]]) showOnTimeline(+hm[1], +hm[2]);\n"
     "document.body.setAttribute('data-rendered', 'yes');\n"
     "</script>\n</body></html>\n";
 
@@ -298,6 +572,13 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
     int64_t base = INT64_MAX, total = 0;
     for (int i = 0; i < n; i++)
         if (x[i].start_ns < base) base = x[i].start_ns;
+    /* lanes are named by pid; two traces with one pid (two hosts, or a pid
+     * reused) get " (trace N)" after it so that their lanes stay apart */
+    char(*tag)[32] = calloc((size_t)n, sizeof *tag);
+    if (!tag) return;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (j != i && x[j].pid == x[i].pid) snprintf(tag[i], sizeof tag[i], " (trace %d)", i + 1);
     fputs("{\"ops\": [", f);
     int first = 1;
     for (int i = 0; i < n; i++) {
@@ -305,40 +586,56 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
         int64_t nops = st && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
         if (st) sqlite3_finalize(st);
         total += nops;
-        st = vw_prep(x[i].t,
-                     "SELECT * FROM (SELECT o.op, s.text, o.t, COALESCE(o.dur, 0), th.tid, COALESCE(" VW_OP_STATUS_SQL
-                     ", 0) FROM ops o JOIN "
-                     "strings s ON s.id = o.name LEFT JOIN threads th ON th.id = o.thread ORDER BY o.seq DESC "
-                     "LIMIT ?) ORDER BY 1");
+        st = vw_prep(
+            x[i].t, "SELECT * FROM (SELECT o.op, s.text, o.t, COALESCE(o.dur, 0), th.tid, COALESCE(" VW_OP_STATUS_SQL
+                    ", 0), o.stack, o.pystack, o.seq, " OP_ALL_OUTPUTS_SQL ", o.len FROM ops o" OP_MADE_JOIN_SQL "JOIN "
+                    "strings s ON s.id = o.name LEFT JOIN threads th ON th.id = o.thread ORDER BY o.seq DESC "
+                    "LIMIT ?) ORDER BY 1");
         if (!st) continue;
         sqlite3_bind_int64(st, 1, HTML_MAX_OPS / n);
+        struct vw_sym *sym = vw_sym_new(x[i].t);
         while (sqlite3_step(st) == SQLITE_ROW) {
             fprintf(f, "%s{\"op\": %lld, \"name\": ", first ? "" : ",\n", (long long)sqlite3_column_int64(st, 0));
             first = 0;
             vw_put_json_string(f, (const char *)sqlite3_column_text(st, 1));
-            fprintf(f, ", \"t\": %lld, \"dur\": %lld, \"lane\": \"pid %lld thread %lld\", \"status\": %lld}",
+            fprintf(f,
+                    ", \"t\": %lld, \"dur\": %lld, \"lane\": \"pid %lld%s thread %lld\", \"status\": %lld, \"trace\": "
+                    "%d",
                     (long long)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 2)),
-                    (long long)sqlite3_column_int64(st, 3), (long long)x[i].pid, (long long)sqlite3_column_int64(st, 4),
-                    (long long)sqlite3_column_int64(st, 5));
+                    (long long)sqlite3_column_int64(st, 3), (long long)x[i].pid, tag[i],
+                    (long long)sqlite3_column_int64(st, 4), (long long)sqlite3_column_int64(st, 5), i);
+            fprintf(f, ", \"seq\": %lld, \"end\": %lld", (long long)sqlite3_column_int64(st, 8),
+                    (long long)vw_add(sqlite3_column_int64(st, 8), sqlite3_column_int64(st, 10)));
+            put_ids(f, "outs", sqlite3_column_text(st, 9));
+            put_site(f, sym, st, 6, sqlite3_column_int64(st, 8));
+            fputc('}', f);
         }
         sqlite3_finalize(st);
+        if (sym) vw_sym_free(sym);
     }
     fprintf(f, "], \"ops_total\": %lld, \"transfers\": [", (long long)total);
     first = 1;
     for (int i = 0; i < n; i++) {
-        sqlite3_stmt *st = vw_prep(x[i].t, "SELECT x.src, x.src_device, COALESCE(x.dst_device, 0), x.bytes, "
-                                           "COALESCE(v.text, '?'), e.t, th.tid FROM transfers x JOIN misc_events e "
-                                           "ON e.seq = x.seq LEFT JOIN strings v ON v.id = x.via LEFT JOIN threads "
-                                           "th ON th.id = e.thread ORDER BY x.seq");
+        sqlite3_stmt *st =
+            vw_prep(x[i].t, "SELECT x.src, x.src_device, COALESCE(x.dst_device, 0), x.bytes, "
+                            "COALESCE(v.text, '?'), e.t, th.tid, x.dst FROM transfers x JOIN misc_events e "
+                            "ON e.seq = x.seq LEFT JOIN strings v ON v.id = x.via LEFT JOIN threads "
+                            "th ON th.id = e.thread ORDER BY x.seq");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
             char d1[32], d2[32], text[160];
             vw_device_name(sqlite3_column_int64(st, 1), d1, sizeof d1);
             vw_device_name(sqlite3_column_int64(st, 2), d2, sizeof d2);
             snprintf(text, sizeof text, "t%lld %s -> %s, %lld bytes by ", (long long)sqlite3_column_int64(st, 0), d1,
                      d2, (long long)sqlite3_column_int64(st, 3));
-            fprintf(f, "%s{\"t\": %lld, \"lane\": \"pid %lld thread %lld\", \"device\": \"pid %lld %s\", \"text\": ",
-                    first ? "" : ",\n", (long long)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 5)),
-                    (long long)x[i].pid, (long long)sqlite3_column_int64(st, 6), (long long)x[i].pid, d2);
+            int on1 = (sqlite3_column_int64(st, 1) >> 16) != 0, on2 = (sqlite3_column_int64(st, 2) >> 16) != 0;
+            fprintf(
+                f,
+                "%s{\"t\": %lld, \"lane\": \"pid %lld%s thread %lld\", \"device\": \"pid %lld%s %s\", \"trace\": %d, "
+                "\"src\": %lld, \"dst\": %lld, \"dir\": \"%s\", \"text\": ",
+                first ? "" : ",\n", (long long)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 5)),
+                (long long)x[i].pid, tag[i], (long long)sqlite3_column_int64(st, 6), (long long)x[i].pid, tag[i], d2, i,
+                (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 7),
+                on1 ? (on2 ? "dtod" : "dtoh") : (on2 ? "htod" : "htoh"));
             first = 0;
             char full[256];
             snprintf(full, sizeof full, "%s%s", text, (const char *)sqlite3_column_text(st, 4));
@@ -352,12 +649,15 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
     for (int i = 0; i < n; i++) {
         sqlite3_stmt *st =
             vw_prep(x[i].t, "SELECT " ERROR_TITLE_SQL " || COALESCE(': ' || r.message, ''), e.t, "
-                            "th.tid FROM errors r JOIN misc_events e ON e.seq = r.seq LEFT JOIN "
+                            "th.tid, r.seq, r.op FROM errors r JOIN misc_events e ON e.seq = r.seq LEFT JOIN "
                             "threads th ON th.id = e.thread WHERE " VW_NOT_MISMATCH_ECHO_SQL " ORDER BY r.seq");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
-            fprintf(f, "%s{\"t\": %lld, \"lane\": \"pid %lld thread %lld\", \"text\": ", first ? "" : ",\n",
-                    (long long)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 1)), (long long)x[i].pid,
-                    (long long)sqlite3_column_int64(st, 2));
+            fprintf(f,
+                    "%s{\"t\": %lld, \"lane\": \"pid %lld%s thread %lld\", \"trace\": %d, \"seq\": %lld, \"op\": %lld, "
+                    "\"text\": ",
+                    first ? "" : ",\n", (long long)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 1)),
+                    (long long)x[i].pid, tag[i], (long long)sqlite3_column_int64(st, 2), i,
+                    (long long)sqlite3_column_int64(st, 3), (long long)sqlite3_column_int64(st, 4));
             first = 0;
             vw_put_json_string(f, (const char *)sqlite3_column_text(st, 0));
             fputc('}', f);
@@ -375,13 +675,13 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
         sqlite3_bind_int64(st, 1, HTML_MAX_OPS / n);
         while (sqlite3_step(st) == SQLITE_ROW) {
             char d[32];
-            fprintf(f, "%s{\"t\": %lld, \"dur\": %lld, \"lane\": \"pid %lld thread %lld\", \"device\": ",
+            fprintf(f, "%s{\"t\": %lld, \"dur\": %lld, \"lane\": \"pid %lld%s thread %lld\", \"device\": ",
                     first ? "" : ",\n", (long long)vw_time_at(x[i].start_ns, base, sqlite3_column_int64(st, 2)),
-                    (long long)sqlite3_column_int64(st, 3), (long long)x[i].pid,
+                    (long long)sqlite3_column_int64(st, 3), (long long)x[i].pid, tag[i],
                     (long long)sqlite3_column_int64(st, 4));
             first = 0;
             if (sqlite3_column_int(st, 5))
-                fprintf(f, "\"pid %lld %s\"", (long long)x[i].pid,
+                fprintf(f, "\"pid %lld%s %s\"", (long long)x[i].pid, tag[i],
                         vw_device_name(sqlite3_column_int64(st, 6), d, sizeof d));
             else
                 fputs("null", f);
@@ -392,6 +692,7 @@ static void html_timeline(FILE *f, struct tl *x, int n) {
         sqlite3_finalize(st);
     }
     fprintf(f, "]}");
+    free(tag);
 }
 
 static int html_report(FILE *f, struct tl *x, int n) {
