@@ -457,8 +457,10 @@ static int source_lines(struct ctx *c, const char *file, int lo, int hi, char (*
         size_t len = strlen(buf);
         int whole = len && buf[len - 1] == '\n';
         if (++n >= lo) {
-            buf[strcspn(buf, "\r\n")] = 0;
-            snprintf(text[n - lo], SNIP_WIDTH + 1, "%s", buf);
+            size_t k = strcspn(buf, "\r\n"); /* cut at SNIP_WIDTH bytes */
+            if (k > SNIP_WIDTH) k = SNIP_WIDTH;
+            memcpy(text[n - lo], buf, k);
+            text[n - lo][k] = 0;
             got++;
         }
         while (!whole && fgets(buf, sizeof buf, src)) { /* the rest of a long line */
