@@ -54,7 +54,7 @@ struct ctx {
     struct vw_trace *t;
     struct vw_sym *sym;
     int json, all_frames;
-    int no_source; /* --no-source: no snippets of the program's source in the text */
+    int no_source; /* --no-source: no snippets of the program's source (text and JSON) */
     FILE *out;
     FILE *key; /* what makes two ranks' mismatches the same (op, message, sites, culprit), or NULL */
     sqlite3_stmt *tensor, *moves, *args, *opname;
