@@ -102,6 +102,21 @@ def example(name):
         out.append(("%s: the fix as a suggested diff, indented as the fix line" % name,
                     '\n+        labels = labels.to("cuda:0")\n' in report
                     and re.search(r"^  > +%d \| .*# devtrace: fix$" % fix, report, re.M) is not None, report))
+        # the same snippets and diff in JSON, and rendered by the HTML export (textContent, + lines green)
+        m0 = mm[0] if mm else {}
+        lines = [l for s in m0.get("source", []) for l in s["lines"]]
+        out.append(("%s: JSON has the snippets and the diff" % name,
+                    any(l["n"] == fix and "fix" in l["marks"] for l in lines)
+                    and '\n+        labels = labels.to("cuda:0")\n' in (m0.get("diff") or ""), jout[:4000]))
+        html = base + ".html"
+        hrc, _, herr = run([DEVTRACE, "export", "--format", "html", "-o", html, base + ".db"])
+        drc, dom, _ = run(["timeout", "60", "chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                           "--no-first-run", "--user-data-dir=" + base + ".chr", "--dump-dom", "file://" + html])
+        add = '<div class="add">+        labels = labels.to("cuda:0")</div>'
+        out.append(("%s: the HTML export shows the snippets and the diff" % name,
+                    hrc == 0 and 'data-rendered="yes"' in dom and 'id="diff-0-0"' in dom and add in dom
+                    and re.search(r'<div class="mark"><span class="ln"> *%d &gt; </span>' % fix, dom) is not None,
+                    herr + dom[-4000:]))
     odd = [o for m in mm for o in m.get("operands", []) if o["odd"]]
     fixsite = (mm[0].get("fix") or {}).get("site") or {} if mm else {}
     out.append(("%s: JSON has the odd operand, its chain and the fix line" % name,

@@ -54,7 +54,7 @@ struct ctx {
     struct vw_trace *t;
     struct vw_sym *sym;
     int json, all_frames;
-    int no_source; /* --no-source: no snippets of the program's source in the text */
+    int no_source; /* --no-source: no snippets of the program's source (text and JSON) */
     FILE *out;
     FILE *key; /* what makes two ranks' mismatches the same (op, message, sites, culprit), or NULL */
     sqlite3_stmt *tensor, *moves, *args, *opname;
@@ -494,10 +494,11 @@ struct snippet {
     const struct vw_frame *site; /* the first of them */
     char what[96];               /* "failing line 28, origin 23" */
     int line[3], n;              /* the marked lines */
+    const char *mark[3];         /* what each is: "failing", "origin", "fix" */
 };
 
 /* Adds a line to the last snippet when it is in the same file and close by, else starts one. */
-static void snippet_add(struct snippet *sn, int *n, const char *what, const struct vw_frame *site) {
+static void snippet_add(struct snippet *sn, int *n, const char *what, const char *mark, const struct vw_frame *site) {
     if (!site->file[0] || site->line <= 0) return;
     struct snippet *last = *n ? &sn[*n - 1] : NULL;
     if (last && !strcmp(last->site->file, site->file)) {
@@ -509,19 +510,35 @@ static void snippet_add(struct snippet *sn, int *n, const char *what, const stru
         if (hi - lo + 1 + 2 * SNIP_CONTEXT <= SNIP_MAX_SPAN) {
             size_t k = strlen(last->what);
             snprintf(last->what + k, sizeof last->what - k, ", %s %d", what, site->line);
+            last->mark[last->n] = mark;
             last->line[last->n++] = site->line;
             return;
         }
     }
-    sn[*n] = (struct snippet){.site = site, .line = {site->line}, .n = 1};
+    sn[*n] = (struct snippet){.site = site, .line = {site->line}, .mark = {mark}, .n = 1};
     snprintf(sn[*n].what, sizeof sn[*n].what, "%s %d", what, site->line);
     (*n)++;
 }
 
-/* "  FILE: failing line N, ..." and those lines with SNIP_CONTEXT lines either side, numbered, each marked
- * '>'. */
-static void print_snippet(struct ctx *c, FILE *f, const struct snippet *sn) {
+/* The snippets of a mismatch: its failing line, the origin of the odd operand and the fix site (each when
+ * known), those close together in one file sharing one; the number of them. */
+static int snippets_of(struct snippet sn[3], const struct step *call, const struct step *origin,
+                       const struct step *fix) {
+    int n = 0;
+    if (call && call->has_site) snippet_add(sn, &n, "failing line", "failing", &call->site);
+    if (origin && origin->has_site) snippet_add(sn, &n, "origin", "origin", &origin->site);
+    if (fix && fix->has_site) snippet_add(sn, &n, "fix", "fix", &fix->site);
+    return n;
+}
+
+/* A snippet's lines as read: the marked lines with SNIP_CONTEXT lines either side. */
+struct snippet_text {
+    int lo, got;
     char text[SNIP_MAX_SPAN][SNIP_WIDTH + 1];
+};
+
+/* Reads a snippet's lines; 0 when the file is not there, or not as long as it was. */
+static int snippet_read(struct ctx *c, const struct snippet *sn, struct snippet_text *st) {
     int lo = sn->line[0], hi = sn->line[0];
     for (int i = 1; i < sn->n; i++) {
         lo = sn->line[i] < lo ? sn->line[i] : lo;
@@ -529,44 +546,107 @@ static void print_snippet(struct ctx *c, FILE *f, const struct snippet *sn) {
     }
     lo = lo > SNIP_CONTEXT ? lo - SNIP_CONTEXT : 1;
     hi += SNIP_CONTEXT;
-    int got = source_lines(c, sn->site->file, lo, hi, text);
-    if (lo + got <= hi - SNIP_CONTEXT) return; /* the file is not there, or not as long as it was */
+    st->lo = lo;
+    st->got = source_lines(c, sn->site->file, lo, hi, st->text);
+    return lo + st->got > hi - SNIP_CONTEXT;
+}
+
+/* "  FILE: failing line N, ..." and those lines with SNIP_CONTEXT lines either side, numbered, each marked
+ * '>'. */
+static void print_snippet(struct ctx *c, FILE *f, const struct snippet *sn) {
+    struct snippet_text st;
+    if (!snippet_read(c, sn, &st)) return;
     fputs("\n  ", f);
     vw_put_escaped(f, sn->site->file);
     fputs(": ", f);
     vw_put_escaped(f, sn->what);
     fputc('\n', f);
-    for (int i = 0; i < got; i++) {
+    for (int i = 0; i < st.got; i++) {
         int mark = 0;
-        for (int k = 0; k < sn->n; k++) mark |= sn->line[k] == lo + i;
-        fprintf(f, "  %c %5d | ", mark ? '>' : ' ', lo + i);
-        put_source_line(f, text[i]);
+        for (int k = 0; k < sn->n; k++) mark |= sn->line[k] == st.lo + i;
+        fprintf(f, "  %c %5d | ", mark ? '>' : ' ', st.lo + i);
+        put_source_line(f, st.text[i]);
         fputc('\n', f);
     }
 }
 
+/* {"file", "first_line", "lines": [{"n", "text", "marks": [...]}]}; nothing when the file cannot be read.
+ * sep is written first; 1 when written. */
+static int json_snippet(struct ctx *c, FILE *f, const struct snippet *sn, const char *sep) {
+    struct snippet_text st;
+    if (!snippet_read(c, sn, &st)) return 0;
+    fprintf(f, "%s{\"file\": ", sep);
+    vw_put_json_string(f, sn->site->file);
+    fprintf(f, ", \"first_line\": %d, \"lines\": [", st.lo);
+    for (int i = 0; i < st.got; i++) {
+        fprintf(f, "%s{\"n\": %d, \"text\": ", i ? ", " : "", st.lo + i);
+        vw_put_json_string(f, st.text[i]);
+        fputs(", \"marks\": [", f);
+        for (int k = 0, m = 0; k < sn->n; k++)
+            if (sn->line[k] == st.lo + i) fprintf(f, "%s\"%s\"", m++ ? ", " : "", sn->mark[k]);
+        fputs("]}", f);
+    }
+    fputs("]}", f);
+    return 1;
+}
+
 /* The fix as a unified diff: code inserted after the fix line, indented as that line (one level more
- * after a line that opens a block, "...:"). */
-static void print_fix_diff(struct ctx *c, FILE *f, const struct vw_frame *site, const char *code) {
+ * after a line that opens a block, "...:"). put writes a line of the source (escaped for where it goes);
+ * 0 when the file cannot be read. */
+static int write_fix_diff(struct ctx *c, FILE *f, const struct vw_frame *site, const char *code,
+                          void (*put)(FILE *, const char *)) {
     char text[3][SNIP_WIDTH + 1];
     int lo = site->line > 1 ? site->line - 1 : 1;
     int got = source_lines(c, site->file, lo, site->line + 1, text);
-    if (lo + got <= site->line) return;
+    if (lo + got <= site->line) return 0;
     const char *line = text[site->line - lo];
     size_t indent = strspn(line, " \t"), end = strlen(line);
     while (end && line[end - 1] == ' ') end--;
     int opens = end && line[end - 1] == ':' && !strcmp(site->module, "python");
     int before = site->line - lo, after = got - before - 1;
-    fprintf(f, "\n  suggested change:\n--- ");
-    vw_put_escaped(f, site->file);
+    fputs("--- ", f);
+    put(f, site->file);
     fputs("\n+++ ", f);
-    vw_put_escaped(f, site->file);
+    put(f, site->file);
     fprintf(f, "\n@@ -%d,%d +%d,%d @@\n", lo, got, lo, got + 1);
-    for (int i = 0; i <= before; i++) fputc(' ', f), put_source_line(f, text[i]), fputc('\n', f);
+    for (int i = 0; i <= before; i++) fputc(' ', f), put(f, text[i]), fputc('\n', f);
     char add[SNIP_WIDTH + 700];
     snprintf(add, sizeof add, "%.*s%s%s", (int)indent, line, opens ? "    " : "", code);
-    fputc('+', f), put_source_line(f, add), fputc('\n', f);
-    for (int i = before + 1; i <= before + after; i++) fputc(' ', f), put_source_line(f, text[i]), fputc('\n', f);
+    fputc('+', f), put(f, add), fputc('\n', f);
+    for (int i = before + 1; i <= before + after; i++) fputc(' ', f), put(f, text[i]), fputc('\n', f);
+    return 1;
+}
+
+static void put_raw(FILE *f, const char *s) { fputs(s, f); }
+
+/* The suggested change under "suggested change:" in the text. */
+static void print_fix_diff(struct ctx *c, FILE *f, const struct vw_frame *site, const char *code) {
+    char *diff = NULL;
+    size_t size = 0;
+    FILE *m = open_memstream(&diff, &size);
+    if (!m) return;
+    int ok = write_fix_diff(c, m, site, code, put_source_line);
+    fclose(m);
+    if (ok) fprintf(f, "\n  suggested change:\n%s", diff);
+    free(diff);
+}
+
+/* "source": the snippets, "diff": the suggested change as one string (the source as it is), or null. */
+static void json_source(struct ctx *c, FILE *f, const struct snippet *sn, int nsn, const struct step *fix,
+                        const char *code) {
+    fputs(",\n     \"source\": [", f);
+    for (int i = 0, w = 0; i < nsn; i++) w += json_snippet(c, f, &sn[i], w ? ", " : "");
+    fputs("], \"diff\": ", f);
+    char *diff = NULL;
+    size_t size = 0;
+    FILE *m = fix && fix->has_site && code[0] ? open_memstream(&diff, &size) : NULL;
+    int ok = m && write_fix_diff(c, m, &fix->site, code, put_raw);
+    if (m) fclose(m);
+    if (ok)
+        vw_put_json_string(f, diff);
+    else
+        fputs("null", f);
+    free(diff);
 }
 
 static int ident_char(int ch) {
@@ -1006,8 +1086,8 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     if (fix && odd)
         python_fix_code(c, fix, odd->nsteps ? &odd->chain[0] : NULL, codename, vw_device_name(want, d1, sizeof d1),
                         code, sizeof code);
+    const struct step *origin = odd && odd->nsteps ? &odd->chain[odd->nsteps - 1] : NULL;
     if (c->key) { /* ranks whose mismatches agree on these are reported once */
-        const struct step *origin = odd && odd->nsteps ? &odd->chain[odd->nsteps - 1] : NULL;
         fprintf(c->key, "%s\x1f%s\x1f%s:%d\x1f%s\x1f", name, message ? message : "", call.site.file,
                 call.has_site ? call.site.line : 0, odd ? odd->arg : "");
         if (origin && origin->has_site) fprintf(c->key, "%s:%d", origin->site.file, origin->site.line);
@@ -1065,6 +1145,9 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
             fputs("}", f);
         } else
             fputs("null", f);
+        struct snippet sn[3];
+        int nsn = c->no_source ? 0 : snippets_of(sn, &call, origin, fix);
+        json_source(c, f, sn, nsn, c->no_source ? NULL : fix, code);
         fputs("}", f);
         free(ops);
         return 0;
@@ -1159,12 +1242,8 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         if (code[0]) fputs("     ", f), vw_put_escaped(f, code), fputc('\n', f);
     }
     if (!c->no_source) {
-        const struct step *origin = odd && odd->nsteps ? &odd->chain[odd->nsteps - 1] : NULL;
         struct snippet sn[3];
-        int nsn = 0;
-        if (call.has_site) snippet_add(sn, &nsn, "failing line", &call.site);
-        if (origin && origin->has_site) snippet_add(sn, &nsn, "origin", &origin->site);
-        if (fix && fix->has_site) snippet_add(sn, &nsn, "fix", &fix->site);
+        int nsn = snippets_of(sn, &call, origin, fix);
         for (int i = 0; i < nsn; i++) print_snippet(c, f, &sn[i]);
         if (fix && fix->has_site && code[0]) print_fix_diff(c, f, &fix->site, code);
     }

@@ -123,7 +123,7 @@ const char *vw_device_name(int64_t dev, char *buf, size_t size);
  * equal for two traces whose mismatches are the same (op, message, site,
  * culprit argument, origin site), so that ranks can be reported as one. */
 #define VW_REPORT_ALL_FRAMES 1 /* frames inside libdtrt, libdevtrace and libc too */
-#define VW_REPORT_NO_SOURCE  2 /* no source snippets or suggested diff in the text */
+#define VW_REPORT_NO_SOURCE  2 /* no source snippets or suggested diff (text, JSON) */
 int vw_report_trace(struct vw_trace *t, int json, int flags, FILE *out, int index, int nfiles, char **key);
 
 /* ---------------------------------------------------------------- symbols (sym.c) */
