@@ -99,6 +99,7 @@ static void cev_add(struct cevs *c, int64_t tid, int64_t ts, int64_t dur, char *
 
 /* Prints the slices of one process, nested per track, and empties c. */
 static void cev_flush(FILE *f, struct cevs *c, int64_t pid, int *first) {
+    if (!c->n) return; /* a trace with no slices (a program on no library devtrace observes) */
     qsort(c->v, c->n, sizeof *c->v, cev_cmp);
     int64_t stack[256];
     int depth = 0;
