@@ -109,7 +109,7 @@ check("a throw and its rethrow shown once (two exceptions: %d events)" % len(exc
 
 # ---- a PyTorch example, where Debian's python3-torch is there
 py = "/usr/bin/python3"
-if PYEX == "none":
+if sys.argv[3] == "none":
     print("skip the PyTorch trace: the PyTorch adapter is not built here (a sanitizer build leaves it out)")
 elif subprocess.run([py, "-c", "import torch"], capture_output=True).returncode == 0:
     script = os.path.join(PYEX, "ok_labels_not_moved.py")
