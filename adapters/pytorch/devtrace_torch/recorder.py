@@ -201,7 +201,6 @@ class Recorder:
         # record on that thread too, so that state shared by them (quiet, the op being
         # recorded) is never another thread's.
         self.thread = get_ident()
-        self.named_roots = set()  # ids of modules whose tensors were named
         self.optimizers = weakref.WeakSet()
         self.state_sizes = {}  # id(optimizer) -> its count of state entries when last named
         self.mode = None
@@ -311,7 +310,6 @@ class Recorder:
         """Names the parameters, buffers and plain tensor attributes of module."""
         Tensor = self.Tensor
         for mname, m in module.named_modules():
-            self.named_roots.add(id(m))
             base = prefix + (mname + "." if mname else "")
             for pname, p in list(m._parameters.items()):
                 if p is not None:
@@ -324,9 +322,6 @@ class Recorder:
                     P.named(v, base + aname)
         for opt in list(self.optimizers):
             self.name_optimizer_state(opt)
-
-    def param_names(self):
-        return {}
 
     def name_optimizer_state(self, opt):
         Tensor = self.Tensor
