@@ -150,14 +150,17 @@ def _classify(func):
     return k
 
 
-def _tensors_in(args, kwargs, Tensor):
-    """The tensors among an op's arguments, in the order _probes.op_begin lists them."""
+def _operands(argnames, args, kwargs, Tensor):
+    """(name, tensor) of an op's tensor operands, named and ordered as _probes.op_begin
+    lists them: positional ones by argnames ("arg<i>" past them), then keyword ones, a
+    list's or tuple's tensors as "name[j]"."""
+    pos = argnames or ("self",)
     out = []
-    for v in list(args) + list(kwargs.values()):
+    for n, v in [(pos[i] if i < len(pos) else "arg%d" % i, v) for i, v in enumerate(args)] + list(kwargs.items()):
         if isinstance(v, Tensor):
-            out.append(v)
+            out.append((n, v))
         elif isinstance(v, (list, tuple)):
-            out.extend(e for e in v if isinstance(e, Tensor))
+            out.extend(("%s[%d]" % (n, j), e) for j, e in enumerate(v) if isinstance(e, Tensor))
     return out
 
 
@@ -241,13 +244,13 @@ class Recorder:
             elif kind == _TRANSFER and src is not None:
                 out, code = sim.transfer(k.name, func, src, args[1:], kwargs)
             elif kind == _OP:
-                code = sim.op_device(k, args, kwargs, _tensors_in(args, kwargs, Tensor))
+                code = sim.op_device(k, kwargs, _operands(k.argnames, args, kwargs, Tensor))
                 out = sim.run_op(func, args, kwargs)
             else:
                 out = func(*args, **kwargs)
         except BaseException as e:
             self.quiet -= 1
-            self.failed(seq, k.name, e, args, kwargs)
+            self.failed(seq, k, e, args, kwargs)
             raise
         self.quiet -= 1
         if kind == _OP:
@@ -278,14 +281,15 @@ class Recorder:
         P.op_end(seq, k.name, 0, tuple(ids))
         return out
 
-    def failed(self, seq, name, e, args, kwargs):
+    def failed(self, seq, k, e, args, kwargs):
         """Op seq raised e: a device mismatch is recorded with its operands."""
+        name = k.name
         try:
             parsed = P.parse_mismatch(str(e)) if isinstance(e, RuntimeError) else None
             if parsed is None:
                 P.op_end(seq, name, ERR_ARG if isinstance(e, Exception) else 0, ())
                 return
-            self.name_operands(_tensors_in(args, kwargs, self.Tensor))
+            self.name_operands([t for _, t in _operands(k.argnames, args, kwargs, self.Tensor)])
             self.mismatch(seq, name, parsed, str(e))
         except Exception:
             pass

@@ -207,14 +207,15 @@ class Simulator:
             out = func(t, *args, **kwargs)
         return out, (src if want is None else want)
 
-    def op_device(self, k, args, kwargs, tensors):
-        """Checks an op's operands; the device of its results."""
+    def op_device(self, k, kwargs, operands):
+        """Checks an op's operands ((name, tensor) pairs); the device of its results."""
+        tensors = [t for _, t in operands]
         dev = kwargs.get("device")
         if k.name in _SHAPE_ONLY and tensors:
             return self.code(tensors[0])  # the other tensor lends its shape (or type) only
         if k.name == "type_as" and len(tensors) > 1:
             return self.code(tensors[1])  # converts to the other's type, its device included
-        code = self.check(k.name, tensors, k.name in _INDEXING, _tensor_arg_names(k, args, kwargs, self.torch.Tensor))
+        code = self.check(k.name, tensors, k.name in _INDEXING, [n for n, _ in operands])
         if dev is not None:
             code = self.code_of(dev)
         return code
@@ -451,22 +452,6 @@ def _legacy_names(torch):
 _LEGACY = {}
 
 
-def _tensor_arg_names(k, args, kwargs, Tensor):
-    """The argument names of an op's tensor operands, in _tensors_in's order."""
-    names = []
-    pos = k.argnames or ()
-    for i, v in enumerate(args):
-        n = pos[i] if i < len(pos) else "arg%d" % i
-        if isinstance(v, Tensor):
-            names.append(n)
-        elif isinstance(v, (list, tuple)):
-            names.extend("%s[%d]" % (n, j) for j, e in enumerate(v) if isinstance(e, Tensor))
-    for n, v in kwargs.items():
-        if isinstance(v, Tensor):
-            names.append(n)
-        elif isinstance(v, (list, tuple)):
-            names.extend("%s[%d]" % (n, j) for j, e in enumerate(v) if isinstance(e, Tensor))
-    return names
 # ops that read another tensor's shape only: no device check
 _SHAPE_ONLY = frozenset("expand_as view_as reshape_as broadcast_to is_same_size new_empty new_zeros new_ones new_full "
                         "new_tensor".split())
