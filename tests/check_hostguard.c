@@ -117,8 +117,8 @@ START_TEST(test_lossy_mode_says_how_many_were_dropped) {
     long long dropped = (long long)q_int(db, "SELECT value FROM meta WHERE key='events_dropped'");
     sqlite3_close(db);
     ck_assert_int_gt(dropped, 0);
-    char want[96];
-    snprintf(want, sizeof want, "%lld events dropped (full rings in lossy mode, DEVTRACE_LOSSY=1, from event #",
+    char want[128];
+    snprintf(want, sizeof want, "%lld events dropped (full rings in lossy mode, DEVTRACE_LOSSY=1, between events #",
              dropped);
     ck_assert_msg(strstr(last_line(err_buf), want), "run's last line: %s", err_buf);
     const char *const report[] = {DEVTRACE_CLI, "report", "l.db", NULL};
@@ -132,6 +132,61 @@ START_TEST(test_lossy_mode_says_how_many_were_dropped) {
     const char *const plain[] = {TRACE_TARGET, "burst", "200000", NULL};
     run(1, ENV("DEVTRACE_RING_KB=64", "DEVTRACE_LOSSY=1", "DEVTRACE_OUTPUT=p.db"), plain);
     ck_assert_msg(strstr(err_buf, "events dropped (full rings in lossy mode"), "%s", err_buf);
+}
+END_TEST
+
+/* A chain whose span holds dropped events says a link of it may be
+ * missing; one made after the last drop does not. */
+START_TEST(test_chain_over_dropped_events_says_so) {
+    const char *const argv[] = {DEVTRACE_CLI, "run", "-o", "g.db", TRACE_TARGET, "burst_mismatch", "200000", NULL};
+    int st = run(0, ENV("DEVTRACE_RING_KB=64", "DEVTRACE_LOSSY=1"), argv);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out_buf, "mismatches recorded"), "%s%s", out_buf,
+                  err_buf);
+    sqlite3 *db = open_trace("g.db");
+    long long first = (long long)q_int(db, "SELECT value FROM meta WHERE key='first_dropped_seq'"),
+              last = (long long)q_int(db, "SELECT value FROM meta WHERE key='last_dropped_seq'"),
+              after = (long long)q_int(db, "SELECT min(n.seq) FROM names n JOIN strings s ON s.id = n.name WHERE "
+                                           "s.text = 'made_after'");
+    sqlite3_close(db);
+    ck_assert_msg(first > 0 && last >= first && after > last, "first %lld last %lld after %lld", first, last, after);
+    const char *const report[] = {DEVTRACE_CLI, "report", "--no-source", "g.db", NULL};
+    st = run(0, NULL, report);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "%s", out_buf);
+    /* the first mismatch's block (made_before) has the line, the second's not */
+    char *first_block = strstr(out_buf, "error: device mismatch");
+    char *second = first_block ? strstr(first_block, "\nerror: device mismatch") : NULL;
+    ck_assert_msg(second, "%s", out_buf);
+    *second = '\0';
+    char want[160];
+    snprintf(want, sizeof want, "dropped between #%lld and #%lld, within this chain's span", first, last);
+    ck_assert_msg(strstr(out_buf, "made_before") && strstr(out_buf, want), "%s", out_buf);
+    ck_assert_msg(strstr(second + 1, "made_after") && !strstr(second + 1, "within this chain's span"), "%s",
+                  second + 1);
+    const char *const json[] = {DEVTRACE_CLI, "report", "--json", "g.db", NULL};
+    run(0, NULL, json);
+    char *one = strstr(out_buf, "\"may_miss_links\": true"), *none = strstr(out_buf, "\"may_miss_links\": false");
+    ck_assert_msg(one && none && !strstr(one + 1, "\"may_miss_links\": true"), "%s", out_buf);
+}
+END_TEST
+
+/* A full ring while the program is inside dlopen (a library's
+ * constructor records events, the loader's lock held): the producer waits
+ * for the writer as anywhere else (the writer's look at the module list,
+ * dl_iterate_phdr, takes the loader's write lock, which dlopen does not
+ * hold while constructors run), and nothing is dropped or stopped. */
+START_TEST(test_full_ring_inside_dlopen_waits) {
+    const char *const argv[] = {DEVTRACE_CLI, "run", "-o", "d.db", TRACE_TARGET, "dlopen", CTOR_BURST_LIB, NULL};
+    int st = run(0, ENV("DEVTRACE_RING_KB=64", "DT_CTOR_BURST=300000"), argv);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s%s", out_buf, err_buf);
+    ck_assert_msg(!strstr(err_buf, "dropped") && !strstr(err_buf, "stopped") && !strstr(err_buf, "warning"), "%s",
+                  err_buf);
+    sqlite3 *db = open_trace("d.db");
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM names n JOIN strings s ON s.id = n.name WHERE s.text = 'ctor'"),
+                     300000);
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='events_dropped'"), 0);
+    ck_assert_int_gt(q_int(db, "SELECT value FROM meta WHERE key='ring_waits'"), 0); /* it was full, and waited */
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='complete'"), 1);
+    sqlite3_close(db);
 }
 END_TEST
 
@@ -305,6 +360,8 @@ TCase *make_hostguard_tcase(void) {
     tcase_add_test(tc, test_the_programs_own_sigxfsz_still_reaches_it);
     tcase_add_test(tc, test_full_ring_waits_and_loses_nothing);
     tcase_add_test(tc, test_lossy_mode_says_how_many_were_dropped);
+    tcase_add_test(tc, test_chain_over_dropped_events_says_so);
+    tcase_add_test(tc, test_full_ring_inside_dlopen_waits);
     tcase_add_test(tc, test_wrapper_leaves_the_name_to_the_program);
     tcase_add_test(tc, test_killed_before_any_event);
     tcase_add_test(tc, test_status_returned_from_main);

@@ -112,6 +112,7 @@ void tr_ev_record(struct tr_ring *r, const struct tr_ev *ev, uint64_t seq, uint6
     if (!p) { /* dropped (counted): the trace says from when */
         if (!atomic_load_explicit(&r->first_drop, memory_order_relaxed))
             atomic_store_explicit(&r->first_drop, seq, memory_order_relaxed);
+        atomic_store_explicit(&r->last_drop, seq, memory_order_relaxed);
         return;
     }
     struct tr_rec *h = (struct tr_rec *)p;

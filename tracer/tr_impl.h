@@ -99,6 +99,7 @@ struct tr_ring {
     _Alignas(64) _Atomic uint64_t waits; /* times the producer found it full and waited for the writer */
     _Atomic uint64_t wait_ns;            /* time it waited, in all */
     _Atomic uint64_t first_drop;         /* seq of the first event dropped, 0 when none */
+    _Atomic uint64_t last_drop;          /* seq of the last one */
     /* the writer's line: */
     _Alignas(64) _Atomic uint64_t tail;      /* bytes consumed, ever */
     int64_t writer_id;                       /* row of the threads table, 0 until seen */

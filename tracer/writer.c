@@ -1261,11 +1261,13 @@ static void finish(int complete, const char *exec_path) {
     if (!end) end = tr_stamp();
     W.drain_max = INT64_MAX; /* everything recorded until now, in one go */
     if (cycle() < 0) return;
-    uint64_t dropped = 0, waits = 0, wait_ns = 0, first_drop = 0;
+    uint64_t dropped = 0, waits = 0, wait_ns = 0, first_drop = 0, last_drop = 0;
     for (struct tr_ring *r = atomic_load(&g_tr.rings); r; r = r->next) {
         dropped += atomic_load(&r->dropped), waits += atomic_load(&r->waits), wait_ns += atomic_load(&r->wait_ns);
         uint64_t f = atomic_load(&r->first_drop);
         if (f && (!first_drop || f < first_drop)) first_drop = f;
+        uint64_t l = atomic_load(&r->last_drop);
+        if (l > last_drop) last_drop = l;
     }
     if (exec("BEGIN") < 0) return;
     meta_int("end_time_ns", unix_ns());
@@ -1274,6 +1276,7 @@ static void finish(int complete, const char *exec_path) {
     meta_int("events_dropped", (int64_t)dropped);
     meta_int("lossy", g_tr.cfg.lossy);
     if (first_drop) meta_int("first_dropped_seq", (int64_t)first_drop);
+    if (last_drop) meta_int("last_dropped_seq", (int64_t)last_drop);
     meta_int("ring_waits", (int64_t)waits);
     meta_int("ring_wait_ns", (int64_t)wait_ns);
     /* tracing turned off early (one warning): what follows it is missing */

@@ -48,6 +48,8 @@ struct operand {
     struct step chain[MAX_STEPS]; /* newest first */
     int nsteps;
     int arrived; /* index in chain where it reached its device */
+    int64_t missing; /* a tensor of the chain whose making is not in the trace (the chain ends there), or 0 */
+    int gap;         /* events were dropped over the chain's span: a link may be missing */
 };
 
 struct ctx {
@@ -58,6 +60,7 @@ struct ctx {
     FILE *out;
     FILE *key; /* what makes two ranks' mismatches the same (op, message, sites, culprit), or NULL */
     sqlite3_stmt *tensor, *moves, *args, *opname;
+    struct vw_health health; /* what the trace lost */
 };
 
 #define MAX_FRAMES 64
@@ -141,8 +144,10 @@ static void build_chain(struct ctx *c, struct operand *o, int64_t id, int64_t be
         int64_t seq, dev, src, op, stack, pystack;
         int origin;
         if (!tensor_row(c, id, &seq, &dev, &origin, &src, &op, &stack, &pystack, what, sizeof what, detail,
-                        sizeof detail))
+                        sizeof detail)) {
+            o->missing = id;
             return;
+        }
         /* in-place moves of this tensor before `before`, newest first */
         sqlite3_reset(c->moves);
         sqlite3_bind_int64(c->moves, 1, id);
@@ -935,6 +940,7 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         ops[i].odd = !ops[i].scalar && ops[i].dev != want;
         build_chain(c, &ops[i], ops[i].tensor, seq);
         ops[i].arrived = arrival(&ops[i]);
+        ops[i].gap = vw_health_gap(&c->health, ops[i].nsteps ? ops[i].chain[ops[i].nsteps - 1].seq : 0, seq);
     }
     struct step call = {.stack = stack, .seq = seq};
     call.has_site = site_of(c, stack, pystack, seq, &call.site);
@@ -1129,6 +1135,12 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
             }
             fputs("], \"reached_device_at\": ", f);
             json_site(f, o->nsteps ? &o->chain[o->arrived] : NULL);
+            fputs(", \"not_recorded\": ", f);
+            if (o->missing)
+                fprintf(f, "%lld", (long long)o->missing);
+            else
+                fputs("null", f);
+            fprintf(f, ", \"may_miss_links\": %s", o->gap ? "true" : "false");
             fputs("}", f);
         }
         fputs("],\n     \"fix\": ", f);
@@ -1193,6 +1205,9 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         vw_put_escaped(f, o->name);
         fprintf(f, "%s is on %s:\n", o->name[0] ? "\"" : "", vw_device_name(o->dev, d1, sizeof d1));
         int k = 1;
+        if (o->missing)
+            fprintf(f, "  %d. t%lld: how it was made is not in the trace (made before tracing began%s)\n", k++,
+                    (long long)o->missing, o->gap ? ", or among the dropped events" : "");
         for (int s = o->nsteps - 1; s >= 0; s--, k++) {
             fprintf(f, "  %d. ", k);
             vw_put_escaped(f, o->chain[s].text);
@@ -1208,7 +1223,17 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         fputc('\n', f);
         int moved = 0;
         for (int s = 0; s < o->nsteps; s++) moved |= o->chain[s].origin == 3 || o->chain[s].origin == -1;
-        if (!moved) fprintf(f, "     never moved to another device\n");
+        if (!moved && !o->missing) fprintf(f, "     never moved to another device\n");
+        if (o->gap) {
+            const struct vw_health *h = &c->health;
+            fprintf(f, "     %s%lld event%s dropped", C(VW_YELLOW), (long long)h->dropped, h->dropped == 1 ? " was" : "s were");
+            if (h->first_dropped > 0 && h->last_dropped > h->first_dropped)
+                fprintf(f, " between #%lld and #%lld", (long long)h->first_dropped, (long long)h->last_dropped);
+            else if (h->first_dropped > 0)
+                fprintf(f, h->last_dropped ? " at #%lld" : " from #%lld on", (long long)h->first_dropped);
+            fprintf(f, ", within this chain's span (#%lld to #%lld): a link of it may be missing%s\n",
+                    (long long)(o->nsteps ? o->chain[o->nsteps - 1].seq : 0), (long long)seq, C(VW_RESET));
+        }
     }
     for (int i = 0; i < n; i++) {
         const struct operand *p = &ops[i];
@@ -1826,6 +1851,7 @@ int vw_report_trace(struct vw_trace *t, int json, int flags, FILE *out, int inde
         }
     }
     c.sym = vw_sym_new(t);
+    vw_health(t->db, &c.health);
     c.tensor = vw_prep(
         t, "SELECT t.seq, t.device, t.origin, COALESCE(t.src, 0), COALESCE(t.op, 0), "
            "COALESCE(t.stack, 0), w.text, d.text, COALESCE(t.pystack, 0) FROM tensors t LEFT JOIN strings w ON w.id = "

@@ -243,7 +243,9 @@ static int64_t meta_int(sqlite3 *db, const char *key, int64_t dflt) {
 int vw_health(sqlite3 *db, struct vw_health *h) {
     char sig[32];
     memset(h, 0, sizeof *h);
-    h->dropped = meta_int(db, "events_dropped", 0);
+    h->dropped = meta_int(db, "events_dropped", -1);
+    if (h->dropped < 0) /* not finished (killed): the writer's running count per thread */
+        h->dropped = scalar_int(db, "SELECT sum(dropped) FROM threads WHERE dropped > 0", 0);
     if (h->dropped < 0) h->dropped = 0;
     h->complete = meta_int(db, "complete", 0) == 1;
     int killed = (int)meta_int(db, "killed_by_signal", 0), fatal = (int)meta_int(db, "fatal_signal", 0);
@@ -275,14 +277,28 @@ int vw_health(sqlite3 *db, struct vw_health *h) {
                          : ", or the program was killed");
     }
     if (h->dropped) {
-        char since[48] = "";
+        char since[80] = "";
         h->first_dropped = meta_int(db, "first_dropped_seq", 0);
-        if (h->first_dropped > 0) snprintf(since, sizeof since, ", from event #%lld on", (long long)h->first_dropped);
+        h->last_dropped = meta_int(db, "last_dropped_seq", 0);
+        if (h->first_dropped < 0 || h->last_dropped < 0 || (h->last_dropped && h->last_dropped < h->first_dropped))
+            h->first_dropped = h->last_dropped = 0; /* nonsense: not known */
+        if (h->first_dropped > 0 && h->last_dropped > h->first_dropped)
+            snprintf(since, sizeof since, ", between events #%lld and #%lld", (long long)h->first_dropped,
+                     (long long)h->last_dropped);
+        else if (h->first_dropped > 0)
+            snprintf(since, sizeof since, h->last_dropped ? ", event #%lld" : ", from event #%lld on",
+                     (long long)h->first_dropped);
         snprintf(h->lost, sizeof h->lost, "%lld event%s dropped (full rings%s%s): a chain may miss links",
                  (long long)h->dropped, h->dropped == 1 ? "" : "s",
                  meta_int(db, "lossy", 0) == 1 ? " in lossy mode, DEVTRACE_LOSSY=1" : "", since);
     }
     return h->complete && !h->dropped ? 0 : 1;
+}
+
+int vw_health_gap(const struct vw_health *h, int64_t lo, int64_t hi) {
+    if (h->dropped <= 0) return 0;
+    if (h->first_dropped <= 0) return 1; /* not known when: any chain may */
+    return h->first_dropped <= hi && (!h->last_dropped || h->last_dropped >= lo);
 }
 
 sqlite3_stmt *vw_prep(struct vw_trace *t, const char *sql) {

@@ -45,6 +45,7 @@ void vw_trace_close_all(struct vw_trace *tr, int n);
 struct vw_health {
     int64_t dropped;       /* events dropped (lossy mode) */
     int64_t first_dropped; /* seq of the first, 0 when unknown */
+    int64_t last_dropped;  /* seq of the last, 0 when unknown */
     int complete;          /* meta complete = 1 */
     int all_kept;          /* not complete, but a fatal signal the tracer caught: every event before it kept */
     char why[256];         /* why it is not complete, or "" */
@@ -52,6 +53,9 @@ struct vw_health {
     char stopped[160];     /* meta tracing_stopped: why the tracer stopped early, or "" */
 };
 int vw_health(sqlite3 *db, struct vw_health *h);
+/* 1 when events between seqs lo and hi (inclusive) may have been dropped:
+ * a chain of events over that span may miss links. */
+int vw_health_gap(const struct vw_health *h, int64_t lo, int64_t hi);
 /* A prepared statement, or NULL after printing why. */
 sqlite3_stmt *vw_prep(struct vw_trace *t, const char *sql);
 /* A meta value ("" when absent) into buf. */
