@@ -301,6 +301,25 @@ END_TEST
 /* A thrown device mismatch (no runtime tensors, no Python) in the HTML
  * report, rendered by headless Chromium: the message, both devices, the
  * native stack down to the throwing line, and the fix. */
+/* A tensor runtime's copies (as libdtrt's CUDA backend, PyTorch and
+ * libtorch make them: inside the op that asked) are joined to that op and
+ * its tensor; one made outside any op says so. */
+START_TEST(test_cuda_copies_joined_to_ops) {
+    run_both(NULL, (const char *const[]){CUDA_USER, "runtime", "4", NULL}, 0);
+    ck_assert_str_eq(out_buf, "runtime loop total 4.0 rc 0\n");
+    ck_assert_int_eq(cli("transfers", NULL, NULL), 0);
+    char *h2d = strstr(out_buf, "host -> cuda:0 by cudaMemcpy: 4 x"), *d2h = strstr(out_buf, "cuda:0 -> host by");
+    ck_assert_msg(h2d && d2h, "%s", out_buf);
+    char *made = strstr(h2d, "\n  made in to of \"images\" x 4\n");
+    ck_assert_msg(made && (d2h < h2d || made < d2h), "%s", out_buf);
+    ck_assert_msg(strstr(d2h, "\n  made outside any tensor op\n"), "%s", out_buf);
+    ck_assert_int_eq(cli("transfers", "--json", NULL), 0);
+    ck_assert_str_eq(json_eval("[(s['direction'], s['ops'], s['outside_ops']) for s in "
+                               "d['traces'][0]['cuda_sites']]"),
+                     "[('HtoD', [{'op': 'to of \"images\"', 'tensor': 100, 'count': 4}], 0), ('DtoH', [], 4)]");
+}
+END_TEST
+
 START_TEST(test_exception_in_html_report) {
     ck_assert_msg(system("command -v chromium >/dev/null") == 0,
                   "Debian's chromium is needed for this test (scripts/install-deps.sh installs it)");
@@ -378,6 +397,7 @@ Suite *make_interpose_suite(void) {
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_cudart_calls_recorded);
+    tcase_add_test(tc, test_cuda_copies_joined_to_ops);
     tcase_add_test(tc, test_cudart_off_when_tracing_off);
     tcase_add_test(tc, test_cudart_under_ctypes_host);
     tcase_add_test(tc, test_cxx_throws_recorded);

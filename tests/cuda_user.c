@@ -101,8 +101,54 @@ static int train_loop(int steps) {
     return rcs;
 }
 
+/* The same loop as a tensor runtime on CUDA runs it (libdtrt's CUDA
+ * backend, PyTorch, libtorch): each copy is made inside the tensor op that
+ * asked for it, and the runtime tells the tracer of its tensors and ops
+ * through the probe ABI (weak here: run untraced, nothing is told). The
+ * batch goes to the device by a "to" op on a tensor named "images"; the
+ * loss is read back outside any op. */
+#include <devtrace/probe.h>
+#pragma weak dtp_runtime_init
+#pragma weak dtp_tensor_created
+#pragma weak dtp_tensor_named
+#pragma weak dtp_op_begin
+#pragma weak dtp_op_end
+static void tensor(uint64_t id, int on_device, uint64_t op, const char *name) {
+    if (!dtp_tensor_created) return;
+    static const int64_t shape[1] = {N}, strides[1] = {1};
+    struct dtp_tensor t = {id, id, DTP_DTYPE_F32, 1, shape, strides, 0,
+                           {on_device ? DTP_DEVICE_CUDA : DTP_DEVICE_CPU, 0}, N * sizeof(float), NULL};
+    struct dtp_origin o = {op ? DTP_ORIGIN_OP_OUTPUT : DTP_ORIGIN_FACTORY, op ? "to" : "from_data", 0, op, NULL};
+    dtp_tensor_created(&t, &o);
+    if (name) dtp_tensor_named(id, name);
+}
+
+static int runtime_loop(int steps) {
+    static float batch[N];
+    float *dev = NULL, loss = 0, total = 0;
+    if (dtp_runtime_init) dtp_runtime_init(DTP_ABI_VERSION, "cuda_user", "1");
+    int rcs = cudaMalloc((void **)&dev, N * sizeof(float));
+    for (int i = 0; i < N; i++) batch[i] = 1;
+    for (int step = 0; step < steps; step++) {
+        uint64_t host = 100 + 2 * (uint64_t)step, gpu = host + 1, seq = 1 + (uint64_t)step;
+        tensor(host, 0, 0, "images");
+        struct dtp_arg arg = {"self", host, {DTP_DEVICE_CPU, 0}};
+        struct dtp_op op = {seq, "to", 1, &arg};
+        if (dtp_op_begin) dtp_op_begin(&op);
+        rcs |= cudaMemcpy(dev, batch, sizeof batch, H2D); /* inside the op */
+        tensor(gpu, 1, seq, NULL);
+        if (dtp_op_end) dtp_op_end(seq, "to", 0, 1, &gpu);
+        rcs |= cudaMemcpy(&loss, dev, sizeof loss, D2H); /* outside any op */
+        total += loss;
+    }
+    cudaFree(dev);
+    printf("runtime loop total %.1f rc %d\n", total, rcs);
+    return rcs;
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "loop")) return train_loop(argc > 2 ? atoi(argv[2]) : 5) ? 1 : 0;
+    if (argc > 1 && !strcmp(argv[1], "runtime")) return runtime_loop(argc > 2 ? atoi(argv[2]) : 5) ? 1 : 0;
     return cuda_user_main(argc > 1) ? 1 : 0;
 }
 #endif

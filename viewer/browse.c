@@ -622,6 +622,14 @@ struct group {
     int64_t top_src, top_n;         /* the tensor copied most often here, and how often */
     int64_t trips;                  /* copies back to a device of what a device -> cpu copy made */
     const char *trip_from;          /* where that device -> cpu copy was (the site cache owns it) */
+    /* CUDA copies only (cuda_copies): the tensor ops they were made in */
+    struct joined {
+        char what[200]; /* op name and the tensor it worked on, by name: 'to of "images"', or 'to' */
+        int64_t example; /* that tensor's id (the first one's, when unnamed) */
+        int64_t n;
+    } ops[4];
+    int64_t ops_more;  /* copies in other ops than those four */
+    int64_t ops_none;  /* copies made outside any recorded op */
 };
 
 /* The group of (site, via, route) in g[0..*n), added when new; NULL when
@@ -775,6 +783,159 @@ static int transfer_patterns(struct vw_trace *t, struct vw_sym *sym, struct site
 #undef PATTERN_BASE
 }
 
+/* The tensor op each CUDA copy was made in: the innermost op open on the
+ * copy's thread at its seq. Every producer wraps the work of an op between
+ * its begin and its end on the calling thread (libdtrt's ops, the PyTorch
+ * adapter's calls, the libtorch observer's RecordFunction scopes), and the
+ * copies an op asks for are issued there; so a copy is joined to the
+ * tensors of the op that made it, where an address could not say (a
+ * caching allocator hands one device address to tensor after tensor).
+ * One pass over ops and copies in seq order, a stack of open ops per
+ * thread. Fills seqs[] and ops[] (sorted by seq, op 0 when outside any)
+ * of n copies; -1 after saying why. */
+struct copy_ops {
+    int64_t *seq, *op;
+    size_t n;
+};
+#define JOIN_THREADS 256
+#define JOIN_DEPTH 64
+static int copy_ops_join(struct vw_trace *t, struct copy_ops *j) {
+    memset(j, 0, sizeof *j);
+    sqlite3_stmt *st = vw_prep(
+        t, "SELECT 0, seq, thread, op FROM ops UNION ALL SELECT 2, seq + len, thread, op FROM ops WHERE len IS NOT "
+           "NULL UNION ALL SELECT 2, seq, thread, op FROM misc_events WHERE kind = 8 UNION ALL SELECT 1, seq, thread, "
+           "0 FROM cuda_calls WHERE kind = 1 ORDER BY 2, 1");
+    if (!st) return -1;
+    struct open {
+        int64_t thread;
+        int depth;
+        int64_t op[JOIN_DEPTH];
+    } *th = calloc(JOIN_THREADS, sizeof *th);
+    size_t cap = 0;
+    int nth = 0, rc = 0;
+    if (!th) rc = -1;
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        int what = sqlite3_column_int(st, 0);
+        int64_t seq = sqlite3_column_int64(st, 1), thread = sqlite3_column_int64(st, 2),
+                op = sqlite3_column_int64(st, 3);
+        struct open *o = NULL;
+        for (int k = 0; k < nth && !o; k++)
+            if (th[k].thread == thread) o = &th[k];
+        if (!o && nth < JOIN_THREADS) o = &th[nth++], o->thread = thread, o->depth = 0;
+        if (what == 0 && o) {
+            if (o->depth == JOIN_DEPTH) memmove(o->op, o->op + 1, sizeof o->op[0] * (JOIN_DEPTH - 1)), o->depth--;
+            o->op[o->depth++] = op;
+        } else if (what == 2 && o) { /* its end: and of any op begun in it and never ended (an error inside) */
+            int k = o->depth - 1;
+            while (k >= 0 && o->op[k] != op) k--;
+            if (k >= 0) o->depth = k;
+        } else if (what == 1) {
+            if (j->n == cap) {
+                size_t ncap = cap ? 2 * cap : 256;
+                int64_t *a = realloc(j->seq, ncap * sizeof *a), *b = a ? realloc(j->op, ncap * sizeof *b) : NULL;
+                if (a) j->seq = a;
+                if (!b) {
+                    rc = -1;
+                    break;
+                }
+                j->op = b, cap = ncap;
+            }
+            j->seq[j->n] = seq;
+            j->op[j->n++] = o && o->depth ? o->op[o->depth - 1] : 0;
+        }
+    }
+    sqlite3_finalize(st);
+    free(th);
+    if (rc) {
+        free(j->seq), free(j->op);
+        memset(j, 0, sizeof *j);
+        vw_error("out of memory");
+    }
+    return rc;
+}
+
+static int64_t copy_op_of(const struct copy_ops *j, int64_t seq) {
+    size_t lo = 0, hi = j->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (j->seq[mid] < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < j->n && j->seq[lo] == seq ? j->op[lo] : 0;
+}
+
+/* An op's name and its first tensor argument's name as of seq (q:
+ * COPY_OP_SQL): 'to of "images"', or the name alone ('to') when that
+ * tensor is unnamed; its id in *tensor (0 when none). */
+#define COPY_OP_SQL                                                                                                    \
+    "SELECT name, x, (SELECT s2.text FROM names m JOIN strings s2 ON s2.id = m.name WHERE m.tensor = x AND m.seq <= " \
+    "?2 ORDER BY m.seq DESC LIMIT 1) FROM (SELECT s.text AS name, (SELECT a.tensor FROM op_args a WHERE a.op = o.op " \
+    "ORDER BY a.pos LIMIT 1) AS x FROM ops o LEFT JOIN strings s ON s.id = o.name WHERE o.op = ?1)"
+static void op_and_tensor(sqlite3_stmt *q, int64_t op, int64_t seq, char *buf, size_t size, int64_t *tensor) {
+    sqlite3_reset(q);
+    sqlite3_bind_int64(q, 1, op);
+    sqlite3_bind_int64(q, 2, seq);
+    *tensor = 0;
+    if (sqlite3_step(q) != SQLITE_ROW) {
+        snprintf(buf, size, "op %lld", (long long)op);
+        return;
+    }
+    const char *name = col_text(q, 0, "?"), *tname = col_text(q, 2, "");
+    *tensor = sqlite3_column_int64(q, 1);
+    if (tname[0])
+        snprintf(buf, size, "%.120s of \"%.60s\"", name, tname);
+    else
+        snprintf(buf, size, "%.120s", name);
+}
+
+/* Each group's copies by the op they were made in (copy_ops_join); the
+ * number of copies made in one, or -1 after saying why. */
+static int64_t join_copies(struct vw_trace *t, struct vw_sym *sym, struct group *g, int n) {
+    int64_t joined = 0;
+    struct copy_ops j;
+    if (copy_ops_join(t, &j) < 0) return -1;
+    sqlite3_stmt *st = vw_prep(t, "SELECT c.seq, COALESCE(c.stack, 0), COALESCE(c.pystack, 0), COALESCE(c.dir, -1), "
+                                  "COALESCE(c.device, -1), COALESCE(c.peer, -1), COALESCE(a.text, '?') FROM "
+                                  "cuda_calls c LEFT JOIN strings a ON a.id = c.api WHERE c.kind = 1");
+    sqlite3_stmt *q = st ? vw_prep(t, COPY_OP_SQL) : NULL;
+    struct site_cache sc = {0};
+    while (q && sqlite3_step(st) == SQLITE_ROW) {
+        int64_t seq = sqlite3_column_int64(st, 0);
+        const char *site = cached_site(&sc, sym, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), seq);
+        const char *api = col_text(st, 6, "?");
+        int64_t dir = sqlite3_column_int64(st, 3), dev = sqlite3_column_int64(st, 4), peer = sqlite3_column_int64(st, 5);
+        struct group *x = NULL;
+        for (int k = 0; k < n && !x; k++)
+            if (g[k].from == dir && g[k].to == dev && g[k].peer == peer && !strcmp(g[k].site, site) &&
+                !strcmp(g[k].via, api))
+                x = &g[k];
+        if (!x) continue; /* a group not shown */
+        int64_t op = copy_op_of(&j, seq), tensor;
+        if (!op) {
+            x->ops_none++;
+            continue;
+        }
+        char what[200];
+        op_and_tensor(q, op, seq, what, sizeof what, &tensor);
+        int k = 0;
+        while (k < 4 && x->ops[k].n && strcmp(x->ops[k].what, what)) k++;
+        if (k == 4) {
+            x->ops_more++;
+            continue;
+        }
+        if (!x->ops[k].n) snprintf(x->ops[k].what, sizeof x->ops[k].what, "%s", what), x->ops[k].example = tensor;
+        x->ops[k].n++;
+        joined++;
+    }
+    if (st) sqlite3_finalize(st);
+    if (q) sqlite3_finalize(q);
+    site_cache_free(&sc);
+    free(j.seq), free(j.op);
+    return st && q ? joined : -1;
+}
+
 /* Whether the trace holds CUDA runtime copies (cuda_calls of kind 1). */
 static int has_cuda_copies(struct vw_trace *t) {
     sqlite3_stmt *st = vw_prep(t, "SELECT EXISTS(SELECT 1 FROM cuda_calls WHERE kind = 1)");
@@ -871,6 +1032,11 @@ static int cuda_copies(struct vw_trace *t, struct vw_sym *sym, int json, int alo
         x->failed = vw_add(x->failed, sqlite3_column_int64(st, 13));
     }
     sqlite3_finalize(st);
+    int64_t joined = join_copies(t, sym, g, n);
+    if (joined < 0) {
+        free(g);
+        return -1;
+    }
     qsort(g, (size_t)n, sizeof *g, group_cmp);
     static const char *dirs[] = {"HtoH", "HtoD", "DtoH", "DtoD"};
     char route[96], flag[512];
@@ -898,7 +1064,13 @@ static int cuda_copies(struct vw_trace *t, struct vw_sym *sym, int json, int alo
                 vw_put_json_string(stdout, fl);
             else
                 fputs("null", stdout);
-            putchar('}');
+            fputs(", \"ops\": [", stdout);
+            for (int i = 0; i < 4 && x->ops[i].n; i++) {
+                fputs(i ? ", {\"op\": " : "{\"op\": ", stdout);
+                vw_put_json_string(stdout, x->ops[i].what);
+                printf(", \"tensor\": %lld, \"count\": %lld}", (long long)x->ops[i].example, (long long)x->ops[i].n);
+            }
+            printf("], \"in_other_ops\": %lld, \"outside_ops\": %lld}", (long long)x->ops_more, (long long)x->ops_none);
         } else {
             printf("\n%s", vw_color(VW_BOLD));
             vw_put_escaped(stdout, x->site);
@@ -909,6 +1081,21 @@ static int cuda_copies(struct vw_trace *t, struct vw_sym *sym, int json, int alo
             if (x->pageable && x->from != 3) printf(", %lld from pageable memory", (long long)x->pageable);
             if (x->failed) printf(", %s%lld failed%s", vw_color(VW_RED), (long long)x->failed, vw_color(VW_RESET));
             putchar('\n');
+            if (!x->ops[0].n && x->ops_none && joined) /* a runtime's program, and this copy in none of its ops */
+                printf("  made outside any tensor op\n");
+            if (x->ops[0].n) {
+                fputs("  made in ", stdout);
+                for (int i = 0; i < 4 && x->ops[i].n; i++) {
+                    fputs(i ? ", " : "", stdout);
+                    vw_put_escaped(stdout, x->ops[i].what);
+                    if (!strchr(x->ops[i].what, '"') && x->ops[i].example)
+                        printf(" (t%lld%s)", (long long)x->ops[i].example, x->ops[i].n > 1 ? ", ..." : "");
+                    printf(" x %lld", (long long)x->ops[i].n);
+                }
+                if (x->ops_more) printf(", %lld in other ops", (long long)x->ops_more);
+                if (x->ops_none) printf(", %lld outside any tensor op", (long long)x->ops_none);
+                putchar('\n');
+            }
             if (fl) printf("  %s%s%s\n", vw_color(VW_YELLOW), fl, vw_color(VW_RESET));
         }
     }
