@@ -190,6 +190,29 @@ START_TEST(test_full_ring_inside_dlopen_waits) {
 }
 END_TEST
 
+/* A run that used only the cpu cannot show a placement bug: the report
+ * says so, and how to get a simulated GPU; one with a GPU does not. */
+START_TEST(test_cpu_only_run_hints_at_simulation) {
+    const char *const argv[] = {DEVTRACE_CLI, "run", "-o", "c.db", TRACE_TARGET, "burst", "10", NULL};
+    int st = run(0, NULL, argv);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", err_buf);
+    const char *const report[] = {DEVTRACE_CLI, "report", "c.db", NULL};
+    st = run(0, NULL, report);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out_buf, "only the cpu was used") &&
+                      strstr(out_buf, "DEVTRACE_SIM_CUDA=1 devtrace run"),
+                  "%s", out_buf);
+    const char *const json[] = {DEVTRACE_CLI, "report", "--json", "c.db", NULL};
+    run(0, NULL, json);
+    ck_assert_msg(strstr(out_buf, "\"cpu_only\": true"), "%s", out_buf);
+    const char *const gpu[] = {DEVTRACE_CLI, "run", "-o", "s.db", MISMATCH_EXAMPLE, "--fixed", NULL};
+    st = run(0, ENV("DEVTRACE_SIM_CUDA=1"), gpu);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", err_buf);
+    const char *const report2[] = {DEVTRACE_CLI, "report", "--json", "s.db", NULL};
+    st = run(0, NULL, report2);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out_buf, "\"cpu_only\": false"), "%s", out_buf);
+}
+END_TEST
+
 /* How many files in the test's directory end in .db. */
 static int count_traces(void) {
     DIR *d = opendir(dir);
@@ -362,6 +385,7 @@ TCase *make_hostguard_tcase(void) {
     tcase_add_test(tc, test_lossy_mode_says_how_many_were_dropped);
     tcase_add_test(tc, test_chain_over_dropped_events_says_so);
     tcase_add_test(tc, test_full_ring_inside_dlopen_waits);
+    tcase_add_test(tc, test_cpu_only_run_hints_at_simulation);
     tcase_add_test(tc, test_wrapper_leaves_the_name_to_the_program);
     tcase_add_test(tc, test_killed_before_any_event);
     tcase_add_test(tc, test_status_returned_from_main);

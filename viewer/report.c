@@ -1572,6 +1572,19 @@ static void summary(struct ctx *c) {
                     (long long)sqlite3_column_int64(st, 1), (long long)sqlite3_column_int64(st, 2));
     }
     if (st) sqlite3_finalize(st);
+    /* everything on the cpu, of a runtime devtrace can give simulated GPUs: a
+     * placement bug cannot show there (a GPU-less machine runs the program's
+     * `"cuda" if available else "cpu"` branch) */
+    char runtime[32];
+    vw_meta(c->t, "runtime", runtime, sizeof runtime);
+    int cpu_only = devices == 1 && (!strcmp(runtime, "pytorch") || !strcmp(runtime, "libdtrt")) && !strcmp(d, "cpu");
+    sqlite3_stmt *gpu = cpu_only ? vw_prep(c->t, "SELECT EXISTS(SELECT 1 FROM devices WHERE device <> 0)") : NULL;
+    if (gpu && sqlite3_step(gpu) == SQLITE_ROW && sqlite3_column_int(gpu, 0)) cpu_only = 0;
+    if (gpu) sqlite3_finalize(gpu);
+    if (cpu_only && !c->json)
+        fputs("only the cpu was used, and a device mismatch needs two devices; where there is no GPU, "
+              "DEVTRACE_SIM_CUDA=1 devtrace run ... gives the program a simulated one\n",
+              f);
     if (!devices && !c->json)
         fputs("no tensors recorded (the program runs on no tensor library devtrace observes: libdtrt, libtorch "
               "with its observer, PyTorch)\n",
@@ -1580,7 +1593,8 @@ static void summary(struct ctx *c) {
                        "(SELECT count(*) FROM ops)");
     if (st && sqlite3_step(st) == SQLITE_ROW) {
         if (c->json)
-            fprintf(f, "], \"transfers\": %lld, \"bytes_moved\": %lld, \"ops\": %lld",
+            fprintf(f, "], \"cpu_only\": %s, \"transfers\": %lld, \"bytes_moved\": %lld, \"ops\": %lld",
+                    cpu_only ? "true" : "false",
                     (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1),
                     (long long)sqlite3_column_int64(st, 2));
         else if (devices)
