@@ -50,3 +50,4 @@ DTP_EXPORT int32_t dtp_stack_policy(int32_t policy) {
     (void)policy;
     return DTP_STACKS_ALL;
 }
+DTP_EXPORT void dtp_producer_failed(const char *why) { (void)why; }

@@ -213,6 +213,32 @@ START_TEST(test_cpu_only_run_hints_at_simulation) {
 }
 END_TEST
 
+/* A producer's own failure (dtp_producer_failed): one warning, tracing
+ * off, the program unchanged, and the trace and its report say why, with
+ * the producer's text escaped. */
+START_TEST(test_producer_failure_stops_tracing_and_says_why) {
+    const char *const argv[] = {DEVTRACE_CLI, "run", "-o", "f.db", TRACE_TARGET, "producer_failed", NULL};
+    int st = run(0, NULL, argv);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0 && !strcmp(out_buf, "producer done\n"), "%s%s", out_buf,
+                  err_buf);
+    const char *w = strstr(err_buf, "warning: the test's producer failed");
+    ck_assert_msg(w && !strstr(w + 1, "warning:") && strstr(err_buf, "tracing is off, the program goes on"), "%s",
+                  err_buf);
+    sqlite3 *db = open_trace("f.db");
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM names n JOIN strings s ON s.id = n.name WHERE s.text = "
+                               "'before_failure'"),
+                     3);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM names n JOIN strings s ON s.id = n.name WHERE s.text = "
+                               "'after_failure'"),
+                     0);
+    sqlite3_close(db);
+    const char *const report[] = {DEVTRACE_CLI, "report", "f.db", NULL};
+    run(0, NULL, report);
+    ck_assert_msg(strstr(out_buf, "tracing stopped before the program ended: the test's producer failed (\\x1b[31mred"),
+                  "%s", out_buf);
+}
+END_TEST
+
 /* How many files in the test's directory end in .db. */
 static int count_traces(void) {
     DIR *d = opendir(dir);
@@ -386,6 +412,7 @@ TCase *make_hostguard_tcase(void) {
     tcase_add_test(tc, test_chain_over_dropped_events_says_so);
     tcase_add_test(tc, test_full_ring_inside_dlopen_waits);
     tcase_add_test(tc, test_cpu_only_run_hints_at_simulation);
+    tcase_add_test(tc, test_producer_failure_stops_tracing_and_says_why);
     tcase_add_test(tc, test_wrapper_leaves_the_name_to_the_program);
     tcase_add_test(tc, test_killed_before_any_event);
     tcase_add_test(tc, test_status_returned_from_main);

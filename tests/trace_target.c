@@ -397,6 +397,12 @@ int main(int argc, char **argv) {
         dt_tensor *a = dt_ones(DT_SHAPE(4), DT_F32, dt_cuda_device(0));
         dt_tensor *c1 = dt_add(a, before), *c2 = dt_add(a, after);
         printf("mismatches %s\n", c1 || c2 ? "missed" : "recorded");
+    } else if (strcmp(mode, "producer_failed") == 0) {
+        /* a producer (an adapter) tells the tracer it failed inside itself */
+        named("before_failure", 3);
+        dtp_producer_failed("the test's producer failed (\x1b[31mred\x1b[0m)");
+        named("after_failure", 3);
+        printf("producer done\n");
     } else if (strcmp(mode, "burst") == 0) {
         named("burst", argc > 2 ? atoi(argv[2]) : 100000);
         printf("burst done\n");

@@ -37,11 +37,12 @@ static void say(const char *head, const char *tail, const char *fmt, va_list ap)
 
 void tr_fail(const char *fmt, ...) {
     atomic_store(&g_tr.enabled, 0);
-    if (atomic_exchange(&g_tr.warned, 1) || g_tr.cfg.quiet) return;
+    if (atomic_exchange(&g_tr.warned, 1)) return;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(g_tr.fail_msg, sizeof g_tr.fail_msg, fmt, ap); /* the trace says why (meta tracing_stopped) */
     va_end(ap);
+    if (g_tr.cfg.quiet) return;
     va_start(ap, fmt);
     say("warning: ", "; tracing is off, the program goes on", fmt, ap);
     va_end(ap);

@@ -160,6 +160,11 @@ TR_EXPORT int32_t dtp_stack_policy(int32_t policy) {
     return old;
 }
 
+TR_EXPORT void dtp_producer_failed(const char *why) {
+    if (atomic_load_explicit(&g_tr.enabled, memory_order_relaxed))
+        tr_fail("%.400s", why && *why ? why : "a producer of events failed");
+}
+
 TR_EXPORT void dtp_error(const char *op, int32_t kind, const char *message) {
     ENTER();
     struct tr_ev e;

@@ -212,6 +212,13 @@ enum dtp_stack_policy {
 };
 int32_t dtp_stack_policy(int32_t policy);
 
+/* A producer that failed inside itself (an adapter's own bug, a tensor it
+ * cannot read): tracing stops with one warning that says why, the program
+ * goes on, and the trace says why (meta tracing_stopped), instead of a
+ * trace that silently lacks what came after. ABI 2, optional: a producer
+ * looks it up (dlsym) and does without where it is absent. */
+void dtp_producer_failed(const char *why);
+
 #ifdef __cplusplus
 }
 #endif
