@@ -308,15 +308,18 @@ START_TEST(test_cuda_copies_joined_to_ops) {
     run_both(NULL, (const char *const[]){CUDA_USER, "runtime", "4", NULL}, 0);
     ck_assert_str_eq(out_buf, "runtime loop total 4.0 rc 0\n");
     ck_assert_int_eq(cli("transfers", NULL, NULL), 0);
-    char *h2d = strstr(out_buf, "host -> cuda:0 by cudaMemcpy: 4 x"), *d2h = strstr(out_buf, "cuda:0 -> host by");
-    ck_assert_msg(h2d && d2h, "%s", out_buf);
-    char *made = strstr(h2d, "\n  made in to of \"images\" x 4\n");
-    ck_assert_msg(made && (d2h < h2d || made < d2h), "%s", out_buf);
-    ck_assert_msg(strstr(d2h, "\n  made outside any tensor op\n"), "%s", out_buf);
+    ck_assert_msg(strstr(out_buf, "host -> cuda:0 by cudaMemcpy: 4 x, 4096 bytes, first at") &&
+                      strstr(out_buf, "\n  made by to of \"images\" x 4\n") &&
+                      strstr(out_buf, "cuda:0 -> host by cudaMemcpy: 4 x, 16 bytes") &&
+                      strstr(out_buf, "\n  made by item of \"loss\" x 4\n") &&
+                      strstr(out_buf, "host -> cuda:0 by cudaMemcpy: 4 x, 64 bytes") &&
+                      strstr(out_buf, "\n  made outside any tensor op\n"),
+                  "%s", out_buf);
     ck_assert_int_eq(cli("transfers", "--json", NULL), 0);
-    ck_assert_str_eq(json_eval("[(s['direction'], s['ops'], s['outside_ops']) for s in "
+    ck_assert_str_eq(json_eval("[(s['direction'], s['bytes'], s['ops'], s['outside_ops']) for s in "
                                "d['traces'][0]['cuda_sites']]"),
-                     "[('HtoD', [{'op': 'to of \"images\"', 'tensor': 100, 'count': 4}], 0), ('DtoH', [], 4)]");
+                     "[('HtoD', 4096, [{'op': 'to of \"images\"', 'tensor': 100, 'count': 4}], 0), ('HtoD', 64, [], 4), "
+                     "('DtoH', 16, [{'op': 'item of \"loss\"', 'tensor': 1101, 'count': 4}], 0)]");
 }
 END_TEST
 

@@ -106,13 +106,15 @@ static int train_loop(int steps) {
  * asked for it, and the runtime tells the tracer of its tensors and ops
  * through the probe ABI (weak here: run untraced, nothing is told). The
  * batch goes to the device by a "to" op on a tensor named "images"; the
- * loss is read back outside any op. */
+ * loss is read back by an item() (a read the runtime reports once its
+ * copy is done), and a raw copy is made outside any op. */
 #include <devtrace/probe.h>
 #pragma weak dtp_runtime_init
 #pragma weak dtp_tensor_created
 #pragma weak dtp_tensor_named
 #pragma weak dtp_op_begin
 #pragma weak dtp_op_end
+#pragma weak dtp_tensor_transferred
 static void tensor(uint64_t id, int on_device, uint64_t op, const char *name) {
     if (!dtp_tensor_created) return;
     static const int64_t shape[1] = {N}, strides[1] = {1};
@@ -138,7 +140,12 @@ static int runtime_loop(int steps) {
         rcs |= cudaMemcpy(dev, batch, sizeof batch, H2D); /* inside the op */
         tensor(gpu, 1, seq, NULL);
         if (dtp_op_end) dtp_op_end(seq, "to", 0, 1, &gpu);
-        rcs |= cudaMemcpy(&loss, dev, sizeof loss, D2H); /* outside any op */
+        tensor(gpu + 1000, 1, 0, "loss");
+        rcs |= cudaMemcpy(&loss, dev, sizeof loss, D2H); /* loss.item() */
+        struct dtp_transfer read = {gpu + 1000, 0, {DTP_DEVICE_CUDA, 0}, {DTP_DEVICE_CPU, 0}, 4, DTP_TRANSFER_READ,
+                                    "item"};
+        if (dtp_tensor_transferred) dtp_tensor_transferred(&read);
+        rcs |= cudaMemcpy(dev, batch, 16, H2D); /* outside any op */
         total += loss;
     }
     cudaFree(dev);

@@ -790,9 +790,13 @@ static int transfer_patterns(struct vw_trace *t, struct vw_sym *sym, struct site
  * copies an op asks for are issued there; so a copy is joined to the
  * tensors of the op that made it, where an address could not say (a
  * caching allocator hands one device address to tensor after tensor).
- * One pass over ops and copies in seq order, a stack of open ops per
- * thread. Fills seqs[] and ops[] (sorted by seq, op 0 when outside any)
- * of n copies; -1 after saying why. */
+ * A copy outside any op that the runtime then reports as a read of a
+ * tensor's values to the host (libdtrt's to_host and item, PyTorch's
+ * .item(), .tolist(), .numpy(): a transfer of kind read, fired once the
+ * copy is done, next on that thread) is joined to that read.
+ * One pass over ops, reads and copies in seq order, a stack of open ops
+ * per thread. Fills seqs[] and ops[] of n copies, sorted by seq: the op,
+ * or minus the read's seq, or 0 when neither; -1 after saying why. */
 struct copy_ops {
     int64_t *seq, *op;
     size_t n;
@@ -804,12 +808,15 @@ static int copy_ops_join(struct vw_trace *t, struct copy_ops *j) {
     sqlite3_stmt *st = vw_prep(
         t, "SELECT 0, seq, thread, op FROM ops UNION ALL SELECT 2, seq + len, thread, op FROM ops WHERE len IS NOT "
            "NULL UNION ALL SELECT 2, seq, thread, op FROM misc_events WHERE kind = 8 UNION ALL SELECT 1, seq, thread, "
-           "0 FROM cuda_calls WHERE kind = 1 ORDER BY 2, 1");
+           "0 FROM cuda_calls WHERE kind = 1 UNION ALL SELECT 3, x.seq, e.thread, x.kind FROM transfers x JOIN "
+           "misc_events e ON e.seq = x.seq ORDER BY 2, 1");
     if (!st) return -1;
     struct open {
         int64_t thread;
         int depth;
         int64_t op[JOIN_DEPTH];
+        size_t pend[8]; /* copies outside any op waiting for a read (their index in j), the last 8 */
+        int npend;
     } *th = calloc(JOIN_THREADS, sizeof *th);
     size_t cap = 0;
     int nth = 0, rc = 0;
@@ -822,6 +829,13 @@ static int copy_ops_join(struct vw_trace *t, struct copy_ops *j) {
         for (int k = 0; k < nth && !o; k++)
             if (th[k].thread == thread) o = &th[k];
         if (!o && nth < JOIN_THREADS) o = &th[nth++], o->thread = thread, o->depth = 0;
+        if (what == 3) { /* a transfer: a read joins the copies waiting for it, anything else ends the wait */
+            if (o && op == 2) /* kind read */
+                for (int k = 0; k < o->npend; k++) j->op[o->pend[k]] = -seq;
+            if (o) o->npend = 0;
+            continue;
+        }
+        if (o && what != 1) o->npend = 0;
         if (what == 0 && o) {
             if (o->depth == JOIN_DEPTH) memmove(o->op, o->op + 1, sizeof o->op[0] * (JOIN_DEPTH - 1)), o->depth--;
             o->op[o->depth++] = op;
@@ -842,6 +856,10 @@ static int copy_ops_join(struct vw_trace *t, struct copy_ops *j) {
             }
             j->seq[j->n] = seq;
             j->op[j->n++] = o && o->depth ? o->op[o->depth - 1] : 0;
+            if (o && !o->depth) {
+                if (o->npend == 8) memmove(o->pend, o->pend + 1, sizeof o->pend[0] * 7), o->npend--;
+                o->pend[o->npend++] = j->n - 1;
+            }
         }
     }
     sqlite3_finalize(st);
@@ -866,14 +884,22 @@ static int64_t copy_op_of(const struct copy_ops *j, int64_t seq) {
     return lo < j->n && j->seq[lo] == seq ? j->op[lo] : 0;
 }
 
-/* An op's name and its first tensor argument's name as of seq (q:
- * COPY_OP_SQL): 'to of "images"', or the name alone ('to') when that
+/* An op's name and its first tensor argument's name as of seq (ops:
+ * COPY_OP_SQL), or a read's API and its tensor's (reads: COPY_READ_SQL):
+ * 'to of "images"', 'item of "loss"', or the name alone ('to') when that
  * tensor is unnamed; its id in *tensor (0 when none). */
 #define COPY_OP_SQL                                                                                                    \
     "SELECT name, x, (SELECT s2.text FROM names m JOIN strings s2 ON s2.id = m.name WHERE m.tensor = x AND m.seq <= " \
     "?2 ORDER BY m.seq DESC LIMIT 1) FROM (SELECT s.text AS name, (SELECT a.tensor FROM op_args a WHERE a.op = o.op " \
     "ORDER BY a.pos LIMIT 1) AS x FROM ops o LEFT JOIN strings s ON s.id = o.name WHERE o.op = ?1)"
-static void op_and_tensor(sqlite3_stmt *q, int64_t op, int64_t seq, char *buf, size_t size, int64_t *tensor) {
+#define COPY_READ_SQL                                                                                                  \
+    "SELECT COALESCE(v.text, 'read'), x.src, (SELECT s2.text FROM names m JOIN strings s2 ON s2.id = m.name WHERE "   \
+    "m.tensor = x.src AND m.seq <= ?2 ORDER BY m.seq DESC LIMIT 1) FROM transfers x LEFT JOIN strings v ON v.id = "  \
+    "x.via WHERE x.seq = ?1"
+static void op_and_tensor(sqlite3_stmt *ops, sqlite3_stmt *reads, int64_t op, int64_t seq, char *buf, size_t size,
+                          int64_t *tensor) {
+    sqlite3_stmt *q = op < 0 ? reads : ops; /* a read: minus its transfer's seq */
+    if (op < 0) op = -op;
     sqlite3_reset(q);
     sqlite3_bind_int64(q, 1, op);
     sqlite3_bind_int64(q, 2, seq);
@@ -899,9 +925,9 @@ static int64_t join_copies(struct vw_trace *t, struct vw_sym *sym, struct group 
     sqlite3_stmt *st = vw_prep(t, "SELECT c.seq, COALESCE(c.stack, 0), COALESCE(c.pystack, 0), COALESCE(c.dir, -1), "
                                   "COALESCE(c.device, -1), COALESCE(c.peer, -1), COALESCE(a.text, '?') FROM "
                                   "cuda_calls c LEFT JOIN strings a ON a.id = c.api WHERE c.kind = 1");
-    sqlite3_stmt *q = st ? vw_prep(t, COPY_OP_SQL) : NULL;
+    sqlite3_stmt *q = st ? vw_prep(t, COPY_OP_SQL) : NULL, *r = q ? vw_prep(t, COPY_READ_SQL) : NULL;
     struct site_cache sc = {0};
-    while (q && sqlite3_step(st) == SQLITE_ROW) {
+    while (r && sqlite3_step(st) == SQLITE_ROW) {
         int64_t seq = sqlite3_column_int64(st, 0);
         const char *site = cached_site(&sc, sym, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), seq);
         const char *api = col_text(st, 6, "?");
@@ -918,7 +944,7 @@ static int64_t join_copies(struct vw_trace *t, struct vw_sym *sym, struct group 
             continue;
         }
         char what[200];
-        op_and_tensor(q, op, seq, what, sizeof what, &tensor);
+        op_and_tensor(q, r, op, seq, what, sizeof what, &tensor);
         int k = 0;
         while (k < 4 && x->ops[k].n && strcmp(x->ops[k].what, what)) k++;
         if (k == 4) {
@@ -931,9 +957,10 @@ static int64_t join_copies(struct vw_trace *t, struct vw_sym *sym, struct group 
     }
     if (st) sqlite3_finalize(st);
     if (q) sqlite3_finalize(q);
+    if (r) sqlite3_finalize(r);
     site_cache_free(&sc);
     free(j.seq), free(j.op);
-    return st && q ? joined : -1;
+    return r ? joined : -1;
 }
 
 /* Whether the trace holds CUDA runtime copies (cuda_calls of kind 1). */
@@ -1084,7 +1111,7 @@ static int cuda_copies(struct vw_trace *t, struct vw_sym *sym, int json, int alo
             if (!x->ops[0].n && x->ops_none && joined) /* a runtime's program, and this copy in none of its ops */
                 printf("  made outside any tensor op\n");
             if (x->ops[0].n) {
-                fputs("  made in ", stdout);
+                fputs("  made by ", stdout);
                 for (int i = 0; i < 4 && x->ops[i].n; i++) {
                     fputs(i ? ", " : "", stdout);
                     vw_put_escaped(stdout, x->ops[i].what);
