@@ -221,7 +221,7 @@ START_TEST(test_producer_failure_stops_tracing_and_says_why) {
     int st = run(0, NULL, argv);
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0 && !strcmp(out_buf, "producer done\n"), "%s%s", out_buf,
                   err_buf);
-    const char *w = strstr(err_buf, "warning: the test's producer failed");
+    const char *w = strstr(err_buf, "warning: the test's producer failed (\\x1b[31mred\\x1b[0m)");
     ck_assert_msg(w && !strstr(w + 1, "warning:") && strstr(err_buf, "tracing is off, the program goes on"), "%s",
                   err_buf);
     sqlite3 *db = open_trace("f.db");

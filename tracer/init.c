@@ -30,9 +30,17 @@ int64_t tr_gettid(void) { return (int64_t)syscall(SYS_gettid); }
 
 /* One line on stderr: "devtrace: " head, the message, tail. */
 static void say(const char *head, const char *tail, const char *fmt, va_list ap) {
-    char msg[1024];
+    char msg[1024], out[4 * sizeof msg];
     vsnprintf(msg, sizeof msg, fmt, ap);
-    fprintf(stderr, "devtrace: %s%s%s\n", head, msg, tail);
+    /* paths and a producer's text: control bytes shown, never sent to the terminal */
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            n += (size_t)snprintf(out + n, sizeof out - n, "\\x%02x", *p);
+        else
+            out[n++] = (char)*p;
+    out[n] = '\0';
+    fprintf(stderr, "devtrace: %s%s%s\n", head, out, tail);
 }
 
 void tr_fail(const char *fmt, ...) {
