@@ -370,6 +370,17 @@ START_TEST(test_damaged_schema) {
                    "damaged trace: threads row 1: events 'many' is not an integer >= 0");
     expect_refused("arg_pos", "INSERT INTO op_args_more VALUES(1, 0, NULL, 5, 0);",
                    "damaged trace: op_args_more op 1 pos 0: pos 0 is not an integer >= 2");
+    /* a table too large to check whole: its last rows are always checked */
+    expect_refused("large_table",
+                   "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) INSERT INTO "
+                   "frees_late SELECT 1000000000 + i, NULL, NULL, 1, NULL, NULL FROM n;"
+                   "UPDATE frees_late SET stack = 99999 WHERE tensor = 1000019990;",
+                   "damaged trace: frees_late row 1000019990: stack 99999 is not a recorded native stack");
+    expect_refused("large_table_start",
+                   "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) INSERT INTO "
+                   "frees_late SELECT 1000000000 + i, NULL, NULL, 1, NULL, NULL FROM n;"
+                   "UPDATE frees_late SET thread = 77 WHERE tensor = (SELECT min(tensor) FROM frees_late);",
+                   ": thread 77 is not a recorded thread");
     /* untrusted text in the line is escaped */
     expect_refused("escaped", "UPDATE threads SET events = 'x' || char(27) || '[2J' WHERE id = 1;",
                    "events 'x\\x1b[2J' is not an integer >= 0");
