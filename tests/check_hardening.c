@@ -370,6 +370,15 @@ START_TEST(test_damaged_schema) {
                    "damaged trace: threads row 1: events 'many' is not an integer >= 0");
     expect_refused("arg_pos", "INSERT INTO op_args_more VALUES(1, 0, NULL, 5, 0);",
                    "damaged trace: op_args_more op 1 pos 0: pos 0 is not an integer >= 2");
+    /* the header set, no table made yet: the program ended first (not damage) */
+    char p[160];
+    snprintf(p, sizeof p, "%s/notables.db", dir);
+    exec_sql(p, "PRAGMA application_id = 1146376771; PRAGMA user_version = 9;");
+    ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, p), 2);
+    ck_assert_msg(strstr(err, "the trace holds no tables: the traced program ended (or was killed) before the tracer "
+                              "made them\n") &&
+                      strchr(err, '\n') == err + strlen(err) - 1 && out_len == 0,
+                  "%s", err);
     /* a table too large to check whole: its last rows are always checked */
     expect_refused("large_table",
                    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) INSERT INTO "

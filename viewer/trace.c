@@ -85,6 +85,15 @@ static int check_layout(struct vw_trace *t) {
             damaged(t->path, "its tables cannot be listed: ", sqlite3_errmsg(t->db));
             goto out;
         }
+        if (!type && i == 0 && scalar_int(t->db, "SELECT count(*) FROM sqlite_master", -1) == 0) {
+            /* the tracer sets the header, then makes every table in one
+             * transaction: a program that ended (or was killed) between the
+             * two leaves none */
+            vw_error("%s: the trace holds no tables: the traced program ended (or was killed) before the tracer "
+                     "made them",
+                     t->path);
+            goto out;
+        }
         if (!type || strcmp(type, "table") != 0) {
             snprintf(what, sizeof what, "no table %s (a version %d trace has one)", tb->name, TRACE_SCHEMA);
             damaged(t->path, what, NULL);
