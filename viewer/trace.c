@@ -172,9 +172,13 @@ static int sql_add(char *buf, size_t size, size_t *n, const char *fmt, ...) {
 static int check_values(struct vw_trace *t) {
     int64_t max_id[TS_NTABLES];
     for (int i = 0; i < TS_NTABLES; i++) max_id[i] = -1; /* -1: look every reference up */
+    int referenced[TS_NTABLES] = {0};
+    for (int i = 0; i < TS_NTABLES; i++)
+        for (int c = 0; c < ts_tables[i].ncols; c++)
+            if (ts_tables[i].cols[c].check == TS_CHECK_REF) referenced[ts_tables[i].cols[c].ref] = 1;
     for (int i = 0; i < TS_NTABLES; i++) {
         const struct ts_table *tb = &ts_tables[i];
-        if (!tb->counted) continue;
+        if (!tb->counted || !referenced[i]) continue;
         char sql[256];
         snprintf(sql, sizeof sql, "SELECT count(*), min(%s), max(%s) FROM %s", tb->cols[0].name, tb->cols[0].name,
                  tb->name);
