@@ -162,8 +162,8 @@ static int sql_add(char *buf, size_t size, size_t *n, const char *fmt, ...) {
  * last (where a trace cut short ends), the others spread evenly between.
  * Checking every row of bench/report.sh's 10 M-event trace cost more than
  * the report itself (0.58 s against 0.42 s: a pass over 3.4 M tensor rows
- * and 1.7 M ops); the windows cost 6 ms there (1.5 %), and every check
- * together 2 ms on mlp_train's trace. A bad row outside the windows is not
+ * and 1.7 M ops); with the windows every check at open takes 5 ms there
+ * (1.3 %), and 2 ms on mlp_train's trace. A bad row outside the windows is not
  * found here: the commands still read it without harm (they are fuzzed on
  * damaged traces), they only cannot name the damage. */
 #define CHECK_WHOLE   8192
