@@ -302,6 +302,129 @@ START_TEST(test_damaged_values) {
 }
 END_TEST
 
+/* A copy of the trace, edited by sql: what every reading command says of
+ * it is one line on stderr saying `expect`, exit 2, nothing on stdout. */
+static void expect_refused(const char *name, const char *sql, const char *expect) {
+    char p[160];
+    snprintf(p, sizeof p, "%s/%s.db", dir, name);
+    ck_assert_int_eq(sh("cp %s %s", trace, p), 0);
+    exec_sql(p, sql);
+    static const char *const cmds[] = {"report",    "report --json", "tensors",
+                                       "transfers", "show",          "export --format chrome -o -"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        int rc = sh("%s %s %s %s", DEVTRACE_CLI, cmds[i], p, !strcmp(cmds[i], "show") ? "1" : "");
+        ck_assert_msg(rc == 2, "%s, %s: exit %d, not 2: %s", name, cmds[i], rc, err);
+        ck_assert_msg(strstr(err, expect) && strchr(err, '\n') == err + strlen(err) - 1,
+                      "%s, %s: not the one line '%s': %s", name, cmds[i], expect, err);
+        ck_assert_msg(out_len == 0, "%s, %s: printed %s", name, cmds[i], out);
+    }
+}
+
+/* Each edit breaks what common/trace_schema.h says of the trace (a table or
+ * a column gone or renamed, a reference the writer guarantees left
+ * dangling, a value out of its range): refused at open with the table, the
+ * row and what is wrong. */
+START_TEST(test_damaged_schema) {
+    expect_refused("no_column", /* the declaration edited, the rows left as they are */
+                   "PRAGMA writable_schema=ON; UPDATE sqlite_master SET sql = replace(sql, ', dropped INTEGER', '') "
+                   "WHERE name = 'threads';",
+                   "damaged trace: table threads has no column dropped (column 5 of 5)");
+    expect_refused("renamed_column",
+                   "PRAGMA writable_schema=ON; UPDATE sqlite_master SET sql = replace(sql, 'attrs INTEGER', "
+                   "'attributes INTEGER') WHERE name = 'tensor_rows';",
+                   "damaged trace: table tensor_rows: column 7 is not attrs but attributes");
+    expect_refused("retyped_column",
+                   "PRAGMA writable_schema=ON; UPDATE sqlite_master SET sql = replace(sql, 'kind INTEGER', "
+                   "'kind TEXT') WHERE name = 'transfers';",
+                   "damaged trace: table transfers: column kind is declared 'INTEGER', not TEXT");
+    expect_refused("no_table", "DROP TABLE cuda_activity;", "damaged trace: no table cuda_activity (a version 9 trace");
+    expect_refused("renamed_table", "PRAGMA legacy_alter_table=ON; ALTER TABLE frames RENAME TO frames_old;",
+                   "damaged trace: no table frames (a version 9 trace has one)");
+    expect_refused("table_is_view", "DROP TABLE kinds; CREATE VIEW kinds AS SELECT 1 AS kind, 'x' AS name;",
+                   "damaged trace: no table kinds");
+    /* a counted table: its ids 1..N, the reference a range test */
+    expect_refused("dangling_stack",
+                   "UPDATE tensor_rows SET stack = 99999 WHERE id = (SELECT min(id) FROM tensor_rows);",
+                   "damaged trace: tensor_rows row ");
+    ck_assert_msg(strstr(err, ": stack 99999 is not a recorded native stack\n"), "%s", err);
+    expect_refused("dangling_thread", "UPDATE ops SET thread = 0 WHERE op = (SELECT max(op) FROM ops);",
+                   "is not a recorded thread");
+    ck_assert_msg(strstr(err, "damaged trace: ops row ") && strstr(err, ": thread 0 is not a recorded thread"), "%s",
+                  err);
+    /* a gap in the ids (a row deleted): each reference looked up */
+    expect_refused("dangling_string", "DELETE FROM strings WHERE id = (SELECT shape FROM tensor_attrs WHERE id = 1);",
+                   "damaged trace: tensor_attrs row 1: shape ");
+    ck_assert_msg(strstr(err, " is not a recorded string\n"), "%s", err);
+    expect_refused("dangling_attrs", "DELETE FROM tensor_attrs WHERE id = 1;", "is not a recorded tensor_attrs row");
+    expect_refused("dangling_derived", "INSERT INTO derived VALUES(987654321, 1);",
+                   "damaged trace: derived row 987654321: tensor 987654321 is not a recorded tensor");
+    expect_refused("dtype", "UPDATE tensor_attrs SET dtype = 42 WHERE id = 2;",
+                   "damaged trace: tensor_attrs row 2: dtype 42 is not an integer from 0 to 8");
+    expect_refused("origin", "UPDATE tensor_attrs SET origin = -1 WHERE id = 1;",
+                   "damaged trace: tensor_attrs row 1: origin -1 is not an integer from 0 to 5");
+    expect_refused("event_kind", "UPDATE misc_events SET kind = 99 WHERE seq = (SELECT min(seq) FROM misc_events);",
+                   ": kind 99 is not an integer from 1 to 14");
+    expect_refused("negative_count", "UPDATE ops SET nargs = -3 WHERE op = (SELECT min(op) FROM ops);",
+                   ": nargs -3 is not an integer >= 0");
+    expect_refused("text_count", "UPDATE threads SET events = 'many' WHERE id = 1;",
+                   "damaged trace: threads row 1: events 'many' is not an integer >= 0");
+    expect_refused("arg_pos", "INSERT INTO op_args_more VALUES(1, 0, NULL, 5, 0);",
+                   "damaged trace: op_args_more op 1 pos 0: pos 0 is not an integer >= 2");
+    /* the header set, no table made yet: the program ended first (not damage) */
+    char p[160];
+    snprintf(p, sizeof p, "%s/notables.db", dir);
+    exec_sql(p, "PRAGMA application_id = 1146376771; PRAGMA user_version = 9;");
+    ck_assert_int_eq(sh("%s report %s", DEVTRACE_CLI, p), 2);
+    ck_assert_msg(strstr(err, "the trace holds no tables: the traced program ended (or was killed) before the tracer "
+                              "made them\n") &&
+                      strchr(err, '\n') == err + strlen(err) - 1 && out_len == 0,
+                  "%s", err);
+    /* a table too large to check whole: its last rows are always checked */
+    expect_refused("large_table",
+                   "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) INSERT INTO "
+                   "frees_late SELECT 1000000000 + i, NULL, NULL, 1, NULL, NULL FROM n;"
+                   "UPDATE frees_late SET stack = 99999 WHERE tensor = 1000019990;",
+                   "damaged trace: frees_late row 1000019990: stack 99999 is not a recorded native stack");
+    expect_refused("large_table_start",
+                   "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) INSERT INTO "
+                   "frees_late SELECT 1000000000 + i, NULL, NULL, 1, NULL, NULL FROM n;"
+                   "UPDATE frees_late SET thread = 77 WHERE tensor = (SELECT min(tensor) FROM frees_late);",
+                   ": thread 77 is not a recorded thread");
+    /* untrusted text in the line is escaped */
+    expect_refused("escaped", "UPDATE threads SET events = 'x' || char(27) || '[2J' WHERE id = 1;",
+                   "events 'x\\x1b[2J' is not an integer >= 0");
+}
+END_TEST
+
+/* What the writer does not guarantee is read: a tensor an op, a transfer,
+ * a view, a name or a free refers to may have been dropped (lossy mode) or
+ * made before tracing; a table the viewer does not know, or a column after
+ * the ones it reads, is let be. */
+START_TEST(test_tolerated_edits) {
+    char p[160];
+    snprintf(p, sizeof p, "%s/dropped.db", dir);
+    ck_assert_int_eq(sh("cp %s %s", trace, p), 0);
+    exec_sql(p, "DELETE FROM tensor_rows WHERE id = (SELECT arg0_tensor FROM ops WHERE arg0_tensor NOT IN "
+                "(SELECT tensor FROM derived) AND arg0_tensor <> 1 ORDER BY op LIMIT 1);"
+                "UPDATE ops SET arg1_tensor = 987654321 WHERE op = (SELECT min(op) FROM ops WHERE nargs > 1);"
+                "UPDATE transfers SET src = 987654322, dst = 987654323;"
+                "UPDATE derived SET src = 987654324;"
+                "INSERT INTO names VALUES(1000000, 987654325, 1);"
+                "INSERT INTO frees_late VALUES(987654326, 1000001, 0, 1, NULL, NULL);"
+                "INSERT INTO op_outputs_more VALUES(987654327, 0, 987654328);"
+                "UPDATE errors SET first_arg = 99, other_arg = -5;"
+                "CREATE TABLE my_notes(tensor INTEGER, note TEXT);"
+                "ALTER TABLE ops ADD COLUMN my_flag INTEGER;");
+    static const char *const cmds[] = {"report",    "report --json", "tensors",
+                                       "transfers", "show",          "export --format chrome -o -"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        int rc = sh("%s %s %s %s", DEVTRACE_CLI, cmds[i], p, !strcmp(cmds[i], "show") ? "1" : "");
+        ck_assert_msg((rc == 0 || rc == 1) && !strstr(err, "damaged"), "%s: exit %d: %s", cmds[i], rc, err);
+        ck_assert_msg(out_len > 0, "%s printed nothing: %s", cmds[i], err);
+    }
+}
+END_TEST
+
 Suite *make_hardening_suite(void) {
     Suite *s = suite_create("hardening");
     TCase *tc = tcase_create("viewer");
@@ -312,6 +435,8 @@ Suite *make_hardening_suite(void) {
     tcase_add_test(tc, test_output_paths_that_are_not_files);
     tcase_add_test(tc, test_private_copy_removed_on_signal);
     tcase_add_test(tc, test_damaged_values);
+    tcase_add_test(tc, test_damaged_schema);
+    tcase_add_test(tc, test_tolerated_edits);
     suite_add_tcase(s, tc);
     suite_add_tcase(s, make_hostguard_tcase());
     return s;

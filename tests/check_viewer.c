@@ -4,6 +4,7 @@
  * JSON; and every kind of bad input gets one clear line, exit 2, and is left
  * untouched. */
 #include "testutil.h"
+#include "trace_schema.h"
 
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -367,8 +368,10 @@ START_TEST(test_bad_inputs) {
     expect_refused(p, "truncated");
     snprintf(p, sizeof p, "%s/noevents.db", dir);
     copy_trace(p);
-    exec_sql(p, "DELETE FROM misc_events; DELETE FROM tensor_rows; DELETE FROM frees_late; DELETE FROM ops; DELETE "
-                "FROM meta WHERE key IN ('complete', 'exit_status', 'killed_by_signal', 'fatal_signal');");
+    /* (derived too: its rows are tensors' rows, and one whose tensor is gone is refused as damaged) */
+    exec_sql(p, "DELETE FROM misc_events; DELETE FROM tensor_rows; DELETE FROM derived; DELETE FROM frees_late; "
+                "DELETE FROM ops; DELETE FROM meta WHERE key IN ('complete', 'exit_status', 'killed_by_signal', "
+                "'fatal_signal');");
     expect_refused(p, "the trace holds no events: ");
     /* still being written: a WAL and a live writer (this process) */
     snprintf(p, sizeof p, "%s/live.db", dir);
@@ -657,6 +660,33 @@ START_TEST(test_help_and_colors) {
 }
 END_TEST
 
+/* docs/trace-format.md documents every table and column the tracer writes
+ * (common/trace_schema.h): each table has its row in the table of tables,
+ * "| `name` | ...", and each column is named in it as `column`. */
+START_TEST(test_schema_documented) {
+    static char doc[1 << 17];
+    slurp(DOCS_DIR "/trace-format.md", doc, sizeof doc);
+    ck_assert_msg(strlen(doc) > 1000, "cannot read " DOCS_DIR "/trace-format.md");
+    for (int i = 0; i < TS_NTABLES; i++) {
+        const struct ts_table *t = &ts_tables[i];
+        char head[64], col[64];
+        snprintf(head, sizeof head, "\n| `%s` |", t->name);
+        const char *row = strstr(doc, head);
+        ck_assert_msg(row, "docs/trace-format.md: no row for table %s", t->name);
+        row++;
+        const char *end = strchr(row, '\n');
+        size_t len = end ? (size_t)(end - row) : strlen(row);
+        for (int c = 0; c < t->ncols; c++) {
+            snprintf(col, sizeof col, "`%s`", t->cols[c].name);
+            int found = 0;
+            for (const char *p = row; !found && (p = strstr(p, col)) != NULL && p < row + len; p++) found = 1;
+            ck_assert_msg(found, "docs/trace-format.md: table %s's row does not name its column %s", t->name,
+                          t->cols[c].name);
+        }
+    }
+}
+END_TEST
+
 Suite *make_viewer_suite(void) {
     Suite *s = suite_create("viewer");
     TCase *tc = tcase_create("report");
@@ -679,5 +709,8 @@ Suite *make_viewer_suite(void) {
     tcase_add_test(tc, test_report_says_how_it_ended);
     tcase_add_test(tc, test_python_frames_in_place);
     suite_add_tcase(s, tc);
+    TCase *docs = tcase_create("schema");
+    tcase_add_test(docs, test_schema_documented);
+    suite_add_tcase(s, docs);
     return s;
 }

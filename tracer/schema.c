@@ -2,50 +2,14 @@
  * application_id 'DTRC'): tables written while tracing, views that make
  * them readable in the sqlite3 shell, and the indexes built once at the end
  * (an index maintained during inserts would cut the insert rate tenfold).
- * docs/trace-format.md documents every table and column. */
+ * docs/trace-format.md documents every table and column; the tables and
+ * their columns are described in common/trace_schema.h, shared with the
+ * viewer. */
 #include "tr_impl.h"
 
-TR_HIDDEN const char tr_schema_tables[] =
-    "CREATE TABLE meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;\n"
-    "CREATE TABLE strings(id INTEGER PRIMARY KEY, text TEXT NOT NULL);\n"
-    "CREATE TABLE threads(id INTEGER PRIMARY KEY, tid INTEGER, name TEXT, events INTEGER, dropped INTEGER);\n"
-    "CREATE TABLE devices(device INTEGER PRIMARY KEY, name TEXT, backend TEXT);\n"
-    "CREATE TABLE modules(id INTEGER PRIMARY KEY, path TEXT, base INTEGER, start INTEGER, end INTEGER,"
-    " build_id TEXT, loaded_seq INTEGER, unloaded_seq INTEGER);\n"
-    "CREATE TABLE frames(id INTEGER PRIMARY KEY, parent INTEGER, ip INTEGER);\n"
-    "CREATE TABLE py_code(id INTEGER PRIMARY KEY, file INTEGER, name INTEGER, first_line INTEGER);\n"
-    "CREATE TABLE py_frames(id INTEGER PRIMARY KEY, parent INTEGER, code INTEGER, line INTEGER);\n"
-    "CREATE TABLE tensor_attrs(id INTEGER PRIMARY KEY, dtype INTEGER, shape INTEGER, strides INTEGER,"
-    " storage_offset INTEGER, device INTEGER, nbytes INTEGER, origin INTEGER, what INTEGER, out_pos INTEGER,"
-    " detail INTEGER, name INTEGER);\n"
-    "CREATE TABLE tensor_rows(id INTEGER PRIMARY KEY, seq INTEGER, t INTEGER, thread INTEGER, stack INTEGER,"
-    " pystack INTEGER, attrs INTEGER, storage INTEGER, op INTEGER, free_seq INTEGER, free_t INTEGER,"
-    " free_thread INTEGER, free_stack INTEGER, free_pystack INTEGER);\n"
-    "CREATE TABLE derived(tensor INTEGER PRIMARY KEY, src INTEGER NOT NULL);\n"
-    "CREATE TABLE ops(op INTEGER PRIMARY KEY, name INTEGER, seq INTEGER, len INTEGER, thread INTEGER, t INTEGER,"
-    " dur INTEGER, stack INTEGER, pystack INTEGER, status INTEGER, nargs INTEGER, arg0_name INTEGER,"
-    " arg0_tensor INTEGER, arg0_device INTEGER, arg1_name INTEGER, arg1_tensor INTEGER, arg1_device INTEGER,"
-    " out0 INTEGER);\n"
-    "CREATE TABLE op_args_more(op INTEGER, pos INTEGER, name INTEGER, tensor INTEGER, device INTEGER,"
-    " PRIMARY KEY(op, pos)) WITHOUT ROWID;\n"
-    "CREATE TABLE op_outputs_more(op INTEGER, pos INTEGER, tensor INTEGER, PRIMARY KEY(op, pos)) WITHOUT ROWID;\n"
-    "CREATE TABLE frees_late(tensor INTEGER PRIMARY KEY, seq INTEGER, t INTEGER, thread INTEGER, stack INTEGER,"
-    " pystack INTEGER);\n"
-    "CREATE TABLE misc_events(seq INTEGER PRIMARY KEY, t INTEGER, thread INTEGER, kind INTEGER, tensor INTEGER,"
-    " op INTEGER, stack INTEGER, pystack INTEGER, value INTEGER);\n"
-    "CREATE TABLE names(seq INTEGER PRIMARY KEY, tensor INTEGER, name INTEGER);\n"
-    "CREATE TABLE transfers(seq INTEGER PRIMARY KEY, src INTEGER, dst INTEGER, src_device INTEGER,"
-    " dst_device INTEGER, bytes INTEGER, kind INTEGER, via INTEGER);\n"
-    "CREATE TABLE errors(seq INTEGER PRIMARY KEY, kind INTEGER, op INTEGER, message TEXT, signal INTEGER,"
-    " first_arg INTEGER, other_arg INTEGER, exception TEXT, device_a TEXT, device_b TEXT, arg TEXT, object INTEGER);\n"
-    "CREATE TABLE cuda_calls(seq INTEGER PRIMARY KEY, t INTEGER, thread INTEGER, stack INTEGER, pystack INTEGER,"
-    " api INTEGER, kind INTEGER, dir INTEGER, bytes INTEGER, dst INTEGER, src INTEGER, host INTEGER,"
-    " device INTEGER, peer INTEGER, stream INTEGER, func INTEGER, rc INTEGER, dur INTEGER, corr INTEGER);\n"
-    "CREATE TABLE cuda_activity(seq INTEGER PRIMARY KEY, t INTEGER, thread INTEGER, what INTEGER, kind INTEGER,"
-    " dir INTEGER, bytes INTEGER, host INTEGER, device INTEGER, stream INTEGER, corr INTEGER, start INTEGER,"
-    " dur INTEGER, name INTEGER);\n"
-    "CREATE TABLE throw_sites(site INTEGER PRIMARY KEY, throws INTEGER, recorded INTEGER);\n"
-    "CREATE TABLE kinds(kind INTEGER PRIMARY KEY, name TEXT);\n"
+/* The tables come from common/trace_schema.h (ts_create_sql), which the
+ * viewer checks a trace against; the event kinds are rows of one of them. */
+TR_HIDDEN const char tr_schema_kinds[] =
     "INSERT INTO kinds VALUES(1,'runtime_init'),(2,'device_backend'),(3,'tensor_created'),"
     "(4,'tensor_transferred'),(5,'tensor_named'),(6,'tensor_freed'),(7,'op_begin'),(8,'op_end'),"
     "(9,'device_mismatch'),(10,'error'),(11,'fatal_signal'),(13,'cuda_call'),(14,'cxx_throw');\n";

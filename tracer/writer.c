@@ -8,6 +8,7 @@
  * warning; what was committed stays readable. Only this thread touches the
  * database, except the exit and fatal paths, which stop it first. */
 #include "tr_impl.h"
+#include "trace_schema.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,26 +25,51 @@
 #include <time.h>
 #include <unistd.h>
 
-extern const char tr_schema_tables[], tr_schema_views[], tr_schema_indexes[];
+extern const char tr_schema_kinds[], tr_schema_views[], tr_schema_indexes[];
 TR_HIDDEN const char *tr_py_version(void);
 
 #define NULLV     INT64_MIN /* a NULL column in a batch */
 #define BATCH     32        /* rows per multi-row INSERT */
-#define TCOLS     25        /* columns of the tensors view: a row held back (the last 5: its free, when merged) */
-#define TFREE     20        /* first free column of a held row */
-#define RCOLS     14        /* columns of tensor_rows (the last 5: as in a held row) */
-#define RFREE     9         /* first free column of a tensor_rows row */
-#define ACOLS     12        /* columns of tensor_attrs */
-#define OCOLS     18        /* columns of ops: 10, nargs, the first 2 arguments (3 each), out0 */
-#define ONARGS    10        /* ops column nargs */
-#define OARG0     11        /* ops column arg0_name: each argument kept is name, tensor, device */
-#define OARGS     2         /* arguments in an ops row (the rest: op_args_more) */
-#define OOUT0     17        /* ops column out0 (schema.c's views and viewer/browse.c's show read these columns too) */
-#define MCOLS     9         /* columns of misc_events */
 #define PEND_OPS  16        /* open ops held per thread */
 #define PEND_ROWS 4         /* tensors rows held per open op */
 #define DRAIN_MAX 16384     /* records taken from a ring per transaction while the program runs */
 #define STEP_MS   5         /* rings drained this often between commits */
+
+/* Column positions are common/trace_schema.h's TS_<table>_<column>. */
+
+/* The widest row a batch holds (cuda_calls). */
+#define BATCH_COLS TS_cuda_calls_NCOLS
+
+/* A tensor's row held back (in a batch, or with its open op) so that its
+ * free, when it comes soon, goes into it: its tensor_rows columns (the free
+ * ones NULL until then), then the columns of its tensor_attrs row (the id
+ * NULL: given when it is written), then its source (derived.src, or NULL). */
+enum {
+    HELD_ATTRS = TS_tensor_rows_NCOLS,             /* first tensor_attrs column */
+    HELD_SRC = HELD_ATTRS + TS_tensor_attrs_NCOLS, /* derived.src */
+    HELD_NCOLS
+};
+#define HELD_ATTR(c) (HELD_ATTRS + TS_tensor_attrs_##c)
+#define HELD_NFREE   5 /* free_seq, free_t, free_thread, free_stack, free_pystack: a frees_late row but its tensor */
+
+/* An ops row keeps its first OARGS arguments (the rest: op_args_more), each
+ * as OARG_COLS columns: name, tensor, device. */
+#define OARGS     2
+#define OARG_COLS (TS_ops_arg1_name - TS_ops_arg0_name)
+
+_Static_assert(TS_tensor_attrs_id == 0, "tensor_attrs: the id first, then the attributes hashed as one key");
+_Static_assert(TS_tensor_rows_free_pystack == TS_tensor_rows_free_seq + HELD_NFREE - 1 &&
+                   TS_frees_late_pystack == TS_frees_late_seq + HELD_NFREE - 1 && TS_frees_late_NCOLS == 1 + HELD_NFREE,
+               "a held row's free columns and a frees_late row's match, in order");
+_Static_assert(TS_ops_arg1_name == TS_ops_arg0_name + OARG_COLS && TS_ops_arg0_tensor == TS_ops_arg0_name + 1 &&
+                   TS_ops_arg0_device == TS_ops_arg0_name + 2 && TS_ops_out0 == TS_ops_arg0_name + OARGS * OARG_COLS,
+               "ops: the arguments kept in the row are name, tensor, device each, then out0");
+_Static_assert((int)TS_frames_id == (int)TS_py_frames_id && (int)TS_frames_parent == (int)TS_py_frames_parent &&
+                   (int)TS_frames_ip == (int)TS_py_frames_code && (int)TS_frames_NCOLS == (int)TS_py_frames_line,
+               "frames and py_frames rows are built alike (trie_node)");
+_Static_assert(TS_strings_NCOLS == 2 && TS_py_code_NCOLS == 4 && TS_errors_NCOLS == 12 && TS_threads_NCOLS == 5 &&
+                   TS_devices_NCOLS == 3 && TS_meta_NCOLS == 2 && TS_throw_sites_NCOLS == 3,
+               "the statements prepared in writer_open name every column");
 
 /* ---------------------------------------------------------------- hash map */
 
@@ -104,8 +130,8 @@ struct batch {
     sqlite3_stmt *multi, *single;
     int ncols, n;
     int bound_ok; /* `bound` holds what multi is bound to */
-    int64_t vals[BATCH * TCOLS];
-    int64_t bound[BATCH * TCOLS];
+    int64_t vals[BATCH * BATCH_COLS];
+    int64_t bound[BATCH * BATCH_COLS];
 };
 
 /* ---------------------------------------------------------------- open ops */
@@ -118,10 +144,10 @@ struct batch {
  * (then its end, when it comes, is a misc_events row and its outputs
  * op_outputs_more rows). */
 struct pend {
-    int64_t row[OCOLS];
+    int64_t row[TS_ops_NCOLS];
     int flushed; /* row written already */
     int nrows;
-    int64_t trows[PEND_ROWS][TCOLS];
+    int64_t trows[PEND_ROWS][HELD_NCOLS]; /* held tensor rows */
 };
 
 struct rctx { /* per recording thread, by threads.id */
@@ -195,14 +221,19 @@ static sqlite3_stmt *prep(const char *sql) {
     return st;
 }
 
-static int batch_init(struct batch *b, const char *table, int ncols) {
+/* Rows of ts_tables[table], batched. */
+static int batch_init(struct batch *b, enum ts_table_id table, int ncols) {
     char sql[8192], row[128];
+    if (ncols != ts_tables[table].ncols || ncols > BATCH_COLS) {
+        sql_fail("batch layout");
+        return -1;
+    }
     int n = snprintf(row, sizeof row, "(");
     for (int c = 0; c < ncols; c++) n += snprintf(row + n, sizeof row - (size_t)n, c ? ",?" : "?");
     snprintf(row + n, sizeof row - (size_t)n, ")");
     /* OR IGNORE: a producer that breaks the contract and reuses an id must
      * not cost the whole trace; the first row stays */
-    int k = snprintf(sql, sizeof sql, "INSERT OR IGNORE INTO %s VALUES %s", table, row);
+    int k = snprintf(sql, sizeof sql, "INSERT OR IGNORE INTO %s VALUES %s", ts_tables[table].name, row);
     b->single = prep(sql);
     for (int r = 1; r < BATCH; r++) k += snprintf(sql + k, sizeof sql - (size_t)k, ",%s", row);
     b->multi = prep(sql);
@@ -269,10 +300,18 @@ static int str_equal(int64_t id, const void *ctx) {
     return strlen(t) == k->len && memcmp(t, k->s, k->len) == 0;
 }
 
-/* The id of a string (inserted on first sight); 0 on failure. */
+/* Out of memory where going on would write an id of a row never written:
+ * tracing stops (the viewer refuses a trace whose references dangle). */
+static int64_t out_of_memory(void) {
+    sql_fail("out of memory");
+    return 0;
+}
+
+/* The id of a string (inserted on first sight); 0 on failure (then
+ * nothing more is committed). */
 static int64_t intern(const char *s, size_t len) {
     if (W.failed) return 0;
-    if (W.strings.n * 2 >= W.strings.cap && map2_grow(&W.strings) < 0) return 0;
+    if (W.strings.n * 2 >= W.strings.cap && map2_grow(&W.strings) < 0) return out_of_memory();
     uint64_t h = 1469598103934665603ull;
     for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
     struct strkey key = {s, len};
@@ -281,19 +320,19 @@ static int64_t intern(const char *s, size_t len) {
     if (W.ntexts == W.captexts) {
         int64_t cap = W.captexts ? 2 * W.captexts : 1024;
         char **t = realloc(W.texts, sizeof *t * (size_t)cap);
-        if (!t) return 0;
+        if (!t) return out_of_memory();
         W.texts = t, W.captexts = cap;
     }
     char *copy = malloc(len + 1);
-    if (!copy) return 0;
+    if (!copy) return out_of_memory();
     memcpy(copy, s, len);
     copy[len] = '\0';
     int64_t id = ++W.ntexts;
     W.texts[id - 1] = copy;
     W.strings.k1[j] = h, W.strings.k2[j] = len, W.strings.v[j] = id;
     W.strings.n++;
-    sqlite3_bind_int64(W.ins_string, 1, id);
-    sqlite3_bind_text(W.ins_string, 2, copy, (int)len, SQLITE_STATIC);
+    sqlite3_bind_int64(W.ins_string, 1 + TS_strings_id, id);
+    sqlite3_bind_text(W.ins_string, 1 + TS_strings_text, copy, (int)len, SQLITE_STATIC);
     int rc = sqlite3_step(W.ins_string);
     sqlite3_reset(W.ins_string);
     if (rc != SQLITE_DONE) {
@@ -313,7 +352,10 @@ static int64_t trie_node(struct map2 *m, struct batch *b, int64_t *count, int64_
     int64_t id = ++*count;
     m->k1[j] = (uint64_t)parent, m->k2[j] = k2, m->v[j] = id;
     m->n++;
-    int64_t row[4] = {id, parent ? parent : NULLV, (int64_t)key, line}; /* frames takes the first 3 */
+    int64_t row[TS_py_frames_NCOLS] = {[TS_py_frames_id] = id,
+                                       [TS_py_frames_parent] = parent ? parent : NULLV,
+                                       [TS_py_frames_code] = (int64_t)key,
+                                       [TS_py_frames_line] = line}; /* frames takes the first 3 */
     if (batch_add(b, row) < 0) return 0;
     return id;
 }
@@ -373,7 +415,7 @@ static int64_t intern_stack(const uint64_t *ips, int n) {
 /* The py_code id of a code object address (unknown ones get a "?" row). */
 static int64_t pycode_id(uint64_t code, int64_t first_line, const char *file, size_t flen, const char *name,
                          size_t nlen, int define) {
-    if (W.pycode.n * 2 >= W.pycode.cap && map2_grow(&W.pycode) < 0) return 0;
+    if (W.pycode.n * 2 >= W.pycode.cap && map2_grow(&W.pycode) < 0) return out_of_memory();
     size_t j = map2_slot(&W.pycode, code, 0, NULL, NULL);
     if (W.pycode.v[j] && !define) return W.pycode.v[j];
     int64_t id = W.pycode.v[j] ? W.pycode.v[j] : ++W.npycode;
@@ -381,10 +423,10 @@ static int64_t pycode_id(uint64_t code, int64_t first_line, const char *file, si
         W.pycode.k1[j] = code, W.pycode.k2[j] = 0, W.pycode.v[j] = id;
         W.pycode.n++;
     }
-    sqlite3_bind_int64(W.ins_pycode, 1, id);
-    sqlite3_bind_int64(W.ins_pycode, 2, intern(file, flen));
-    sqlite3_bind_int64(W.ins_pycode, 3, intern(name, nlen));
-    sqlite3_bind_int64(W.ins_pycode, 4, first_line);
+    sqlite3_bind_int64(W.ins_pycode, 1 + TS_py_code_id, id);
+    sqlite3_bind_int64(W.ins_pycode, 1 + TS_py_code_file, intern(file, flen));
+    sqlite3_bind_int64(W.ins_pycode, 1 + TS_py_code_name, intern(name, nlen));
+    sqlite3_bind_int64(W.ins_pycode, 1 + TS_py_code_first_line, first_line);
     int rc = sqlite3_step(W.ins_pycode);
     sqlite3_reset(W.ins_pycode);
     if (rc != SQLITE_DONE) sql_fail("insert py_code");
@@ -428,31 +470,36 @@ static int64_t intern_strides(const uint64_t *shape, const uint64_t *strides, in
     return NULLV;
 }
 
-/* A held tensors row (the view's 25 columns) into tensor_rows: the columns
- * that repeat from tensor to tensor (dtype to name, all but the event, the
- * storage, the source, the op and the free) are one tensor_attrs row, written
- * on first sight. A training loop makes the same few kinds of tensor over
- * and over: 14 columns a row instead of 25 (SQLite's cost grows with each).
+/* A held row into tensor_rows: the columns that repeat from tensor to
+ * tensor (its attributes: dtype to name, all but the event, the storage,
+ * the source, the op and the free) are one tensor_attrs row, written on
+ * first sight. A training loop makes the same few kinds of tensor over and
+ * over: 14 columns a row instead of 25 (SQLite's cost grows with each).
  * The source of a view, copy or transfer (a sixth of mlp_train's tensors)
  * is a row of the narrow table `derived`: its index on src, built at the
  * end, scans that table instead of every tensor's row (0.3 ms against 1.2
  * at mlp_train's exit). */
 static int tensor_add(const int64_t *held) {
-    static const int acol[ACOLS - 1] = {6, 7, 8, 9, 10, 12, 13, 14, 17, 18, 19};
-    int64_t a[ACOLS];
-    for (int i = 0; i < ACOLS - 1; i++) a[1 + i] = held[acol[i]];
+    const int64_t *a = held + HELD_ATTRS; /* its id column unused: the rest is the key */
     uint64_t h1, h2;
     size_t slot;
-    hash128((const uint64_t *)a + 1, ACOLS - 1, &h1, &h2);
+    hash128((const uint64_t *)a + 1, TS_tensor_attrs_NCOLS - 1, &h1, &h2);
     int64_t id = cache_get(&W.attrs_cache, h1, h2, &slot);
     if (!id) {
-        a[0] = id = ++W.nattrs;
-        if (batch_add(&W.attrs, a) < 0) return -1;
+        int64_t arow[TS_tensor_attrs_NCOLS];
+        memcpy(arow, a, sizeof arow);
+        arow[TS_tensor_attrs_id] = id = ++W.nattrs;
+        if (batch_add(&W.attrs, arow) < 0) return -1;
         cache_put(&W.attrs_cache, slot, h1, h2, id);
     }
-    int64_t row[RCOLS] = {held[0], held[1], held[2], held[3], held[4], held[5], id, held[11], held[16]};
-    memcpy(row + RFREE, held + TFREE, 5 * sizeof *row);
-    if (held[15] != NULLV && batch_add(&W.derived, (const int64_t[]){held[0], held[15]}) < 0) return -1;
+    int64_t row[TS_tensor_rows_NCOLS];
+    memcpy(row, held, sizeof row);
+    row[TS_tensor_rows_attrs] = id;
+    if (held[HELD_SRC] != NULLV &&
+        batch_add(&W.derived,
+                  (const int64_t[TS_derived_NCOLS]){
+                      [TS_derived_tensor] = held[TS_tensor_rows_id], [TS_derived_src] = held[HELD_SRC]}) < 0)
+        return -1;
     return batch_add(&W.tensors, row);
 }
 
@@ -460,7 +507,7 @@ static int tensor_add(const int64_t *held) {
 
 /* Binds the key, steps and resets W.ins_meta (value already bound). */
 static int meta_step(const char *key) {
-    sqlite3_bind_text(W.ins_meta, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(W.ins_meta, 1 + TS_meta_key, key, -1, SQLITE_STATIC);
     int rc = sqlite3_step(W.ins_meta);
     sqlite3_reset(W.ins_meta);
     if (rc != SQLITE_DONE) sql_fail("meta");
@@ -469,7 +516,7 @@ static int meta_step(const char *key) {
 
 static int meta_textn(const char *key, const char *value, size_t len) {
     if (W.failed) return -1;
-    sqlite3_bind_text(W.ins_meta, 2, value, (int)len, SQLITE_TRANSIENT);
+    sqlite3_bind_text(W.ins_meta, 1 + TS_meta_value, value, (int)len, SQLITE_TRANSIENT);
     return meta_step(key);
 }
 
@@ -477,7 +524,7 @@ static int meta_text(const char *key, const char *value) { return meta_textn(key
 
 static int meta_int(const char *key, int64_t value) {
     if (W.failed) return -1;
-    sqlite3_bind_int64(W.ins_meta, 2, value);
+    sqlite3_bind_int64(W.ins_meta, 1 + TS_meta_value, value);
     return meta_step(key);
 }
 
@@ -552,9 +599,9 @@ static int64_t S(const struct strs *s, int i, int n) { return i < n ? intern(s->
 static int64_t thread_of(struct tr_ring *r) {
     if (r->writer_id) return r->writer_id;
     r->writer_id = ++W.nthreads;
-    sqlite3_bind_int64(W.ins_thread, 1, r->writer_id);
-    sqlite3_bind_int64(W.ins_thread, 2, r->tid);
-    sqlite3_bind_text(W.ins_thread, 3, r->name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(W.ins_thread, 1 + TS_threads_id, r->writer_id);
+    sqlite3_bind_int64(W.ins_thread, 1 + TS_threads_tid, r->tid);
+    sqlite3_bind_text(W.ins_thread, 1 + TS_threads_name, r->name, -1, SQLITE_TRANSIENT);
     int rc = sqlite3_step(W.ins_thread);
     sqlite3_reset(W.ins_thread);
     if (rc != SQLITE_DONE) sql_fail("insert thread");
@@ -589,7 +636,7 @@ static int pend_flush(struct pend *p) {
 /* The open op `op` on this thread, or NULL. */
 static struct pend *pend_find(struct rctx *c, int64_t op, int *index) {
     for (int i = c ? c->depth - 1 : -1; i >= 0; i--)
-        if (c->st[i].row[0] == op) {
+        if (c->st[i].row[TS_ops_op] == op) {
             if (index) *index = i;
             return &c->st[i];
         }
@@ -606,7 +653,10 @@ static int pend_flush_all(void) {
 
 static int misc_row(const struct tr_rec *h, int64_t thread, int64_t tensor, int64_t op, int64_t stack, int64_t pystack,
                     int64_t value) {
-    int64_t ev[MCOLS] = {(int64_t)h->seq, W.rec_t, thread, h->kind, tensor, op, stack, pystack, value};
+    int64_t ev[TS_misc_events_NCOLS] = {
+        [TS_misc_events_seq] = (int64_t)h->seq, [TS_misc_events_t] = W.rec_t,       [TS_misc_events_thread] = thread,
+        [TS_misc_events_kind] = h->kind,        [TS_misc_events_tensor] = tensor,   [TS_misc_events_op] = op,
+        [TS_misc_events_stack] = stack,         [TS_misc_events_pystack] = pystack, [TS_misc_events_value] = value};
     return batch_add(&W.misc, ev);
 }
 
@@ -619,19 +669,22 @@ static int op_end(const struct tr_rec *h, int64_t thread, const uint64_t *I, int
         while (c->depth - 1 > at) /* inner ops whose end never came: written as they are */
             if (pend_flush(&c->st[--c->depth]) < 0) return -1;
         if (!p->flushed) {
-            p->row[3] = (int64_t)h->seq - p->row[2];
-            p->row[6] = W.rec_t - p->row[5];
-            p->row[9] = status;
+            p->row[TS_ops_len] = (int64_t)h->seq - p->row[TS_ops_seq];
+            p->row[TS_ops_dur] = W.rec_t - p->row[TS_ops_t];
+            p->row[TS_ops_status] = status;
         }
     }
     if ((!p || p->flushed) && misc_row(h, thread, NULLV, op, NULLV, NULLV, status) < 0) return -1;
     for (int o = 0; o < nout && 3 + o < ni; o++) {
         int held = 0;
         for (int k = 0; p && k < p->nrows && !held; k++)
-            if (p->trows[k][0] == (int64_t)I[3 + o] && p->trows[k][17] == NULLV) p->trows[k][17] = o, held = 1;
-        int64_t row[3] = {op, o, (int64_t)I[3 + o]};
+            if (p->trows[k][TS_tensor_rows_id] == (int64_t)I[3 + o] && p->trows[k][HELD_ATTR(out_pos)] == NULLV)
+                p->trows[k][HELD_ATTR(out_pos)] = o, held = 1;
+        int64_t row[TS_op_outputs_more_NCOLS] = {[TS_op_outputs_more_op] = op,
+                                                 [TS_op_outputs_more_pos] = o,
+                                                 [TS_op_outputs_more_tensor] = (int64_t)I[3 + o]};
         if (!held && o == 0 && p && !p->flushed) /* an in-place op's: in its row */
-            p->row[OOUT0] = row[2];
+            p->row[TS_ops_out0] = row[TS_op_outputs_more_tensor];
         else if (!held && batch_add(&W.outs, row) < 0)
             return -1;
     }
@@ -652,19 +705,21 @@ struct err_row {
 
 static void error_row(const struct err_row *e) {
     sqlite3_stmt *st = W.ins_error;
-    const int64_t ints[] = {e->seq, e->kind, e->op, NULLV, e->signal, e->first, e->other};
-    for (int c = 0; c < 7; c++) bind_int(st, c + 1, ints[c]);
+    static const int icol[] = {TS_errors_seq,       TS_errors_kind,      TS_errors_op,    TS_errors_signal,
+                               TS_errors_first_arg, TS_errors_other_arg, TS_errors_object};
+    const int64_t ints[] = {e->seq, e->kind, e->op, e->signal, e->first, e->other, e->object};
+    for (int c = 0; c < 7; c++) bind_int(st, 1 + icol[c], ints[c]);
+    static const int tcol[] = {TS_errors_exception, TS_errors_device_a, TS_errors_device_b, TS_errors_arg};
     const char *texts[] = {e->exc, e->a, e->b, e->arg};
     for (int c = 0; c < 4; c++)
         if (texts[c])
-            sqlite3_bind_text(st, 8 + c, texts[c], -1, SQLITE_TRANSIENT);
+            sqlite3_bind_text(st, 1 + tcol[c], texts[c], -1, SQLITE_TRANSIENT);
         else
-            sqlite3_bind_null(st, 8 + c);
+            sqlite3_bind_null(st, 1 + tcol[c]);
     if (e->msg)
-        sqlite3_bind_text(st, 4, e->msg, e->msglen, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 1 + TS_errors_message, e->msg, e->msglen, SQLITE_TRANSIENT);
     else
-        sqlite3_bind_null(st, 4);
-    bind_int(st, 12, e->object);
+        sqlite3_bind_null(st, 1 + TS_errors_message);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) sql_fail("insert error");
@@ -710,14 +765,17 @@ static int throw_row(const struct tr_rec *h, int64_t seq, int64_t thread, int64_
  * yet; NULL otherwise. A tensor's free usually follows its creation
  * closely, so the batch is searched newest first. */
 static int64_t *held_free(int64_t thread, int64_t id) {
+    const int f = TS_tensor_rows_free_seq;
     for (int r = W.tensors.n - 1; r >= 0; r--) {
-        int64_t *row = W.tensors.vals + r * RCOLS;
-        if (row[0] == id) return row[RFREE] == NULLV ? row + RFREE : NULL;
+        int64_t *row = W.tensors.vals + r * TS_tensor_rows_NCOLS;
+        if (row[TS_tensor_rows_id] == id) return row[f] == NULLV ? row + f : NULL;
     }
     struct rctx *c = thread > 0 && thread < W.caprctx ? W.rctx[thread] : NULL;
     for (int d = 0; c && d < c->depth && d < PEND_OPS; d++)
-        for (int k = 0; k < c->st[d].nrows; k++)
-            if (c->st[d].trows[k][0] == id) return c->st[d].trows[k][TFREE] == NULLV ? c->st[d].trows[k] + TFREE : NULL;
+        for (int k = 0; k < c->st[d].nrows; k++) {
+            int64_t *row = c->st[d].trows[k];
+            if (row[TS_tensor_rows_id] == id) return row[f] == NULLV ? row + f : NULL;
+        }
     return NULL;
 }
 
@@ -765,9 +823,10 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
             snprintf(name, sizeof name, "other:%lld", (long long)(d & 0xffff));
         else
             snprintf(name, sizeof name, d == 0 ? "cpu" : "device%lld", (long long)d);
-        sqlite3_bind_int64(W.ins_device, 1, d);
-        sqlite3_bind_text(W.ins_device, 2, name, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(W.ins_device, 3, ns > 0 ? s.p[0] : "?", ns > 0 ? (int)s.len[0] : 1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(W.ins_device, 1 + TS_devices_device, d);
+        sqlite3_bind_text(W.ins_device, 1 + TS_devices_name, name, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(W.ins_device, 1 + TS_devices_backend, ns > 0 ? s.p[0] : "?", ns > 0 ? (int)s.len[0] : 1,
+                          SQLITE_TRANSIENT);
         int src = sqlite3_step(W.ins_device);
         sqlite3_reset(W.ins_device);
         if (src != SQLITE_DONE) sql_fail("insert device");
@@ -777,32 +836,32 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
     case TR_EV_CREATED: {
         int nd = (int)INT(3);
         if (nd < 0 || 10 + 2 * nd > ni) nd = 0;
-        int64_t op = INT(9) ? INT(9) : NULLV;
-        int64_t row[TCOLS] = {INT(0),
-                              seq,
-                              t,
-                              thread,
-                              stack,
-                              pystack,
-                              INT(2),
-                              intern_dims(I + 10, nd),
-                              intern_strides(I + 10, I + 10 + nd, nd),
-                              INT(6),
-                              INT(4),
-                              INT(1),
-                              INT(5),
-                              INT(7),
-                              S(&s, 0, ns),
-                              INT(8) ? INT(8) : NULLV,
-                              op,
-                              NULLV,
-                              ns > 2 && s.len[2] ? S(&s, 2, ns) : NULLV,
-                              ns > 1 && s.len[1] ? S(&s, 1, ns) : NULLV,
-                              NULLV,
-                              NULLV,
-                              NULLV,
-                              NULLV,
-                              NULLV};
+        int64_t op = INT(9) ? INT(9) : NULLV, dtype = INT(2), origin = INT(7);
+        /* a producer's value outside the ABI's enums is written as `other`:
+         * the viewer reads these columns as the ABI defines them */
+        if (dtype < DTP_DTYPE_F32 || dtype > DTP_DTYPE_OTHER) dtype = DTP_DTYPE_OTHER;
+        if (origin < DTP_ORIGIN_FACTORY || origin > DTP_ORIGIN_OTHER) origin = DTP_ORIGIN_OTHER;
+        int64_t row[HELD_NCOLS];
+        for (int c = 0; c < HELD_NCOLS; c++) row[c] = NULLV;
+        row[TS_tensor_rows_id] = INT(0);
+        row[TS_tensor_rows_seq] = seq;
+        row[TS_tensor_rows_t] = t;
+        row[TS_tensor_rows_thread] = thread;
+        row[TS_tensor_rows_stack] = stack;
+        row[TS_tensor_rows_pystack] = pystack;
+        row[TS_tensor_rows_storage] = INT(1);
+        row[TS_tensor_rows_op] = op;
+        row[HELD_ATTR(dtype)] = dtype;
+        row[HELD_ATTR(shape)] = intern_dims(I + 10, nd);
+        row[HELD_ATTR(strides)] = intern_strides(I + 10, I + 10 + nd, nd);
+        row[HELD_ATTR(storage_offset)] = INT(6);
+        row[HELD_ATTR(device)] = INT(4);
+        row[HELD_ATTR(nbytes)] = INT(5);
+        row[HELD_ATTR(origin)] = origin;
+        row[HELD_ATTR(what)] = S(&s, 0, ns);
+        row[HELD_ATTR(detail)] = ns > 2 && s.len[2] ? S(&s, 2, ns) : NULLV;
+        row[HELD_ATTR(name)] = ns > 1 && s.len[1] ? S(&s, 1, ns) : NULLV;
+        row[HELD_SRC] = INT(8) ? INT(8) : NULLV;
         struct pend *p = op != NULLV ? pend_find(rctx_of(thread), op, NULL) : NULL;
         if (p && p->nrows < PEND_ROWS)
             memcpy(p->trows[p->nrows++], row, sizeof row);
@@ -811,37 +870,55 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
         break;
     }
     case TR_EV_TRANSFER: {
-        int64_t x[8] = {seq, INT(0), INT(1) ? INT(1) : NULLV, INT(2), INT(3), INT(4), INT(5), S(&s, 0, ns)};
+        int64_t x[TS_transfers_NCOLS] = {[TS_transfers_seq] = seq,
+                                         [TS_transfers_src] = INT(0),
+                                         [TS_transfers_dst] = INT(1) ? INT(1) : NULLV,
+                                         [TS_transfers_src_device] = INT(2),
+                                         [TS_transfers_dst_device] = INT(3),
+                                         [TS_transfers_bytes] = INT(4),
+                                         [TS_transfers_kind] = INT(5),
+                                         [TS_transfers_via] = S(&s, 0, ns)};
         rc = batch_add(&W.transfers, x) < 0 ? -1 : misc_row(h, thread, INT(0), NULLV, stack, pystack, NULLV);
         break;
     }
     case TR_EV_NAMED: {
-        int64_t x[3] = {seq, INT(0), S(&s, 0, ns)};
+        int64_t x[TS_names_NCOLS] = {[TS_names_seq] = seq, [TS_names_tensor] = INT(0), [TS_names_name] = S(&s, 0, ns)};
         rc = batch_add(&W.names, x) < 0 ? -1 : misc_row(h, thread, INT(0), NULLV, stack, pystack, NULLV);
         break;
     }
     case TR_EV_FREED: {
-        int64_t x[6] = {INT(0), seq, t, thread, stack, pystack};
-        int64_t *fr = held_free(thread, x[0]);
+        int64_t x[TS_frees_late_NCOLS] = {
+            [TS_frees_late_tensor] = INT(0), [TS_frees_late_seq] = seq,     [TS_frees_late_t] = t,
+            [TS_frees_late_thread] = thread, [TS_frees_late_stack] = stack, [TS_frees_late_pystack] = pystack};
+        int64_t *fr = held_free(thread, x[TS_frees_late_tensor]);
         if (fr) /* still held: its free goes into its row (one row, not two) */
-            memcpy(fr, x + 1, 5 * sizeof *x);
+            memcpy(fr, x + TS_frees_late_seq, HELD_NFREE * sizeof *x);
         else
             rc = batch_add(&W.frees_late, x);
         break;
     }
     case TR_EV_OP_BEGIN: {
-        int64_t o[OCOLS] = {INT(0), S(&s, 0, ns), seq, NULLV, thread, t, NULLV, stack, pystack, NULLV};
-        for (int c = ONARGS; c < OCOLS; c++) o[c] = NULLV;
+        int64_t o[TS_ops_NCOLS];
+        for (int c = 0; c < TS_ops_NCOLS; c++) o[c] = NULLV;
+        o[TS_ops_op] = INT(0), o[TS_ops_name] = S(&s, 0, ns), o[TS_ops_seq] = seq, o[TS_ops_thread] = thread;
+        o[TS_ops_t] = t, o[TS_ops_stack] = stack, o[TS_ops_pystack] = pystack;
         int nargs = (int)INT(1), a = 0;
         for (; a < nargs && 2 + 2 * a + 1 < ni && rc == 0; a++) {
-            int64_t row[5] = {INT(0), a, S(&s, 1 + a, ns), INT(2 + 2 * a), INT(3 + 2 * a)};
-            if (a < OARGS) /* in the op's own row: 40 k rows fewer on mlp_train */
-                memcpy(o + OARG0 + 3 * a, row + 2, 3 * sizeof *row);
-            else
+            int64_t row[TS_op_args_more_NCOLS] = {[TS_op_args_more_op] = INT(0),
+                                                  [TS_op_args_more_pos] = a,
+                                                  [TS_op_args_more_name] = S(&s, 1 + a, ns),
+                                                  [TS_op_args_more_tensor] = INT(2 + 2 * a),
+                                                  [TS_op_args_more_device] = INT(3 + 2 * a)};
+            if (a < OARGS) { /* in the op's own row: 40 k rows fewer on mlp_train */
+                o[TS_ops_arg0_name + OARG_COLS * a] = row[TS_op_args_more_name];
+                o[TS_ops_arg0_tensor + OARG_COLS * a] = row[TS_op_args_more_tensor];
+                o[TS_ops_arg0_device + OARG_COLS * a] = row[TS_op_args_more_device];
+            } else {
                 rc = batch_add(&W.args, row);
+            }
         }
         if (rc < 0) break;
-        o[ONARGS] = a;
+        o[TS_ops_nargs] = a;
         struct rctx *c = rctx_of(thread);
         if (!c || c->depth == PEND_OPS) {
             rc = batch_add(&W.ops, o);
@@ -876,46 +953,48 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
         break;
     }
     case TR_EV_CUDA: {
-        int64_t x[19] = {seq,
-                         t,
-                         thread,
-                         stack,
-                         pystack,
-                         S(&s, 0, ns),
-                         INT(0),
-                         INT(1) < 0 ? NULLV : INT(1),
-                         INT(2),
-                         INT(3),
-                         INT(4),
-                         INT(5) < 0 ? NULLV : INT(5),
-                         INT(6) < 0 ? NULLV : INT(6),
-                         INT(7) < 0 ? NULLV : INT(7),
-                         INT(8),
-                         INT(9),
-                         INT(10),
-                         INT(11),
-                         ni > 12 && INT(12) ? INT(12) : NULLV};
-        if (x[6] == 2 || x[6] == 3 || x[6] == 4) x[10] = NULLV; /* malloc, free, memset: one pointer */
-        if (x[6] != 1 && x[6] != 2 && x[6] != 4) x[8] = NULLV;  /* bytes only where they mean something */
-        if (x[6] != 5) x[15] = NULLV;                           /* a kernel only for launches */
+        int64_t x[TS_cuda_calls_NCOLS] = {[TS_cuda_calls_seq] = seq,
+                                          [TS_cuda_calls_t] = t,
+                                          [TS_cuda_calls_thread] = thread,
+                                          [TS_cuda_calls_stack] = stack,
+                                          [TS_cuda_calls_pystack] = pystack,
+                                          [TS_cuda_calls_api] = S(&s, 0, ns),
+                                          [TS_cuda_calls_kind] = INT(0),
+                                          [TS_cuda_calls_dir] = INT(1) < 0 ? NULLV : INT(1),
+                                          [TS_cuda_calls_bytes] = INT(2),
+                                          [TS_cuda_calls_dst] = INT(3),
+                                          [TS_cuda_calls_src] = INT(4),
+                                          [TS_cuda_calls_host] = INT(5) < 0 ? NULLV : INT(5),
+                                          [TS_cuda_calls_device] = INT(6) < 0 ? NULLV : INT(6),
+                                          [TS_cuda_calls_peer] = INT(7) < 0 ? NULLV : INT(7),
+                                          [TS_cuda_calls_stream] = INT(8),
+                                          [TS_cuda_calls_func] = INT(9),
+                                          [TS_cuda_calls_rc] = INT(10),
+                                          [TS_cuda_calls_dur] = INT(11),
+                                          [TS_cuda_calls_corr] = ni > 12 && INT(12) ? INT(12) : NULLV};
+        int64_t kind = x[TS_cuda_calls_kind];
+        if (kind == 2 || kind == 3 || kind == 4) x[TS_cuda_calls_src] = NULLV; /* malloc, free, memset: one pointer */
+        if (kind != 1 && kind != 2 && kind != 4)
+            x[TS_cuda_calls_bytes] = NULLV;           /* bytes only where they mean something */
+        if (kind != 5) x[TS_cuda_calls_func] = NULLV; /* a kernel only for launches */
         rc = batch_add(&W.cuda, x);
         break;
     }
     case TR_EV_CUPTI: { /* no stacks: made on CUPTI's thread, long after the call */
-        int64_t x[14] = {seq,
-                         t,
-                         thread,
-                         S(&s, 0, ns),
-                         INT(0),
-                         INT(1) < 0 ? NULLV : INT(1),
-                         INT(2),
-                         INT(3) < 0 ? NULLV : INT(3),
-                         INT(4) < 0 ? NULLV : INT(4),
-                         INT(5),
-                         INT(6),
-                         INT(7),
-                         INT(8),
-                         ns > 1 && s.len[1] ? S(&s, 1, ns) : NULLV};
+        int64_t x[TS_cuda_activity_NCOLS] = {[TS_cuda_activity_seq] = seq,
+                                             [TS_cuda_activity_t] = t,
+                                             [TS_cuda_activity_thread] = thread,
+                                             [TS_cuda_activity_what] = S(&s, 0, ns),
+                                             [TS_cuda_activity_kind] = INT(0),
+                                             [TS_cuda_activity_dir] = INT(1) < 0 ? NULLV : INT(1),
+                                             [TS_cuda_activity_bytes] = INT(2),
+                                             [TS_cuda_activity_host] = INT(3) < 0 ? NULLV : INT(3),
+                                             [TS_cuda_activity_device] = INT(4) < 0 ? NULLV : INT(4),
+                                             [TS_cuda_activity_stream] = INT(5),
+                                             [TS_cuda_activity_corr] = INT(6),
+                                             [TS_cuda_activity_start] = INT(7),
+                                             [TS_cuda_activity_dur] = INT(8),
+                                             [TS_cuda_activity_name] = ns > 1 && s.len[1] ? S(&s, 1, ns) : NULLV};
         rc = batch_add(&W.cuda_act, x);
         break;
     }
@@ -1107,7 +1186,12 @@ static int writer_open(const char *path) {
              0x44545243, TR_SCHEMA_VERSION);
     if (exec(pragmas) < 0) return -1;
     sqlite3_wal_hook(W.db, wal_hook, NULL);
-    if (exec("BEGIN") < 0 || exec(tr_schema_tables) < 0 || exec(tr_schema_views) < 0) return -1;
+    static char tables[8192]; /* the writer's only: made once per trace */
+    if (ts_create_sql(tables, sizeof tables) >= (int)sizeof tables) {
+        sql_fail("schema too long");
+        return -1;
+    }
+    if (exec("BEGIN") < 0 || exec(tables) < 0 || exec(tr_schema_kinds) < 0 || exec(tr_schema_views) < 0) return -1;
     W.ins_string = prep("INSERT INTO strings VALUES(?,?)");
     W.ins_pycode = prep("INSERT OR REPLACE INTO py_code VALUES(?,?,?,?)");
     W.ins_error = prep("INSERT INTO errors VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
@@ -1119,14 +1203,14 @@ static int writer_open(const char *path) {
         prep("INSERT INTO modules(path,base,start,end,build_id,loaded_seq,unloaded_seq) VALUES(?,?,?,?,?,?,?)");
     W.upd_module = prep("UPDATE modules SET unloaded_seq=? WHERE id=?");
     W.ins_meta = prep("INSERT OR REPLACE INTO meta VALUES(?,?)");
-    if (W.failed || batch_init(&W.misc, "misc_events", MCOLS) || batch_init(&W.frees_late, "frees_late", 6) ||
-        batch_init(&W.tensors, "tensor_rows", RCOLS) || batch_init(&W.derived, "derived", 2) ||
-        batch_init(&W.attrs, "tensor_attrs", ACOLS) || batch_init(&W.args, "op_args_more", 5) ||
-        batch_init(&W.outs, "op_outputs_more", 3) || batch_init(&W.names, "names", 3) ||
-        batch_init(&W.transfers, "transfers", 8) || batch_init(&W.ops, "ops", OCOLS) ||
-        batch_init(&W.frames, "frames", 3) || batch_init(&W.pyframes, "py_frames", 4) ||
-        batch_init(&W.cuda, "cuda_calls", 19) || batch_init(&W.cuda_act, "cuda_activity", 14))
+#define BATCH_INIT(b, t) batch_init(b, TS_T_##t, TS_##t##_NCOLS)
+    if (W.failed || BATCH_INIT(&W.misc, misc_events) || BATCH_INIT(&W.frees_late, frees_late) ||
+        BATCH_INIT(&W.tensors, tensor_rows) || BATCH_INIT(&W.derived, derived) || BATCH_INIT(&W.attrs, tensor_attrs) ||
+        BATCH_INIT(&W.args, op_args_more) || BATCH_INIT(&W.outs, op_outputs_more) || BATCH_INIT(&W.names, names) ||
+        BATCH_INIT(&W.transfers, transfers) || BATCH_INIT(&W.ops, ops) || BATCH_INIT(&W.frames, frames) ||
+        BATCH_INIT(&W.pyframes, py_frames) || BATCH_INIT(&W.cuda, cuda_calls) || BATCH_INIT(&W.cuda_act, cuda_activity))
         return -1;
+#undef BATCH_INIT
     if (map2_grow(&W.strings) || map2_grow(&W.stacks) || map2_grow(&W.pystacks) || map2_grow(&W.pycode) ||
         map2_grow(&W.stack_cache) || map2_grow(&W.dims_cache) || map2_grow(&W.attrs_cache)) {
         sql_fail("out of memory");
@@ -1245,9 +1329,9 @@ int tr_writer_start(void) {
 
 static void site_row(void *ctx, uint64_t site, uint64_t throws, uint64_t recorded) {
     (void)ctx;
-    sqlite3_bind_int64(W.ins_site, 1, (int64_t)site);
-    sqlite3_bind_int64(W.ins_site, 2, (int64_t)throws);
-    sqlite3_bind_int64(W.ins_site, 3, (int64_t)recorded);
+    sqlite3_bind_int64(W.ins_site, 1 + TS_throw_sites_site, (int64_t)site);
+    sqlite3_bind_int64(W.ins_site, 1 + TS_throw_sites_throws, (int64_t)throws);
+    sqlite3_bind_int64(W.ins_site, 1 + TS_throw_sites_recorded, (int64_t)recorded);
     int rc = sqlite3_step(W.ins_site);
     sqlite3_reset(W.ins_site);
     if (rc != SQLITE_DONE) sql_fail("insert throw site");
