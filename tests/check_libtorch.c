@@ -117,6 +117,41 @@ START_TEST(test_libtorch_mismatch) {
 }
 END_TEST
 
+/* A training step written as a template on its data (C++ loops are): the
+ * batch's data moved, its targets left on the cpu. The template's name is
+ * shortened ("train_step<...>(", not hundreds of characters cut off), and
+ * the fix is where the data made with the targets is moved, not a module's
+ * register_buffer advice. */
+START_TEST(test_libtorch_batch_template) {
+    int made = marker_line(TORCH_SOURCE, "devtrace: batch made"), moved = marker_line(TORCH_SOURCE, "batch moved"),
+        fails = marker_line(TORCH_SOURCE, "devtrace: batch fails");
+    int plain = sh("%s --batch", TORCH_TARGET);
+    ck_assert_int_eq(plain, 128 + 6);
+    ck_assert_int_eq(sh("DEVTRACE_QUIET=1 %s run -o t.db -- %s --batch", DEVTRACE_CLI, TORCH_TARGET), plain);
+    ck_assert_int_eq(sh("%s report t.db", DEVTRACE_CLI), 1);
+    char want[256], *p;
+    snprintf(want, sizeof want, "torch_target.cc:%d (train_step<...>", fails);
+    ck_assert_msg(on_line(report_headline(out, "error: device mismatch in aten::sub at "), want),
+                  "no '%s' in the headline:\n%s", want, out);
+    ck_assert_msg(strstr(out, "other       cpu") && !strstr(out, "std::allocator"), "%s", out);
+    snprintf(want, sizeof want, "by aten::stack from ");
+    p = strstr(out, want);
+    snprintf(want, sizeof want, "torch_target.cc:%d (", made);
+    ck_assert_msg(p && strstr(p, want) && strstr(p, want) < strchr(p, '\n'), "made line %d not in:\n%s", made, out);
+    p = strstr(out, "fix: move \"other\" to meta where the tensors made with it are moved");
+    snprintf(want, sizeof want, "torch_target.cc:%d", moved);
+    ck_assert_msg(p && strstr(p, want) && strstr(p, want) < strchr(p, '\n') && !strstr(out, "register_buffer"),
+                  "fix line %d not in:\n%s", moved, out);
+    ck_assert_int_eq(sh("%s report --json t.db | /usr/bin/python3 -c 'import json,sys; t=json.load(sys.stdin)"
+                        "[\"traces\"][0]; m=t[\"mismatches\"]; print(len(m), m[0][\"site\"][\"line\"], "
+                        "m[0][\"fix\"][\"site\"][\"line\"], [o[\"arg\"] for o in m[0][\"operands\"] if o[\"odd\"]])'",
+                        DEVTRACE_CLI),
+                     0);
+    snprintf(want, sizeof want, "1 %d %d ['other']\n", fails, moved);
+    ck_assert_str_eq(out, want);
+}
+END_TEST
+
 /* The same program with the observer off: libtorch's thrown c10::Error
  * alone, with the user's line, one record, and the cpu operand to move. */
 START_TEST(test_libtorch_throw_without_observer) {
@@ -201,6 +236,7 @@ Suite *make_libtorch_suite(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_libtorch_mismatch);
+    tcase_add_test(tc, test_libtorch_batch_template);
     tcase_add_test(tc, test_libtorch_throw_without_observer);
     tcase_add_test(tc, test_libtorch_clean);
     tcase_add_test(tc, test_observer_only_in_libtorch_programs);

@@ -2,7 +2,8 @@
 // bias made on the cpu in one helper, the input and the weights moved to
 // the meta device (standing in for a GPU) in another, and `out + b` dies
 // with libtorch's uncaught c10::Error. With --clean the bias is moved too,
-// the result is viewed in another shape, and the program ends well. Built
+// the result is viewed in another shape, and the program ends well. With
+// --batch a template's batch leaves its targets on the cpu. Built
 // -O1 -g: libtorch's inline operators are inlined into the helpers.
 #include <torch/torch.h>
 
@@ -18,7 +19,24 @@ static torch::Tensor forward(const torch::Tensor &x, const torch::Tensor &w, con
     return out + b; /* devtrace: fails here */
 }
 
+// --batch: a training step as a template on its data, as C++ training loops
+// are written: the batch's data is moved, its targets are not.
+template <typename Batches>
+static torch::Tensor train_step(const Batches &batches, const torch::Tensor &w, torch::Device device) {
+    auto batch = std::make_pair(torch::stack({batches[0].first, batches[1].first}), /* devtrace: batch made */
+                                torch::stack({batches[0].second, batches[1].second}));
+    auto data = batch.first.to(device), targets = batch.second; /* devtrace: batch moved */
+    return w * data - targets;                                  /* devtrace: batch fails */
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && !std::strcmp(argv[1], "--batch")) {
+        std::vector<std::pair<torch::Tensor, torch::Tensor>> batches(2, {torch::ones({3}), torch::ones({3})});
+        torch::Tensor w = torch::full({2, 3}, 0.5).to(torch::kMeta);
+        torch::Tensor d = train_step(batches, w, torch::Device(torch::kMeta));
+        std::printf("out: %s\n", d.device().str().c_str());
+        return 0;
+    }
     bool clean = argc > 1 && !std::strcmp(argv[1], "--clean");
     torch::Tensor x = torch::ones({2, 3});
     torch::Tensor w = torch::randn({3, 4});

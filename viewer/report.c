@@ -311,7 +311,10 @@ static int same_function(const char *a, const char *b) {
  * tensors that a later in-place move (the module's .to()) took from its
  * device to `want`, while it stayed behind. That function must not be the
  * program's outermost one (main, a script's <module>), where unrelated
- * tensors are made side by side. Fills *move with that move; 0 when none. */
+ * tensors are made side by side. Fills *move with that move; 0 when none.
+ * 2 when the move is in that function itself: no module's, but the
+ * program's own move of what was made with it (a batch's data moved, its
+ * targets not: a C++ loop where the batch is made inline). */
 static int left_by_module_move(struct ctx *c, const struct step *made, int64_t dev, int64_t want, int64_t seq,
                                struct step *move) {
     if (!made->has_site || !made->site.function[0] || !strcmp(made->site.function, "main") ||
@@ -340,7 +343,10 @@ static int left_by_module_move(struct ctx *c, const struct step *made, int64_t d
         move->stack = sqlite3_column_int64(st, 1);
         move->origin = -1;
         move->has_site = site_of(c, move->stack, sqlite3_column_int64(st, 2), move->seq, &move->site);
-        found = 1;
+        found = move->has_site && same_function(move->site.function, made->site.function) &&
+                        !strcmp(move->site.file, made->site.file)
+                    ? 2
+                    : 1;
     }
     sqlite3_finalize(st);
     return found;
@@ -949,6 +955,7 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     char modname[128] = "";      /* a module never moved, whose parameter is the odd operand */
     struct step left, caller;
     char param[256];
+    int lm;
     if (odd) {
         codename = odd->name;
         const struct step *a = &odd->chain[odd->arrived];
@@ -1068,7 +1075,11 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
                          "it",
                          oname, d1, fix->site.function, fix->site.file, fix->site.line);
                 fix = &caller;
-            } else if (left_by_module_move(c, fix, odd->dev, want, seq, &left)) {
+            } else if ((lm = left_by_module_move(c, fix, odd->dev, want, seq, &left)) == 2) {
+                fix = &left;
+                snprintf(fixtext, sizeof fixtext, "move \"%s\" to %s where the tensors made with it are moved", oname,
+                         d1);
+            } else if (lm) {
                 size_t k = strlen(fixtext);
                 snprintf(fixtext + k, sizeof fixtext - k,
                          "; it was made in %s, next to tensors that moving the module%s%s took to %s while it stayed "
