@@ -3,12 +3,14 @@
 // the meta device (standing in for a GPU) in another, and `out + b` dies
 // with libtorch's uncaught c10::Error. With --clean the bias is moved too,
 // the result is viewed in another shape, and the program ends well. With
-// --batch a template's batch leaves its targets on the cpu. Built
+// --batch a template's batch leaves its targets on the cpu (--worker: a batch
+// collated on other threads). Built
 // -O1 -g: libtorch's inline operators are inlined into the helpers.
 #include <torch/torch.h>
 
 #include <cstdio>
 #include <cstring>
+#include <future>
 
 static torch::Tensor make_bias(int64_t n) { return torch::zeros({n}); /* devtrace: origin */ /* devtrace: fix */ }
 
@@ -20,20 +22,28 @@ static torch::Tensor forward(const torch::Tensor &x, const torch::Tensor &w, con
 }
 
 // --batch: a training step as a template on its data, as C++ training loops
-// are written: the batch's data is moved, its targets are not.
+// are written: the batch's data is moved, its targets are not. --worker:
+// the batch is collated on another thread by library code alone, as a
+// DataLoader's workers do (no frame of this file on that thread's stack).
 template <typename Batches>
-static torch::Tensor train_step(const Batches &batches, const torch::Tensor &w, torch::Device device) {
+static torch::Tensor train_step(const Batches &batches, const torch::Tensor &w, torch::Device device, bool worker) {
     auto batch = std::make_pair(torch::stack({batches[0].first, batches[1].first}), /* devtrace: batch made */
                                 torch::stack({batches[0].second, batches[1].second}));
+    if (worker) {
+        at::Tensor (*collate)(at::TensorList, int64_t) = torch::stack;
+        auto data = std::async(std::launch::async, collate, std::vector<torch::Tensor>{batches[0].first}, 0);
+        auto targets = std::async(std::launch::async, collate, std::vector<torch::Tensor>{batches[0].second}, 0);
+        batch = std::make_pair(data.get(), targets.get());
+    }
     auto data = batch.first.to(device), targets = batch.second; /* devtrace: batch moved */
     return w * data - targets;                                  /* devtrace: batch fails */
 }
 
 int main(int argc, char **argv) {
-    if (argc > 1 && !std::strcmp(argv[1], "--batch")) {
+    if (argc > 1 && (!std::strcmp(argv[1], "--batch") || !std::strcmp(argv[1], "--worker"))) {
         std::vector<std::pair<torch::Tensor, torch::Tensor>> batches(2, {torch::ones({3}), torch::ones({3})});
         torch::Tensor w = torch::full({2, 3}, 0.5).to(torch::kMeta);
-        torch::Tensor d = train_step(batches, w, torch::Device(torch::kMeta));
+        torch::Tensor d = train_step(batches, w, torch::Device(torch::kMeta), !std::strcmp(argv[1], "--worker"));
         std::printf("out: %s\n", d.device().str().c_str());
         return 0;
     }

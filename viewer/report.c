@@ -314,11 +314,15 @@ static int same_function(const char *a, const char *b) {
  * tensors are made side by side. Fills *move with that move; 0 when none.
  * 2 when the move is in that function itself: no module's, but the
  * program's own move of what was made with it (a batch's data moved, its
- * targets not: a C++ loop where the batch is made inline). */
+ * targets not: a C++ loop where the batch is made inline). Where it was
+ * made is no code of the program's (a data loader's worker thread, where
+ * the stack holds only the library's frames), the program's own move of
+ * what that library code made with it: 2 as well. */
 static int left_by_module_move(struct ctx *c, const struct step *made, int64_t dev, int64_t want, int64_t seq,
                                struct step *move) {
-    if (!made->has_site || !made->site.function[0] || !strcmp(made->site.function, "main") ||
-        !strcmp(made->site.function, "<module>"))
+    const int lib = made->has_site && made->site.library;
+    if (!made->has_site || !made->site.function[0] ||
+        (!lib && (!strcmp(made->site.function, "main") || !strcmp(made->site.function, "<module>"))))
         return 0;
     /* moves in place (the runtime's module.to, PyTorch's on cuda) and copies to the device (PyTorch's
      * module.to where it swaps the parameters, on meta), of tensors made where the odd one was */
@@ -343,10 +347,13 @@ static int left_by_module_move(struct ctx *c, const struct step *made, int64_t d
         move->stack = sqlite3_column_int64(st, 1);
         move->origin = -1;
         move->has_site = site_of(c, move->stack, sqlite3_column_int64(st, 2), move->seq, &move->site);
-        found = move->has_site && same_function(move->site.function, made->site.function) &&
-                        !strcmp(move->site.file, made->site.file)
-                    ? 2
-                    : 1;
+        if (lib)
+            found = move->has_site && !move->site.library ? 2 : 0;
+        else
+            found = move->has_site && same_function(move->site.function, made->site.function) &&
+                            !strcmp(move->site.file, made->site.file)
+                        ? 2
+                        : 1;
     }
     sqlite3_finalize(st);
     return found;
