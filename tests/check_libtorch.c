@@ -159,6 +159,29 @@ START_TEST(test_libtorch_batch_template) {
 }
 END_TEST
 
+/* The bias made by torch::tensor({...}): libtorch fills an empty() and hands
+ * back a shallow copy of its TensorImpl, made outside any op. The report
+ * still gives the user's line that made it, not the first op that used it. */
+START_TEST(test_libtorch_tensor_list) {
+    int listed = marker_line(TORCH_SOURCE, "devtrace: listed"),
+        fails = marker_line(TORCH_SOURCE, "devtrace: fails here");
+    ck_assert_int_eq(sh("DEVTRACE_QUIET=1 %s run -o t.db -- %s --list", DEVTRACE_CLI, TORCH_TARGET), 128 + 6);
+    ck_assert_int_eq(sh("%s report t.db", DEVTRACE_CLI), 1);
+    char want[256];
+    const char *p = strstr(out, "created on cpu by ");
+    snprintf(want, sizeof want, "torch_target.cc:%d (make_listed_bias", listed);
+    ck_assert_msg(p && strstr(p, want) && strstr(p, want) < strchr(p, '\n') && !strstr(out, "first seen"),
+                  "origin line %d not in:\n%s", listed, out);
+    ck_assert_int_eq(sh("%s report --json t.db | /usr/bin/python3 -c 'import json,sys; t=json.load(sys.stdin)"
+                        "[\"traces\"][0]; m=t[\"mismatches\"]; print(len(m), m[0][\"site\"][\"line\"], "
+                        "m[0][\"fix\"][\"site\"][\"line\"])'",
+                        DEVTRACE_CLI),
+                     0);
+    snprintf(want, sizeof want, "1 %d %d\n", fails, listed);
+    ck_assert_str_eq(out, want);
+}
+END_TEST
+
 /* The same program with the observer off: libtorch's thrown c10::Error
  * alone, with the user's line, one record, and the cpu operand to move. */
 START_TEST(test_libtorch_throw_without_observer) {
@@ -244,6 +267,7 @@ Suite *make_libtorch_suite(void) {
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_libtorch_mismatch);
     tcase_add_test(tc, test_libtorch_batch_template);
+    tcase_add_test(tc, test_libtorch_tensor_list);
     tcase_add_test(tc, test_libtorch_throw_without_observer);
     tcase_add_test(tc, test_libtorch_clean);
     tcase_add_test(tc, test_observer_only_in_libtorch_programs);

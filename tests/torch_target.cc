@@ -4,7 +4,7 @@
 // with libtorch's uncaught c10::Error. With --clean the bias is moved too,
 // the result is viewed in another shape, and the program ends well. With
 // --batch a template's batch leaves its targets on the cpu (--worker: a batch
-// collated on other threads). Built
+// collated on other threads; --list: the bias made by torch::tensor). Built
 // -O1 -g: libtorch's inline operators are inlined into the helpers.
 #include <torch/torch.h>
 
@@ -13,6 +13,10 @@
 #include <future>
 
 static torch::Tensor make_bias(int64_t n) { return torch::zeros({n}); /* devtrace: origin */ /* devtrace: fix */ }
+
+// --list: the bias written out, as class weights are: torch::tensor fills an
+// empty() and returns a copy of its TensorImpl, made outside any op.
+static torch::Tensor make_listed_bias() { return torch::tensor({0.f, 0.f, 0.f, 0.f}); /* devtrace: listed */ }
 
 static torch::Tensor forward(const torch::Tensor &x, const torch::Tensor &w, const torch::Tensor &b) {
     torch::Tensor xm = x.to(torch::kMeta); /* devtrace: input moved */
@@ -50,7 +54,7 @@ int main(int argc, char **argv) {
     bool clean = argc > 1 && !std::strcmp(argv[1], "--clean");
     torch::Tensor x = torch::ones({2, 3});
     torch::Tensor w = torch::randn({3, 4});
-    torch::Tensor b = make_bias(4);
+    torch::Tensor b = argc > 1 && !std::strcmp(argv[1], "--list") ? make_listed_bias() : make_bias(4);
     if (clean) b = b.to(torch::kMeta);
     torch::Tensor y = forward(x, w, b); /* devtrace: calls forward */
     if (clean) y = y.view({4, 2});      /* a view of the result */
