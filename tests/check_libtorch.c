@@ -182,6 +182,28 @@ START_TEST(test_libtorch_tensor_list) {
 }
 END_TEST
 
+/* libtorch's c10::Error caught and thrown again inside a std::runtime_error
+ * with more words (what the TorchScript interpreter does to every error of
+ * a scripted model's op): still one mismatch, the observer's. */
+START_TEST(test_libtorch_rethrown_wrapped) {
+    int fails = marker_line(TORCH_SOURCE, "devtrace: wrapped fails");
+    int plain = sh("%s --wrap", TORCH_TARGET);
+    ck_assert_int_eq(plain, 128 + 6);
+    ck_assert_msg(strstr(err, "std::runtime_error") && strstr(err, "add failed: Expected all tensors"), "%s", err);
+    ck_assert_int_eq(sh("DEVTRACE_QUIET=1 %s run -o t.db -- %s --wrap", DEVTRACE_CLI, TORCH_TARGET), plain);
+    ck_assert_int_eq(sh("%s report t.db", DEVTRACE_CLI), 1);
+    ck_assert_msg(report_headline(out, "error: device mismatch in aten::add at ") && !strstr(out, "thrown) at"), "%s",
+                  out);
+    ck_assert_int_eq(sh("%s report --json t.db | /usr/bin/python3 -c 'import json,sys; t=json.load(sys.stdin)"
+                        "[\"traces\"][0]; m=t[\"mismatches\"]; print(len(m), m[0][\"site\"][\"line\"])'",
+                        DEVTRACE_CLI),
+                     0);
+    char want[64];
+    snprintf(want, sizeof want, "1 %d\n", fails);
+    ck_assert_str_eq(out, want);
+}
+END_TEST
+
 /* The same program with the observer off: libtorch's thrown c10::Error
  * alone, with the user's line, one record, and the cpu operand to move. */
 START_TEST(test_libtorch_throw_without_observer) {
@@ -268,6 +290,7 @@ Suite *make_libtorch_suite(void) {
     tcase_add_test(tc, test_libtorch_mismatch);
     tcase_add_test(tc, test_libtorch_batch_template);
     tcase_add_test(tc, test_libtorch_tensor_list);
+    tcase_add_test(tc, test_libtorch_rethrown_wrapped);
     tcase_add_test(tc, test_libtorch_throw_without_observer);
     tcase_add_test(tc, test_libtorch_clean);
     tcase_add_test(tc, test_observer_only_in_libtorch_programs);

@@ -4,13 +4,17 @@
 // with libtorch's uncaught c10::Error. With --clean the bias is moved too,
 // the result is viewed in another shape, and the program ends well. With
 // --batch a template's batch leaves its targets on the cpu (--worker: a batch
-// collated on other threads; --list: the bias made by torch::tensor). Built
+// collated on other threads; --list: the bias made by torch::tensor;
+// --wrap: libtorch's error caught and thrown again in a runtime_error, as
+// the TorchScript interpreter does). Built
 // -O1 -g: libtorch's inline operators are inlined into the helpers.
 #include <torch/torch.h>
 
 #include <cstdio>
 #include <cstring>
 #include <future>
+#include <stdexcept>
+#include <string>
 
 static torch::Tensor make_bias(int64_t n) { return torch::zeros({n}); /* devtrace: origin */ /* devtrace: fix */ }
 
@@ -43,7 +47,17 @@ static torch::Tensor train_step(const Batches &batches, const torch::Tensor &w, 
     return w * data - targets;                                  /* devtrace: batch fails */
 }
 
+// --wrap: libtorch's error caught and thrown again, with context
+static torch::Tensor add_wrapped(const torch::Tensor &a, const torch::Tensor &b) {
+    try {
+        return a + b; /* devtrace: wrapped fails */
+    } catch (const c10::Error &e) {
+        throw std::runtime_error(std::string("add failed: ") + e.what_without_backtrace());
+    }
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && !std::strcmp(argv[1], "--wrap")) add_wrapped(torch::ones({3}).to(torch::kMeta), torch::zeros({3}));
     if (argc > 1 && (!std::strcmp(argv[1], "--batch") || !std::strcmp(argv[1], "--worker"))) {
         std::vector<std::pair<torch::Tensor, torch::Tensor>> batches(2, {torch::ones({3}), torch::ones({3})});
         torch::Tensor w = torch::full({2, 3}, 0.5).to(torch::kMeta);

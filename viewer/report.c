@@ -1417,7 +1417,11 @@ static int move_a(struct ctx *c, const char *a, const char *b) {
  * libtorch observer fires it before the op throws), or whose message a
  * mismatch recorded after it carries (the PyTorch adapter records the error
  * PyTorch raised, with its operands), is that mismatch, reported with its
- * operands: it is not repeated. Returns how many. */
+ * operands: it is not repeated. Nor is one that names the devices of a
+ * mismatch recorded on its thread with no op since: that error caught and
+ * thrown again with more words around it (the TorchScript interpreter's
+ * "The following operation failed in the TorchScript interpreter.", a
+ * program's own catch and throw). Returns how many. */
 static int report_exceptions(struct ctx *c, int found) {
     FILE *f = c->out;
     sqlite3_stmt *st = vw_prep(
@@ -1430,7 +1434,10 @@ static int report_exceptions(struct ctx *c, int found) {
         "= e.thread AND q.seq < g.seq AND COALESCE(o.seq + o.len, (SELECT m.seq FROM misc_events m WHERE m.op = o.op "
         "AND m.kind = 8), g.seq + 1) > g.seq) AND substr(r.message, 1, instr(r.message || char(10), char(10)) - 1) NOT "
         "IN (SELECT substr(message, 1, instr(message || char(10), char(10)) - 1) FROM errors WHERE first_arg IS NOT "
-        "NULL AND message IS NOT NULL) ORDER BY g.seq");
+        "NULL AND message IS NOT NULL) AND NOT EXISTS(SELECT 1 FROM errors q JOIN misc_events qe ON qe.seq = q.seq "
+        "WHERE q.first_arg IS NOT NULL AND q.message IS NOT NULL AND qe.thread = e.thread AND q.seq < g.seq AND "
+        "instr(q.message, r.device_a) > 0 AND instr(q.message, r.device_b) > 0 AND NOT EXISTS(SELECT 1 FROM ops o WHERE o.thread = e.thread AND o.seq > "
+        "q.seq AND o.seq < g.seq)) ORDER BY g.seq");
     if (!st) return -1;
     int n = 0;
     while (st && sqlite3_step(st) == SQLITE_ROW) {
