@@ -184,7 +184,8 @@ END_TEST
 
 /* libtorch's c10::Error caught and thrown again inside a std::runtime_error
  * with more words (what the TorchScript interpreter does to every error of
- * a scripted model's op): still one mismatch, the observer's. */
+ * a scripted model's op): still one mismatch, the observer's; with the
+ * observer off, the thrown c10::Error's. */
 START_TEST(test_libtorch_rethrown_wrapped) {
     int fails = marker_line(TORCH_SOURCE, "devtrace: wrapped fails");
     int plain = sh("%s --wrap", TORCH_TARGET);
@@ -200,6 +201,14 @@ START_TEST(test_libtorch_rethrown_wrapped) {
                      0);
     char want[64];
     snprintf(want, sizeof want, "1 %d\n", fails);
+    ck_assert_str_eq(out, want);
+    /* the observer off: the thrown c10::Error, once, not its wrapper again */
+    ck_assert_int_eq(sh("DEVTRACE_LIBTORCH_OBSERVER=0 %s run -o t0.db -- %s --wrap", DEVTRACE_CLI, TORCH_TARGET),
+                     plain);
+    ck_assert_int_eq(sh("%s report --json t0.db | /usr/bin/python3 -c 'import json,sys; t=json.load(sys.stdin)"
+                        "[\"traces\"][0]; m=t[\"mismatches\"]; print(len(m), m[0][\"site\"][\"line\"])'",
+                        DEVTRACE_CLI),
+                     0);
     ck_assert_str_eq(out, want);
 }
 END_TEST

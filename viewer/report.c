@@ -1421,7 +1421,10 @@ static int move_a(struct ctx *c, const char *a, const char *b) {
  * mismatch recorded on its thread with no op since: that error caught and
  * thrown again with more words around it (the TorchScript interpreter's
  * "The following operation failed in the TorchScript interpreter.", a
- * program's own catch and throw). Returns how many. */
+ * program's own catch and throw); nor, where no op was recorded (no
+ * observer), one whose message holds, past its start, the first line of a
+ * mismatch thrown before it on its thread (the same error again is not
+ * folded: its text starts with that line). Returns how many. */
 static int report_exceptions(struct ctx *c, int found) {
     FILE *f = c->out;
     sqlite3_stmt *st = vw_prep(
@@ -1437,7 +1440,10 @@ static int report_exceptions(struct ctx *c, int found) {
         "NULL AND message IS NOT NULL) AND NOT EXISTS(SELECT 1 FROM errors q JOIN misc_events qe ON qe.seq = q.seq "
         "WHERE q.first_arg IS NOT NULL AND q.message IS NOT NULL AND qe.thread = e.thread AND q.seq < g.seq AND "
         "instr(q.message, r.device_a) > 0 AND instr(q.message, r.device_b) > 0 AND NOT EXISTS(SELECT 1 FROM ops o WHERE o.thread = e.thread AND o.seq > "
-        "q.seq AND o.seq < g.seq)) ORDER BY g.seq");
+        "q.seq AND o.seq < g.seq)) AND NOT EXISTS(SELECT 1 FROM errors p JOIN misc_events pe ON pe.seq = p.seq WHERE "
+        "p.exception IS NOT NULL AND p.device_a IS NOT NULL AND pe.thread = e.thread AND p.seq < g.seq AND "
+        "instr(r.message, substr(p.message, 1, instr(p.message || char(10), char(10)) - 1)) > 1 AND NOT EXISTS("
+        "SELECT 1 FROM ops o WHERE o.thread = e.thread AND o.seq > p.seq AND o.seq < g.seq)) ORDER BY g.seq");
     if (!st) return -1;
     int n = 0;
     while (st && sqlite3_step(st) == SQLITE_ROW) {
