@@ -117,6 +117,102 @@ START_TEST(test_libtorch_mismatch) {
 }
 END_TEST
 
+/* A training step written as a template on its data (C++ loops are): the
+ * batch's data moved, its targets left on the cpu. The template's name is
+ * shortened ("train_step<...>", not hundreds of characters cut off), and
+ * the fix is where the data made with the targets is moved, not a module's
+ * register_buffer advice: with the batch made in the step (--batch) and
+ * made on other threads by library code alone (--worker, a DataLoader's
+ * workers: no frame of the program's on their stacks). */
+START_TEST(test_libtorch_batch_template) {
+    int made = marker_line(TORCH_SOURCE, "devtrace: batch made"), moved = marker_line(TORCH_SOURCE, "batch moved"),
+        fails = marker_line(TORCH_SOURCE, "devtrace: batch fails");
+    static const char *const modes[] = {"--batch", "--worker"};
+    for (int i = 0; i < 2; i++) {
+        int plain = sh("%s %s", TORCH_TARGET, modes[i]);
+        ck_assert_int_eq(plain, 128 + 6);
+        ck_assert_int_eq(
+            sh("rm -f t.db && DEVTRACE_QUIET=1 %s run -o t.db -- %s %s", DEVTRACE_CLI, TORCH_TARGET, modes[i]), plain);
+        ck_assert_int_eq(sh("%s report t.db", DEVTRACE_CLI), 1);
+        char want[256], *p;
+        snprintf(want, sizeof want, "torch_target.cc:%d (train_step<...>", fails);
+        ck_assert_msg(on_line(report_headline(out, "error: device mismatch in aten::sub at "), want),
+                      "%s: no '%s' in the headline:\n%s", modes[i], want, out);
+        ck_assert_msg(strstr(out, "other       cpu") && !strstr(out, "std::allocator"), "%s", out);
+        p = strstr(out, "by aten::stack from ");
+        snprintf(want, sizeof want, "torch_target.cc:%d (", made);
+        ck_assert_msg(p && (i || (strstr(p, want) && strstr(p, want) < strchr(p, '\n'))), "made line %d not in:\n%s",
+                      made, out);
+        p = strstr(out, "fix: move \"other\" to meta where the tensors made with it are moved");
+        snprintf(want, sizeof want, "torch_target.cc:%d", moved);
+        ck_assert_msg(p && strstr(p, want) && strstr(p, want) < strchr(p, '\n') && !strstr(out, "register_buffer"),
+                      "%s: fix line %d not in:\n%s", modes[i], moved, out);
+        ck_assert_int_eq(
+            sh("%s report --json t.db | /usr/bin/python3 -c 'import json,sys; t=json.load(sys.stdin)"
+               "[\"traces\"][0]; m=t[\"mismatches\"]; print(len(m), m[0][\"site\"][\"line\"], "
+               "m[0][\"fix\"][\"site\"][\"line\"], [o[\"arg\"] for o in m[0][\"operands\"] if o[\"odd\"]])'",
+               DEVTRACE_CLI),
+            0);
+        snprintf(want, sizeof want, "1 %d %d ['other']\n", fails, moved);
+        ck_assert_str_eq(out, want);
+    }
+}
+END_TEST
+
+/* The bias made by torch::tensor({...}): libtorch fills an empty() and hands
+ * back a shallow copy of its TensorImpl, made outside any op. The report
+ * still gives the user's line that made it, not the first op that used it. */
+START_TEST(test_libtorch_tensor_list) {
+    int listed = marker_line(TORCH_SOURCE, "devtrace: listed"),
+        fails = marker_line(TORCH_SOURCE, "devtrace: fails here");
+    ck_assert_int_eq(sh("DEVTRACE_QUIET=1 %s run -o t.db -- %s --list", DEVTRACE_CLI, TORCH_TARGET), 128 + 6);
+    ck_assert_int_eq(sh("%s report t.db", DEVTRACE_CLI), 1);
+    char want[256];
+    const char *p = strstr(out, "created on cpu by ");
+    snprintf(want, sizeof want, "torch_target.cc:%d (make_listed_bias", listed);
+    ck_assert_msg(p && strstr(p, want) && strstr(p, want) < strchr(p, '\n') && !strstr(out, "first seen"),
+                  "origin line %d not in:\n%s", listed, out);
+    ck_assert_int_eq(sh("%s report --json t.db | /usr/bin/python3 -c 'import json,sys; t=json.load(sys.stdin)"
+                        "[\"traces\"][0]; m=t[\"mismatches\"]; print(len(m), m[0][\"site\"][\"line\"], "
+                        "m[0][\"fix\"][\"site\"][\"line\"])'",
+                        DEVTRACE_CLI),
+                     0);
+    snprintf(want, sizeof want, "1 %d %d\n", fails, listed);
+    ck_assert_str_eq(out, want);
+}
+END_TEST
+
+/* libtorch's c10::Error caught and thrown again inside a std::runtime_error
+ * with more words (what the TorchScript interpreter does to every error of
+ * a scripted model's op): still one mismatch, the observer's; with the
+ * observer off, the thrown c10::Error's. */
+START_TEST(test_libtorch_rethrown_wrapped) {
+    int fails = marker_line(TORCH_SOURCE, "devtrace: wrapped fails");
+    int plain = sh("%s --wrap", TORCH_TARGET);
+    ck_assert_int_eq(plain, 128 + 6);
+    ck_assert_msg(strstr(err, "std::runtime_error") && strstr(err, "add failed: Expected all tensors"), "%s", err);
+    ck_assert_int_eq(sh("DEVTRACE_QUIET=1 %s run -o t.db -- %s --wrap", DEVTRACE_CLI, TORCH_TARGET), plain);
+    ck_assert_int_eq(sh("%s report t.db", DEVTRACE_CLI), 1);
+    ck_assert_msg(report_headline(out, "error: device mismatch in aten::add at ") && !strstr(out, "thrown) at"), "%s",
+                  out);
+    ck_assert_int_eq(sh("%s report --json t.db | /usr/bin/python3 -c 'import json,sys; t=json.load(sys.stdin)"
+                        "[\"traces\"][0]; m=t[\"mismatches\"]; print(len(m), m[0][\"site\"][\"line\"])'",
+                        DEVTRACE_CLI),
+                     0);
+    char want[64];
+    snprintf(want, sizeof want, "1 %d\n", fails);
+    ck_assert_str_eq(out, want);
+    /* the observer off: the thrown c10::Error, once, not its wrapper again */
+    ck_assert_int_eq(sh("DEVTRACE_LIBTORCH_OBSERVER=0 %s run -o t0.db -- %s --wrap", DEVTRACE_CLI, TORCH_TARGET),
+                     plain);
+    ck_assert_int_eq(sh("%s report --json t0.db | /usr/bin/python3 -c 'import json,sys; t=json.load(sys.stdin)"
+                        "[\"traces\"][0]; m=t[\"mismatches\"]; print(len(m), m[0][\"site\"][\"line\"])'",
+                        DEVTRACE_CLI),
+                     0);
+    ck_assert_str_eq(out, want);
+}
+END_TEST
+
 /* The same program with the observer off: libtorch's thrown c10::Error
  * alone, with the user's line, one record, and the cpu operand to move. */
 START_TEST(test_libtorch_throw_without_observer) {
@@ -201,6 +297,9 @@ Suite *make_libtorch_suite(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_libtorch_mismatch);
+    tcase_add_test(tc, test_libtorch_batch_template);
+    tcase_add_test(tc, test_libtorch_tensor_list);
+    tcase_add_test(tc, test_libtorch_rethrown_wrapped);
     tcase_add_test(tc, test_libtorch_throw_without_observer);
     tcase_add_test(tc, test_libtorch_clean);
     tcase_add_test(tc, test_observer_only_in_libtorch_programs);

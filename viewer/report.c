@@ -316,11 +316,18 @@ static int same_function(const char *a, const char *b) {
  * tensors that a later in-place move (the module's .to()) took from its
  * device to `want`, while it stayed behind. That function must not be the
  * program's outermost one (main, a script's <module>), where unrelated
- * tensors are made side by side. Fills *move with that move; 0 when none. */
+ * tensors are made side by side. Fills *move with that move; 0 when none.
+ * 2 when the move is in that function itself: no module's, but the
+ * program's own move of what was made with it (a batch's data moved, its
+ * targets not: a C++ loop where the batch is made inline). Where it was
+ * made is no code of the program's (a data loader's worker thread, where
+ * the stack holds only the library's frames), the program's own move of
+ * what that library code made with it: 2 as well. */
 static int left_by_module_move(struct ctx *c, const struct step *made, int64_t dev, int64_t want, int64_t seq,
                                struct step *move) {
-    if (!made->has_site || !made->site.function[0] || !strcmp(made->site.function, "main") ||
-        !strcmp(made->site.function, "<module>"))
+    const int lib = made->has_site && made->site.library;
+    if (!made->has_site || !made->site.function[0] ||
+        (!lib && (!strcmp(made->site.function, "main") || !strcmp(made->site.function, "<module>"))))
         return 0;
     /* moves in place (the runtime's module.to, PyTorch's on cuda) and copies to the device (PyTorch's
      * module.to where it swaps the parameters, on meta), of tensors made where the odd one was */
@@ -345,7 +352,13 @@ static int left_by_module_move(struct ctx *c, const struct step *made, int64_t d
         move->stack = sqlite3_column_int64(st, 1);
         move->origin = -1;
         move->has_site = site_of(c, move->stack, sqlite3_column_int64(st, 2), move->seq, &move->site);
-        found = 1;
+        if (lib)
+            found = move->has_site && !move->site.library ? 2 : 0;
+        else
+            found = move->has_site && same_function(move->site.function, made->site.function) &&
+                            !strcmp(move->site.file, made->site.file)
+                        ? 2
+                        : 1;
     }
     sqlite3_finalize(st);
     return found;
@@ -955,6 +968,7 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     char modname[128] = "";      /* a module never moved, whose parameter is the odd operand */
     struct step left, caller;
     char param[256];
+    int lm;
     if (odd) {
         codename = odd->name;
         const struct step *a = &odd->chain[odd->arrived];
@@ -1074,7 +1088,11 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
                          "it",
                          oname, d1, fix->site.function, fix->site.file, fix->site.line);
                 fix = &caller;
-            } else if (left_by_module_move(c, fix, odd->dev, want, seq, &left)) {
+            } else if ((lm = left_by_module_move(c, fix, odd->dev, want, seq, &left)) == 2) {
+                fix = &left;
+                snprintf(fixtext, sizeof fixtext, "move \"%s\" to %s where the tensors made with it are moved", oname,
+                         d1);
+            } else if (lm) {
                 size_t k = strlen(fixtext);
                 snprintf(fixtext + k, sizeof fixtext - k,
                          "; it was made in %s, next to tensors that moving the module%s%s took to %s while it stayed "
@@ -1424,7 +1442,14 @@ static int move_a(struct ctx *c, const char *a, const char *b) {
  * libtorch observer fires it before the op throws), or whose message a
  * mismatch recorded after it carries (the PyTorch adapter records the error
  * PyTorch raised, with its operands), is that mismatch, reported with its
- * operands: it is not repeated. Returns how many. */
+ * operands: it is not repeated. Nor is one that names the devices of a
+ * mismatch recorded on its thread with no op since: that error caught and
+ * thrown again with more words around it (the TorchScript interpreter's
+ * "The following operation failed in the TorchScript interpreter.", a
+ * program's own catch and throw); nor, where no op was recorded (no
+ * observer), one whose message holds, past its start, the first line of a
+ * mismatch thrown before it on its thread (the same error again is not
+ * folded: its text starts with that line). Returns how many. */
 static int report_exceptions(struct ctx *c, int found) {
     FILE *f = c->out;
     sqlite3_stmt *st = vw_prep(
@@ -1437,7 +1462,13 @@ static int report_exceptions(struct ctx *c, int found) {
         "= e.thread AND q.seq < g.seq AND COALESCE(o.seq + o.len, (SELECT m.seq FROM misc_events m WHERE m.op = o.op "
         "AND m.kind = 8), g.seq + 1) > g.seq) AND substr(r.message, 1, instr(r.message || char(10), char(10)) - 1) NOT "
         "IN (SELECT substr(message, 1, instr(message || char(10), char(10)) - 1) FROM errors WHERE first_arg IS NOT "
-        "NULL AND message IS NOT NULL) ORDER BY g.seq");
+        "NULL AND message IS NOT NULL) AND NOT EXISTS(SELECT 1 FROM errors q JOIN misc_events qe ON qe.seq = q.seq "
+        "WHERE q.first_arg IS NOT NULL AND q.message IS NOT NULL AND qe.thread = e.thread AND q.seq < g.seq AND "
+        "instr(q.message, r.device_a) > 0 AND instr(q.message, r.device_b) > 0 AND NOT EXISTS(SELECT 1 FROM ops o WHERE o.thread = e.thread AND o.seq > "
+        "q.seq AND o.seq < g.seq)) AND NOT EXISTS(SELECT 1 FROM errors p JOIN misc_events pe ON pe.seq = p.seq WHERE "
+        "p.exception IS NOT NULL AND p.device_a IS NOT NULL AND pe.thread = e.thread AND p.seq < g.seq AND "
+        "instr(r.message, substr(p.message, 1, instr(p.message || char(10), char(10)) - 1)) > 1 AND NOT EXISTS("
+        "SELECT 1 FROM ops o WHERE o.thread = e.thread AND o.seq > p.seq AND o.seq < g.seq)) ORDER BY g.seq");
     if (!st) return -1;
     int n = 0;
     while (st && sqlite3_step(st) == SQLITE_ROW) {

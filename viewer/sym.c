@@ -166,21 +166,68 @@ static int library_source(const char *file) {
     return 0;
 }
 
+/* A C++ name as the report shows it: each template argument list longer
+ * than a few words written "<...>", as a debugger's short form does; a
+ * function template instantiated on a data loader is otherwise a few
+ * hundred characters ("void train<torch::data::StatelessDataLoader<...>
+ * >(unsigned long, ...)") and its parameters fall past the frame's end.
+ * The '<' of "operator<", "operator<<" and "operator<=" opens no list; a
+ * list that is not closed is kept as it is. */
+static void cxx_short(const char *in, char *out, size_t size) {
+    size_t o = 0;
+    for (size_t i = 0; in[i] && o + 1 < size;) {
+        if (in[i] == '<' && i >= 8 && !strncmp(in + i - 8, "operator", 8)) {
+            while ((in[i] == '<' || in[i] == '=') && o + 1 < size) out[o++] = in[i++];
+            continue;
+        }
+        if (in[i] != '<') {
+            out[o++] = in[i++];
+            continue;
+        }
+        size_t j = i + 1;
+        int depth = 1, paren = 0;
+        for (; in[j] && depth; j++) {
+            if (in[j] == '(')
+                paren++;
+            else if (in[j] == ')')
+                paren--;
+            else if (!paren && in[j] == '<')
+                depth++;
+            else if (!paren && in[j] == '>' && in[j - 1] != '-')
+                depth--;
+        }
+        if (depth || j - i <= 32) { /* unclosed, or short enough to read: as it is */
+            out[o++] = in[i++];
+            continue;
+        }
+        for (const char *e = "<...>"; *e && o + 1 < size; e++) out[o++] = *e;
+        i = j;
+    }
+    out[o] = '\0';
+}
+
 /* A C++ name demangled with the C++ runtime's own __cxa_demangle, opened
- * at run time (the viewer is C and links no C++ runtime); the mangled name
- * stays when there is none. */
-static void demangle(char *name, size_t size) {
+ * at run time (the viewer is C and links no C++ runtime), then shortened
+ * (cxx_short); the mangled name stays when there is none. A name that is
+ * not mangled (DWARF's name of an inlined template) is shortened alone. */
+static void demangle(char *name, size_t size, const char *from) {
     static char *(*fn)(const char *, char *, size_t *, int *);
     static int tried;
-    if (strncmp(name, "_Z", 2) != 0) return;
+    if (strncmp(from, "_Z", 2) != 0) {
+        cxx_short(from, name, size);
+        return;
+    }
     if (!tried) {
         tried = 1;
         void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
         if (h) *(void **)&fn = dlsym(h, "__cxa_demangle");
     }
     int status = -1;
-    char *out = fn ? fn(name, NULL, NULL, &status) : NULL;
-    if (out && status == 0) snprintf(name, size, "%s", out);
+    char *out = fn ? fn(from, NULL, NULL, &status) : NULL;
+    if (out && status == 0)
+        cxx_short(out, name, size);
+    else
+        snprintf(name, size, "%s", from);
     free(out);
 }
 
@@ -272,7 +319,7 @@ void vw_sym_frame(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *f
     Dwfl_Module *dm = dwfl_addrmodule(m->dwfl, pc);
     if (!dm) return;
     const char *fn = dwfl_module_addrname(dm, pc);
-    if (fn) snprintf(f->function, sizeof f->function, "%s", fn), demangle(f->function, sizeof f->function);
+    if (fn) demangle(f->function, sizeof f->function, fn);
     Dwfl_Line *line = dwfl_module_getsrc(dm, pc);
     int lineno = 0;
     const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
@@ -320,8 +367,7 @@ int vw_sym_frames(struct vw_sym *s, uint64_t ip, int64_t seq, struct vw_frame *o
         Dwarf_Attribute a;
         const char *name = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &a));
         if (!name) name = dwarf_diename(&scopes[i]);
-        snprintf(f->function, sizeof f->function, "%s", name ? name : "?");
-        demangle(f->function, sizeof f->function);
+        demangle(f->function, sizeof f->function, name ? name : "?");
         /* the caller's location: where this inlined call was made */
         Dwarf_Word line = 0, file = 0;
         Dwarf_Files *files;

@@ -15,7 +15,10 @@
 //    when it shares its storage with an input, a transfer when every input
 //    is on one device and it is on another, a factory product when the op
 //    has no tensor input, else an op output; a tensor first seen as an
-//    input (made outside any op: from_blob) is "first seen";
+//    input (made outside any op) on the storage of a tensor seen before is
+//    that tensor when it alone held the storage and is gone (torch::tensor
+//    ({...}) returns a new impl of the empty() it filled), else a view of
+//    it; on an unknown storage (from_blob) it is "first seen";
 //  - transfers: the result of a copy to another device, a copy_ into a
 //    tensor on another device, and a tensor whose device an op changed in
 //    place (set_data, as a module's to() does);
@@ -118,7 +121,7 @@ const char *short_name(const char *op) {
 
 // ---------------------------------------------------------------- tensor identity
 //
-// THREAD SAFETY NOTES: g_mu guards g_ids, g_sweep_at and g_devices; ops run
+// THREAD SAFETY NOTES: g_mu guards g_ids, g_storages, g_sweep_at and g_devices; ops run
 // on any thread (autograd's included). Probes are called with it held: they
 // take no lock of theirs and never call back.
 
@@ -130,8 +133,20 @@ struct entry {
     weak_impl impl;   // keeps the impl's memory (not its data) from reuse while the entry lives
 };
 
+// The tensor that made a storage, by the storage: a tensor first met as an
+// input on a known storage was made outside any op from a tensor the
+// observer saw (libtorch's torch::tensor({...}) fills an empty() and hands
+// back a shallow copy of it, made by make_variable; .data() is another).
+struct storage_owner {
+    uint64_t id;                                 // the tensor that made the storage
+    uint64_t nbytes;                             // its bytes
+    weak_impl impl;                              // that tensor, while it lives
+    c10::weak_intrusive_ptr<c10::StorageImpl> s; // keeps the storage's memory from reuse while remembered
+};
+
 std::mutex g_mu;
 std::unordered_map<const c10::TensorImpl *, entry> g_ids;
+std::unordered_map<const c10::StorageImpl *, storage_owner> g_storages;
 size_t g_sweep_at = 4096;              // entries before the next sweep of dead impls
 std::unordered_set<int64_t> g_devices; // packed dtp devices announced by dtp_device_backend
 std::atomic<uint64_t> g_next_id{1}, g_next_op{1};
@@ -139,9 +154,11 @@ std::atomic<uint64_t> g_next_id{1}, g_next_op{1};
 // Forgets impls whose tensors are gone (amortized: at twice the live count),
 // so their addresses can be reused by new tensors, which get new ids.
 void sweep_locked() {
-    if (g_ids.size() < g_sweep_at) return;
+    if (g_ids.size() + g_storages.size() < g_sweep_at) return;
     for (auto it = g_ids.begin(); it != g_ids.end();) it = it->second.impl.expired() ? g_ids.erase(it) : std::next(it);
-    g_sweep_at = std::max<size_t>(4096, 2 * g_ids.size());
+    for (auto it = g_storages.begin(); it != g_storages.end();)
+        it = it->second.s.expired() ? g_storages.erase(it) : std::next(it);
+    g_sweep_at = std::max<size_t>(4096, 2 * (g_ids.size() + g_storages.size()));
 }
 
 void announce_device_locked(dtp_device d, const c10::Device &cd) {
@@ -182,6 +199,9 @@ entry &create_locked(const at::Tensor &t, const dtp_origin &origin, uint64_t sto
     d.nbytes = (uint64_t)t.numel() * (uint64_t)t.element_size();
     d.name = nullptr;
     P.tensor_created(&d, &origin);
+    if (!storage && t.has_storage() && t.storage().unsafeGetStorageImpl()) // a new storage: its maker
+        g_storages.insert_or_assign(t.storage().unsafeGetStorageImpl(),
+                                    storage_owner{id, d.nbytes, e.impl, t.storage().getWeakStorageImpl()});
     return e;
 }
 
@@ -267,10 +287,33 @@ struct op_ctx : at::ObserverContext {
 
 thread_local int t_depth; // ops running on this thread, the recorded outer one included
 
+// A tensor first met as an input that shares a known tensor's storage: made
+// outside any op from that tensor. When that tensor is gone and this one is
+// all of its storage, it is the same tensor under a new impl (torch::tensor's
+// make_variable): its id, no new record. Else a view of it. NULL otherwise.
+entry *alias_locked(const at::Tensor &t) {
+    if (!t.has_storage() || !t.storage().unsafeGetStorageImpl()) return nullptr;
+    auto it = g_storages.find(t.storage().unsafeGetStorageImpl());
+    if (it == g_storages.end()) return nullptr;
+    if (it->second.s.expired()) { // a freed storage's address, now a new one's
+        g_storages.erase(it);
+        return nullptr;
+    }
+    const storage_owner o = it->second;
+    const uint64_t nbytes = (uint64_t)t.numel() * (uint64_t)t.element_size();
+    if (o.impl.expired() && t.layout() == c10::kStrided && t.storage_offset() == 0 && t.is_contiguous() &&
+        nbytes == o.nbytes)
+        return &g_ids.insert_or_assign(t.unsafeGetTensorImpl(), entry{o.id, o.id, weak_impl(t.getIntrusivePtr())})
+                    .first->second;
+    dtp_origin view = {DTP_ORIGIN_VIEW, "alias", o.id, 0, nullptr};
+    return &create_locked(t, view, o.id);
+}
+
 void add_operand(op_ctx &c, const at::Tensor &t, std::string name) {
     if (!t.defined()) return;
     std::lock_guard<std::mutex> lock(g_mu);
     entry *e = find_locked(t);
+    if (!e) e = alias_locked(t);
     if (!e) {
         std::string what = "first seen as an input of " + c.name;
         dtp_origin o = {DTP_ORIGIN_OTHER, what.c_str(), 0, 0, nullptr};
