@@ -787,8 +787,14 @@ static void intent_of(struct ctx *c, const struct operand *ops, int n, int64_t m
         "ORDER BY id "
         "DESC LIMIT ?2) UNION SELECT * FROM (SELECT id, attrs FROM tensor_rows WHERE seq < ?1 ORDER BY id LIMIT ?2)) "
         "r JOIN tensor_attrs a ON a.id = r.attrs WHERE a.origin IN (0, 4) AND a.device <> 0 GROUP BY 1",
-        "SELECT arg0_device, count(*), 0 FROM (SELECT arg0_device FROM ops WHERE op < ?1 AND nargs > 0 ORDER BY op "
-        "DESC LIMIT ?3) GROUP BY 1",
+        /* work: not the moves themselves (a to's input is where the data came from) nor the in-place random
+         * and fill initializers of a module's parameters (setup, wherever the program means to run) */
+        "SELECT arg0_device, count(*), 0 FROM (SELECT o.arg0_device FROM ops o LEFT JOIN strings s ON s.id = o.name "
+        "WHERE o.op < ?1 AND o.nargs > 0 AND COALESCE(CASE WHEN s.text LIKE 'aten::%' THEN substr(s.text, 7) ELSE "
+        "s.text END, '') NOT IN ('to', 'cpu', 'cuda', 'copy_', '_to_copy', 'set_data', 'uniform_', 'normal_', "
+        "'fill_', 'zero_', 'random_', 'bernoulli_', 'exponential_', 'cauchy_', 'log_normal_', 'geometric_', "
+        "'kaiming_uniform_', 'kaiming_normal_', 'xavier_uniform_', 'xavier_normal_', 'trunc_normal_', "
+        "'orthogonal_', 'constant_', 'ones_', 'zeros_', 'eye_') ORDER BY o.op DESC LIMIT ?3) GROUP BY 1",
     };
     for (int q = 0; q < 3; q++) {
         sqlite3_stmt *st = vw_prep(c->t, sql[q]);
