@@ -65,6 +65,7 @@ struct probes {
     decltype(&dtp_op_begin) op_begin;
     decltype(&dtp_op_end) op_end;
     decltype(&dtp_device_mismatch) device_mismatch;
+    decltype(&dtp_producer_failed) producer_failed; // optional (NULL under an older tracer)
 } P;
 
 bool resolve_probes() {
@@ -82,7 +83,19 @@ bool resolve_probes() {
     };
     for (auto &w : want)
         if (!(*w.slot = dlsym(RTLD_DEFAULT, w.name))) return false;
+    *reinterpret_cast<void **>(&P.producer_failed) = dlsym(RTLD_DEFAULT, "dtp_producer_failed"); // optional
     return true;
+}
+
+// The observer's own failure (an exception inside a callback): never into
+// the program; recording stops here, with the tracer's one warning, and
+// the trace says why, rather than a trace that silently lacks this op.
+std::atomic<bool> g_off{false};
+void fail(const char *what) {
+    if (g_off.exchange(true)) return;
+    std::string m = std::string("the libtorch observer failed (") + (what ? what : "an unknown exception") +
+                    "); nothing after this is recorded";
+    if (P.producer_failed) P.producer_failed(m.c_str());
 }
 
 // ---------------------------------------------------------------- devices and dtypes
@@ -324,7 +337,7 @@ void add_operand(op_ctx &c, const at::Tensor &t, std::string name) {
 }
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) {
-    if (t_depth++ > 0) return nullptr; // inside an op already recorded
+    if (t_depth++ > 0 || g_off.load(std::memory_order_relaxed)) return nullptr; // inside an op already recorded
     try {
         auto c = std::make_unique<op_ctx>();
         c->seq = g_next_op++;
@@ -365,7 +378,11 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) {
             c->mismatch = true;
         }
         return c;
-    } catch (...) { // never into the program: this op is not recorded
+    } catch (const std::exception &e) {
+        fail(e.what());
+        return nullptr;
+    } catch (...) {
+        fail(nullptr);
         return nullptr;
     }
 }
@@ -464,7 +481,10 @@ void on_end(const at::RecordFunction &fn, at::ObserverContext *ctx) {
         // a failure libtorch did not explain to us: the backend's
         int32_t status = !failed ? 0 : c.mismatch ? DTP_ERROR_DEVICE : DTP_ERROR_BACKEND;
         P.op_end(c.seq, c.name.c_str(), status, (int32_t)out.size(), out.data());
+    } catch (const std::exception &e) {
+        fail(e.what());
     } catch (...) {
+        fail(nullptr);
     }
 }
 
