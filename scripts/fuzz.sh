@@ -38,6 +38,7 @@ run resume $B/examples/bug_resume_checkpoint
 run plain_field $B/examples/bug_plain_field
 run roundtrip $B/examples/bug_cpu_roundtrip
 LD_LIBRARY_PATH=$B/tests/fakecuda run cuda $B/tests/cuda_user
+LD_LIBRARY_PATH=$B/tests/fakecuda run cuda_ops $B/tests/cuda_user runtime 3
 run throw $B/tests/throw_target
 rm -f $seeds/*-wal $seeds/*-shm
 ls $seeds
