@@ -480,9 +480,14 @@ static PyObject *py_op_done(PyObject *self, PyObject *a) {
                     PyObject *v = PyObject_CallMethodObjArgs(t, s_is_view, NULL);
                     if (v == Py_True) {
                         PyObject *base = PyObject_GetAttr(t, s_base);
+                        PyObject *sbase = base && base != Py_None && base != src ? PyObject_GetAttr(src, s_base) : NULL;
                         kind = DTP_ORIGIN_VIEW;
-                        from = base && base != Py_None ? id_of(base) : 0;
+                        /* a view of the tensor it was taken from (a module's attribute, "self.mask[:T]") when
+                         * that is itself a view of the same base; else of its base */
+                        if (base && base != Py_None && (base == src || sbase == base)) from = id_of(src);
+                        if (!from) from = base && base != Py_None ? id_of(base) : 0;
                         if (!from) from = id_of(src);
+                        Py_XDECREF(sbase);
                         Py_XDECREF(base);
                     }
                     Py_XDECREF(v);

@@ -270,7 +270,8 @@ class Recorder:
                     P.transfer(src, t, X_TO, _via(k.name, kwargs))
             elif src is not None and t is not src and t._is_view():
                 base = t._base
-                tid, new = P.output(t, VIEW, k.name, P.tensor_id(base if base is not None else src) or P.tensor_id(src),
+                # a view of the tensor it was taken from (a module's attribute "self.mask[:T]"), else of the base
+                tid, new = P.output(t, VIEW, k.name, P.tensor_id(src) or P.tensor_id(base if base is not None else src),
                                     seq, code)
             else:
                 tid, new = P.output(t, OP_OUTPUT, k.name, 0, seq, code)
@@ -367,13 +368,19 @@ class Recorder:
         for tid, name in held.items():
             if isinstance(want[tid], Parameter):
                 found[tid] = name
+        outer = {}  # the names callers hold it by: the report's fix may be in their function
         for f in frames:
             for var, v in list(f.f_locals.items()):
-                if id(v) in want and id(v) not in found and not var.startswith("_") and var != "self":
-                    found[id(v)] = var
+                if id(v) in want and not var.startswith("_") and var != "self":
+                    if id(v) not in found:
+                        found[id(v)] = var
+                    elif var != found[id(v)] and var not in outer.setdefault(id(v), []):
+                        outer[id(v)].append(var)
         for tid, name in held.items():
             found.setdefault(tid, name)
         for tid, name in found.items():
+            for alias in reversed(outer.get(tid, ())):  # outermost first; the innermost name is said last
+                _set_name(want[tid], alias)
             _set_name(want[tid], name)
 
     # ------------------------------------------------------------ wrapped calls
@@ -865,13 +872,18 @@ def _wrap_sources(torch, rec):
     Tensor = torch.Tensor
 
     def register(obj, kind, what, detail=None, path="", code=0, depth=0):
-        """Records the tensors in obj (nested dicts, lists, tuples) that have no id: a
-        checkpoint's by their key ("model.fc.weight"), others as `what`."""
+        """Records the tensors in obj (nested dicts, lists, tuples, a whole module) that
+        have no id: a checkpoint's by their key ("model.fc.weight"), others as `what`;
+        code: their simulated device, or a function of the tensor that tells it."""
         if depth > 16:
             return
         if isinstance(obj, Tensor):
             if not P.tensor_id(obj):
-                P.created(obj, kind, (path or what) if kind == CHECKPOINT else what, 0, 0, None, detail, code)
+                P.created(obj, kind, (path or what) if kind == CHECKPOINT else what, 0, 0, None, detail,
+                          code(obj) if callable(code) else code)
+        elif isinstance(obj, torch.nn.Module):
+            for q, t in _module_tensors(obj, Tensor):
+                register(t, kind, what, detail, "%s.%s" % (path, q) if path else q, code, depth + 1)
         elif isinstance(obj, dict):
             for k, v in obj.items():
                 register(v, kind, what, detail, "%s.%s" % (path, k) if path else str(k), code, depth + 1)
@@ -912,19 +924,25 @@ def _wrap_sources(torch, rec):
     # checkpoints: each tensor is the key it was stored under
     def loader(old):
         def load(f, *args, **kwargs):
-            code = None
+            code = outer = out = None
             if _sim is not None:
                 code, args, kwargs = _sim.load_location(kwargs, args)
-            out = rec.quietly(old, f, *args, **kwargs)
-            if not rec.quiet:
-                try:
-                    loc = kwargs.get("map_location", args[0] if args else None)
-                    detail = str(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "a file object")
-                    if loc is not None:
-                        detail += " (map_location=%s)" % (loc,)
-                    register(out, CHECKPOINT, "checkpoint", str(detail), "", code or 0)
-                except Exception:
-                    pass
+                outer = _sim.loading()  # where the checkpoint says its tensors were
+            try:
+                out = rec.quietly(old, f, *args, **kwargs)
+                if not rec.quiet:
+                    try:
+                        loc = kwargs.get("map_location", args[0] if args else None)
+                        detail = str(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "a file object")
+                        if loc is not None:
+                            detail += " (map_location=%s)" % (loc,)
+                        register(out, CHECKPOINT, "checkpoint", str(detail), "",
+                                 code or (_sim.loaded_code if _sim is not None else 0))
+                    except Exception:
+                        pass
+            finally:
+                if _sim is not None:
+                    _sim.loaded_done(out, outer)
             return out
 
         return load
