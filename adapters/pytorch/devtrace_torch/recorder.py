@@ -382,6 +382,15 @@ class Recorder:
             for alias in reversed(outer.get(tid, ())):  # outermost first; the innermost name is said last
                 _set_name(want[tid], alias)
             _set_name(want[tid], name)
+        # the other recorded tensors the program holds in these frames ("imgs" of the loop, which the failing
+        # operand was made from): the report names the steps of its chains, and the line of its fix, by them
+        Tensor, more = self.Tensor, set()
+        for f in frames:
+            for var, v in list(f.f_locals.items()):
+                if (isinstance(v, Tensor) and id(v) not in want and id(v) not in more and len(more) < 256
+                        and not var.startswith("_") and var != "self" and P.tensor_id(v)):
+                    more.add(id(v))
+                    _set_name(v, var)
 
     # ------------------------------------------------------------ wrapped calls
 
@@ -982,6 +991,28 @@ def _wrap_sources(torch, rec):
             return p
 
         Parameter.__new__ = staticmethod(__new__)
+
+    # Variable(t) of older scripts: a new tensor object on t's data (no mode sees it)
+    try:
+        from torch.autograd.variable import Variable
+
+        legacy_new = Variable.__new__
+
+        def variable_new(cls, *args, **kwargs):
+            v = legacy_new(cls, *args, **kwargs)
+            if not rec.quiet:
+                try:
+                    data = args[0] if args else kwargs.get("data")
+                    if isinstance(data, Tensor) and isinstance(v, Tensor) and v is not data:
+                        src = P.tensor_id(data)
+                        P.output(v, VIEW if src else FACTORY, "Variable", src, 0, P.sim(data))
+                except Exception:
+                    pass
+            return v
+
+        Variable.__new__ = staticmethod(variable_new)
+    except Exception:
+        pass
 
     # torch.Tensor([...]) and its legacy kin: no mode sees these constructors
     base_new = _tensor_base(torch).__new__

@@ -25,12 +25,18 @@ The rules it emulates, as a CUDA build of PyTorch applies them:
   changes anything;
 - ``.numpy()`` of a GPU tensor raises PyTorch's TypeError.
 
-``nn.DataParallel`` keeps PyTorch's check that the module is on
-``device_ids[0]`` and gathers outputs on ``output_device``, running the whole
-batch on ``device_ids[0]``.
+``nn.DataParallel`` and ``nn.parallel.data_parallel`` keep PyTorch's check
+that the module is on ``device_ids[0]`` and gather outputs on
+``output_device``, running the whole batch on ``device_ids[0]``.
 
-Not simulated (README lists it too): ``DistributedDataParallel`` and NCCL, CUDA streams, events and graphs, ``torch.cuda.amp`` and GradScaler,
-and custom CUDA kernels.
+GradScaler runs (its two CUDA-only kernels as torch ops); autocast on "cuda"
+changes no dtype (the ops run on the CPU). Streams and events are
+synchronous stand-ins (an event's ``elapsed_time`` is the host's time);
+``torch.cuda.FloatTensor`` and kin construct, convert and test as on a GPU
+build; ``torch.Generator(device="cuda")`` is a CPU generator that says cuda.
+
+Not simulated (README lists it too): ``DistributedDataParallel`` and NCCL,
+CUDA graphs, autocast's float16 results, and custom CUDA kernels.
 
 A checkpoint remembers the GPU its tensors were saved from, as on a GPU
 build: ``torch.save`` writes PyTorch's location tag ``cuda:K`` for them (the
@@ -398,6 +404,7 @@ class Simulator:
             "reset_peak_memory_stats": lambda device=None: None,
             "get_device_name": lambda device=None: "devtrace simulated GPU",
             "get_device_capability": lambda device=None: (9, 0),
+            "is_bf16_supported": lambda *a, **kw: True,
         }
         class _Properties:  # what torch.cuda.get_device_properties tells of a simulated GPU
             name = "devtrace simulated GPU"
