@@ -768,6 +768,20 @@ static int module_made_at(struct ctx *c, const struct step *made, const char *na
     return 0;
 }
 
+/* How many tensors (not 0-dim) on step s's device the op that made it took: 2 or more when it combined
+ * them (a mask from positions and lengths), 1 for an op of one tensor (a comparison with a number). */
+static int combined(struct ctx *c, const struct step *s) {
+    sqlite3_stmt *st = vw_prep(c->t, "SELECT count(DISTINCT a.tensor) FROM tensor_rows r JOIN op_args a ON a.op = r.op "
+                                     "JOIN tensors t ON t.id = a.tensor LEFT JOIN strings sh ON sh.id = t.shape WHERE "
+                                     "r.id = ?1 AND a.device = ?2 AND COALESCE(sh.text, '') <> '[]'");
+    if (!st) return 0;
+    sqlite3_bind_int64(st, 1, s->tensor);
+    sqlite3_bind_int64(st, 2, s->dev);
+    int n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    return n;
+}
+
 /* NAME when the line of step s is a plain "NAME = ..." (the variable made there), else "". */
 static const char *assigned_name(struct ctx *c, const struct step *s, char *buf, size_t size) {
     char text[4096];
@@ -1115,7 +1129,8 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         if (!fix && a->origin != 3 && a->origin != 2)
             python_fix_code_of(c, a, &odd->chain[0], a, odd->name, odd->tensor, a->tensor, seq, d1, bound,
                                sizeof bound);
-        if (!fix && a->origin != 3 && a->origin != 2 && !bound[0] && !python_callback_caller(c, a, pystack, &cb) &&
+        if (!fix && a->origin != 3 && a->origin != 2 && a->has_site && !strcmp(a->site.module, "python") &&
+            !bound[0] && !python_callback_caller(c, a, pystack, &cb) &&
             sibling_moved(c, a, odd->dev, want, seq, &left, sib, sizeof sib)) {
             fix = &left; /* made with a tensor the program moved: the move it forgot is there */
             snprintf(fixtext, sizeof fixtext, "move \"%s\" to %s where %s, made with it at %s, is moved", oname, d1,
@@ -1148,10 +1163,13 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
             int derived = -1;
             char rootname[256] = "";
             if (odd->chain[own].origin == 1 && own < odd->nsteps - 1 &&
-                !tensor_name(c, odd->chain[own].tensor, seq, rootname, sizeof rootname)[0]) {
+                !tensor_name(c, odd->chain[own].tensor, seq, rootname, sizeof rootname)[0] &&
+                combined(c, &odd->chain[own]) < 2) {
                 derived = own;
-                while (own < odd->nsteps - 1 && (odd->chain[own].origin == 1 || odd->chain[own].origin == 2 ||
-                                                 odd->chain[own].origin == -1))
+                /* back through views and ops of one tensor (a comparison with a number, a detach): an op that
+                 * combines two of them (a mask from positions and lengths) made what is to be moved */
+                while (own < odd->nsteps - 1 && (odd->chain[own].origin == 2 || odd->chain[own].origin == -1 ||
+                                                 (odd->chain[own].origin == 1 && combined(c, &odd->chain[own]) < 2)))
                     if (tensor_name(c, odd->chain[++own].tensor, seq, rootname, sizeof rootname)[0]) break;
                 view = -1;
             }

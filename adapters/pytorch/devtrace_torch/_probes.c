@@ -469,7 +469,9 @@ static PyObject *py_op_done(PyObject *self, PyObject *a) {
     int n = 0;
     int seq_like = PyTuple_Check(out) || PyList_Check(out);
     Py_ssize_t m = seq_like ? PySequence_Size(out) : 1;
-    for (Py_ssize_t i = 0; i < m && n < MAX_ARGS; i++) {
+    /* every result is recorded (a split into 99 columns: each is on the op's device); the first
+     * MAX_ARGS are the op's listed outputs */
+    for (Py_ssize_t i = 0; i < m; i++) {
         PyObject *t = seq_like ? PySequence_GetItem(out, i) : (Py_INCREF(out), out);
         if (t && is_tensor(t)) {
             uint64_t id = id_of(t);
@@ -495,7 +497,7 @@ static PyObject *py_op_done(PyObject *self, PyObject *a) {
                 }
                 id = record_created(t, kind, name, from, seq, NULL, NULL, code);
             }
-            ids[n++] = id;
+            if (n < MAX_ARGS) ids[n++] = id;
         }
         Py_XDECREF(t);
     }

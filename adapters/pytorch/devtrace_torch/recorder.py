@@ -410,6 +410,42 @@ class Recorder:
             self.quiet -= 1
 
 
+def _loud(rec, fn, failed):
+    """fn, called from inside a wrapped call that runs quietly (an optimizer's step calling
+    its closure: LBFGS's forward and backward), recorded as the program's own work; failed
+    (a list) gets True when fn raises."""
+    def call(*args, **kwargs):
+        if not rec.quiet or get_ident() != rec.thread or rec.mode is None:
+            try:
+                return fn(*args, **kwargs)
+            except BaseException:
+                failed.append(True)
+                raise
+        saved, rec.quiet = rec.quiet, 0
+        if _direct is not None:
+            pushed = _direct.get() is None
+            if pushed:
+                _direct.set(rec.mode)
+        else:
+            try:
+                pushed = _push_mode is not None and _get_current_function_mode() is not rec.mode
+                if pushed:
+                    _push_mode(rec.mode)
+            except Exception:
+                pushed = False
+        try:
+            return fn(*args, **kwargs)
+        except BaseException:
+            failed.append(True)
+            raise
+        finally:
+            if pushed:
+                _pop_ours(rec.mode)
+            rec.quiet = saved
+
+    return call
+
+
 def _set_name(t, name):
     P.named(t, name)  # a name t already has is not said again
 
@@ -644,6 +680,10 @@ def install(torch):
 
     _wrap_modules(torch, rec)
     _wrap_optimizers(torch, rec)
+    try:
+        _wrap_data_parallel(torch, rec)
+    except Exception:
+        pass
     _wrap_sources(torch, rec)
     _wrap_indexing(torch, rec)
     _install_excepthooks(torch)
@@ -747,6 +787,52 @@ def _wrap_modules(torch, rec):
         _wrap(Module, name, mover)
 
 
+def _wrap_data_parallel(torch, rec):
+    """nn.DataParallel's own device check ("module must have its parameters and buffers on
+    device cuda:0 (device_ids[0]) but found one of them on device: cpu"), which no tensor op
+    raises: recorded as a mismatch of the module's first parameter or buffer elsewhere and the
+    inputs, which the program put on device_ids[0]."""
+    DP, Tensor = torch.nn.DataParallel, torch.Tensor
+
+    def wrap(old):
+        def forward(self, *inputs, **kwargs):
+            try:
+                return old(self, *inputs, **kwargs)
+            except RuntimeError as e:
+                if not rec.quiet and "module must have its parameters and buffers on device" in str(e):
+                    try:
+                        _data_parallel_failed(torch, rec, self, inputs, kwargs, e)
+                    except Exception:
+                        pass
+                raise
+
+        return forward
+
+    _wrap(DP, "forward", wrap)
+
+
+def _data_parallel_failed(torch, rec, dp, inputs, kwargs, e):
+    Tensor = torch.Tensor
+    want = dp.src_device_obj
+    where = rec.where
+    odd = None
+    for q, t in list(dp.module.named_parameters()) + list(dp.module.named_buffers()):
+        if t.device != want:
+            odd = (q, t)
+            break
+    if odd is None:
+        return
+    args = [t for t in list(inputs) + list(kwargs.values()) if isinstance(t, Tensor)]
+    names = ["input%d" % i if i else "input" for i in range(len(args))]
+    dev = where(odd[1])
+    if not any(where(t) != dev for t in args):
+        return  # nothing on the device the module was meant for: no pair to show
+    seq = P.op_begin("DataParallel", tuple(["module." + odd[0]] + names), tuple([odd[1]] + args), None)
+    rec.name_operands([odd[1]] + args)
+    odd_name = str(odd[1].device)
+    rec.mismatch(seq, "DataParallel", (odd_name, str(want), "module." + odd[0]), str(e))
+
+
 def _wrap_optimizers(torch, rec):
     Optimizer = torch.optim.Optimizer
 
@@ -758,12 +844,23 @@ def _wrap_optimizers(torch, rec):
                 return old(self, *args, **kwargs)
             rec.optimizers.add(self)
             seq = P.op_begin("optimizer.step", (), (), None)
+            failed = []  # the closure raised
             try:
                 if _sim is not None:
                     _sim.optimizer_check(self)
+                # a closure (LBFGS) computes the loss: the program's forward and backward, recorded, each
+                # tensor with its own line (the step, a begun op, would lend them its own)
+                if args and callable(args[0]):
+                    args = (_loud(rec, args[0], failed),) + tuple(args[1:])
+                elif callable(kwargs.get("closure")):
+                    kwargs = dict(kwargs, closure=_loud(rec, kwargs["closure"], failed))
+                if (args and callable(args[0])) or callable(kwargs.get("closure")):
+                    P.op_end(seq, "optimizer.step", 0, ())
+                    seq = None
                 out = rec.quietly(old, self, *args, **kwargs)
             except BaseException as e:
-                _step_failed(torch, rec, self, seq, e)
+                if not failed:  # the closure's own error was recorded where it was raised
+                    _step_failed(torch, rec, self, seq or P.op_begin("optimizer.step", (), (), None), e)
                 raise
             try:
                 # state is made at the first step (or loaded): looked at when it changed
@@ -777,7 +874,8 @@ def _wrap_optimizers(torch, rec):
                         _sim.optimizer_state(self, lambda v: id(v) not in known)
             except Exception:
                 pass
-            P.op_end(seq, "optimizer.step", 0, ())
+            if seq is not None:
+                P.op_end(seq, "optimizer.step", 0, ())
             return out
 
         return step

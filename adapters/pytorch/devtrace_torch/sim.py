@@ -120,6 +120,15 @@ class Simulator:
     def message(self, name, order, arg, first, other, common, c):
         """PyTorch's text for this op's device mismatch, as a CUDA build raises it."""
         torch = self.torch
+        if name.startswith(("conv", "_convolution", "convolution")) and common and c:
+            # two GPUs: the types agree, and cuDNN's kernel finds the devices apart (the input's first)
+            if self.version >= (2, 1):
+                return ("Expected all tensors to be on the same device, but got %s is on %s, different from other "
+                        "tensors on %s (when checking argument in method wrapper_CUDA__cudnn_convolution)"
+                        % (arg or "weight", self.name(c), self.name(common)))
+            return ("Expected all tensors to be on the same device, but found at least two devices, %s and %s! (when "
+                    "checking argument for argument %s in method wrapper__cudnn_convolution)"
+                    % (self.name(common), self.name(c), arg or "weight"))
         if name.startswith(("conv", "_convolution", "convolution")):
             def legacy(t, code):  # torch.cuda.FloatTensor and the like
                 kind = _LEGACY.get(t.dtype, "Float")
