@@ -804,18 +804,20 @@ static const char *assigned_name(struct ctx *c, const struct step *s, char *buf,
 }
 
 /* python_fix_code with the name the tensor goes by at the fix: the name it had when the op failed, else
- * another name the program held it by then (a caller's variable: "data" in the loop, "x" in forward), of
- * the operand or of the tensor it came from where it reached its device (own2: a view's base, a
- * DataLoader's batch). */
+ * another name the program held it, or a tensor of its chain, by then (a caller's variable: "data" in the
+ * loop, "x" in forward; "mask_true", which held what it was computed from), tried with the line that made
+ * the operand and with the one where it reached its device (own2: a view's base, a DataLoader's batch). */
 static void python_fix_code_of(struct ctx *c, const struct step *fix, const struct step *own, const struct step *own2,
-                               const char *name, int64_t tensor, int64_t tensor2, int64_t seq, const char *dev,
+                               const char *name, const int64_t *ids, int nids, int64_t seq, const char *dev,
                                char *out, size_t size) {
     const struct step *owns[2] = {own, own2 && own2 != own ? own2 : NULL};
     for (int k = 0; k < 2 && !out[0]; k++)
         if (owns[k] || !k) python_fix_code(c, fix, owns[k], name, dev, out, size);
-    int64_t ids[2] = {tensor, tensor2 != tensor ? tensor2 : 0};
-    for (int i = 0; i < 2 && !out[0]; i++) {
+    for (int i = 0; i < nids && !out[0]; i++) {
         if (!ids[i]) continue;
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = ids[j] == ids[i];
+        if (seen) continue;
         sqlite3_stmt *st = vw_prep(c->t, "SELECT DISTINCT s.text FROM names n JOIN strings s ON s.id = n.name WHERE "
                                          "n.tensor = ?1 AND n.seq < ?2 ORDER BY n.seq DESC LIMIT 8");
         if (!st) return;
@@ -891,8 +893,13 @@ static void intent_of(struct ctx *c, const struct operand *ops, int n, int64_t m
         "ORDER BY id "
         "DESC LIMIT ?2) UNION SELECT * FROM (SELECT id, attrs FROM tensor_rows WHERE seq < ?1 ORDER BY id LIMIT ?2)) "
         "r JOIN tensor_attrs a ON a.id = r.attrs WHERE a.origin IN (0, 4) AND a.device <> 0 GROUP BY 1",
-        "SELECT arg0_device, count(*), 0 FROM (SELECT arg0_device FROM ops WHERE op < ?1 AND nargs > 0 ORDER BY op "
-        "DESC LIMIT ?3) GROUP BY 1",
+        /* the work, but for filling tensors in place as a model's construction does (its weights' init, on the
+         * cpu wherever the model is meant to run) */
+        "SELECT arg0_device, count(*), 0 FROM (SELECT arg0_device FROM ops o WHERE op < ?1 AND nargs > 0 AND "
+        "(SELECT s.text FROM strings s WHERE s.id = o.name) NOT IN ('zero_', 'fill_', 'uniform_', 'normal_', "
+        "'random_', 'kaiming_uniform_', 'kaiming_normal_', 'xavier_uniform_', 'xavier_normal_', 'trunc_normal_', "
+        "'constant_', 'ones_', 'zeros_', 'orthogonal_', 'eye_', 'dirac_', 'copy_') ORDER BY op DESC LIMIT ?3) "
+        "GROUP BY 1",
     };
     for (int q = 0; q < 3; q++) {
         sqlite3_stmt *st = vw_prep(c->t, sql[q]);
@@ -1127,8 +1134,8 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         char sib[256] = "", bound[600] = "";
         struct vw_frame cb;
         if (!fix && a->origin != 3 && a->origin != 2)
-            python_fix_code_of(c, a, &odd->chain[0], a, odd->name, odd->tensor, a->tensor, seq, d1, bound,
-                               sizeof bound);
+            python_fix_code_of(c, a, &odd->chain[0], a, odd->name, (int64_t[]){odd->tensor, a->tensor}, 2, seq, d1,
+                               bound, sizeof bound);
         if (!fix && a->origin != 3 && a->origin != 2 && a->has_site && !strcmp(a->site.module, "python") &&
             !bound[0] && !python_callback_caller(c, a, pystack, &cb) &&
             sibling_moved(c, a, odd->dev, want, seq, &left, sib, sizeof sib)) {
@@ -1256,11 +1263,21 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     }
 
     char code[600] = "";
-    if (fix && odd)
+    if (fix && odd) {
+        /* the names to try: the operand's, the tensor where it reached its device, then the rest of its chain
+         * (a module's name or a named base is the fix's own) */
+        int64_t ids[MAX_STEPS + 2];
+        int nids = 0;
+        if (codename == odd->name) {
+            ids[nids++] = odd->tensor;
+            if (odd->nsteps) ids[nids++] = odd->chain[odd->arrived].tensor;
+            for (int k = 0; k < odd->nsteps && k <= odd->arrived && nids < MAX_STEPS + 2; k++)
+                ids[nids++] = odd->chain[k].tensor;
+        } else if (codename == fixname)
+            ids[nids++] = fix->tensor;
         python_fix_code_of(c, fix, odd->nsteps ? &odd->chain[0] : NULL, odd->nsteps ? &odd->chain[odd->arrived] : NULL,
-                           codename, codename == odd->name ? odd->tensor : codename == fixname ? fix->tensor : 0,
-                           codename == odd->name && odd->nsteps ? odd->chain[odd->arrived].tensor : 0, seq,
-                           vw_device_name(want, d1, sizeof d1), code, sizeof code);
+                           codename, ids, nids, seq, vw_device_name(want, d1, sizeof d1), code, sizeof code);
+    }
     const struct step *origin = odd && odd->nsteps ? &odd->chain[odd->nsteps - 1] : NULL;
     if (c->key) { /* ranks whose mismatches agree on these are reported once */
         fprintf(c->key, "%s\x1f%s\x1f%s:%d\x1f%s\x1f", name, message ? message : "", call.site.file,
