@@ -1258,6 +1258,19 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
                          fix->site.function, left.has_site ? " at " : "",
                          left.has_site ? vw_site_str(&left.site, buf, sizeof buf) : "", d1,
                          vw_device_name(odd->dev, d2, sizeof d2));
+            } else if (!modname[0] && fix->origin == 0 && fix->has_site && !strcmp(fix->site.module, "python")) {
+                /* made by a torch factory that takes a device: it can be made there in the first place */
+                static const char *const factories[] = {"zeros", "ones", "empty", "full", "rand", "randn", "randint",
+                                                        "arange", "linspace", "logspace", "eye", "tensor",
+                                                        "randperm", "as_tensor", "tril_indices", "triu_indices"};
+                const char *by = strstr(fix->text, " by ");
+                for (size_t f = 0; by && f < sizeof factories / sizeof *factories; f++)
+                    if (!strcmp(by + 4, factories[f])) {
+                        size_t k = strlen(fixtext);
+                        snprintf(fixtext + k, sizeof fixtext - k, " (or make it there: torch.%s(..., device=\"%s\"))",
+                                 factories[f], d1);
+                        break;
+                    }
             }
         }
     }
