@@ -458,10 +458,14 @@ class Simulator:
         self.loaded = None  # storage data_ptr -> code, while torch.load restores
 
         def key(storage):
+            """The storage itself (its C object: the same for every wrapper of it, an empty one too), else
+            its data's address."""
             try:
-                return storage.data_ptr() or None
+                return getattr(storage, "_cdata", None) or storage.data_ptr() or None
             except Exception:
                 return None
+
+        self.storage_key = key
 
         def tagger(storage):
             if sim.saving:
@@ -525,7 +529,7 @@ class Simulator:
         if not self.loaded or not isinstance(t, self.torch.Tensor):
             return 0
         try:
-            return self.loaded.get(t.storage().data_ptr() or None, 0)
+            return self.loaded.get(self.storage_key(t.storage()), 0)
         except Exception:
             return 0
 
