@@ -662,7 +662,11 @@ class Simulator:
         torch, sim = self.torch, self
         Base = torch.Generator
 
-        class Generator(Base):
+        class _Meta(type(Base)):
+            def __instancecheck__(cls, obj):  # torch.default_generator is one too
+                return isinstance(obj, Base)
+
+        class Generator(Base, metaclass=_Meta):
             def __new__(cls, device="cpu"):
                 g = Base.__new__(cls)
                 return g
