@@ -329,12 +329,14 @@ static int left_by_module_move(struct ctx *c, const struct step *made, int64_t d
     if (!made->has_site || !made->site.function[0] ||
         (!lib && (!strcmp(made->site.function, "main") || !strcmp(made->site.function, "<module>"))))
         return 0;
-    /* moves in place (the runtime's module.to, PyTorch's on cuda) and copies to the device (PyTorch's
-     * module.to where it swaps the parameters, on meta), of tensors made where the odd one was */
+    /* moves in place (the runtime's module.to, PyTorch's on cuda) and copies to the device by a module's
+     * move (PyTorch's module.to where it swaps the parameters, on meta: via "Net.to"; a tensor's own .to,
+     * via "to", is no module's move), of tensors made where the odd one was */
     sqlite3_stmt *st = vw_prep(
         c->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), COALESCE(t.stack, 0), "
               "COALESCE(t.pystack, 0), t.seq FROM transfers x JOIN tensors t ON t.id = x.src LEFT JOIN misc_events e "
-              "ON e.seq = x.seq WHERE x.kind IN (0, 3) AND x.src_device = ?1 AND x.dst_device = ?2 AND x.seq > ?3 AND "
+              "ON e.seq = x.seq WHERE (x.kind = 3 OR (x.kind = 0 AND instr((SELECT v.text FROM strings v WHERE v.id "
+              "= x.via), '.') > 0)) AND x.src_device = ?1 AND x.dst_device = ?2 AND x.seq > ?3 AND "
               "x.seq < ?4 ORDER BY x.seq LIMIT 256");
     if (!st) return 0;
     sqlite3_bind_int64(st, 1, dev);
@@ -359,6 +361,47 @@ static int left_by_module_move(struct ctx *c, const struct step *made, int64_t d
                             !strcmp(move->site.file, made->site.file)
                         ? 2
                         : 1;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+static const char *tensor_name(struct ctx *c, int64_t id, int64_t seq, char *buf, size_t size);
+
+/* A tensor made on the same line as the odd one (the other half of a batch), after it, that the program
+ * itself copied to `want` (a tensor's own .to, no module's move) before the failing op: the line where
+ * the odd one's move was forgotten. Fills *move and the sibling's name; 0 when there is none. */
+static int sibling_moved(struct ctx *c, const struct step *made, int64_t dev, int64_t want, int64_t seq,
+                         struct step *move, char *sname, size_t size) {
+    if (!made->has_site || !made->site.file[0]) return 0;
+    sqlite3_stmt *st = vw_prep(
+        c->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), COALESCE(t.stack, 0), "
+              "COALESCE(t.pystack, 0), t.seq, x.src FROM transfers x JOIN tensors t ON t.id = x.src LEFT JOIN "
+              "misc_events e ON e.seq = x.seq WHERE x.kind = 0 AND instr(COALESCE((SELECT v.text FROM strings v "
+              "WHERE v.id = x.via), ''), '.') = 0 AND x.src_device = ?1 AND x.dst_device = ?2 AND x.seq > ?3 AND "
+              "x.seq < ?4 AND t.seq > ?3 ORDER BY x.seq LIMIT 256");
+    if (!st) return 0;
+    sqlite3_bind_int64(st, 1, dev);
+    sqlite3_bind_int64(st, 2, want);
+    sqlite3_bind_int64(st, 3, made->seq);
+    sqlite3_bind_int64(st, 4, seq);
+    int found = 0;
+    while (!found && sqlite3_step(st) == SQLITE_ROW) {
+        struct vw_frame f;
+        if (!site_of(c, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5), &f) ||
+            f.line != made->site.line || strcmp(f.file, made->site.file))
+            continue;
+        memset(move, 0, sizeof *move);
+        move->seq = sqlite3_column_int64(st, 0);
+        move->stack = sqlite3_column_int64(st, 1);
+        move->origin = -1;
+        move->has_site = site_of(c, move->stack, sqlite3_column_int64(st, 2), move->seq, &move->site);
+        found = move->has_site;
+        char n[200];
+        if (found && tensor_name(c, sqlite3_column_int64(st, 6), seq, n, sizeof n)[0])
+            snprintf(sname, size, "\"%s\"", n);
+        else if (found)
+            snprintf(sname, size, "t%lld", (long long)sqlite3_column_int64(st, 6));
     }
     sqlite3_finalize(st);
     return found;
@@ -720,11 +763,92 @@ static void python_fix_code(struct ctx *c, const struct step *fix, const struct 
     for (const char *p = name; *p; p++)
         if (!ident_char((unsigned char)*p)) return;
     int bound = line_binds(c, fix->site.file, fix->site.line, name);
+    /* or on a line from the one that made it to the fix, in the same function ("for batch in loader:",
+     * "x, y = batch", "y = y.to(device)") */
     if (!bound && own && own->has_site && !strcmp(own->site.file, fix->site.file) &&
-        !strcmp(own->site.function, fix->site.function) && own->site.line <= fix->site.line)
-        bound = line_binds(c, own->site.file, own->site.line, name);
+        !strcmp(own->site.function, fix->site.function) && own->site.line <= fix->site.line &&
+        fix->site.line - own->site.line < 64)
+        for (int l = own->site.line; l < fix->site.line && !bound; l++) bound = line_binds(c, own->site.file, l, name);
     if (!bound) return;
     snprintf(out, size, "%s = %s.to(\"%s\")", name, name, dev);
+}
+
+/* The frame of made's Python stack, innermost first, whose line binds name ("model = Net()" below a
+ * parameter made in Net.__init__); 0 when none does. */
+static int module_made_at(struct ctx *c, const struct step *made, const char *name, struct vw_frame *out) {
+    struct vw_frame f;
+    int64_t id = made->pystack, next;
+    for (int depth = 0; id && depth < 256 && vw_sym_py_frame(c->sym, id, &f, &next); depth++, id = next)
+        if (!f.hidden && line_binds(c, f.file, f.line, name)) {
+            *out = f;
+            return 1;
+        }
+    return 0;
+}
+
+/* How many tensors (not 0-dim) on step s's device the op that made it took: 2 or more when it combined
+ * them (a mask from positions and lengths), 1 for an op of one tensor (a comparison with a number). */
+static int combined(struct ctx *c, const struct step *s) {
+    sqlite3_stmt *st = vw_prep(c->t, "SELECT count(DISTINCT a.tensor) FROM tensor_rows r JOIN op_args a ON a.op = r.op "
+                                     "JOIN tensors t ON t.id = a.tensor LEFT JOIN strings sh ON sh.id = t.shape WHERE "
+                                     "r.id = ?1 AND a.device = ?2 AND COALESCE(sh.text, '') <> '[]'");
+    if (!st) return 0;
+    sqlite3_bind_int64(st, 1, s->tensor);
+    sqlite3_bind_int64(st, 2, s->dev);
+    int n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* NAME when the line of step s is a plain "NAME = ..." (the variable made there), else "". */
+static const char *assigned_name(struct ctx *c, const struct step *s, char *buf, size_t size) {
+    char text[4096];
+    buf[0] = 0;
+    if (!s->has_site || strcmp(s->site.module, "python")) return buf;
+    FILE *src = source_open(c, s->site.file);
+    if (!src) return buf;
+    int n = 0;
+    while (fgets(text, sizeof text, src) && ++n < s->site.line) {
+    }
+    fclose(src);
+    if (n != s->site.line) return buf;
+    const char *t = text + strspn(text, " \t"), *e = t;
+    if (!ident_char((unsigned char)*t) || (*t >= '0' && *t <= '9')) return buf;
+    while (ident_char((unsigned char)*e)) e++;
+    const char *q = e + strspn(e, " ");
+    if (*q != '=' || q[1] == '=' || (size_t)(e - t) >= size) return buf;
+    snprintf(buf, size, "%.*s", (int)(e - t), t);
+    return buf;
+}
+
+/* python_fix_code with the name the tensor goes by at the fix: the name it had when the op failed, else
+ * another name the program held it, or a tensor of its chain, by then (a caller's variable: "data" in the
+ * loop, "x" in forward; "mask_true", which held what it was computed from), tried with the line that made
+ * the operand and with the one where it reached its device (own2: a view's base, a DataLoader's batch). */
+static void python_fix_code_of(struct ctx *c, const struct step *fix, const struct step *own, const struct step *own2,
+                               const char *name, const int64_t *ids, int nids, int64_t seq, const char *dev,
+                               char *out, size_t size) {
+    const struct step *owns[2] = {own, own2 && own2 != own ? own2 : NULL};
+    for (int k = 0; k < 2 && !out[0]; k++)
+        if (owns[k] || !k) python_fix_code(c, fix, owns[k], name, dev, out, size);
+    for (int i = 0; i < nids && !out[0]; i++) {
+        if (!ids[i]) continue;
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = ids[j] == ids[i];
+        if (seen) continue;
+        sqlite3_stmt *st = vw_prep(c->t, "SELECT DISTINCT s.text FROM names n JOIN strings s ON s.id = n.name WHERE "
+                                         "n.tensor = ?1 AND n.seq < ?2 ORDER BY n.seq DESC LIMIT 8");
+        if (!st) return;
+        sqlite3_bind_int64(st, 1, ids[i]);
+        sqlite3_bind_int64(st, 2, seq);
+        while (!out[0] && sqlite3_step(st) == SQLITE_ROW) {
+            const char *other = (const char *)sqlite3_column_text(st, 0);
+            if (!other || (name && !strcmp(other, name))) continue;
+            for (int k = 0; k < 2 && !out[0]; k++)
+                if (owns[k] || !k) python_fix_code(c, fix, owns[k], other, dev, out, size);
+        }
+        sqlite3_finalize(st);
+    }
 }
 
 /* ---------------------------------------------------------------- intent */
@@ -788,13 +912,14 @@ static void intent_of(struct ctx *c, const struct operand *ops, int n, int64_t m
         "DESC LIMIT ?2) UNION SELECT * FROM (SELECT id, attrs FROM tensor_rows WHERE seq < ?1 ORDER BY id LIMIT ?2)) "
         "r JOIN tensor_attrs a ON a.id = r.attrs WHERE a.origin IN (0, 4) AND a.device <> 0 GROUP BY 1",
         /* work: not the moves themselves (a to's input is where the data came from) nor the in-place random
-         * and fill initializers of a module's parameters (setup, wherever the program means to run) */
+         * and fill initializers of a module's parameters (its construction, on the cpu wherever the model is
+         * meant to run) */
         "SELECT arg0_device, count(*), 0 FROM (SELECT o.arg0_device FROM ops o LEFT JOIN strings s ON s.id = o.name "
         "WHERE o.op < ?1 AND o.nargs > 0 AND COALESCE(CASE WHEN s.text LIKE 'aten::%' THEN substr(s.text, 7) ELSE "
         "s.text END, '') NOT IN ('to', 'cpu', 'cuda', 'copy_', '_to_copy', 'set_data', 'uniform_', 'normal_', "
         "'fill_', 'zero_', 'random_', 'bernoulli_', 'exponential_', 'cauchy_', 'log_normal_', 'geometric_', "
         "'kaiming_uniform_', 'kaiming_normal_', 'xavier_uniform_', 'xavier_normal_', 'trunc_normal_', "
-        "'orthogonal_', 'constant_', 'ones_', 'zeros_', 'eye_') ORDER BY o.op DESC LIMIT ?3) GROUP BY 1",
+        "'orthogonal_', 'constant_', 'ones_', 'zeros_', 'eye_', 'dirac_') ORDER BY o.op DESC LIMIT ?3) GROUP BY 1",
     };
     for (int q = 0; q < 3; q++) {
         sqlite3_stmt *st = vw_prep(c->t, sql[q]);
@@ -1026,6 +1151,20 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
                          p->name[0] ? p->name : p->arg);
             }
         }
+        /* where the odd one was made, the program has no name for it ("for batch in loader:", then
+         * "x, y = batch"): the move it forgot goes where it moved a tensor made with it */
+        char sib[256] = "", bound[600] = "";
+        struct vw_frame cb;
+        if (!fix && a->origin != 3 && a->origin != 2)
+            python_fix_code_of(c, a, &odd->chain[0], a, odd->name, (int64_t[]){odd->tensor, a->tensor}, 2, seq, d1,
+                               bound, sizeof bound);
+        if (!fix && a->origin != 3 && a->origin != 2 && a->has_site && !strcmp(a->site.module, "python") &&
+            !bound[0] && !python_callback_caller(c, a, pystack, &cb) &&
+            sibling_moved(c, a, odd->dev, want, seq, &left, sib, sizeof sib)) {
+            fix = &left; /* made with a tensor the program moved: the move it forgot is there */
+            snprintf(fixtext, sizeof fixtext, "move \"%s\" to %s where %s, made with it at %s, is moved", oname, d1,
+                     sib, vw_site_str(&a->site, buf, sizeof buf));
+        }
         if (!fix && a->origin == 3) { /* it was copied here: that copy is the mistake */
             fix = a;
             if (odd->dev == 0)
@@ -1047,8 +1186,35 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
                 }
                 view = -1;
             }
+            /* computed by ops from tensors on its own device (a mask from a causal buffer, a sum of constants)
+             * into a tensor the program has no name for: the fix is where those came from, the first the
+             * program holds by a name (a module's attribute), else the first one made */
+            int derived = -1;
+            char rootname[256] = "";
+            if (odd->chain[own].origin == 1 && own < odd->nsteps - 1 &&
+                !tensor_name(c, odd->chain[own].tensor, seq, rootname, sizeof rootname)[0] &&
+                combined(c, &odd->chain[own]) < 2) {
+                derived = own;
+                /* back through views and ops of one tensor (a comparison with a number, a detach): an op that
+                 * combines two of them (a mask from positions and lengths) made what is to be moved */
+                while (own < odd->nsteps - 1 && (odd->chain[own].origin == 2 || odd->chain[own].origin == -1 ||
+                                                 (odd->chain[own].origin == 1 && combined(c, &odd->chain[own]) < 2)))
+                    if (tensor_name(c, odd->chain[++own].tensor, seq, rootname, sizeof rootname)[0]) break;
+                view = -1;
+            }
             fix = &odd->chain[own];
-            if (view >= 0) {
+            if (derived >= 0) {
+                char tname[64];
+                snprintf(tname, sizeof tname, "t%lld", (long long)fix->tensor);
+                codename = rootname[0] ? rootname : assigned_name(c, fix, fixname, sizeof fixname);
+                char what[320];
+                snprintf(what, sizeof what, odd->name[0] ? "\"%s\"" : "the operand '%s'", oname);
+                snprintf(fixtext, sizeof fixtext,
+                         "move \"%s\" to %s right after it is made: %s is computed from it (at %s), on %s too",
+                         rootname[0] ? rootname : codename && codename[0] ? codename : tname, d1, what,
+                         odd->chain[derived].has_site ? vw_site_str(&odd->chain[derived].site, buf, sizeof buf) : "?",
+                         vw_device_name(odd->dev, d2, sizeof d2));
+            } else if (view >= 0) {
                 char tname[64];
                 snprintf(tname, sizeof tname, "t%lld", (long long)fix->tensor);
                 codename = tensor_name(c, fix->tensor, seq, fixname, sizeof fixname);
@@ -1086,7 +1252,17 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
                 codename = modname;
             }
             memset(&caller, 0, sizeof caller);
-            if (python_callback_caller(c, fix, pystack, &caller.site)) {
+            const char *bind = modname[0] ? modname : codename;
+            if (bind && bind[0] && fix->has_site && !line_binds(c, fix->site.file, fix->site.line, bind) &&
+                module_made_at(c, fix, bind, &caller.site) &&
+                (caller.site.line != fix->site.line || strcmp(caller.site.file, fix->site.file))) {
+                /* made inside a function that returned it (the module's own __init__, a helper making a mask):
+                 * the fix goes where the caller binds it (model = Net(), mask = self.make_mask(n)) */
+                caller.has_site = 1;
+                caller.seq = fix->seq;
+                caller.tensor = fix->tensor;
+                fix = &caller;
+            } else if (python_callback_caller(c, fix, pystack, &caller.site)) {
                 caller.has_site = 1;
                 caller.seq = fix->seq;
                 snprintf(fixtext, sizeof fixtext,
@@ -1108,14 +1284,39 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
                          fix->site.function, left.has_site ? " at " : "",
                          left.has_site ? vw_site_str(&left.site, buf, sizeof buf) : "", d1,
                          vw_device_name(odd->dev, d2, sizeof d2));
+            } else if (!modname[0] && fix->origin == 0 && fix->has_site && !strcmp(fix->site.module, "python")) {
+                /* made by a torch factory that takes a device: it can be made there in the first place */
+                static const char *const factories[] = {"zeros", "ones", "empty", "full", "rand", "randn", "randint",
+                                                        "arange", "linspace", "logspace", "eye", "tensor",
+                                                        "randperm", "as_tensor", "tril_indices", "triu_indices"};
+                const char *by = strstr(fix->text, " by ");
+                for (size_t f = 0; by && f < sizeof factories / sizeof *factories; f++)
+                    if (!strcmp(by + 4, factories[f])) {
+                        size_t k = strlen(fixtext);
+                        snprintf(fixtext + k, sizeof fixtext - k, " (or make it there: torch.%s(..., device=\"%s\"))",
+                                 factories[f], d1);
+                        break;
+                    }
             }
         }
     }
 
     char code[600] = "";
-    if (fix && odd)
-        python_fix_code(c, fix, odd->nsteps ? &odd->chain[0] : NULL, codename, vw_device_name(want, d1, sizeof d1),
-                        code, sizeof code);
+    if (fix && odd) {
+        /* the names to try: the operand's, the tensor where it reached its device, then the rest of its chain
+         * (a module's name or a named base is the fix's own) */
+        int64_t ids[MAX_STEPS + 2];
+        int nids = 0;
+        if (codename == odd->name) {
+            ids[nids++] = odd->tensor;
+            if (odd->nsteps) ids[nids++] = odd->chain[odd->arrived].tensor;
+            for (int k = 0; k < odd->nsteps && k <= odd->arrived && nids < MAX_STEPS + 2; k++)
+                ids[nids++] = odd->chain[k].tensor;
+        } else if (codename == fixname)
+            ids[nids++] = fix->tensor;
+        python_fix_code_of(c, fix, odd->nsteps ? &odd->chain[0] : NULL, odd->nsteps ? &odd->chain[odd->arrived] : NULL,
+                           codename, ids, nids, seq, vw_device_name(want, d1, sizeof d1), code, sizeof code);
+    }
     const struct step *origin = odd && odd->nsteps ? &odd->chain[odd->nsteps - 1] : NULL;
     if (c->key) { /* ranks whose mismatches agree on these are reported once */
         fprintf(c->key, "%s\x1f%s\x1f%s:%d\x1f%s\x1f", name, message ? message : "", call.site.file,

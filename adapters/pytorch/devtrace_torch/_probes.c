@@ -469,7 +469,9 @@ static PyObject *py_op_done(PyObject *self, PyObject *a) {
     int n = 0;
     int seq_like = PyTuple_Check(out) || PyList_Check(out);
     Py_ssize_t m = seq_like ? PySequence_Size(out) : 1;
-    for (Py_ssize_t i = 0; i < m && n < MAX_ARGS; i++) {
+    /* every result is recorded (a split into 99 columns: each is on the op's device); the first
+     * MAX_ARGS are the op's listed outputs */
+    for (Py_ssize_t i = 0; i < m; i++) {
         PyObject *t = seq_like ? PySequence_GetItem(out, i) : (Py_INCREF(out), out);
         if (t && is_tensor(t)) {
             uint64_t id = id_of(t);
@@ -480,9 +482,14 @@ static PyObject *py_op_done(PyObject *self, PyObject *a) {
                     PyObject *v = PyObject_CallMethodObjArgs(t, s_is_view, NULL);
                     if (v == Py_True) {
                         PyObject *base = PyObject_GetAttr(t, s_base);
+                        PyObject *sbase = base && base != Py_None && base != src ? PyObject_GetAttr(src, s_base) : NULL;
                         kind = DTP_ORIGIN_VIEW;
-                        from = base && base != Py_None ? id_of(base) : 0;
+                        /* a view of the tensor it was taken from (a module's attribute, "self.mask[:T]") when
+                         * that is itself a view of the same base; else of its base */
+                        if (base && base != Py_None && (base == src || sbase == base)) from = id_of(src);
+                        if (!from) from = base && base != Py_None ? id_of(base) : 0;
                         if (!from) from = id_of(src);
+                        Py_XDECREF(sbase);
                         Py_XDECREF(base);
                     }
                     Py_XDECREF(v);
@@ -490,7 +497,7 @@ static PyObject *py_op_done(PyObject *self, PyObject *a) {
                 }
                 id = record_created(t, kind, name, from, seq, NULL, NULL, code);
             }
-            ids[n++] = id;
+            if (n < MAX_ARGS) ids[n++] = id;
         }
         Py_XDECREF(t);
     }

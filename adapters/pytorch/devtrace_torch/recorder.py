@@ -270,7 +270,8 @@ class Recorder:
                     P.transfer(src, t, X_TO, _via(k.name, kwargs))
             elif src is not None and t is not src and t._is_view():
                 base = t._base
-                tid, new = P.output(t, VIEW, k.name, P.tensor_id(base if base is not None else src) or P.tensor_id(src),
+                # a view of the tensor it was taken from (a module's attribute "self.mask[:T]"), else of the base
+                tid, new = P.output(t, VIEW, k.name, P.tensor_id(src) or P.tensor_id(base if base is not None else src),
                                     seq, code)
             else:
                 tid, new = P.output(t, OP_OUTPUT, k.name, 0, seq, code)
@@ -367,14 +368,29 @@ class Recorder:
         for tid, name in held.items():
             if isinstance(want[tid], Parameter):
                 found[tid] = name
+        outer = {}  # the names callers hold it by: the report's fix may be in their function
         for f in frames:
             for var, v in list(f.f_locals.items()):
-                if id(v) in want and id(v) not in found and not var.startswith("_") and var != "self":
-                    found[id(v)] = var
+                if id(v) in want and not var.startswith("_") and var != "self":
+                    if id(v) not in found:
+                        found[id(v)] = var
+                    elif var != found[id(v)] and var not in outer.setdefault(id(v), []):
+                        outer[id(v)].append(var)
         for tid, name in held.items():
             found.setdefault(tid, name)
         for tid, name in found.items():
+            for alias in reversed(outer.get(tid, ())):  # outermost first; the innermost name is said last
+                _set_name(want[tid], alias)
             _set_name(want[tid], name)
+        # the other recorded tensors the program holds in these frames ("imgs" of the loop, which the failing
+        # operand was made from): the report names the steps of its chains, and the line of its fix, by them
+        Tensor, more = self.Tensor, set()
+        for f in frames:
+            for var, v in list(f.f_locals.items()):
+                if (isinstance(v, Tensor) and id(v) not in want and id(v) not in more and len(more) < 256
+                        and not var.startswith("_") and var != "self" and P.tensor_id(v)):
+                    more.add(id(v))
+                    _set_name(v, var)
 
     # ------------------------------------------------------------ wrapped calls
 
@@ -392,6 +408,42 @@ class Recorder:
                 else:
                     _push_mode(self.mode)
             self.quiet -= 1
+
+
+def _loud(rec, fn, failed):
+    """fn, called from inside a wrapped call that runs quietly (an optimizer's step calling
+    its closure: LBFGS's forward and backward), recorded as the program's own work; failed
+    (a list) gets True when fn raises."""
+    def call(*args, **kwargs):
+        if not rec.quiet or get_ident() != rec.thread or rec.mode is None:
+            try:
+                return fn(*args, **kwargs)
+            except BaseException:
+                failed.append(True)
+                raise
+        saved, rec.quiet = rec.quiet, 0
+        if _direct is not None:
+            pushed = _direct.get() is None
+            if pushed:
+                _direct.set(rec.mode)
+        else:
+            try:
+                pushed = _push_mode is not None and _get_current_function_mode() is not rec.mode
+                if pushed:
+                    _push_mode(rec.mode)
+            except Exception:
+                pushed = False
+        try:
+            return fn(*args, **kwargs)
+        except BaseException:
+            failed.append(True)
+            raise
+        finally:
+            if pushed:
+                _pop_ours(rec.mode)
+            rec.quiet = saved
+
+    return call
 
 
 def _set_name(t, name):
@@ -628,6 +680,10 @@ def install(torch):
 
     _wrap_modules(torch, rec)
     _wrap_optimizers(torch, rec)
+    try:
+        _wrap_data_parallel(torch, rec)
+    except Exception:
+        pass
     _wrap_sources(torch, rec)
     _wrap_indexing(torch, rec)
     _install_excepthooks(torch)
@@ -731,6 +787,52 @@ def _wrap_modules(torch, rec):
         _wrap(Module, name, mover)
 
 
+def _wrap_data_parallel(torch, rec):
+    """nn.DataParallel's own device check ("module must have its parameters and buffers on
+    device cuda:0 (device_ids[0]) but found one of them on device: cpu"), which no tensor op
+    raises: recorded as a mismatch of the module's first parameter or buffer elsewhere and the
+    inputs, which the program put on device_ids[0]."""
+    DP, Tensor = torch.nn.DataParallel, torch.Tensor
+
+    def wrap(old):
+        def forward(self, *inputs, **kwargs):
+            try:
+                return old(self, *inputs, **kwargs)
+            except RuntimeError as e:
+                if not rec.quiet and "module must have its parameters and buffers on device" in str(e):
+                    try:
+                        _data_parallel_failed(torch, rec, self, inputs, kwargs, e)
+                    except Exception:
+                        pass
+                raise
+
+        return forward
+
+    _wrap(DP, "forward", wrap)
+
+
+def _data_parallel_failed(torch, rec, dp, inputs, kwargs, e):
+    Tensor = torch.Tensor
+    want = dp.src_device_obj
+    where = rec.where
+    odd = None
+    for q, t in list(dp.module.named_parameters()) + list(dp.module.named_buffers()):
+        if t.device != want:
+            odd = (q, t)
+            break
+    if odd is None:
+        return
+    args = [t for t in list(inputs) + list(kwargs.values()) if isinstance(t, Tensor)]
+    names = ["input%d" % i if i else "input" for i in range(len(args))]
+    dev = where(odd[1])
+    if not any(where(t) != dev for t in args):
+        return  # nothing on the device the module was meant for: no pair to show
+    seq = P.op_begin("DataParallel", tuple(["module." + odd[0]] + names), tuple([odd[1]] + args), None)
+    rec.name_operands([odd[1]] + args)
+    odd_name = str(odd[1].device)
+    rec.mismatch(seq, "DataParallel", (odd_name, str(want), "module." + odd[0]), str(e))
+
+
 def _wrap_optimizers(torch, rec):
     Optimizer = torch.optim.Optimizer
 
@@ -742,12 +844,23 @@ def _wrap_optimizers(torch, rec):
                 return old(self, *args, **kwargs)
             rec.optimizers.add(self)
             seq = P.op_begin("optimizer.step", (), (), None)
+            failed = []  # the closure raised
             try:
                 if _sim is not None:
                     _sim.optimizer_check(self)
+                # a closure (LBFGS) computes the loss: the program's forward and backward, recorded, each
+                # tensor with its own line (the step, a begun op, would lend them its own)
+                if args and callable(args[0]):
+                    args = (_loud(rec, args[0], failed),) + tuple(args[1:])
+                elif callable(kwargs.get("closure")):
+                    kwargs = dict(kwargs, closure=_loud(rec, kwargs["closure"], failed))
+                if (args and callable(args[0])) or callable(kwargs.get("closure")):
+                    P.op_end(seq, "optimizer.step", 0, ())
+                    seq = None
                 out = rec.quietly(old, self, *args, **kwargs)
             except BaseException as e:
-                _step_failed(torch, rec, self, seq, e)
+                if not failed:  # the closure's own error was recorded where it was raised
+                    _step_failed(torch, rec, self, seq or P.op_begin("optimizer.step", (), (), None), e)
                 raise
             try:
                 # state is made at the first step (or loaded): looked at when it changed
@@ -761,7 +874,8 @@ def _wrap_optimizers(torch, rec):
                         _sim.optimizer_state(self, lambda v: id(v) not in known)
             except Exception:
                 pass
-            P.op_end(seq, "optimizer.step", 0, ())
+            if seq is not None:
+                P.op_end(seq, "optimizer.step", 0, ())
             return out
 
         return step
@@ -865,13 +979,18 @@ def _wrap_sources(torch, rec):
     Tensor = torch.Tensor
 
     def register(obj, kind, what, detail=None, path="", code=0, depth=0):
-        """Records the tensors in obj (nested dicts, lists, tuples) that have no id: a
-        checkpoint's by their key ("model.fc.weight"), others as `what`."""
+        """Records the tensors in obj (nested dicts, lists, tuples, a whole module) that
+        have no id: a checkpoint's by their key ("model.fc.weight"), others as `what`;
+        code: their simulated device, or a function of the tensor that tells it."""
         if depth > 16:
             return
         if isinstance(obj, Tensor):
             if not P.tensor_id(obj):
-                P.created(obj, kind, (path or what) if kind == CHECKPOINT else what, 0, 0, None, detail, code)
+                P.created(obj, kind, (path or what) if kind == CHECKPOINT else what, 0, 0, None, detail,
+                          code(obj) if callable(code) else code)
+        elif isinstance(obj, torch.nn.Module):
+            for q, t in _module_tensors(obj, Tensor):
+                register(t, kind, what, detail, "%s.%s" % (path, q) if path else q, code, depth + 1)
         elif isinstance(obj, dict):
             for k, v in obj.items():
                 register(v, kind, what, detail, "%s.%s" % (path, k) if path else str(k), code, depth + 1)
@@ -912,19 +1031,25 @@ def _wrap_sources(torch, rec):
     # checkpoints: each tensor is the key it was stored under
     def loader(old):
         def load(f, *args, **kwargs):
-            code = None
+            code = outer = out = None
             if _sim is not None:
                 code, args, kwargs = _sim.load_location(kwargs, args)
-            out = rec.quietly(old, f, *args, **kwargs)
-            if not rec.quiet:
-                try:
-                    loc = kwargs.get("map_location", args[0] if args else None)
-                    detail = str(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "a file object")
-                    if loc is not None:
-                        detail += " (map_location=%s)" % (loc,)
-                    register(out, CHECKPOINT, "checkpoint", str(detail), "", code or 0)
-                except Exception:
-                    pass
+                outer = _sim.loading()  # where the checkpoint says its tensors were
+            try:
+                out = rec.quietly(old, f, *args, **kwargs)
+                if not rec.quiet:
+                    try:
+                        loc = kwargs.get("map_location", args[0] if args else None)
+                        detail = str(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "a file object")
+                        if loc is not None:
+                            detail += " (map_location=%s)" % (loc,)
+                        register(out, CHECKPOINT, "checkpoint", str(detail), "",
+                                 code or (_sim.loaded_code if _sim is not None else 0))
+                    except Exception:
+                        pass
+            finally:
+                if _sim is not None:
+                    _sim.loaded_done(out, outer)
             return out
 
         return load
@@ -964,6 +1089,28 @@ def _wrap_sources(torch, rec):
             return p
 
         Parameter.__new__ = staticmethod(__new__)
+
+    # Variable(t) of older scripts: a new tensor object on t's data (no mode sees it)
+    try:
+        from torch.autograd.variable import Variable
+
+        legacy_new = Variable.__new__
+
+        def variable_new(cls, *args, **kwargs):
+            v = legacy_new(cls, *args, **kwargs)
+            if not rec.quiet:
+                try:
+                    data = args[0] if args else kwargs.get("data")
+                    if isinstance(data, Tensor) and isinstance(v, Tensor) and v is not data:
+                        src = P.tensor_id(data)
+                        P.output(v, VIEW if src else FACTORY, "Variable", src, 0, P.sim(data))
+                except Exception:
+                    pass
+            return v
+
+        Variable.__new__ = staticmethod(variable_new)
+    except Exception:
+        pass
 
     # torch.Tensor([...]) and its legacy kin: no mode sees these constructors
     base_new = _tensor_base(torch).__new__

@@ -25,13 +25,24 @@ The rules it emulates, as a CUDA build of PyTorch applies them:
   changes anything;
 - ``.numpy()`` of a GPU tensor raises PyTorch's TypeError.
 
-``nn.DataParallel`` keeps PyTorch's check that the module is on
-``device_ids[0]`` and gathers outputs on ``output_device``, running the whole
-batch on ``device_ids[0]``.
+``nn.DataParallel`` and ``nn.parallel.data_parallel`` keep PyTorch's check
+that the module is on ``device_ids[0]`` and gather outputs on
+``output_device``, running the whole batch on ``device_ids[0]``.
 
-Not simulated (README lists it too): ``DistributedDataParallel`` and NCCL, CUDA streams, events and graphs, ``torch.cuda.amp`` and GradScaler,
-custom CUDA kernels, and a checkpoint remembering the GPU its tensors were
-saved from (load them with ``map_location``).
+GradScaler runs (its two CUDA-only kernels as torch ops); autocast on "cuda"
+changes no dtype (the ops run on the CPU). Streams and events are
+synchronous stand-ins (an event's ``elapsed_time`` is the host's time);
+``torch.cuda.FloatTensor`` and kin construct, convert and test as on a GPU
+build; ``torch.Generator(device="cuda")`` is a CPU generator that says cuda.
+
+Not simulated (README lists it too): ``DistributedDataParallel`` and NCCL,
+CUDA graphs, autocast's float16 results, and custom CUDA kernels.
+
+A checkpoint remembers the GPU its tensors were saved from, as on a GPU
+build: ``torch.save`` writes PyTorch's location tag ``cuda:K`` for them (the
+file is a GPU run's: a CPU-only PyTorch loads it with ``map_location``),
+and ``torch.load`` puts them back there unless ``map_location`` says
+otherwise.
 """
 
 import sys
@@ -109,6 +120,15 @@ class Simulator:
     def message(self, name, order, arg, first, other, common, c):
         """PyTorch's text for this op's device mismatch, as a CUDA build raises it."""
         torch = self.torch
+        if name.startswith(("conv", "_convolution", "convolution")) and common and c:
+            # two GPUs: the types agree, and cuDNN's kernel finds the devices apart (the input's first)
+            if self.version >= (2, 1):
+                return ("Expected all tensors to be on the same device, but got %s is on %s, different from other "
+                        "tensors on %s (when checking argument in method wrapper_CUDA__cudnn_convolution)"
+                        % (arg or "weight", self.name(c), self.name(common)))
+            return ("Expected all tensors to be on the same device, but found at least two devices, %s and %s! (when "
+                    "checking argument for argument %s in method wrapper__cudnn_convolution)"
+                    % (self.name(common), self.name(c), arg or "weight"))
         if name.startswith(("conv", "_convolution", "convolution")):
             def legacy(t, code):  # torch.cuda.FloatTensor and the like
                 kind = _LEGACY.get(t.dtype, "Float")
@@ -191,9 +211,12 @@ class Simulator:
         elif name == "type" and not args and not kwargs:
             text = func(t)
             return (text.replace("torch.", "torch.cuda.", 1) if src else text), 0
-        elif name == "type" and args and isinstance(args[0], str) and ".cuda." in args[0]:
-            want = CUDA | self.current
-            out = func(t, args[0].replace(".cuda.", "."), *args[1:], **kwargs)
+        elif name == "type" and args and self.legacy_name(args[0]):
+            # a legacy type, by its name or its class: torch.cuda.* is on the GPU (the one t is on, or
+            # the current one), torch.* on the cpu
+            tname = self.legacy_name(args[0])
+            want = (src or CUDA | self.current) if ".cuda." in tname else 0
+            out = func(t, tname.replace(".cuda.", "."), *args[1:], **kwargs)
             if out is t and src != want:
                 out = t.clone()
         elif name == "to":
@@ -206,6 +229,16 @@ class Simulator:
             want = None
             out = func(t, *args, **kwargs)
         return out, (src if want is None else want)
+
+    def legacy_name(self, a):
+        """'torch.cuda.FloatTensor' for that name or class (torch.FloatTensor too), else None."""
+        if isinstance(a, str):
+            return a if a.startswith("torch.") and a.endswith("Tensor") else None
+        name = getattr(a, "_devtrace_legacy", None)
+        if name is None and isinstance(a, type) and getattr(a, "__module__", "") in ("torch", "torch.cuda") \
+                and a.__name__.endswith("Tensor") and a.__name__ != "Tensor":
+            name = "%s.%s" % (a.__module__, a.__name__)
+        return name
 
     def op_device(self, k, kwargs, operands):
         """Checks an op's operands ((name, tensor) pairs); the device of its results."""
@@ -380,6 +413,7 @@ class Simulator:
             "reset_peak_memory_stats": lambda device=None: None,
             "get_device_name": lambda device=None: "devtrace simulated GPU",
             "get_device_capability": lambda device=None: (9, 0),
+            "is_bf16_supported": lambda *a, **kw: True,
         }
         class _Properties:  # what torch.cuda.get_device_properties tells of a simulated GPU
             name = "devtrace simulated GPU"
@@ -392,8 +426,301 @@ class Simulator:
         for k, v in api.items():
             setattr(cuda, k, v)
         torch.Tensor.pin_memory = lambda self, *a, **kw: self.clone()
+        try:  # cuDNN is not there to use: an RNN's flatten_parameters on a simulated GPU returns quietly
+            cudnn = torch.backends.cudnn
+            acceptable = cudnn.is_acceptable
+            cudnn.is_acceptable = lambda t: False if sim.code(t) else acceptable(t)
+        except Exception:
+            pass
         _LEGACY.update(_legacy_names(torch))
         self.install_data_parallel()
+        self.install_grad_scaler()
+        for install in (self.install_legacy_types, self.install_streams, self.install_generator):
+            try:
+                install()
+            except Exception:  # another torch: that part of torch.cuda stays as the CPU build has it
+                pass
+        try:
+            self.install_checkpoints()
+        except Exception:  # another torch's serialization: checkpoints load on the cpu, as before
+            pass
+
+    def install_checkpoints(self):
+        """A checkpoint remembers the GPU its tensors were saved from, as on a GPU
+        build: torch.save tags each storage of a tensor on a simulated GPU
+        "cuda:K" (PyTorch's own location tag), and torch.load without a
+        map_location (or with one that maps to "cuda:K") puts them back there;
+        their data is restored on the CPU. A checkpoint written on a real GPU
+        loads the same way."""
+        torch, sim = self.torch, self
+        ser = torch.serialization
+        self.saving = None  # storage data_ptr -> code, while torch.save pickles
+        self.loaded = None  # storage data_ptr -> code, while torch.load restores
+
+        def key(storage):
+            """The storage itself (its C object: the same for every wrapper of it, an empty one too), else
+            its data's address."""
+            try:
+                return getattr(storage, "_cdata", None) or storage.data_ptr() or None
+            except Exception:
+                return None
+
+        self.storage_key = key
+
+        def tagger(storage):
+            if sim.saving:
+                code = sim.saving.get(key(storage))
+                if code:
+                    return sim.name(code)
+            return None
+
+        def deserializer(storage, location):
+            if not (isinstance(location, str) and location.startswith("cuda")):
+                return None
+            code = sim.code_of(location)  # an ordinal past the simulated GPUs raises, as on a GPU
+            if sim.loaded is not None and key(storage) is not None:
+                sim.loaded[key(storage)] = code
+            return storage
+
+        ser.register_package(5, tagger, deserializer)
+
+        def remember(old):
+            def __reduce_ex__(t, proto):
+                if sim.saving is not None:
+                    code = sim.code(t)
+                    if code:
+                        try:
+                            k = key(t.storage())
+                        except Exception:
+                            k = None
+                        if k is not None:
+                            sim.saving[k] = code
+                return old(t, proto)
+
+            __reduce_ex__.__name__ = old.__name__
+            __reduce_ex__.__qualname__ = getattr(old, "__qualname__", old.__name__)
+            return __reduce_ex__
+
+        for cls in (torch.Tensor, torch.nn.Parameter):
+            if "__reduce_ex__" in cls.__dict__:
+                setattr(cls, "__reduce_ex__", remember(cls.__dict__["__reduce_ex__"]))
+
+        def saver(old):
+            def save(*args, **kwargs):
+                outer, sim.saving = sim.saving, {}
+                try:
+                    return old(*args, **kwargs)
+                finally:
+                    sim.saving = outer
+
+            save.__name__, save.__doc__ = old.__name__, old.__doc__
+            return save
+
+        torch.save = saver(torch.save)
+
+    def loading(self):
+        """torch.load begins: the storages it restores onto a simulated GPU are remembered."""
+        outer = getattr(self, "loaded", None)
+        self.loaded = {}
+        return outer
+
+    def loaded_code(self, t):
+        """The simulated GPU a tensor just loaded was restored to (0: the cpu)."""
+        if not self.loaded or not isinstance(t, self.torch.Tensor):
+            return 0
+        try:
+            return self.loaded.get(self.storage_key(t.storage()), 0)
+        except Exception:
+            return 0
+
+    def loaded_done(self, out, outer):
+        """torch.load is done: what it restored onto a simulated GPU and no one recorded is put there."""
+        try:
+            if self.loaded:
+                for t in _tensors_in(out, self.torch):
+                    code = self.loaded_code(t)
+                    if code and not self.code(t):
+                        self.mark(t, code, "loaded from a checkpoint onto %s" % self.name(code))
+        finally:
+            self.loaded = outer
+
+    def install_legacy_types(self):
+        """torch.cuda.FloatTensor and its kin, as older scripts use them: a constructor
+        (``torch.cuda.FloatTensor(n, 1).fill_(1.0)``, ``Tensor(np_array)``), a type to
+        convert to (``x.type(torch.cuda.FloatTensor)``) and to test (``isinstance``)."""
+        torch, sim, P = self.torch, self, self.P
+
+        class _LegacyType(type):
+            def __instancecheck__(cls, obj):
+                return isinstance(obj, torch.Tensor) and obj.dtype == cls.dtype and bool(sim.code(obj))
+
+        for dtype, kind in _legacy_names(torch).items():
+            name = kind + "Tensor"
+            cpu = getattr(torch, name, None)
+            if cpu is None or not hasattr(torch.cuda, name):
+                continue
+
+            def new(cls, *args, _cpu=cpu, **kwargs):
+                dev = kwargs.pop("device", None)
+                code = sim.code_of(dev) if dev is not None else CUDA | sim.current
+                t = _cpu(*args, **kwargs)
+                try:
+                    _, fresh = P.output(t, 0, "torch.cuda." + cls.__name__, 0, 0, code)
+                except Exception:
+                    fresh = False
+                if not fresh:
+                    sim.mark(t, code, "made by torch.cuda." + cls.__name__)
+                return t
+
+            setattr(torch.cuda, name, _LegacyType(name, (), {"__new__": new, "dtype": dtype, "__module__": "torch.cuda",
+                                                             "is_cuda": True, "_devtrace_legacy": "torch.cuda." + name}))
+
+    def install_streams(self):
+        """CUDA streams and events as a program that times or overlaps its work uses them: one
+        stream, everything synchronous; an event's elapsed_time is the host's time between records."""
+        torch, sim = self.torch, self
+        import contextlib
+        import time
+
+        class Event:
+            def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+                self.t = None
+
+            def record(self, stream=None):
+                self.t = time.perf_counter()
+
+            def synchronize(self):
+                pass
+
+            def wait(self, stream=None):
+                pass
+
+            def query(self):
+                return True
+
+            def elapsed_time(self, end):
+                if self.t is None or end.t is None:
+                    raise RuntimeError("Both events must be recorded before calculating elapsed time.")
+                return (end.t - self.t) * 1000.0
+
+        class Stream:
+            def __init__(self, device=None, priority=0, **kwargs):
+                k = sim.current if device is None else (device if isinstance(device, int)
+                                                        else torch.device(device).index or 0)
+                self.device = torch.device("cuda", k)
+                self.priority = priority
+
+            def synchronize(self):
+                pass
+
+            def query(self):
+                return True
+
+            def wait_stream(self, stream):
+                pass
+
+            def wait_event(self, event):
+                pass
+
+            def record_event(self, event=None):
+                event = event or Event()
+                event.record(self)
+                return event
+
+            def __eq__(self, other):
+                return isinstance(other, Stream) and other.device == self.device
+
+            def __hash__(self):
+                return hash(self.device)
+
+        @contextlib.contextmanager
+        def stream(s):
+            yield
+
+        cuda = torch.cuda
+        for k, v in {"Event": Event, "Stream": Stream, "stream": stream,
+                     "current_stream": lambda device=None: Stream(device),
+                     "default_stream": lambda device=None: Stream(device),
+                     "set_stream": lambda s: None,
+                     "mem_get_info": lambda device=None: (80 * 2 ** 30, 80 * 2 ** 30),
+                     "get_rng_state": lambda device="cuda": torch.get_rng_state(),
+                     "get_rng_state_all": lambda: [torch.get_rng_state() for _ in range(sim.n)],
+                     "set_rng_state": lambda new_state, device="cuda": None,
+                     "set_rng_state_all": lambda new_states: None,
+                     "initial_seed": lambda: torch.initial_seed()}.items():
+            setattr(cuda, k, v)
+        torch.Tensor.record_stream = lambda self, stream: None
+        nvtx = getattr(cuda, "nvtx", None)
+        if nvtx is not None:
+            nvtx.range_push = lambda msg: 0
+            nvtx.range_pop = lambda: 0
+            nvtx.mark = lambda msg: None
+            nvtx.range = contextlib.contextmanager(lambda msg, *a, **kw: (yield))
+
+    def install_generator(self):
+        """torch.Generator(device="cuda"): a CPU generator that says it is on the simulated GPU."""
+        torch, sim = self.torch, self
+        Base = torch.Generator
+
+        class _Meta(type(Base)):
+            def __instancecheck__(cls, obj):  # torch.default_generator is one too
+                return isinstance(obj, Base)
+
+        class Generator(Base, metaclass=_Meta):
+            def __new__(cls, device="cpu"):
+                g = Base.__new__(cls)
+                return g
+
+            def __init__(self, device="cpu"):
+                code = sim.code_of(device) if not isinstance(device, int) else CUDA | device
+                self._devtrace_code = code or 0
+
+            @property
+            def device(self):
+                return sim.device(self._devtrace_code) if self._devtrace_code else Base.device.__get__(self)
+
+        Generator.__name__ = Generator.__qualname__ = "Generator"
+        Generator.__module__ = "torch"
+        torch.Generator = Generator
+
+    def install_grad_scaler(self):
+        """torch.cuda.amp.GradScaler's two CUDA-only kernels, where this torch has no CPU one: the
+        same arithmetic in torch ops, so their operands' devices are checked as any op's."""
+        torch = self.torch
+
+        def unscale(grads, found_inf, inv_scale):
+            for g in grads:
+                if not bool(torch.isfinite(g).all()):
+                    found_inf.fill_(1.0)
+                g.mul_(inv_scale)
+
+        def update_scale(scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval):
+            if float(found_inf):
+                scale.mul_(backoff_factor)
+                growth_tracker.fill_(0)
+            else:
+                successful = int(growth_tracker) + 1
+                if successful == growth_interval:
+                    scale.mul_(growth_factor)
+                    growth_tracker.fill_(0)
+                else:
+                    growth_tracker.fill_(successful)
+            return scale
+
+        for name, fallback in (("_amp_foreach_non_finite_check_and_unscale_", unscale),
+                               ("_amp_update_scale_", update_scale)):
+            native = getattr(torch, name, None)
+            if native is None:
+                continue
+
+            def op(*args, _native=native, _fallback=fallback, **kwargs):
+                try:
+                    return _native(*args, **kwargs)
+                except NotImplementedError:  # no CPU kernel in this torch
+                    return _fallback(*args, **kwargs)
+
+            op.__name__ = name
+            setattr(torch, name, op)
 
     def install_data_parallel(self):
         """nn.DataParallel on simulated GPUs: PyTorch's own check that the module
@@ -426,6 +753,33 @@ class Simulator:
 
         DP.forward = forward
 
+        def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0, module_kwargs=None):
+            """nn.parallel.data_parallel, the functional form, as DataParallel.forward above."""
+            from torch.cuda._utils import _get_device_index
+            if not isinstance(inputs, tuple):
+                inputs = (inputs,) if inputs is not None else ()
+            if device_ids is None:
+                device_ids = list(range(sim.n))
+            if output_device is None:
+                output_device = device_ids[0]
+            device_ids = [_get_device_index(x, True) for x in device_ids]
+            output_device = _get_device_index(output_device, True)
+            src = torch.device("cuda", device_ids[0])
+            for t in list(module.parameters()) + list(module.buffers()):
+                if t.device != src:
+                    raise RuntimeError("module must have its parameters and buffers on device {} (device_ids[0]) but "
+                                       "found one of them on device: {}".format(src, t.device))
+            out = module(*to_device(inputs, src), **to_device(module_kwargs or {}, src))
+            dev = torch.device("cpu") if output_device == -1 else torch.device("cuda", output_device)
+            return to_device(out, dev) if dev != src else out
+
+        sim = self
+        parallel = sys.modules.get("torch.nn.parallel.data_parallel")
+        if parallel is not None and callable(getattr(parallel, "data_parallel", None)):
+            parallel.data_parallel = data_parallel
+        if callable(getattr(torch.nn.parallel, "data_parallel", None)):
+            torch.nn.parallel.data_parallel = data_parallel
+
 
 _INDEXING = frozenset("__getitem__ __setitem__ index index_put index_put_ _index_put_impl_".split())
 # ops that take CPU integer tensors next to GPU ones: lengths of packed sequences and of CTC, batch sizes
@@ -442,6 +796,33 @@ _ATEN_ORDER = {
     "bmm": ((("input", "self"), ("mat2", "mat2")), "wrapper_bmm"),
     "addmm": ((("input", "self"), ("mat1", "mat1"), ("mat2", "mat2")), "wrapper_addmm"),
 }
+
+
+def _tensors_in(obj, torch, depth=0, seen=None):
+    """The tensors in what torch.load returned: nested dicts, lists, tuples, a module's
+    parameters and buffers, an object's attributes."""
+    seen = set() if seen is None else seen
+    if depth > 16 or id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, torch.Tensor):
+        yield obj
+        return
+    if isinstance(obj, torch.nn.Module):
+        for t in list(obj.parameters()) + list(obj.buffers()):
+            yield t
+        items = [v for k, v in vars(obj).items() if not k.startswith("_")]
+    elif isinstance(obj, dict):
+        items = list(obj.values())
+    elif isinstance(obj, (list, tuple, set)):
+        items = list(obj)
+    elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+        items = list(vars(obj).values())
+    else:
+        return
+    for v in items:
+        for t in _tensors_in(v, torch, depth + 1, seen):
+            yield t
 
 
 def _legacy_names(torch):
