@@ -171,6 +171,27 @@ def side_checks():
     out.append(("meta device: the odd cpu operand, its line and the fix",
                 rc == 1 and rrc == 1 and '"mean" float32[1,2]   <- the odd one out' in rep and "meta.py:2 (<module>)" in rep
                 and 'mean = mean.to("meta")' in rep, se + rep))
+    # the recorder's own failure (here injected): one warning, the program's result as untraced, the trace says why
+    script = os.path.join(WORK, "broken.py")
+    with open(script, "w") as f:
+        f.write("import torch\n"
+                "from devtrace_torch import recorder\n"
+                "a = torch.ones(3)\n"
+                "def boom(*args, **kwargs):\n"
+                "    raise ValueError('injected')\n"
+                "recorder.P.op_begin = boom\n"
+                "b = a + 1\n"
+                "c = torch.zeros(2) + b[:2]\n"
+                "print(b.sum().item(), c.tolist())\n")
+    db = os.path.join(WORK, "broken.db")
+    env = {"DEVTRACE_QUIET": "0"}
+    rc, so, se = run([DEVTRACE, "run", "-o", db, "--overwrite", "--", PYTHON, script], env)
+    rrc, rep, _ = run([DEVTRACE, "report", db])
+    out.append(("the recorder's own failure: one warning, the result unchanged, the report says why",
+                rc == 0 and so == "6.0 [2.0, 2.0]\n" and se.count("warning:") == 1
+                and "warning: the PyTorch recorder failed (ValueError: injected)" in se
+                and "tracing stopped before the program ended: the PyTorch recorder failed (ValueError: injected)"
+                in rep, "%d %r %r %r" % (rc, so, se, rep)))
     # what a script sees of simulated GPUs, and what no mode sees but the adapter records
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_adapter_checks.py")
     db = os.path.join(WORK, "checks.db")

@@ -330,13 +330,14 @@ static int left_by_module_move(struct ctx *c, const struct step *made, int64_t d
         (!lib && (!strcmp(made->site.function, "main") || !strcmp(made->site.function, "<module>"))))
         return 0;
     /* moves in place (the runtime's module.to, PyTorch's on cuda) and copies to the device by a module's
-     * move (PyTorch's module.to where it swaps the parameters, on meta: via "Net.to"; a tensor's own .to,
-     * via "to", is no module's move), of tensors made where the odd one was */
+     * move (PyTorch's module.to where it swaps the parameters, on meta: via "Net.to"), of tensors made where
+     * the odd one was; a tensor's own .to (via "to") is no module's move, and counts only when the program
+     * made it in the function that made the odd one (a batch's data moved by hand, its targets not) */
     sqlite3_stmt *st = vw_prep(
         c->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), COALESCE(t.stack, 0), "
-              "COALESCE(t.pystack, 0), t.seq FROM transfers x JOIN tensors t ON t.id = x.src LEFT JOIN misc_events e "
-              "ON e.seq = x.seq WHERE (x.kind = 3 OR (x.kind = 0 AND instr((SELECT v.text FROM strings v WHERE v.id "
-              "= x.via), '.') > 0)) AND x.src_device = ?1 AND x.dst_device = ?2 AND x.seq > ?3 AND "
+              "COALESCE(t.pystack, 0), t.seq, x.kind = 3 OR instr(COALESCE((SELECT v.text FROM strings v WHERE v.id "
+              "= x.via), ''), '.') > 0 FROM transfers x JOIN tensors t ON t.id = x.src LEFT JOIN misc_events e ON "
+              "e.seq = x.seq WHERE x.kind IN (0, 3) AND x.src_device = ?1 AND x.dst_device = ?2 AND x.seq > ?3 AND "
               "x.seq < ?4 ORDER BY x.seq LIMIT 256");
     if (!st) return 0;
     sqlite3_bind_int64(st, 1, dev);
@@ -354,13 +355,15 @@ static int left_by_module_move(struct ctx *c, const struct step *made, int64_t d
         move->stack = sqlite3_column_int64(st, 1);
         move->origin = -1;
         move->has_site = site_of(c, move->stack, sqlite3_column_int64(st, 2), move->seq, &move->site);
+        int by_module = sqlite3_column_int(st, 6);
         if (lib)
             found = move->has_site && !move->site.library ? 2 : 0;
         else
             found = move->has_site && same_function(move->site.function, made->site.function) &&
                             !strcmp(move->site.file, made->site.file)
                         ? 2
-                        : 1;
+                    : by_module ? 1
+                                : 0;
     }
     sqlite3_finalize(st);
     return found;
@@ -789,7 +792,7 @@ static int module_made_at(struct ctx *c, const struct step *made, const char *na
 /* How many tensors (not 0-dim) on step s's device the op that made it took: 2 or more when it combined
  * them (a mask from positions and lengths), 1 for an op of one tensor (a comparison with a number). */
 static int combined(struct ctx *c, const struct step *s) {
-    sqlite3_stmt *st = vw_prep(c->t, "SELECT count(DISTINCT a.tensor) FROM tensor_rows r JOIN op_args a ON a.op = r.op "
+    sqlite3_stmt *st = vw_prep(c->t, "SELECT count(*) FROM tensor_rows r JOIN op_args a ON a.op = r.op "
                                      "JOIN tensors t ON t.id = a.tensor LEFT JOIN strings sh ON sh.id = t.shape WHERE "
                                      "r.id = ?1 AND a.device = ?2 AND COALESCE(sh.text, '') <> '[]'");
     if (!st) return 0;
@@ -1188,10 +1191,11 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
             }
             /* computed by ops from tensors on its own device (a mask from a causal buffer, a sum of constants)
              * into a tensor the program has no name for: the fix is where those came from, the first the
-             * program holds by a name (a module's attribute), else the first one made */
+             * program holds by a name (a module's attribute), else the first one made; not where library code
+             * made it (a loader's collation, on a thread of its own): the program's move of its batch decides */
             int derived = -1;
             char rootname[256] = "";
-            if (odd->chain[own].origin == 1 && own < odd->nsteps - 1 &&
+            if (odd->chain[own].origin == 1 && own < odd->nsteps - 1 && !odd->chain[own].site.library &&
                 !tensor_name(c, odd->chain[own].tensor, seq, rootname, sizeof rootname)[0] &&
                 combined(c, &odd->chain[own]) < 2) {
                 derived = own;

@@ -38,6 +38,7 @@ static struct {
     void (*op_end)(uint64_t, const char *, int32_t, int32_t, const uint64_t *);
     void (*device_mismatch)(const struct dtp_op *, int32_t, int32_t, const char *);
     int32_t (*stack_policy)(int32_t);
+    void (*producer_failed)(const char *); /* optional */
 } P;
 
 static PyObject *g_tensor_type; /* torch.Tensor */
@@ -285,6 +286,7 @@ static PyObject *py_init(PyObject *self, PyObject *args) {
              SYM(tensor_named, "dtp_tensor_named") && SYM(tensor_freed, "dtp_tensor_freed") &&
              SYM(op_begin, "dtp_op_begin") && SYM(op_end, "dtp_op_end") &&
              SYM(device_mismatch, "dtp_device_mismatch") && SYM(stack_policy, "dtp_stack_policy");
+    if (ok) *(void **)&P.producer_failed = dlsym(RTLD_DEFAULT, "dtp_producer_failed");
 #undef SYM
 #define STR(v, text) (v || (v = PyUnicode_InternFromString(text)))
     ok = ok && STR(s_device, "device") && STR(s_type, "type") && STR(s_index, "index") && STR(s_shape, "shape") &&
@@ -630,6 +632,18 @@ static PyObject *py_mismatch(PyObject *self, PyObject *a) {
 
 /* parse_mismatch(message) -> (odd_device, peers_device, argument) or None:
  * the tracer's own reading of PyTorch's device-mismatch texts. */
+/* The recorder's own failure: tracing stops with the tracer's one warning,
+ * and the trace says why; False when the tracer has no such probe (the
+ * caller warns itself). */
+static PyObject *py_producer_failed(PyObject *self, PyObject *why) {
+    (void)self;
+    const char *text = PyUnicode_Check(why) ? PyUnicode_AsUTF8AndSize(why, NULL) : NULL;
+    if (!text) return NULL;
+    if (!P.producer_failed) Py_RETURN_FALSE;
+    P.producer_failed(text);
+    Py_RETURN_TRUE;
+}
+
 static PyObject *py_parse_mismatch(PyObject *self, PyObject *msg) {
     (void)self;
     Py_ssize_t len;
@@ -657,6 +671,7 @@ static PyMethodDef methods[] = {
     {"named", py_named, METH_VARARGS, "named(t, name) -> id"},
     {"mismatch", py_mismatch, METH_VARARGS, "mismatch(seq, name, first, other, message)"},
     {"parse_mismatch", py_parse_mismatch, METH_O, "parse_mismatch(message) -> (odd, peers, arg) or None"},
+    {"producer_failed", py_producer_failed, METH_O, "producer_failed(why) -> bool: tracing stops, the trace says why"},
     {NULL, NULL, 0, NULL},
 };
 

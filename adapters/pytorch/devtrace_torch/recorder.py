@@ -208,6 +208,24 @@ class Recorder:
         self.state_sizes = {}  # id(optimizer) -> its count of state entries when last named
         self.mode = None
         self.cpu = torch.device("cpu")
+        self.off = False  # the recorder failed inside itself: nothing more is recorded
+
+    def broken(self, exc):
+        """The recorder's own failure (its bug, a tensor it cannot read): never the program's. From
+        here on every op and wrapper passes straight through (a simulation stops with it), the
+        tracer warns once and the trace says why, rather than a trace silently missing what follows."""
+        if self.off:
+            return
+        self.off = True
+        self.quiet += 1 << 40  # every wrapper and the mode check quiet: they pass through from now on
+        why = "the PyTorch recorder failed (%s: %s); nothing after this is recorded%s" % (
+            type(exc).__name__, str(exc)[:200], ", and the simulated GPUs stop" if _sim is not None else "")
+        try:
+            told = P.producer_failed(why)
+        except Exception:
+            told = False
+        if not told:
+            sys.stderr.write("devtrace: warning: %s\n" % why)
 
     # ------------------------------------------------------------ the mode
 
@@ -223,18 +241,28 @@ class Recorder:
             return sim.prop(k, func, args, kwargs)
         if kind == _FACTORY:
             out, code = sim.factory(func, args, kwargs) if sim is not None else (func(*args, **kwargs), 0)
-            for t in _results(out, Tensor):
-                P.output(t, FACTORY, k.name, 0, 0, code)
+            try:
+                for t in _results(out, Tensor):
+                    P.output(t, FACTORY, k.name, 0, 0, code)
+            except Exception as exc:
+                self.broken(exc)
             return out
         if kind == _READ:
             if sim is not None and k.name == "numpy":
                 return sim.prop(k, func, args, kwargs)
             out = func(*args, **kwargs)
-            if args and isinstance(args[0], Tensor) and (sim.code(args[0]) if sim is not None
-                                                         else args[0].device.type != "cpu"):
-                P.transfer(args[0], None, X_READ, k.name)
+            try:
+                if args and isinstance(args[0], Tensor) and (sim.code(args[0]) if sim is not None
+                                                             else args[0].device.type != "cpu"):
+                    P.transfer(args[0], None, X_READ, k.name)
+            except Exception as exc:
+                self.broken(exc)
             return out
-        seq = P.op_begin(k.name, k.argnames or ("self",), args, kwargs)
+        try:
+            seq = P.op_begin(k.name, k.argnames or ("self",), args, kwargs)
+        except Exception as exc:
+            self.broken(exc)
+            return func(*args, **kwargs)
         src = args[0] if args and isinstance(args[0], Tensor) else None
         code = 0  # the simulated device of new results
         self.quiet += 1  # what the op itself calls is the op's
@@ -253,34 +281,38 @@ class Recorder:
             self.failed(seq, k, e, args, kwargs)
             raise
         self.quiet -= 1
-        if kind == _OP:
-            if code and k.name in _CPU_INTEGERS_OK:  # lengths and batch sizes stay on the CPU
-                for t in _results(out, Tensor):
-                    if not t.is_floating_point():
-                        P.output(t, OP_OUTPUT, k.name, 0, seq, 0)
-            return P.op_done(seq, k.name, out, src, code)
-        results = _results(out, Tensor)
-        ids = []
-        where = self.where
-        for t in results:
-            if kind == _TRANSFER and src is not None and t is not src:
-                moved = (code != sim.code(src)) if sim is not None else t.device != src.device
-                tid, new = P.output(t, TRANSFER if moved else OP_OUTPUT, k.name, P.tensor_id(src), seq, code)
-                if new and moved:
-                    P.transfer(src, t, X_TO, _via(k.name, kwargs))
-            elif src is not None and t is not src and t._is_view():
-                base = t._base
-                # a view of the tensor it was taken from (a module's attribute "self.mask[:T]"), else of the base
-                tid, new = P.output(t, VIEW, k.name, P.tensor_id(src) or P.tensor_id(base if base is not None else src),
-                                    seq, code)
-            else:
-                tid, new = P.output(t, OP_OUTPUT, k.name, 0, seq, code)
-            ids.append(tid)
-        if kind == _COPY and src is not None and len(args) > 1 and isinstance(args[1], Tensor):
-            if where(args[1]) != where(src):
-                P.transfer(args[1], src, X_COPY, "copy_")
-        P.op_end(seq, k.name, 0, tuple(ids))
-        return out
+        try:  # the op ran: a failure from here on is the recorder's, and the program gets its result
+            if kind == _OP:
+                if code and k.name in _CPU_INTEGERS_OK:  # lengths and batch sizes stay on the CPU
+                    for t in _results(out, Tensor):
+                        if not t.is_floating_point():
+                            P.output(t, OP_OUTPUT, k.name, 0, seq, 0)
+                return P.op_done(seq, k.name, out, src, code)
+            results = _results(out, Tensor)
+            ids = []
+            where = self.where
+            for t in results:
+                if kind == _TRANSFER and src is not None and t is not src:
+                    moved = (code != sim.code(src)) if sim is not None else t.device != src.device
+                    tid, new = P.output(t, TRANSFER if moved else OP_OUTPUT, k.name, P.tensor_id(src), seq, code)
+                    if new and moved:
+                        P.transfer(src, t, X_TO, _via(k.name, kwargs))
+                elif src is not None and t is not src and t._is_view():
+                    base = t._base
+                    # a view of the tensor it was taken from (a module's attribute "self.mask[:T]"), else of the base
+                    tid, new = P.output(t, VIEW, k.name, P.tensor_id(src) or P.tensor_id(base if base is not None else src),
+                                        seq, code)
+                else:
+                    tid, new = P.output(t, OP_OUTPUT, k.name, 0, seq, code)
+                ids.append(tid)
+            if kind == _COPY and src is not None and len(args) > 1 and isinstance(args[1], Tensor):
+                if where(args[1]) != where(src):
+                    P.transfer(args[1], src, X_COPY, "copy_")
+            P.op_end(seq, k.name, 0, tuple(ids))
+            return out
+        except Exception as exc:
+            self.broken(exc)
+            return out
 
     def failed(self, seq, k, e, args, kwargs):
         """Op seq raised e: a device mismatch is recorded with its operands."""
@@ -292,8 +324,8 @@ class Recorder:
                 return
             self.name_operands([t for _, t in _operands(k.argnames, args, kwargs, self.Tensor)])
             self.mismatch(seq, name, parsed, str(e))
-        except Exception:
-            pass
+        except Exception as exc:  # the program's error goes on to the program as it is
+            self.broken(exc)
 
     def mismatch(self, seq, name, parsed, message):
         odd, peers, arg = parsed
