@@ -397,6 +397,7 @@ int main(int argc, char **argv) {
         dt_tensor *a = dt_ones(DT_SHAPE(4), DT_F32, dt_cuda_device(0));
         dt_tensor *c1 = dt_add(a, before), *c2 = dt_add(a, after);
         printf("mismatches %s\n", c1 || c2 ? "missed" : "recorded");
+        dt_free(c1), dt_free(c2), dt_free(a), dt_free(after), dt_free(before);
     } else if (strcmp(mode, "producer_failed") == 0) {
         /* a producer (an adapter) tells the tracer it failed inside itself */
         named("before_failure", 3);
