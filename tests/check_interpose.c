@@ -316,10 +316,11 @@ START_TEST(test_cuda_copies_joined_to_ops) {
                       strstr(out_buf, "\n  made outside any tensor op\n"),
                   "%s", out_buf);
     ck_assert_int_eq(cli("transfers", "--json", NULL), 0);
-    ck_assert_str_eq(json_eval("[(s['direction'], s['bytes'], s['ops'], s['outside_ops']) for s in "
-                               "d['traces'][0]['cuda_sites']]"),
-                     "[('HtoD', 4096, [{'op': 'to of \"images\"', 'tensor': 100, 'count': 4}], 0), ('HtoD', 64, [], 4), "
-                     "('DtoH', 16, [{'op': 'item of \"loss\"', 'tensor': 1101, 'count': 4}], 0)]");
+    ck_assert_str_eq(
+        json_eval("[(s['direction'], s['bytes'], s['ops'], s['outside_ops']) for s in "
+                  "d['traces'][0]['cuda_sites']]"),
+        "[('HtoD', 4096, [{'op': 'to of \"images\"', 'tensor': 100, 'count': 4}], 0), ('HtoD', 64, [], 4), "
+        "('DtoH', 16, [{'op': 'item of \"loss\"', 'tensor': 1101, 'count': 4}], 0)]");
 }
 END_TEST
 

@@ -118,8 +118,16 @@ static int train_loop(int steps) {
 static void tensor(uint64_t id, int on_device, uint64_t op, const char *name) {
     if (!dtp_tensor_created) return;
     static const int64_t shape[1] = {N}, strides[1] = {1};
-    struct dtp_tensor t = {id, id, DTP_DTYPE_F32, 1, shape, strides, 0,
-                           {on_device ? DTP_DEVICE_CUDA : DTP_DEVICE_CPU, 0}, N * sizeof(float), NULL};
+    struct dtp_tensor t = {id,
+                           id,
+                           DTP_DTYPE_F32,
+                           1,
+                           shape,
+                           strides,
+                           0,
+                           {on_device ? DTP_DEVICE_CUDA : DTP_DEVICE_CPU, 0},
+                           N * sizeof(float),
+                           NULL};
     struct dtp_origin o = {op ? DTP_ORIGIN_OP_OUTPUT : DTP_ORIGIN_FACTORY, op ? "to" : "from_data", 0, op, NULL};
     dtp_tensor_created(&t, &o);
     if (name) dtp_tensor_named(id, name);
@@ -142,8 +150,8 @@ static int runtime_loop(int steps) {
         if (dtp_op_end) dtp_op_end(seq, "to", 0, 1, &gpu);
         tensor(gpu + 1000, 1, 0, "loss");
         rcs |= cudaMemcpy(&loss, dev, sizeof loss, D2H); /* loss.item() */
-        struct dtp_transfer read = {gpu + 1000, 0, {DTP_DEVICE_CUDA, 0}, {DTP_DEVICE_CPU, 0}, 4, DTP_TRANSFER_READ,
-                                    "item"};
+        struct dtp_transfer read = {gpu + 1000,        0,     {DTP_DEVICE_CUDA, 0}, {DTP_DEVICE_CPU, 0}, 4,
+                                    DTP_TRANSFER_READ, "item"};
         if (dtp_tensor_transferred) dtp_tensor_transferred(&read);
         rcs |= cudaMemcpy(dev, batch, 16, H2D); /* outside any op */
         total += loss;

@@ -624,12 +624,12 @@ struct group {
     const char *trip_from;          /* where that device -> cpu copy was (the site cache owns it) */
     /* CUDA copies only (cuda_copies): the tensor ops they were made in */
     struct joined {
-        char what[200]; /* op name and the tensor it worked on, by name: 'to of "images"', or 'to' */
+        char what[200];  /* op name and the tensor it worked on, by name: 'to of "images"', or 'to' */
         int64_t example; /* that tensor's id (the first one's, when unnamed) */
         int64_t n;
     } ops[4];
-    int64_t ops_more;  /* copies in other ops than those four */
-    int64_t ops_none;  /* copies made outside any recorded op */
+    int64_t ops_more; /* copies in other ops than those four */
+    int64_t ops_none; /* copies made outside any recorded op */
 };
 
 /* The group of (site, via, route) in g[0..*n), added when new; NULL when
@@ -802,7 +802,7 @@ struct copy_ops {
     size_t n;
 };
 #define JOIN_THREADS 256
-#define JOIN_DEPTH 64
+#define JOIN_DEPTH   64
 static int copy_ops_join(struct vw_trace *t, struct copy_ops *j) {
     memset(j, 0, sizeof *j);
     sqlite3_stmt *st = vw_prep(
@@ -829,7 +829,7 @@ static int copy_ops_join(struct vw_trace *t, struct copy_ops *j) {
         for (int k = 0; k < nth && !o; k++)
             if (th[k].thread == thread) o = &th[k];
         if (!o && nth < JOIN_THREADS) o = &th[nth++], o->thread = thread, o->depth = 0;
-        if (what == 3) { /* a transfer: a read joins the copies waiting for it, anything else ends the wait */
+        if (what == 3) {      /* a transfer: a read joins the copies waiting for it, anything else ends the wait */
             if (o && op == 2) /* kind read */
                 for (int k = 0; k < o->npend; k++) j->op[o->pend[k]] = -seq;
             if (o) o->npend = 0;
@@ -889,12 +889,12 @@ static int64_t copy_op_of(const struct copy_ops *j, int64_t seq) {
  * 'to of "images"', 'item of "loss"', or the name alone ('to') when that
  * tensor is unnamed; its id in *tensor (0 when none). */
 #define COPY_OP_SQL                                                                                                    \
-    "SELECT name, x, (SELECT s2.text FROM names m JOIN strings s2 ON s2.id = m.name WHERE m.tensor = x AND m.seq <= " \
-    "?2 ORDER BY m.seq DESC LIMIT 1) FROM (SELECT s.text AS name, (SELECT a.tensor FROM op_args a WHERE a.op = o.op " \
+    "SELECT name, x, (SELECT s2.text FROM names m JOIN strings s2 ON s2.id = m.name WHERE m.tensor = x AND m.seq <= "  \
+    "?2 ORDER BY m.seq DESC LIMIT 1) FROM (SELECT s.text AS name, (SELECT a.tensor FROM op_args a WHERE a.op = o.op "  \
     "ORDER BY a.pos LIMIT 1) AS x FROM ops o LEFT JOIN strings s ON s.id = o.name WHERE o.op = ?1)"
 #define COPY_READ_SQL                                                                                                  \
-    "SELECT COALESCE(v.text, 'read'), x.src, (SELECT s2.text FROM names m JOIN strings s2 ON s2.id = m.name WHERE "   \
-    "m.tensor = x.src AND m.seq <= ?2 ORDER BY m.seq DESC LIMIT 1) FROM transfers x LEFT JOIN strings v ON v.id = "  \
+    "SELECT COALESCE(v.text, 'read'), x.src, (SELECT s2.text FROM names m JOIN strings s2 ON s2.id = m.name WHERE "    \
+    "m.tensor = x.src AND m.seq <= ?2 ORDER BY m.seq DESC LIMIT 1) FROM transfers x LEFT JOIN strings v ON v.id = "    \
     "x.via WHERE x.seq = ?1"
 static void op_and_tensor(sqlite3_stmt *ops, sqlite3_stmt *reads, int64_t op, int64_t seq, char *buf, size_t size,
                           int64_t *tensor) {
@@ -931,7 +931,8 @@ static int64_t join_copies(struct vw_trace *t, struct vw_sym *sym, struct group 
         int64_t seq = sqlite3_column_int64(st, 0);
         const char *site = cached_site(&sc, sym, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), seq);
         const char *api = col_text(st, 6, "?");
-        int64_t dir = sqlite3_column_int64(st, 3), dev = sqlite3_column_int64(st, 4), peer = sqlite3_column_int64(st, 5);
+        int64_t dir = sqlite3_column_int64(st, 3), dev = sqlite3_column_int64(st, 4),
+                peer = sqlite3_column_int64(st, 5);
         struct group *x = NULL;
         for (int k = 0; k < n && !x; k++)
             if (g[k].from == dir && g[k].to == dev && g[k].peer == peer && !strcmp(g[k].site, site) &&

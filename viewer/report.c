@@ -47,7 +47,7 @@ struct operand {
     int scalar, odd;
     struct step chain[MAX_STEPS]; /* newest first */
     int nsteps;
-    int arrived; /* index in chain where it reached its device */
+    int arrived;     /* index in chain where it reached its device */
     int64_t missing; /* a tensor of the chain whose making is not in the trace (the chain ends there), or 0 */
     int gap;         /* events were dropped over the chain's span: a link may be missing */
 };
@@ -829,8 +829,8 @@ static const char *assigned_name(struct ctx *c, const struct step *s, char *buf,
  * loop, "x" in forward; "mask_true", which held what it was computed from), tried with the line that made
  * the operand and with the one where it reached its device (own2: a view's base, a DataLoader's batch). */
 static void python_fix_code_of(struct ctx *c, const struct step *fix, const struct step *own, const struct step *own2,
-                               const char *name, const int64_t *ids, int nids, int64_t seq, const char *dev,
-                               char *out, size_t size) {
+                               const char *name, const int64_t *ids, int nids, int64_t seq, const char *dev, char *out,
+                               size_t size) {
     const struct step *owns[2] = {own, own2 && own2 != own ? own2 : NULL};
     for (int k = 0; k < 2 && !out[0]; k++)
         if (owns[k] || !k) python_fix_code(c, fix, owns[k], name, dev, out, size);
@@ -1161,8 +1161,8 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         if (!fix && a->origin != 3 && a->origin != 2)
             python_fix_code_of(c, a, &odd->chain[0], a, odd->name, (int64_t[]){odd->tensor, a->tensor}, 2, seq, d1,
                                bound, sizeof bound);
-        if (!fix && a->origin != 3 && a->origin != 2 && a->has_site && !strcmp(a->site.module, "python") &&
-            !bound[0] && !python_callback_caller(c, a, pystack, &cb) &&
+        if (!fix && a->origin != 3 && a->origin != 2 && a->has_site && !strcmp(a->site.module, "python") && !bound[0] &&
+            !python_callback_caller(c, a, pystack, &cb) &&
             sibling_moved(c, a, odd->dev, want, seq, &left, sib, sizeof sib)) {
             fix = &left; /* made with a tensor the program moved: the move it forgot is there */
             snprintf(fixtext, sizeof fixtext, "move \"%s\" to %s where %s, made with it at %s, is moved", oname, d1,
@@ -1215,7 +1215,10 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
                 snprintf(what, sizeof what, odd->name[0] ? "\"%s\"" : "the operand '%s'", oname);
                 snprintf(fixtext, sizeof fixtext,
                          "move \"%s\" to %s right after it is made: %s is computed from it (at %s), on %s too",
-                         rootname[0] ? rootname : codename && codename[0] ? codename : tname, d1, what,
+                         rootname[0]               ? rootname
+                         : codename && codename[0] ? codename
+                                                   : tname,
+                         d1, what,
                          odd->chain[derived].has_site ? vw_site_str(&odd->chain[derived].site, buf, sizeof buf) : "?",
                          vw_device_name(odd->dev, d2, sizeof d2));
             } else if (view >= 0) {
@@ -1290,9 +1293,9 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
                          vw_device_name(odd->dev, d2, sizeof d2));
             } else if (!modname[0] && fix->origin == 0 && fix->has_site && !strcmp(fix->site.module, "python")) {
                 /* made by a torch factory that takes a device: it can be made there in the first place */
-                static const char *const factories[] = {"zeros", "ones", "empty", "full", "rand", "randn", "randint",
-                                                        "arange", "linspace", "logspace", "eye", "tensor",
-                                                        "randperm", "as_tensor", "tril_indices", "triu_indices"};
+                static const char *const factories[] = {
+                    "zeros",    "ones",     "empty", "full",   "rand",     "randn",     "randint",      "arange",
+                    "linspace", "logspace", "eye",   "tensor", "randperm", "as_tensor", "tril_indices", "triu_indices"};
                 const char *by = strstr(fix->text, " by ");
                 for (size_t f = 0; by && f < sizeof factories / sizeof *factories; f++)
                     if (!strcmp(by + 4, factories[f])) {
@@ -1455,7 +1458,8 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         if (!moved && !o->missing) fprintf(f, "     never moved to another device\n");
         if (o->gap) {
             const struct vw_health *h = &c->health;
-            fprintf(f, "     %s%lld event%s dropped", C(VW_YELLOW), (long long)h->dropped, h->dropped == 1 ? " was" : "s were");
+            fprintf(f, "     %s%lld event%s dropped", C(VW_YELLOW), (long long)h->dropped,
+                    h->dropped == 1 ? " was" : "s were");
             if (h->first_dropped > 0 && h->last_dropped > h->first_dropped)
                 fprintf(f, " between #%lld and #%lld", (long long)h->first_dropped, (long long)h->last_dropped);
             else if (h->first_dropped > 0)
@@ -1675,7 +1679,8 @@ static int report_exceptions(struct ctx *c, int found) {
         "IN (SELECT substr(message, 1, instr(message || char(10), char(10)) - 1) FROM errors WHERE first_arg IS NOT "
         "NULL AND message IS NOT NULL) AND NOT EXISTS(SELECT 1 FROM errors q JOIN misc_events qe ON qe.seq = q.seq "
         "WHERE q.first_arg IS NOT NULL AND q.message IS NOT NULL AND qe.thread = e.thread AND q.seq < g.seq AND "
-        "instr(q.message, r.device_a) > 0 AND instr(q.message, r.device_b) > 0 AND NOT EXISTS(SELECT 1 FROM ops o WHERE o.thread = e.thread AND o.seq > "
+        "instr(q.message, r.device_a) > 0 AND instr(q.message, r.device_b) > 0 AND NOT EXISTS(SELECT 1 FROM ops o "
+        "WHERE o.thread = e.thread AND o.seq > "
         "q.seq AND o.seq < g.seq)) AND NOT EXISTS(SELECT 1 FROM errors p JOIN misc_events pe ON pe.seq = p.seq WHERE "
         "p.exception IS NOT NULL AND p.device_a IS NOT NULL AND pe.thread = e.thread AND p.seq < g.seq AND "
         "instr(r.message, substr(p.message, 1, instr(p.message || char(10), char(10)) - 1)) > 1 AND NOT EXISTS("
@@ -1836,9 +1841,8 @@ static void summary(struct ctx *c) {
     if (st && sqlite3_step(st) == SQLITE_ROW) {
         if (c->json)
             fprintf(f, "], \"cpu_only\": %s, \"transfers\": %lld, \"bytes_moved\": %lld, \"ops\": %lld",
-                    cpu_only ? "true" : "false",
-                    (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1),
-                    (long long)sqlite3_column_int64(st, 2));
+                    cpu_only ? "true" : "false", (long long)sqlite3_column_int64(st, 0),
+                    (long long)sqlite3_column_int64(st, 1), (long long)sqlite3_column_int64(st, 2));
         else if (devices)
             fprintf(f, "ops: %lld; transfers: %lld, %lld bytes moved\n", (long long)sqlite3_column_int64(st, 2),
                     (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1));
