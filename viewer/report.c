@@ -311,6 +311,45 @@ static int same_function(const char *a, const char *b) {
     return la == lb && !strncmp(a, b, la);
 }
 
+/* The transfers of tensors from dev to want after made and before seq that meet `where` (SQL over kind:
+ * 0 a copy, 3 a move in place; made: the seq the tensor copied was made at; by_module: a module's move, in
+ * place or via "Net.to", not a tensor's own .to), oldest first: read with next_move. Columns: 6
+ * by_module, 7 the tensor copied. NULL after saying why. */
+static sqlite3_stmt *moves_to(struct ctx *c, const char *where, const struct step *made, int64_t dev, int64_t want,
+                              int64_t seq) {
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "SELECT * FROM (SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), COALESCE(t.stack, 0), "
+             "COALESCE(t.pystack, 0), t.seq AS made, x.kind = 3 OR instr(COALESCE((SELECT v.text FROM strings v "
+             "WHERE v.id = x.via), ''), '.') > 0 AS by_module, x.src, x.kind AS kind FROM transfers x JOIN tensors t "
+             "ON t.id = x.src LEFT JOIN misc_events e ON e.seq = x.seq WHERE x.src_device = ?1 AND x.dst_device = "
+             "?2 AND x.seq > ?3 AND x.seq < ?4) WHERE %s ORDER BY 1 LIMIT 256",
+             where);
+    sqlite3_stmt *st = vw_prep(c->t, sql);
+    if (!st) return NULL;
+    sqlite3_bind_int64(st, 1, dev);
+    sqlite3_bind_int64(st, 2, want);
+    sqlite3_bind_int64(st, 3, made->seq);
+    sqlite3_bind_int64(st, 4, seq);
+    return st;
+}
+
+/* The next row of moves_to: where the tensor copied was made in *made_at, the move as a step in *move;
+ * 0 at the end. Rows whose tensor has no known site are skipped. */
+static int next_move(struct ctx *c, sqlite3_stmt *st, struct vw_frame *made_at, struct step *move) {
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (!site_of(c, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5), made_at))
+            continue;
+        memset(move, 0, sizeof *move);
+        move->seq = sqlite3_column_int64(st, 0);
+        move->stack = sqlite3_column_int64(st, 1);
+        move->origin = -1;
+        move->has_site = site_of(c, move->stack, sqlite3_column_int64(st, 2), move->seq, &move->site);
+        return 1;
+    }
+    return 0;
+}
+
 /* A tensor a module keeps outside its registered parameters and buffers
  * (a plain struct field, a plain attribute): made in the same function as
  * tensors that a later in-place move (the module's .to()) took from its
@@ -333,28 +372,12 @@ static int left_by_module_move(struct ctx *c, const struct step *made, int64_t d
      * move (PyTorch's module.to where it swaps the parameters, on meta: via "Net.to"), of tensors made where
      * the odd one was; a tensor's own .to (via "to") is no module's move, and counts only when the program
      * made it in the function that made the odd one (a batch's data moved by hand, its targets not) */
-    sqlite3_stmt *st = vw_prep(
-        c->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), COALESCE(t.stack, 0), "
-              "COALESCE(t.pystack, 0), t.seq, x.kind = 3 OR instr(COALESCE((SELECT v.text FROM strings v WHERE v.id "
-              "= x.via), ''), '.') > 0 FROM transfers x JOIN tensors t ON t.id = x.src LEFT JOIN misc_events e ON "
-              "e.seq = x.seq WHERE x.kind IN (0, 3) AND x.src_device = ?1 AND x.dst_device = ?2 AND x.seq > ?3 AND "
-              "x.seq < ?4 ORDER BY x.seq LIMIT 256");
+    sqlite3_stmt *st = moves_to(c, "kind IN (0, 3)", made, dev, want, seq);
     if (!st) return 0;
-    sqlite3_bind_int64(st, 1, dev);
-    sqlite3_bind_int64(st, 2, want);
-    sqlite3_bind_int64(st, 3, made->seq);
-    sqlite3_bind_int64(st, 4, seq);
     int found = 0;
-    while (!found && sqlite3_step(st) == SQLITE_ROW) {
-        struct vw_frame f;
-        if (!site_of(c, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5), &f) ||
-            !same_function(f.function, made->site.function) || strcmp(f.file, made->site.file))
-            continue;
-        memset(move, 0, sizeof *move);
-        move->seq = sqlite3_column_int64(st, 0);
-        move->stack = sqlite3_column_int64(st, 1);
-        move->origin = -1;
-        move->has_site = site_of(c, move->stack, sqlite3_column_int64(st, 2), move->seq, &move->site);
+    struct vw_frame f;
+    while (!found && next_move(c, st, &f, move)) {
+        if (!same_function(f.function, made->site.function) || strcmp(f.file, made->site.file)) continue;
         int by_module = sqlite3_column_int(st, 6);
         if (lib)
             found = move->has_site && !move->site.library ? 2 : 0;
@@ -377,34 +400,18 @@ static const char *tensor_name(struct ctx *c, int64_t id, int64_t seq, char *buf
 static int sibling_moved(struct ctx *c, const struct step *made, int64_t dev, int64_t want, int64_t seq,
                          struct step *move, char *sname, size_t size) {
     if (!made->has_site || !made->site.file[0]) return 0;
-    sqlite3_stmt *st = vw_prep(
-        c->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), COALESCE(t.stack, 0), "
-              "COALESCE(t.pystack, 0), t.seq, x.src FROM transfers x JOIN tensors t ON t.id = x.src LEFT JOIN "
-              "misc_events e ON e.seq = x.seq WHERE x.kind = 0 AND instr(COALESCE((SELECT v.text FROM strings v "
-              "WHERE v.id = x.via), ''), '.') = 0 AND x.src_device = ?1 AND x.dst_device = ?2 AND x.seq > ?3 AND "
-              "x.seq < ?4 AND t.seq > ?3 ORDER BY x.seq LIMIT 256");
+    sqlite3_stmt *st = moves_to(c, "kind = 0 AND NOT by_module AND made > ?3", made, dev, want, seq);
     if (!st) return 0;
-    sqlite3_bind_int64(st, 1, dev);
-    sqlite3_bind_int64(st, 2, want);
-    sqlite3_bind_int64(st, 3, made->seq);
-    sqlite3_bind_int64(st, 4, seq);
     int found = 0;
-    while (!found && sqlite3_step(st) == SQLITE_ROW) {
-        struct vw_frame f;
-        if (!site_of(c, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5), &f) ||
-            f.line != made->site.line || strcmp(f.file, made->site.file))
-            continue;
-        memset(move, 0, sizeof *move);
-        move->seq = sqlite3_column_int64(st, 0);
-        move->stack = sqlite3_column_int64(st, 1);
-        move->origin = -1;
-        move->has_site = site_of(c, move->stack, sqlite3_column_int64(st, 2), move->seq, &move->site);
+    struct vw_frame f;
+    while (!found && next_move(c, st, &f, move)) {
+        if (f.line != made->site.line || strcmp(f.file, made->site.file)) continue;
         found = move->has_site;
         char n[200];
-        if (found && tensor_name(c, sqlite3_column_int64(st, 6), seq, n, sizeof n)[0])
+        if (found && tensor_name(c, sqlite3_column_int64(st, 7), seq, n, sizeof n)[0])
             snprintf(sname, size, "\"%s\"", n);
         else if (found)
-            snprintf(sname, size, "t%lld", (long long)sqlite3_column_int64(st, 6));
+            snprintf(sname, size, "t%lld", (long long)sqlite3_column_int64(st, 7));
     }
     sqlite3_finalize(st);
     return found;
