@@ -9,6 +9,12 @@
 
 #include <stdint.h>
 
+/* PRAGMA application_id of a trace ("DTRC") and PRAGMA user_version: the
+ * schema version, bumped on any change to the tables below, their meaning
+ * or the views'. */
+#define TS_APPLICATION_ID 0x44545243
+#define TS_SCHEMA_VERSION 9
+
 /* ---------------------------------------------------------------- checks */
 
 /* What the viewer requires of a column's values (NULL always passes). Only

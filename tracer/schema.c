@@ -1,4 +1,4 @@
-/* The trace file's schema (version TR_SCHEMA_VERSION in PRAGMA user_version,
+/* The trace file's schema (version TS_SCHEMA_VERSION in PRAGMA user_version,
  * application_id 'DTRC'): tables written while tracing, views that make
  * them readable in the sqlite3 shell, and the indexes built once at the end
  * (an index maintained during inserts would cut the insert rate tenfold).

@@ -15,7 +15,6 @@
 #define TR_HIDDEN         __attribute__((visibility("hidden")))
 #define TR_EXPORT         __attribute__((visibility("default")))
 #define TR_VERSION        "0.1.0"
-#define TR_SCHEMA_VERSION 9
 
 /* ---------------------------------------------------------------- records */
 

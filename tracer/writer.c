@@ -563,7 +563,7 @@ static void argv_json(char *out, size_t size) {
 
 static int write_start_meta(void) {
     char buf[16384];
-    meta_int("schema_version", TR_SCHEMA_VERSION);
+    meta_int("schema_version", TS_SCHEMA_VERSION);
     meta_text("devtrace_version", TR_VERSION);
     meta_int("probe_abi", DTP_ABI_VERSION);
     meta_int("pid", getpid());
@@ -1183,7 +1183,7 @@ static int writer_open(const char *path) {
     snprintf(pragmas, sizeof pragmas,
              "PRAGMA page_size=4096; PRAGMA synchronous=OFF; PRAGMA journal_mode=WAL;"
              " PRAGMA application_id=%d; PRAGMA user_version=%d;",
-             0x44545243, TR_SCHEMA_VERSION);
+             TS_APPLICATION_ID, TS_SCHEMA_VERSION);
     if (exec(pragmas) < 0) return -1;
     sqlite3_wal_hook(W.db, wal_hook, NULL);
     static char tables[8192]; /* the writer's only: made once per trace */

@@ -18,9 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define TRACE_APP_ID 0x44545243
-#define TRACE_SCHEMA 9
-
 static int copy_file(const char *from, const char *to) {
     int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, rc = -1;
     if (in < 0) return -1;
@@ -95,7 +92,7 @@ static int check_layout(struct vw_trace *t) {
             goto out;
         }
         if (!type || strcmp(type, "table") != 0) {
-            snprintf(what, sizeof what, "no table %s (a version %d trace has one)", tb->name, TRACE_SCHEMA);
+            snprintf(what, sizeof what, "no table %s (a version %d trace has one)", tb->name, TS_SCHEMA_VERSION);
             damaged(t->path, what, NULL);
             goto out;
         }
@@ -134,6 +131,31 @@ out:
     sqlite3_finalize(kind);
     sqlite3_finalize(cols);
     return rc;
+}
+
+/* The links the viewer walks (the description's TS_CHECK_PARENT columns: a
+ * stack's frames) lead to ever earlier rows, as the writer adds a frame
+ * after its parent, so every walk ends; a trace where one does not is
+ * damaged, and never walked. Every row: these tables are small (one row
+ * per distinct frame of a stack). */
+static int check_parents(struct vw_trace *t) {
+    for (int i = 0; i < TS_NTABLES; i++) {
+        const struct ts_table *tb = &ts_tables[i];
+        for (int c = 0; c < tb->ncols; c++) {
+            if (tb->cols[c].check != TS_CHECK_PARENT) continue;
+            char sql[256];
+            snprintf(sql, sizeof sql,
+                     "SELECT EXISTS(SELECT 1 FROM %s WHERE %s IS NOT NULL AND NOT (%s BETWEEN 1 AND %s - 1))", tb->name,
+                     tb->cols[c].name, tb->cols[c].name, tb->cols[0].name);
+            int64_t bad = scalar_int(t->db, sql, -1);
+            if (bad < 0)
+                vw_error("%s: damaged trace: its stacks cannot be read (%s)", t->path, sqlite3_errmsg(t->db));
+            else if (bad)
+                vw_error("%s: damaged trace: a %s has a frame whose parent is not an earlier frame", t->path, tb->noun);
+            if (bad) return -1;
+        }
+    }
+    return 0;
 }
 
 /* Appends to an SQL buffer; 0, or -1 when it is full. */
@@ -412,19 +434,19 @@ int vw_trace_open(const char *path, struct vw_trace *t) {
         vw_trace_close(t);
         return -1;
     }
-    if (app != TRACE_APP_ID) {
+    if (app != TS_APPLICATION_ID) {
         vw_error("%s: an SQLite database, but not a devtrace trace (application_id 0x%llx)", path,
                  (unsigned long long)app);
         vw_trace_close(t);
         return -1;
     }
     int64_t ver = scalar_int(t->db, "PRAGMA user_version", -1);
-    if (ver != TRACE_SCHEMA) {
+    if (ver != TS_SCHEMA_VERSION) {
         vw_error("%s: trace schema version %lld; this devtrace (%s) reads version %d: %s", path, (long long)ver,
-                 VW_VERSION, TRACE_SCHEMA,
-                 ver > TRACE_SCHEMA ? "upgrade devtrace"
-                 : ver >= 1         ? "it was written by an older devtrace; record it again with this one"
-                                    : "the file is damaged");
+                 VW_VERSION, TS_SCHEMA_VERSION,
+                 ver > TS_SCHEMA_VERSION ? "upgrade devtrace"
+                 : ver >= 1              ? "it was written by an older devtrace; record it again with this one"
+                                         : "the file is damaged");
         vw_trace_close(t);
         return -1;
     }
@@ -455,25 +477,9 @@ int vw_trace_open(const char *path, struct vw_trace *t) {
         vw_trace_close(t);
         return -1;
     }
-    /* links the viewer walks: a stack's frames lead to ever earlier ones
-     * (the writer adds a frame after its parent), so every walk ends; a
-     * trace where one does not is damaged, and never walked */
-    static const char *const links[][2] = {
-        {"a native stack", "SELECT EXISTS(SELECT 1 FROM frames WHERE parent IS NOT NULL AND "
-                           "NOT (parent BETWEEN 1 AND id - 1))"},
-        {"a Python stack", "SELECT EXISTS(SELECT 1 FROM py_frames WHERE parent IS NOT NULL AND "
-                           "NOT (parent BETWEEN 1 AND id - 1))"},
-    };
-    for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
-        int64_t bad = scalar_int(t->db, links[i][1], -1);
-        if (bad < 0)
-            vw_error("%s: damaged trace: its stacks cannot be read (%s)", path, sqlite3_errmsg(t->db));
-        else if (bad)
-            vw_error("%s: damaged trace: %s has a frame whose parent is not an earlier frame", path, links[i][0]);
-        if (bad) {
-            vw_trace_close(t);
-            return -1;
-        }
+    if (check_parents(t) < 0) {
+        vw_trace_close(t);
+        return -1;
     }
     if (check_values(t) < 0) {
         vw_trace_close(t);
