@@ -632,16 +632,24 @@ struct group {
     int64_t ops_none; /* copies made outside any recorded op */
 };
 
+/* The group of (site, via, route) in g[0..n), or NULL. */
+static struct group *group_find(struct group *g, int n, const char *site, const char *via, int64_t from, int64_t to,
+                                int64_t peer) {
+    for (int k = 0; k < n; k++)
+        if (g[k].from == from && g[k].to == to && g[k].peer == peer && !strcmp(g[k].site, site) &&
+            !strcmp(g[k].via, via))
+            return &g[k];
+    return NULL;
+}
+
 /* The group of (site, via, route) in g[0..*n), added when new; NULL when
  * MAX_GROUPS are taken. Stacks that differ only above the site merge. */
 static struct group *group_of(struct group *g, int *n, const char *site, const char *via, int64_t from, int64_t to,
                               int64_t peer, int64_t seq) {
-    for (int k = 0; k < *n; k++)
-        if (g[k].from == from && g[k].to == to && g[k].peer == peer && !strcmp(g[k].site, site) &&
-            !strcmp(g[k].via, via))
-            return &g[k];
+    struct group *x = group_find(g, *n, site, via, from, to, peer);
+    if (x) return x;
     if (*n == MAX_GROUPS) return NULL;
-    struct group *x = &g[(*n)++];
+    x = &g[(*n)++];
     memset(x, 0, sizeof *x);
     snprintf(x->site, sizeof x->site, "%s", site);
     snprintf(x->via, sizeof x->via, "%s", via);
@@ -933,11 +941,7 @@ static int64_t join_copies(struct vw_trace *t, struct vw_sym *sym, struct group 
         const char *api = col_text(st, 6, "?");
         int64_t dir = sqlite3_column_int64(st, 3), dev = sqlite3_column_int64(st, 4),
                 peer = sqlite3_column_int64(st, 5);
-        struct group *x = NULL;
-        for (int k = 0; k < n && !x; k++)
-            if (g[k].from == dir && g[k].to == dev && g[k].peer == peer && !strcmp(g[k].site, site) &&
-                !strcmp(g[k].via, api))
-                x = &g[k];
+        struct group *x = group_find(g, n, site, api, dir, dev, peer);
         if (!x) continue; /* a group not shown */
         int64_t op = copy_op_of(&j, seq), tensor;
         if (!op) {

@@ -841,14 +841,16 @@ static void python_fix_code_of(struct ctx *c, const struct step *fix, const stru
     const struct step *owns[2] = {own, own2 && own2 != own ? own2 : NULL};
     for (int k = 0; k < 2 && !out[0]; k++)
         if (owns[k] || !k) python_fix_code(c, fix, owns[k], name, dev, out, size);
+    sqlite3_stmt *st = NULL;
     for (int i = 0; i < nids && !out[0]; i++) {
         if (!ids[i]) continue;
         int seen = 0;
         for (int j = 0; j < i && !seen; j++) seen = ids[j] == ids[i];
         if (seen) continue;
-        sqlite3_stmt *st = vw_prep(c->t, "SELECT DISTINCT s.text FROM names n JOIN strings s ON s.id = n.name WHERE "
-                                         "n.tensor = ?1 AND n.seq < ?2 ORDER BY n.seq DESC LIMIT 8");
-        if (!st) return;
+        if (!st && !(st = vw_prep(c->t, "SELECT DISTINCT s.text FROM names n JOIN strings s ON s.id = n.name WHERE "
+                                        "n.tensor = ?1 AND n.seq < ?2 ORDER BY n.seq DESC LIMIT 8")))
+            return;
+        sqlite3_reset(st);
         sqlite3_bind_int64(st, 1, ids[i]);
         sqlite3_bind_int64(st, 2, seq);
         while (!out[0] && sqlite3_step(st) == SQLITE_ROW) {
@@ -857,8 +859,8 @@ static void python_fix_code_of(struct ctx *c, const struct step *fix, const stru
             for (int k = 0; k < 2 && !out[0]; k++)
                 if (owns[k] || !k) python_fix_code(c, fix, owns[k], other, dev, out, size);
         }
-        sqlite3_finalize(st);
     }
+    if (st) sqlite3_finalize(st);
 }
 
 /* ---------------------------------------------------------------- intent */
@@ -1465,12 +1467,9 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         if (!moved && !o->missing) fprintf(f, "     never moved to another device\n");
         if (o->gap) {
             const struct vw_health *h = &c->health;
-            fprintf(f, "     %s%lld event%s dropped", C(VW_YELLOW), (long long)h->dropped,
-                    h->dropped == 1 ? " was" : "s were");
-            if (h->first_dropped > 0 && h->last_dropped > h->first_dropped)
-                fprintf(f, " between #%lld and #%lld", (long long)h->first_dropped, (long long)h->last_dropped);
-            else if (h->first_dropped > 0)
-                fprintf(f, h->last_dropped ? " at #%lld" : " from #%lld on", (long long)h->first_dropped);
+            char span[72];
+            fprintf(f, "     %s%lld event%s dropped%s", C(VW_YELLOW), (long long)h->dropped,
+                    h->dropped == 1 ? " was" : "s were", vw_health_span(h, 0, span, sizeof span));
             fprintf(f, ", within this chain's span (#%lld to #%lld): a link of it may be missing%s\n",
                     (long long)(o->nsteps ? o->chain[o->nsteps - 1].seq : 0), (long long)seq, C(VW_RESET));
         }

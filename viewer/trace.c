@@ -562,22 +562,28 @@ int vw_health(sqlite3 *db, struct vw_health *h) {
                          : ", or the program was killed");
     }
     if (h->dropped) {
-        char since[80] = "";
+        char since[80] = "", span[72];
         h->first_dropped = meta_int(db, "first_dropped_seq", 0);
         h->last_dropped = meta_int(db, "last_dropped_seq", 0);
         if (h->first_dropped < 0 || h->last_dropped < 0 || (h->last_dropped && h->last_dropped < h->first_dropped))
             h->first_dropped = h->last_dropped = 0; /* nonsense: not known */
-        if (h->first_dropped > 0 && h->last_dropped > h->first_dropped)
-            snprintf(since, sizeof since, ", between events #%lld and #%lld", (long long)h->first_dropped,
-                     (long long)h->last_dropped);
-        else if (h->first_dropped > 0)
-            snprintf(since, sizeof since, h->last_dropped ? ", event #%lld" : ", from event #%lld on",
-                     (long long)h->first_dropped);
+        if (h->first_dropped > 0) snprintf(since, sizeof since, ",%s", vw_health_span(h, 1, span, sizeof span));
         snprintf(h->lost, sizeof h->lost, "%lld event%s dropped (full rings%s%s): a chain may miss links",
                  (long long)h->dropped, h->dropped == 1 ? "" : "s",
                  meta_int(db, "lossy", 0) == 1 ? " in lossy mode, DEVTRACE_LOSSY=1" : "", since);
     }
     return h->complete && !h->dropped ? 0 : 1;
+}
+
+const char *vw_health_span(const struct vw_health *h, int words, char *buf, size_t size) {
+    buf[0] = '\0';
+    if (h->first_dropped > 0 && h->last_dropped > h->first_dropped)
+        snprintf(buf, size, " between %s#%lld and #%lld", words ? "events " : "", (long long)h->first_dropped,
+                 (long long)h->last_dropped);
+    else if (h->first_dropped > 0)
+        snprintf(buf, size, h->last_dropped ? " at %s#%lld" : " from %s#%lld on", words ? "event " : "",
+                 (long long)h->first_dropped);
+    return buf;
 }
 
 int vw_health_gap(const struct vw_health *h, int64_t lo, int64_t hi) {

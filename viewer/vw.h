@@ -56,6 +56,10 @@ int vw_health(sqlite3 *db, struct vw_health *h);
 /* 1 when events between seqs lo and hi (inclusive) may have been dropped:
  * a chain of events over that span may miss links. */
 int vw_health_gap(const struct vw_health *h, int64_t lo, int64_t hi);
+/* Where the dropped events were: " between events #a and #b", " at event
+ * #a" or " from event #a on" (without "event(s)" unless words); "" when
+ * not known. Returns buf. */
+const char *vw_health_span(const struct vw_health *h, int words, char *buf, size_t size);
 /* A prepared statement, or NULL after printing why. */
 sqlite3_stmt *vw_prep(struct vw_trace *t, const char *sql);
 /* A meta value ("" when absent) into buf. */
