@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TR_HIDDEN         __attribute__((visibility("hidden")))
-#define TR_EXPORT         __attribute__((visibility("default")))
-#define TR_VERSION        "0.1.0"
+#define TR_HIDDEN  __attribute__((visibility("hidden")))
+#define TR_EXPORT  __attribute__((visibility("default")))
+#define TR_VERSION "0.1.0"
 
 /* ---------------------------------------------------------------- records */
 
