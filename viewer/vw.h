@@ -132,6 +132,7 @@ const char *vw_device_name(int64_t dev, char *buf, size_t size);
  * culprit argument, origin site), so that ranks can be reported as one. */
 #define VW_REPORT_ALL_FRAMES 1 /* frames inside libdtrt, libdevtrace and libc too */
 #define VW_REPORT_NO_SOURCE  2 /* no source snippets or suggested diff (text, JSON) */
+#define VW_REPORT_BRIEF      4 /* text: per mismatch, the headline, the odd operand, its origin, the fix */
 int vw_report_trace(struct vw_trace *t, int json, int flags, FILE *out, int index, int nfiles, char **key);
 
 /* ---------------------------------------------------------------- symbols (sym.c) */
