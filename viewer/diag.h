@@ -103,6 +103,14 @@ struct vw_case {
     const struct vw_operand *odd; /* the first operand off the intended device, or NULL */
 };
 
+/* The device mismatches of a trace, in order: seq, first_arg, other_arg, message, op, stack, pystack. A
+ * mismatch a producer recorded before an op that then succeeded (the libtorch observer checks before libtorch
+ * does) did not happen. */
+#define VW_MISMATCHES_SQL                                                                                              \
+    "SELECT r.seq, r.first_arg, r.other_arg, r.message, COALESCE(e.op, 0), COALESCE(e.stack, 0), COALESCE(e.pystack, " \
+    "0) FROM errors r JOIN misc_events e ON e.seq = r.seq LEFT JOIN ops o ON o.op = e.op WHERE r.first_arg IS NOT "    \
+    "NULL AND (o.op IS NULL OR COALESCE(" VW_OP_STATUS_SQL ", -1) <> 0) ORDER BY r.seq"
+
 int vw_model_open(struct vw_model *m, struct vw_trace *t);
 void vw_model_close(struct vw_model *m);
 /* Loads the mismatch recorded at seq; 0, or -1 after saying why. vw_case_free frees what it holds. */

@@ -1186,12 +1186,7 @@ int vw_report_trace(struct vw_trace *t, int json, int flags, FILE *out, int inde
     }
     int opened = vw_model_open(&c.m, t) == 0;
     c.sym = c.m.sym;
-    /* a mismatch a producer recorded before an op that then succeeded (the
-     * libtorch observer checks before libtorch does) did not happen */
-    sqlite3_stmt *mm = vw_prep(t, "SELECT r.seq, r.first_arg, r.other_arg, r.message, COALESCE(e.op, 0), "
-                                  "COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM errors r JOIN misc_events e ON "
-                                  "e.seq = r.seq LEFT JOIN ops o ON o.op = e.op WHERE r.first_arg IS NOT NULL AND "
-                                  "(o.op IS NULL OR COALESCE(" VW_OP_STATUS_SQL ", -1) <> 0) ORDER BY r.seq");
+    sqlite3_stmt *mm = vw_prep(t, VW_MISMATCHES_SQL);
     if (!opened || !mm) {
         found = -1;
         goto next;

@@ -21,6 +21,7 @@ int vw_cmd_tensors(int argc, char **argv);
 int vw_cmd_show(int argc, char **argv);
 int vw_cmd_transfers(int argc, char **argv);
 int vw_cmd_export(int argc, char **argv);
+int vw_cmd_fix(int argc, char **argv);
 
 /* ---------------------------------------------------------------- traces (trace.c) */
 
