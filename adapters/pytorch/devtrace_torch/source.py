@@ -76,6 +76,11 @@ def _decode(data):
     return data.decode(enc, "replace")
 
 
+def _first_line(node):
+    """A statement's first line: its first decorator's for a decorated def or class."""
+    return min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
+
+
 def _names(target, out):
     """The plain names a target binds (tuples and lists of names, starred names); False if it has anything else."""
     if isinstance(target, ast.Name):
@@ -214,24 +219,24 @@ class _Facts:
 
     def stmt(self, s, scope, loop, depth):
         f = self.f
-        first = min([s.lineno] + [d.lineno for d in getattr(s, "decorator_list", ())])
+        first = _first_line(s)
         compound = isinstance(s, _COMPOUND)
         if compound:
             # the header: its first line to the line before its body (none of its own when the body starts on
             # its line, `if x: y()`, whose line is the body statement's)
             is_match = hasattr(ast, "Match") and isinstance(s, ast.Match)
-            body0 = s.cases[0].pattern if is_match else s.body[0]
-            last = body0.lineno - 1
+            body0 = _first_line(s.cases[0].pattern if is_match else s.body[0])
+            last = body0 - 1
         else:
             last = s.end_lineno or s.lineno
         if isinstance(s, _LOOPS):
-            loop = (first, s.end_lineno or first, f.indent(s.body[0].lineno))
+            loop = (first, s.end_lineno or first, f.indent(_first_line(s.body[0])))
         facts = []  # (key, value) for every line of the statement (of the header)
         facts.append((P.FACT_STMT, "%d %d" % (first, max(first, last))))
         facts.append((P.FACT_INDENT, f.indent(first)))
         if compound:
             facts.append((P.FACT_OPENS, "1"))
-            facts.append((P.FACT_BODY_INDENT, f.indent(body0.lineno)))
+            facts.append((P.FACT_BODY_INDENT, f.indent(body0)))
         facts.append((P.FACT_FUNCTION, scope[0]))
         facts.append((P.FACT_FUNCTION_LINE, str(scope[1])))
         if loop is not None:
@@ -278,7 +283,7 @@ class _Facts:
                     and f.line(stmts[0].lineno).lstrip().startswith("elif"):
                 self.stmt(stmts[0], inner, loop, depth)  # an elif: a header of its own, at the if's depth
                 continue
-            kw = self.keyword_line(stmts[0].lineno, "else" if name == "orelse" else "finally")
+            kw = self.keyword_line(_first_line(stmts[0]), "else" if name == "orelse" else "finally")
             if kw:
                 self.clause(kw, stmts, inner, loop, depth + 1, [])
             self.body(stmts, inner, loop, depth + 1)
@@ -296,16 +301,16 @@ class _Facts:
     def clause(self, first, stmts, scope, loop, depth, extra):
         """An except/else/finally header: a compound header of its own."""
         f = self.f
-        last = max(first, stmts[0].lineno - 1) if stmts else first
-        if stmts and stmts[0].lineno == first:
+        body0 = _first_line(stmts[0])
+        if body0 <= first:
             return  # `else: x = 1`: the line is its statement's
-        facts = [(P.FACT_STMT, "%d %d" % (first, last)), (P.FACT_INDENT, f.indent(first)), (P.FACT_OPENS, "1"),
-                 (P.FACT_BODY_INDENT, f.indent(stmts[0].lineno)), (P.FACT_FUNCTION, scope[0]),
+        facts = [(P.FACT_STMT, "%d %d" % (first, body0 - 1)), (P.FACT_INDENT, f.indent(first)), (P.FACT_OPENS, "1"),
+                 (P.FACT_BODY_INDENT, f.indent(body0)), (P.FACT_FUNCTION, scope[0]),
                  (P.FACT_FUNCTION_LINE, str(scope[1]))]
         if loop is not None:
             facts.append((P.FACT_LOOP, "%d %d %s" % loop))
         facts.extend(extra)
-        for n in self.own(first, last, depth):
+        for n in self.own(first, body0 - 1, depth):
             for k, v in facts:
                 self.add(n, k, v)
 
@@ -385,11 +390,16 @@ def _library_dirs():
         except Exception:
             p = None
         if p:
-            dirs.add(os.path.realpath(p) + os.sep)
-    dirs.add(os.path.realpath(os.path.dirname(os.path.abspath(__file__))) + os.sep)  # devtrace's own package
-    dirs.add(os.path.realpath(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
-             + "sitecustomize.py")  # and its bootstrap beside it
-    return tuple(sorted(dirs))
+            dirs.add(p)
+    here = os.path.dirname(os.path.abspath(__file__))
+    dirs.add(here)  # devtrace's own package
+    dirs.add(os.path.join(os.path.dirname(here), "sitecustomize.py"))  # and its bootstrap beside it
+    # each as given and with its links resolved: a file is matched both ways too
+    both = set()
+    for d in dirs:
+        for form in (os.path.abspath(d), os.path.realpath(d)):
+            both.add(form if form.endswith(".py") else form + os.sep)
+    return tuple(sorted(both))
 
 
 def is_program_file(path, lib_dirs=None):
@@ -397,11 +407,12 @@ def is_program_file(path, lib_dirs=None):
     dist-packages) or of devtrace; a real file (not `<stdin>`, `<frozen ...>`)."""
     if not path or path.startswith("<") or (os.path.splitext(path)[1] not in ("", ".py", ".pyw")):
         return False
-    real = os.path.realpath(path)
-    parts = real.split(os.sep)
-    if "site-packages" in parts or "dist-packages" in parts:
-        return False
-    return not real.startswith(lib_dirs if lib_dirs is not None else _library_dirs())
+    libs = lib_dirs if lib_dirs is not None else _library_dirs()
+    for form in (os.path.abspath(path), os.path.realpath(path)):  # Debian's sitecustomize.py links to /etc
+        parts = form.split(os.sep)
+        if "site-packages" in parts or "dist-packages" in parts or form.startswith(libs):
+            return False
+    return True
 
 
 def program_files(frame=None):
