@@ -263,7 +263,7 @@ class _Facts:
             prefix = "" if scope[0] == "<module>" else scope[0] + ("." if scope[2] else ".<locals>.")
             inner = (prefix + s.name, s.lineno, isinstance(s, ast.ClassDef))
             loop = None  # a loop of another function is not this one's
-        self.body(s.body, inner, loop, depth + 1)
+        self.body(getattr(s, "body", ()), inner, loop, depth + 1)  # a match has cases instead
         if hasattr(ast, "Match") and isinstance(s, ast.Match):
             for c in s.cases:
                 self.exprs([c.pattern] + ([c.guard] if c.guard is not None else []), ())
@@ -446,13 +446,17 @@ class Emitter:
         if self.off:
             return
         try:
-            for path in program_files(frame if frame is not None else sys._getframe(1)):
-                if path in self.done:
-                    continue
-                self.done.add(path)
+            paths = program_files(frame if frame is not None else sys._getframe(1))
+        except Exception:  # never the program's failure: no facts (the trace says nothing it does not know)
+            return
+        for path in paths:
+            if path in self.done:
+                continue
+            self.done.add(path)
+            try:
                 for line, key, value in file_facts(path):
                     if not P.source_fact(path, line, key, value):
                         self.off = True
                         return
-        except Exception:  # never the program's failure: no facts (the trace says nothing it does not know)
-            pass
+            except Exception:  # a name that is not text (undecodable bytes), a value with a NUL: this file's rest
+                continue
