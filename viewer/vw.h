@@ -32,7 +32,11 @@ struct vw_trace {
     sqlite3 *db;
     const char *path; /* as given */
     char tmpdir[256]; /* private copy of a trace left with a WAL ($TMPDIR/devtrace-read.*), or "" */
+    int version;      /* its schema version (PRAGMA user_version), TS_SCHEMA_MIN_VERSION to TS_SCHEMA_VERSION */
 };
+/* Whether the trace has a table (an enum ts_table_id of common/trace_schema.h): one added to the schema after
+ * the trace's version (source_facts, since 10) is absent from it; read it only where this says so. */
+int vw_trace_has(const struct vw_trace *t, int table);
 /* Opens a trace read-only, or prints one line saying what is wrong and
  * returns -1 (the caller exits VW_EXIT_USAGE). */
 int vw_trace_open(const char *path, struct vw_trace *t);
