@@ -67,7 +67,7 @@ EXPECTED = {
          ('binds', 'states'), ('binds_kind', 'tuple')],
     19: [('stmt', '19 19'), ('indent', '        '), ('function', 'Net.forward'), ('function_line', '14'),
          ('binds', 'y'), ('binds_kind', 'call'),
-         ('call', 'x.to(torch.float32).to(self.device).cuda\t\t0\t19\t54\t0'), ('device_expr', 'cuda'),
+         ('call', 'x.to(torch.float32).to(self.device).cuda\t\t0\t19\t54\t0'), ('device_expr', '"cuda"'),
          ('call', 'x.to(torch.float32).to\t\t1\t19\t47\t1'), ('device_expr', 'self.device'),
          ('call', 'x.to\t\t1\t19\t31\t1')],
     20: [('stmt', '20 20'), ('indent', '        '), ('function', 'Net.forward'), ('function_line', '14'),

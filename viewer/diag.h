@@ -121,6 +121,13 @@ void vw_case_free(struct vw_case *k);
 /* Facts the rules ask about, each a question about the trace (model.c). */
 int vw_same_site(const struct vw_step *a, const struct vw_step *b);
 int vw_same_function(const char *a, const char *b);
+/* Tensors made the same way as made, in the statements next to it in its block (constants defined together:
+ * MEAN and STD), still on its device and never moved before seq: each by the name its statement binds. */
+struct vw_sibling {
+    char name[256];
+    int line, last; /* its statement's first and last lines */
+};
+int vw_fact_siblings(struct vw_model *m, const struct vw_step *made, int64_t seq, struct vw_sibling *out, int max);
 /* The latest name tensor id had before seq, into buf ("" when none). */
 const char *vw_tensor_name(struct vw_model *m, int64_t id, int64_t seq, char *buf, size_t size);
 /* Up to max names tensor id had before seq, newest first; how many. */
@@ -163,7 +170,8 @@ struct vw_fix {
     char text[2048];     /* the advice, in the program's names */
     struct vw_step site; /* where the change goes (after this line's statement) */
     int has_site;
-    char code[600];          /* the line of code to add there, or "" */
+    char code[600];          /* the code to add there (lines split by newlines), or "" */
+    int before;              /* the code goes before the site's statement, not after it */
     int replace;             /* the code replaces the call at (line, col) rather than adding a line: see edit_* */
     int edit_line, edit_col; /* for replace: where to insert edit_text (an argument) */
     char edit_text[200];
@@ -191,6 +199,9 @@ int vw_diagnose(struct vw_model *m, const struct vw_case *k, struct vw_fix *fix)
 FILE *vw_source_open(struct vw_trace *t, const char *file);
 /* Lines lo..hi of a source file (1-based, tabs kept, newline dropped); the number read. */
 int vw_source_lines(struct vw_trace *t, const char *file, int lo, int hi, char (*text)[VW_SNIP_WIDTH + 1]);
+/* Where a fix's code goes: after line *after (0: at the top), as *lines (malloc'd), indented; 0 when the
+ * source facts do not say. */
+int vw_fix_place(struct vw_model *m, const struct vw_fix *fix, int *after, char **lines);
 /* The fix as a unified diff of the file it changes (a/ and b/ prefixes off: patch -p0); put writes a line
  * of source. 0 when the file cannot be read or the fix has no code. */
 int vw_fix_diff(struct vw_model *m, const struct vw_fix *fix, FILE *f, void (*put)(FILE *, const char *));

@@ -185,7 +185,8 @@ static int run_wait(char *const *argv, const char *cwd, const char *sim, const c
         if (pypath) {
             const char *old = getenv("PYTHONPATH");
             char *v = NULL;
-            if (asprintf(&v, "%s%s%s", pypath, old && old[0] ? ":" : "", old ? old : "") > 0) setenv("PYTHONPATH", v, 1);
+            if (asprintf(&v, "%s%s%s", pypath, old && old[0] ? ":" : "", old ? old : "") > 0)
+                setenv("PYTHONPATH", v, 1);
         }
         setenv("DEVTRACE_QUIET", "1", 1);
         if (quiet) {
@@ -223,17 +224,20 @@ static int mirror_dir(const char *dir, const char *tmp, const char *base) {
 
 /* Applies the fix to a copy of its file at dst: the source with the diff's change. 0, or -1. */
 static int apply_copy(struct vw_model *m, const struct vw_fix *fix, const char *src, const char *dst) {
+    int after = -1;
+    char *lines = NULL;
+    if (!fix->replace && !vw_fix_place(m, fix, &after, &lines)) return -1;
     FILE *in = fopen(src, "r"), *out = in ? fopen(dst, "w") : NULL;
     if (!out) {
         if (in) fclose(in);
+        free(lines);
         return -1;
     }
-    struct vw_src s;
-    vw_src_at(m, fix->site.site.file, fix->site.site.line, &s);
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
     int n = 0;
+    if (after == 0) fprintf(out, "%s\n", lines);
     while ((len = getline(&line, &cap, in)) >= 0) {
         n++;
         if (fix->replace && n == fix->edit_line && fix->edit_col >= 0 && fix->edit_col <= len) {
@@ -241,13 +245,10 @@ static int apply_copy(struct vw_model *m, const struct vw_fix *fix, const char *
             continue;
         }
         fputs(line, out);
-        if (!fix->replace && n == s.last) {
-            const char *indent = s.opens ? s.body_indent : s.indent;
-            fprintf(out, "%s%s%s%s\n", len && line[len - 1] == '\n' ? "" : "\n", indent,
-                    s.opens && !s.body_indent[0] ? "    " : "", fix->code);
-        }
+        if (n == after) fprintf(out, "%s%s\n", len && line[len - 1] == '\n' ? "" : "\n", lines);
     }
     free(line);
+    free(lines);
     fclose(in);
     return fclose(out) == 0 ? 0 : -1;
 }
@@ -318,12 +319,12 @@ static int verify(struct vw_model *m, const struct vw_fix *fix, const char *self
         goto free_argv;
     }
     /* the same simulated GPUs: as many as the trace's highest cuda-sim device */
-    st = vw_prep(t, "SELECT max(id & 65535) + 1 FROM devices WHERE backend = 'cuda-sim'");
+    st = vw_prep(t, "SELECT max(device & 65535) + 1 FROM devices WHERE backend = 'cuda-sim'");
     if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
         snprintf(sim, sizeof sim, "%d", sqlite3_column_int(st, 0));
     if (st) sqlite3_finalize(st);
-    fprintf(stderr, "devtrace: verifying: the patched %s in %s, run again%s%s%s\n", base, tmpl,
-            sim[0] ? " on " : "", sim, sim[0] ? " simulated GPU(s)" : "");
+    fprintf(stderr, "devtrace: verifying: the patched %s in %s, run again%s%s%s\n", base, tmpl, sim[0] ? " on " : "",
+            sim, sim[0] ? " simulated GPU(s)" : "");
     int status = run_wait(argv, !strcmp(cwd, dir) ? tmpl : cwd[0] ? cwd : NULL, sim[0] ? sim : NULL, tmpl, 1);
     struct vw_trace after;
     if (status < 0 || vw_trace_open(db, &after) < 0) {

@@ -625,37 +625,50 @@ int vw_fact_bound_in_caller(struct vw_model *m, const struct vw_step *made, cons
     return 0;
 }
 
-/* A device expression the fix may use at site: one the program used in the function of site (the
- * variable it moves its batches with), else a name it bound to a device at the top of the file (a
- * global), else a string literal. A literal string the program wrote ("cuda") is kept as written only
- * when it names the device. */
+/* A device expression the fix may use at site: one the program used in a move to dev from the function of
+ * site (the variable it moves its batches with), else a global name bound to a device that one of its moves
+ * to dev used, else a string literal. Literals the program wrote, f-strings and calls are not taken (they
+ * may name another device on another run or rank). */
 const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
                            char *buf, size_t size) {
     char name[32];
-    (void)k;
     vw_device_name(dev, name, sizeof name);
     snprintf(buf, size, "\"%s\"", name);
-    /* a program's device variable means the device it ran on: only for the first GPU (or the cpu, where
-     * it may hold "cpu" or "cuda" alike, the literal is safer) */
-    if (!m->have_facts || !site || dev == 0 || strcmp(name, "cuda:0")) return buf;
-    sqlite3_stmt *st = vw_prep(
-        m->t, "SELECT k.text, v.text, fn.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN strings k "
-              "ON k.id = f.key JOIN strings v ON v.id = f.value JOIN source_facts g ON g.file = f.file AND g.line = "
-              "f.line JOIN strings gk ON gk.id = g.key AND gk.text = 'function' JOIN strings fn ON fn.id = g.value "
-              "WHERE k.text IN ('device_expr', 'device_var') AND (fs.text = ?1 OR (substr(?1, 1, 1) <> '/' AND "
-              "substr(fs.text, -length(?1) - 1) = '/' || ?1)) ORDER BY f.line");
+    if (!m->have_facts || !site || dev == 0) return buf;
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers x "
+                                     "LEFT JOIN misc_events e ON e.seq = x.seq WHERE x.dst_device = ?1 AND x.seq < ?2 "
+                                     "AND x.kind IN (0, 3) ORDER BY x.seq DESC LIMIT 256");
     if (!st) return buf;
-    sqlite3_bind_text(st, 1, site->file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 1, dev);
+    sqlite3_bind_int64(st, 2, k ? k->seq : INT64_MAX);
     char local[128] = "", global[128] = "";
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *key = (const char *)sqlite3_column_text(st, 0), *v = (const char *)sqlite3_column_text(st, 1),
-                   *fn = (const char *)sqlite3_column_text(st, 2);
-        if (!key || !v || !fn || !v[0] || v[0] == '"' || v[0] == '\'' || strchr(v, '(') || strlen(v) >= 128) continue;
-        int is_var = !strcmp(key, "device_var");
-        if (!strcmp(fn, site->function) && !is_var && !local[0])
+    while (!local[0] && sqlite3_step(st) == SQLITE_ROW) {
+        struct vw_frame f;
+        struct vw_src src;
+        if (!site_of(m, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 0), &f) ||
+            !vw_src_at(m, f.file, f.line, &src))
+            continue;
+        const char *v = src.device_expr;
+        int plain = v[0] && !strchr(v, '"') && !strchr(v, '\'') && !strchr(v, '(') && strlen(v) < 128;
+        if (!plain) continue;
+        if (!strcmp(f.file, site->file) && vw_same_function(f.function, site->function))
             snprintf(local, sizeof local, "%s", v);
-        else if (!strcmp(fn, "<module>") && is_var && !strchr(v, '.') && !global[0])
-            snprintf(global, sizeof global, "%s", v);
+        else if (!global[0] && !strchr(v, '.')) {
+            /* a name the program bound to a device at the top of the file of the site */
+            sqlite3_stmt *g = vw_prep(m->t, "SELECT 1 FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
+                                            "strings k ON k.id = f.key AND k.text = 'device_var' JOIN strings v ON "
+                                            "v.id = f.value AND v.text = ?2 JOIN source_facts h ON h.file = f.file "
+                                            "AND h.line = f.line JOIN strings hk ON hk.id = h.key AND hk.text = "
+                                            "'function' JOIN strings hv ON hv.id = h.value AND hv.text = '<module>' "
+                                            "WHERE fs.text = ?1 OR (substr(?1, 1, 1) <> '/' AND substr(fs.text, "
+                                            "-length(?1) - 1) = '/' || ?1) LIMIT 1");
+            if (g) {
+                sqlite3_bind_text(g, 1, site->file, -1, SQLITE_TRANSIENT);
+                sqlite3_bind_text(g, 2, v, -1, SQLITE_TRANSIENT);
+                if (sqlite3_step(g) == SQLITE_ROW) snprintf(global, sizeof global, "%s", v);
+                sqlite3_finalize(g);
+            }
+        }
     }
     sqlite3_finalize(st);
     if (local[0])
@@ -663,6 +676,43 @@ const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t 
     else if (global[0])
         snprintf(buf, size, "%s", global);
     return buf;
+}
+
+int vw_fact_siblings(struct vw_model *m, const struct vw_step *made, int64_t seq, struct vw_sibling *out, int max) {
+    struct vw_src own;
+    if (!made->has_site || !vw_src_at(m, made->site.file, made->site.line, &own)) return 0;
+    sqlite3_stmt *st = vw_prep(
+        m->t,
+        "SELECT r.id, r.seq, COALESCE(r.stack, 0), COALESCE(r.pystack, 0) FROM tensor_rows r JOIN tensor_attrs a "
+        "ON a.id = r.attrs WHERE r.seq BETWEEN ?1 - 4096 AND ?1 + 4096 AND r.seq < ?4 AND r.id <> ?2 AND a.device "
+        "= ?3 AND a.origin = ?5 AND a.what = (SELECT a2.what FROM tensor_rows r2 JOIN tensor_attrs a2 ON a2.id = "
+        "r2.attrs WHERE r2.id = ?2) AND (r.free_seq IS NULL OR r.free_seq > ?4) AND NOT EXISTS (SELECT 1 FROM "
+        "transfers x WHERE x.src = r.id AND x.seq < ?4) ORDER BY r.seq LIMIT 256");
+    if (!st) return 0;
+    sqlite3_bind_int64(st, 1, made->seq);
+    sqlite3_bind_int64(st, 2, made->tensor);
+    sqlite3_bind_int64(st, 3, made->dev);
+    sqlite3_bind_int64(st, 4, seq);
+    sqlite3_bind_int(st, 5, made->origin);
+    int n = 0;
+    while (n < max && sqlite3_step(st) == SQLITE_ROW) {
+        struct vw_frame f;
+        struct vw_src src;
+        if (!site_of(m, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 1), &f) ||
+            strcmp(f.file, made->site.file) || strcmp(f.function, made->site.function) || f.line == made->site.line ||
+            abs(f.line - made->site.line) > 4 || !vw_src_at(m, f.file, f.line, &src) ||
+            strcmp(src.indent, own.indent) || !src.binds[0] || strchr(src.binds, ',') || src.opens)
+            continue;
+        int seen = 0;
+        for (int i = 0; i < n && !seen; i++) seen = !strcmp(out[i].name, src.binds);
+        if (seen || !strcmp(src.binds, own.binds)) continue;
+        snprintf(out[n].name, sizeof out[n].name, "%s", src.binds);
+        out[n].line = f.line;
+        out[n].last = src.last;
+        n++;
+    }
+    sqlite3_finalize(st);
+    return n;
 }
 
 int vw_tensor_names(struct vw_model *m, int64_t id, int64_t seq, char (*out)[256], int max) {
@@ -707,7 +757,7 @@ int vw_model_open(struct vw_model *m, struct vw_trace *t) {
         m->fact = vw_prep(t, "SELECT k.text, v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
                              "strings k ON k.id = f.key JOIN strings v ON v.id = f.value WHERE f.line = ?2 AND "
                              "(fs.text = ?1 OR (substr(?1, 1, 1) <> '/' AND substr(fs.text, -length(?1) - 1) = '/' "
-                             "|| ?1)) ORDER BY f.rowid");
+                             "|| ?1))");
     if (!m->sym || !m->tensor || !m->moves || !m->args || !m->opname || (m->have_facts && !m->fact)) {
         vw_model_close(m);
         return -1;

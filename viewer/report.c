@@ -342,12 +342,23 @@ static void json_fix(FILE *f, const struct vw_fix *fix) {
         fputs("null", f);
     fputs(", \"site\": ", f);
     json_site(f, fix->has_site ? &fix->site : NULL);
-    fputs(", \"evidence\": [", f);
+    fprintf(f, ", \"placement\": \"%s\", \"evidence\": [", fix->replace ? "in-call" : fix->before ? "before" : "after");
     for (int i = 0; i < fix->nevidence; i++) {
         fputs(i ? ", " : "", f);
         vw_put_json_string(f, fix->evidence[i]);
     }
     fputs("]}", f);
+}
+
+/* The fix's code, each line indented under the fix. */
+static void put_code(FILE *f, const char *code) {
+    for (const char *p = code; *p;) {
+        size_t k = strcspn(p, "\n");
+        char line[700];
+        snprintf(line, sizeof line, "%.*s", (int)(k < sizeof line - 1 ? k : sizeof line - 1), p);
+        fputs("     ", f), vw_put_escaped(f, line), fputc('\n', f);
+        p += k + (p[k] == '\n');
+    }
 }
 
 /* "rule ID: the evidence; ..." under the fix: why this fix, in facts. */
@@ -384,9 +395,11 @@ static void print_brief(FILE *f, const struct vw_case *k, const struct vw_fix *f
     if (fix) {
         fprintf(f, "%sfix:%s ", C(VW_GREEN), C(VW_RESET));
         vw_put_escaped(f, fix->text);
-        if (fix->has_site) fputs(", after ", f), vw_put_escaped(f, vw_site_str(&fix->site.site, buf, sizeof buf));
+        if (fix->has_site)
+            fputs(fix->before ? ", before " : ", after ", f),
+                vw_put_escaped(f, vw_site_str(&fix->site.site, buf, sizeof buf));
         fputc('\n', f);
-        if (fix->code[0]) fputs("     ", f), vw_put_escaped(f, fix->code), fputc('\n', f);
+        put_code(f, fix->code);
     }
 }
 
@@ -567,9 +580,11 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     if (fix) {
         fprintf(f, "\n%sfix:%s ", C(VW_GREEN), C(VW_RESET));
         vw_put_escaped(f, fix->text);
-        if (fix->has_site) fputs(", after ", f), vw_put_escaped(f, vw_site_str(&fix->site.site, buf, sizeof buf));
+        if (fix->has_site)
+            fputs(fix->before ? ", before " : ", after ", f),
+                vw_put_escaped(f, vw_site_str(&fix->site.site, buf, sizeof buf));
         fputc('\n', f);
-        if (fix->code[0]) fputs("     ", f), vw_put_escaped(f, fix->code), fputc('\n', f);
+        put_code(f, fix->code);
         put_rule(f, fix);
     } else if (odd)
         fputs("\nno rule explains this mismatch: the chains above are what the trace holds\n", f);

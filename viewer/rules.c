@@ -85,6 +85,19 @@ static const char *step_name(struct vw_model *m, const struct vw_case *k, const 
     return vw_tensor_name(m, s->tensor, k->seq, buf, size);
 }
 
+/* The call on the line that made s that made it (a factory the producer saw, its name the step's), from the
+ * source facts; NULL when none is known. */
+static const struct vw_src_call *making_call(const struct vw_src *src, const struct vw_step *s) {
+    size_t wl = strlen(s->what);
+    for (int i = 0; i < src->ncalls; i++) {
+        const char *f = src->calls[i].func;
+        size_t fl = strlen(f);
+        if (wl && fl >= wl && !strcmp(f + fl - wl, s->what) && (fl == wl || f[fl - wl - 1] == '.'))
+            return &src->calls[i];
+    }
+    return NULL;
+}
+
 /* The line of Python that moves `name` to the intended device, added after the fix's statement: written only
  * where the program binds that name at the fix (its statement, or one from where the tensor was made down to
  * the fix, in the same function), as the source facts say. 1 when written. */
@@ -113,6 +126,15 @@ static void code_for_odd(struct vw_model *m, const struct vw_case *k, struct vw_
     const struct vw_step *owns[2] = {own, arr != own ? arr : NULL};
     for (int w = 0; w < 2 && !fx->code[0]; w++)
         if ((owns[w] || !w) && first && first[0]) code_for(m, k, fx, owns[w], first);
+    /* the one name the statement that made it binds to it (h0 = torch.zeros(...)) */
+    struct vw_src src;
+    for (int w = 0; w < 2 && !fx->code[0]; w++) {
+        const struct vw_step *s = owns[w];
+        const struct vw_src_call *c;
+        if (s && is_python(s) && vw_src_at(m, s->site.file, s->site.line, &src) && src.binds[0] &&
+            !strchr(src.binds, ',') && !strcmp(src.binds_kind, "call") && (c = making_call(&src, s)) && !c->temporary)
+            code_for(m, k, fx, s, src.binds);
+    }
     int64_t ids[VW_MAX_STEPS + 2];
     int nids = 0;
     ids[nids++] = o->tensor;
@@ -145,6 +167,29 @@ static int r_state_left_behind(struct vw_model *m, const struct vw_case *k, stru
         called(k->odd, on, sizeof on), dev_name(k->odd->dev, d2), param, dev_name(move.dev, d3), dev_name(k->want, d1));
     evidence(fx, "\"%s\" is optimizer state of parameter \"%s\"", k->odd->name, param);
     evidence(fx, "\"%s\" moved %s -> %s after the state was made", param, d2, d3);
+    /* the code: the program's own move of the model (model.to(device) on the move's line), made before the
+     * statement that made the state (a load_state_dict, a first step) */
+    const struct vw_step *made = &k->odd->chain[k->odd->arrived];
+    struct vw_src src;
+    if (is_python(&move) && is_python(made) && vw_src_at(m, move.site.file, move.site.line, &src)) {
+        for (int i = 0; i < src.ncalls && !fx->code[0]; i++) {
+            const char *fn = src.calls[i].func, *dot = strrchr(fn, '.');
+            char obj[128];
+            if (!dot || (strcmp(dot, ".to") && strcmp(dot, ".cuda")) || (size_t)(dot - fn) >= sizeof obj) continue;
+            snprintf(obj, sizeof obj, "%.*s", (int)(dot - fn), fn);
+            int plain = 1;
+            for (const char *p = obj; *p && plain; p++)
+                plain = *p == '.' || *p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                        (*p >= '0' && *p <= '9');
+            if (!plain || !obj[0] || (obj[0] >= '0' && obj[0] <= '9')) continue;
+            char expr[160];
+            vw_device_expr(m, k, k->want, &move.site, expr, sizeof expr);
+            at(fx, made);
+            fx->before = 1;
+            snprintf(fx->code, sizeof fx->code, "%s.to(%s)", obj, expr);
+            evidence(fx, "the program moves \"%s\" at %s:%d", obj, move.site.file, move.site.line);
+        }
+    }
     return 1;
 }
 
@@ -178,6 +223,13 @@ static int r_checkpoint(struct vw_model *m, const struct vw_case *k, struct vw_f
     say(fx, "load the checkpoint with map_location=%s (or move %s to %s after loading)", expr,
         called(k->odd, on, sizeof on), dev_name(k->want, d1));
     evidence(fx, "loaded from checkpoint key \"%s\" onto %s", a->what, vw_device_name(a->dev, on, 32));
+    code_for_odd(m, k, fx, k->odd->name);
+    const char *dot = strchr(k->odd->name, '.');
+    char mod[128];
+    if (!fx->code[0] && dot && (size_t)(dot - k->odd->name) < sizeof mod) { /* a whole model loaded: move it */
+        snprintf(mod, sizeof mod, "%.*s", (int)(dot - k->odd->name), k->odd->name);
+        code_for(m, k, fx, a, mod);
+    }
     return 1;
 }
 
@@ -239,6 +291,19 @@ static int r_copied(struct vw_model *m, const struct vw_case *k, struct vw_fix *
         say(fx, "%s was copied to %s here, but the op runs on %s: copy it to %s", called(k->odd, on, sizeof on),
             dev_name(k->odd->dev, d2), dev_name(k->want, d1), d1);
     evidence(fx, "copied to %s by %s, and used there", dev_name(k->odd->dev, d2), a->what);
+    struct vw_src src;
+    if (k->odd->dev == 0 && ident(k->odd->name) && is_python(&k->call) &&
+        vw_src_at(m, k->call.site.file, k->call.site.line, &src)) {
+        /* the copy off the device is kept for what it was made for (a metric, a log); the op that failed
+         * gets the device's tensor back right before it */
+        char expr[160];
+        at(fx, &k->call);
+        fx->before = 1;
+        vw_device_expr(m, k, k->want, &k->call.site, expr, sizeof expr);
+        snprintf(fx->code, sizeof fx->code, "%.200s = %.200s.to(%.150s)", k->odd->name, k->odd->name, expr);
+        evidence(fx, "\"%s\" is used on %s right after", k->odd->name, d1);
+        return 1;
+    }
     code_for_odd(m, k, fx, k->odd->name);
     return 1;
 }
@@ -256,19 +321,6 @@ static int made_at(const struct vw_operand *o, int *view) {
         *view = -1;
     }
     return own;
-}
-
-/* The call on the line that made s that made it (a factory the producer saw, its name the step's), from the
- * source facts; NULL when none is known. */
-static const struct vw_src_call *making_call(const struct vw_src *src, const struct vw_step *s) {
-    size_t wl = strlen(s->what);
-    for (int i = 0; i < src->ncalls; i++) {
-        const char *f = src->calls[i].func;
-        size_t fl = strlen(f);
-        if (wl && fl >= wl && !strcmp(f + fl - wl, s->what) && (fl == wl || f[fl - wl - 1] == '.'))
-            return &src->calls[i];
-    }
-    return NULL;
 }
 
 /* temporary-in-expression: a factory's result made inside a larger expression (an index made with
@@ -427,7 +479,9 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
             char a[128];
             snprintf(a, sizeof a, "%.*s", (int)(comma ? (size_t)(comma - attr) : strlen(attr)), attr);
             if (!strncmp(a, "self.", 5) && ident(a + 5)) {
-                snprintf(fx->code, sizeof fx->code, "self.register_buffer(\"%s\", %s)", a + 5, a);
+                /* registered first, the assignment that follows fills the buffer */
+                snprintf(fx->code, sizeof fx->code, "self.register_buffer(\"%s\", None)", a + 5);
+                fx->before = 1;
                 evidence(fx, "bound to the plain attribute %s", a);
             }
         }
@@ -448,6 +502,27 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
         else
             code_for_odd(m, k, fx, codename);
         if (!fx->code[0] && modname[0]) code_for(m, k, fx, made, modname);
+    }
+    /* made right where it is made, with others made the same way next to it and never moved either (MEAN and
+     * STD): those go too, or the program fails again at the next one */
+    struct vw_sibling sib[4];
+    int nsib =
+        fx->code[0] && !fx->before && vw_same_site(&fx->site, made) ? vw_fact_siblings(m, made, k->seq, sib, 4) : 0;
+    if (nsib) {
+        char expr[160];
+        int last = fx->site.site.line;
+        vw_device_expr(m, k, k->want, &made->site, expr, sizeof expr);
+        also(fx, "; and with it");
+        for (int i = 0; i < nsib; i++) {
+            size_t at = strlen(fx->code);
+            snprintf(fx->code + at, sizeof fx->code - at, "\n%.120s = %.120s.to(%.150s)", sib[i].name, sib[i].name,
+                     expr);
+            also(fx, "%s\"%s\" (line %d)", i ? ", " : " ", sib[i].name, sib[i].line);
+            if (sib[i].line > last) last = sib[i].line;
+        }
+        also(fx, ", made the same way next to it and never moved");
+        evidence(fx, "%d more made the same way next to it, never moved", nsib);
+        fx->site.site.line = last; /* after the last of them */
     }
     return 1;
 }

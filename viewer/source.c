@@ -62,14 +62,54 @@ static char *whole_line(struct vw_trace *t, const char *file, int line) {
 
 #define DIFF_CONTEXT 1 /* unchanged lines either side */
 
+/* Where a fix's code goes, by the source facts of its site: after the line *after (0: before the first
+ * line), each line of code indented as *indent says (malloc'd, the caller frees). 0 when the facts do not
+ * say. */
+int vw_fix_place(struct vw_model *m, const struct vw_fix *fix, int *after, char **lines) {
+    struct vw_src src;
+    if (!fix->has_site || !fix->code[0] || !vw_src_at(m, fix->site.site.file, fix->site.site.line, &src)) return 0;
+    /* after the statement (into its body when it opens a block), or before it */
+    char indent[80];
+    if (fix->before)
+        snprintf(indent, sizeof indent, "%s", src.indent);
+    else if (src.opens)
+        snprintf(indent, sizeof indent, "%s", src.body_indent[0] ? src.body_indent : src.indent);
+    else
+        snprintf(indent, sizeof indent, "%s", src.indent);
+    if (!fix->before && src.opens && !src.body_indent[0]) strcat(indent, "    ");
+    size_t len = strlen(fix->code) + 1, nl = 1;
+    for (const char *p = fix->code; *p; p++) nl += *p == '\n';
+    len += nl * (strlen(indent) + 1);
+    char *out = malloc(len);
+    if (!out) return 0;
+    out[0] = 0;
+    for (const char *p = fix->code; *p;) {
+        size_t k = strcspn(p, "\n"), at = strlen(out);
+        snprintf(out + at, len - at, "%s%s%.*s", at ? "\n" : "", indent, (int)k, p);
+        p += k + (p[k] == '\n');
+    }
+    *after = fix->before ? src.first - 1 : src.last;
+    *lines = out;
+    return 1;
+}
+
+/* Each line of text, prefixed. */
+static void put_lines(FILE *f, char prefix, const char *text, void (*put)(FILE *, const char *)) {
+    char *copy = strdup(text);
+    for (char *p = copy; p;) {
+        char *nl = strchr(p, '\n');
+        if (nl) *nl = 0;
+        fputc(prefix, f), put(f, p), fputc('\n', f);
+        p = nl ? nl + 1 : NULL;
+    }
+    free(copy);
+}
+
 int vw_fix_diff(struct vw_model *m, const struct vw_fix *fix, FILE *f, void (*put)(FILE *, const char *)) {
     if (!fix->has_site || !fix->code[0]) return 0;
     const char *file = fix->site.site.file;
-    struct vw_src src;
-    if (!vw_src_at(m, file, fix->site.site.line, &src)) return 0; /* placed by facts only */
-    int first, last;                                              /* lines shown as context or changed */
-    int changed;                                                  /* the line replaced, or 0 */
-    char *added = NULL; /* the line added after `last - DIFF_CONTEXT`, or the replacement of `changed` */
+    int first, last, anchor; /* lines shown; the line replaced, or the one the code follows */
+    char *added = NULL;      /* the replacement of `anchor`, or the lines added after it */
     if (fix->replace) {
         char *line = whole_line(m->t, file, fix->edit_line);
         if (!line || fix->edit_col < 0 || (size_t)fix->edit_col > strlen(line)) {
@@ -77,53 +117,43 @@ int vw_fix_diff(struct vw_model *m, const struct vw_fix *fix, FILE *f, void (*pu
             return 0;
         }
         size_t len = strlen(line) + strlen(fix->edit_text) + 1;
-        if (!(added = malloc(len))) {
-            free(line);
-            return 0;
-        }
-        snprintf(added, len, "%.*s%s%s", fix->edit_col, line, fix->edit_text, line + fix->edit_col);
+        if ((added = malloc(len)) != NULL)
+            snprintf(added, len, "%.*s%s%s", fix->edit_col, line, fix->edit_text, line + fix->edit_col);
         free(line);
-        changed = fix->edit_line;
-        first = changed > DIFF_CONTEXT ? changed - DIFF_CONTEXT : 1;
-        last = changed + DIFF_CONTEXT;
+        if (!added) return 0;
+        anchor = fix->edit_line;
+        first = anchor > DIFF_CONTEXT ? anchor - DIFF_CONTEXT : 1;
+        last = anchor + DIFF_CONTEXT;
     } else {
-        const char *indent = src.opens ? (src.body_indent[0] ? src.body_indent : NULL) : src.indent;
-        size_t len = strlen(src.indent) + 4 + strlen(fix->code) + 1;
-        if (!(added = malloc(len))) return 0;
-        if (indent)
-            snprintf(added, len, "%s%s", indent, fix->code);
-        else /* a header whose body the facts do not give: one level in */
-            snprintf(added, len, "%s    %s", src.indent, fix->code);
-        changed = 0;
-        first = src.last > DIFF_CONTEXT ? src.last - DIFF_CONTEXT : 1;
-        last = src.last + DIFF_CONTEXT;
+        if (!vw_fix_place(m, fix, &anchor, &added)) return 0;
+        first = anchor > DIFF_CONTEXT ? anchor - DIFF_CONTEXT + 1 : 1;
+        last = anchor + DIFF_CONTEXT;
     }
     char *text[2 * DIFF_CONTEXT + 1] = {0}; /* whole lines: a patch's context must match exactly */
     int got = 0;
     while (got < last - first + 1 && (text[got] = whole_line(m->t, file, first + got))) got++;
-    int anchor = fix->replace ? changed : src.last;
     if (first + got <= anchor) { /* the file is shorter than the trace says: changed since */
         for (int i = 0; i < got; i++) free(text[i]);
         free(added);
         return 0;
     }
+    int nadded = 1;
+    for (const char *p = added; *p; p++) nadded += *p == '\n';
     fputs("--- ", f);
     put(f, file);
     fputs("\n+++ ", f);
     put(f, file);
-    if (fix->replace)
-        fprintf(f, "\n@@ -%d,%d +%d,%d @@\n", first, got, first, got);
-    else
-        fprintf(f, "\n@@ -%d,%d +%d,%d @@\n", first, got, first, got + 1);
+    fprintf(f, "\n@@ -%d,%d +%d,%d @@\n", first, got, first, fix->replace ? got : got + nadded);
+    if (!fix->replace && anchor == 0) put_lines(f, '+', added, put);
     for (int i = 0; i < got; i++) {
         int n = first + i;
-        if (fix->replace && n == changed) {
-            fputc('-', f), put(f, text[i]), fputc('\n', f);
-            fputc('+', f), put(f, added), fputc('\n', f);
+        if (fix->replace && n == anchor) {
+            put_lines(f, '-', text[i], put);
+            put_lines(f, '+', added, put);
             continue;
         }
-        fputc(' ', f), put(f, text[i]), fputc('\n', f);
-        if (!fix->replace && n == src.last) fputc('+', f), put(f, added), fputc('\n', f);
+        put_lines(f, ' ', text[i], put);
+        if (!fix->replace && n == anchor) put_lines(f, '+', added, put);
     }
     for (int i = 0; i < got; i++) free(text[i]);
     free(added);

@@ -199,7 +199,7 @@ class _Facts:
             if node.args:
                 self.add(node.args[0].lineno, P.FACT_DEVICE_EXPR, f.src(node.args[0]))
             elif not node.keywords:
-                self.add(node.func.end_lineno or node.lineno, P.FACT_DEVICE_EXPR, "cuda")
+                self.add(node.func.end_lineno or node.lineno, P.FACT_DEVICE_EXPR, '"cuda"')  # a literal
 
     # ------------------------------------------------------------ statements
 
