@@ -122,6 +122,14 @@ START_TEST(test_helpers_that_recorded_nothing_leave_no_trace) {
     snprintf(want, sizeof want, "devtrace: trace written to %s/%s\n", dir, ls);
     ck_assert_msg(strstr(err, want) && count_lines(strstr(err, "devtrace:")) == 1, "want '%s' alone in:\n%s", want,
                   err);
+    /* with -o, the program's trace takes the name, and keeps its own status (1), not the wrapper's (0) */
+    ck_assert_int_eq(sh("rm -f *.db"), 0);
+    ck_assert_int_eq(
+        sh("DEVTRACE_SIM_CUDA=1 %s run -o w.db -- /bin/sh -c '%s; date; true'", DEVTRACE_CLI, LABELS_EXAMPLE), 0);
+    listing(ls, sizeof ls);
+    ck_assert_msg(!strcmp(ls, "w.db\n"), "traces left:\n%s\n%s", ls, err);
+    ck_assert_int_eq(sh("%s report --json w.db", DEVTRACE_CLI), 1);
+    ck_assert_msg(strstr(out, "\"exit_status\": 1,"), "%s", out);
     ck_assert_int_eq(sh("rm -f *.db"), 0);
     ck_assert_int_eq(sh("%s run -- /bin/sh -c 'true; date; true'", DEVTRACE_CLI), 0);
     listing(ls, sizeof ls);

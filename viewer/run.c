@@ -179,19 +179,23 @@ static int check_output(const char *path) {
     return 0;
 }
 
-/* Writes how the program ended into its trace. */
-static void record_status(const char *trace, int status) {
+/* Writes how the program ended into its trace. own: the trace is the
+ * started process's; else it is another process's that stands for the run
+ * (a wrapper's child), which keeps a status of its own when it has one. */
+static void record_status(const char *trace, int status, int own) {
     sqlite3 *db;
     if (sqlite3_open_v2(trace, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
         sqlite3_close(db);
         return;
     }
     sqlite3_busy_timeout(db, 5000);
-    char sql[256];
-    if (WIFEXITED(status))
-        snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta VALUES('exit_status', %d)", WEXITSTATUS(status));
-    else
-        snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta VALUES('killed_by_signal', %d)", WTERMSIG(status));
+    char sql[400];
+    snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta SELECT '%s', %d%s",
+             WIFEXITED(status) ? "exit_status" : "killed_by_signal",
+             WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+             own ? ""
+                 : " WHERE NOT EXISTS(SELECT 1 FROM meta WHERE key IN ('exit_status', 'killed_by_signal', "
+                   "'fatal_signal'))");
     const char *q = getenv("DEVTRACE_QUIET");
     if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK && !(q && !strcmp(q, "1")))
         vw_error("could not record the exit status in %s: %s", trace, sqlite3_errmsg(db));
@@ -597,7 +601,7 @@ int vw_cmd_run(int argc, char **argv) {
     }
     for (size_t k = 0; lk && live && k < n; k++) {
         if (!live[k]) continue;
-        if (k == status_at) record_status(ent[k].path, status);
+        if (k == status_at) record_status(ent[k].path, status, ent[k].pid == pid);
         char whole[600] = "";
         trace_whole(ent[k].path, whole, sizeof whole);
         if (!quiet && (ent[k].pid == pid || k == status_at))
