@@ -172,6 +172,14 @@ START_TEST(test_python_without_torch_is_said_once) {
     char ls[4096];
     listing(ls, sizeof ls);
     ck_assert_msg(count_lines(ls) == 1, "traces left:\n%s", ls); /* the child Python's is gone */
+    /* through a shim (as pyenv's): its helpers leave no trace, and the line names the shim that was run */
+    ck_assert_int_eq(sh("rm -f *.db && printf '#!/bin/sh\\np=$(readlink -f /usr/bin/python3)\\nd=$(dirname \"$p\")\\n"
+                        "exec \"$d/$(basename \"$p\")\" \"$@\"\\n' > shim && chmod +x shim && %s run -- ./shim -c pass",
+                        DEVTRACE_CLI),
+                     0);
+    listing(ls, sizeof ls);
+    ck_assert_msg(count_lines(ls) == 2 && strstr(ls, "shim\n"), "left:\n%s", ls); /* the shim and one trace */
+    ck_assert_msg(strstr(err, "/shim ran no PyTorch (torch was never imported)"), "%s", err);
     ck_assert_int_eq(sh("DEVTRACE_PYTORCH=0 %s run -- /usr/bin/python3 -c pass", DEVTRACE_CLI), 0);
     ck_assert_msg(!strstr(err, "ran no PyTorch"), "%s", err); /* without the adapter, nothing is known */
     ck_assert_int_eq(sh("%s run -- /bin/true", DEVTRACE_CLI), 0);
