@@ -133,7 +133,7 @@ START_TEST(test_helpers_that_recorded_nothing_leave_no_trace) {
     ck_assert_int_eq(sh("rm -f *.db"), 0);
     ck_assert_int_eq(sh("%s run -- /bin/sh -c 'true; date; true'", DEVTRACE_CLI), 0);
     listing(ls, sizeof ls);
-    ck_assert_msg(count_lines(ls) == 1 && strstr(ls, "devtrace.dash.") == ls, "traces left:\n%s\n%s", ls, err);
+    ck_assert_msg(count_lines(ls) == 1 && strstr(ls, "devtrace.") == ls, "traces left:\n%s\n%s", ls, err);
     ck_assert_msg(strstr(err, "devtrace: trace written to ") && !strstr(err, "trace of process"), "%s", err);
 }
 END_TEST
@@ -146,7 +146,7 @@ START_TEST(test_killed_before_its_first_event_is_reported) {
     ck_assert_msg(strstr(err, "nothing recorded before it was killed"), "%s", err);
     ck_assert_int_eq(sh("%s report cut.db", DEVTRACE_CLI), 0);
     ck_assert_msg(strstr(out, "nothing recorded before it was killed") && strstr(out, "killed by SIGKILL") &&
-                      strstr(out, "no device mismatch in cut.db (/usr/bin/dash") && !err[0],
+                      strstr(out, "no device mismatch in cut.db (/") && !err[0],
                   "%s%s", out, err);
     ck_assert_int_eq(sh("%s report --json cut.db", DEVTRACE_CLI), 0);
     ck_assert_msg(strstr(out, "\"signal\": {\"number\": 9, \"name\": \"SIGKILL\"}") &&
