@@ -1303,6 +1303,8 @@ int vw_report_trace(struct vw_trace *t, int json, int flags, FILE *out, int inde
         if (found) {
             fputs("\nfor the whole chain and the source: devtrace report ", out);
             vw_put_escaped(out, t->path);
+            fputs("\nthe change as a patch, checked by running it: devtrace fix --verify ", out);
+            vw_put_escaped(out, t->path);
             fputc('\n', out);
         } else
             fputs("no device mismatch\n", out);

@@ -275,11 +275,11 @@ static int trace_look(const char *trace, struct look *l) {
     return rc;
 }
 
-/* Runs this devtrace's `report` on a trace in a child, its output (stdout
+/* Runs this devtrace's `report --brief` on a trace in a child, its output (stdout
  * and stderr) captured; 1 when it found a mismatch, 0 when not, 2 when it
  * could not read the trace, -1 when it could not be run. *text (malloc'd,
  * the caller frees) holds what it printed. */
-static int report_child(const char *trace, int brief, char **text) {
+static int report_child(const char *trace, char **text) {
     *text = NULL;
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) < 0) return -1;
@@ -293,10 +293,7 @@ static int report_child(const char *trace, int brief, char **text) {
         dup2(fds[1], STDOUT_FILENO);
         dup2(fds[1], STDERR_FILENO);
         setenv("NO_COLOR", "1", 1);
-        if (brief)
-            execl("/proc/self/exe", "devtrace", "report", "--brief", trace, (char *)NULL);
-        else
-            execl("/proc/self/exe", "devtrace", "report", trace, (char *)NULL);
+        execl("/proc/self/exe", "devtrace", "report", "--brief", trace, (char *)NULL);
         _exit(127);
     }
     close(fds[1]);
@@ -326,15 +323,10 @@ static int report_child(const char *trace, int brief, char **text) {
     return WIFEXITED(st) && WEXITSTATUS(st) <= 2 ? WEXITSTATUS(st) : -1;
 }
 
-/* The short report of a trace that holds a device mismatch, on stderr. A
- * devtrace whose report has no --brief yet gives its whole report. */
+/* The short report of a trace that holds a device mismatch, on stderr. */
 static void brief_report(const char *trace) {
     char *text;
-    int rc = report_child(trace, 1, &text);
-    if (rc == 2 && text && strstr(text, "unknown option '--brief'")) {
-        free(text);
-        rc = report_child(trace, 0, &text);
-    }
+    int rc = report_child(trace, &text);
     if (rc == 1 && text) {
         fputc('\n', stderr);
         fputs(text, stderr);
