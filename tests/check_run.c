@@ -198,7 +198,8 @@ START_TEST(test_the_answer_at_the_end_of_the_run) {
                *where = strstr(err, "devtrace: trace written to "),
                *head = strstr(err, "error: device mismatch in cross_entropy at ");
     ck_assert_msg(own && where && head && own < where && where < head, "%s", err);
-    ck_assert_msg(strstr(head, "<- the odd one out") && strstr(head, "bug_labels_on_cpu.c:") && strstr(head, "\nfix: "),
+    ck_assert_msg(strstr(head, "the odd one out: 'target'") && strstr(head, "bug_labels_on_cpu.c:") &&
+                      strstr(head, "\nfix: ") && strstr(head, "devtrace report ") && !strstr(head, "\nwhy t"),
                   "%s", err);
     ck_assert_msg(!strstr(out, "device mismatch in"), "the report went to stdout:\n%s", out);
     ck_assert_msg(!strstr(err, "\033["), "colors in:\n%s", err);
