@@ -58,6 +58,8 @@ _FACTORY_NAMES = frozenset("""
     bartlett_window blackman_window hamming_window hann_window kaiser_window normal poisson bernoulli
     multinomial
     """.split())
+# Indexing: cpu integer indices may index a tensor on any device.
+_INDEX_OPS = frozenset("__getitem__ __setitem__ index index_put index_put_ _index_put_impl_".split())
 _TRANSFER_NAMES = frozenset("to cuda cpu type mps xpu".split())
 _VIEW_PROPS = frozenset("T mT H mH real imag".split())
 # Reads that say where a tensor is: answered by the simulator on simulated GPUs.
@@ -319,6 +321,8 @@ class Recorder:
         name = k.name
         try:
             parsed = P.parse_mismatch(str(e)) if isinstance(e, RuntimeError) else None
+            if parsed is None and isinstance(e, RuntimeError) and k.kind == _OP:
+                parsed = self.mixed_devices(k, args, kwargs)
             if parsed is None:
                 P.op_end(seq, name, ERR_ARG if isinstance(e, Exception) else 0, ())
                 return
@@ -326,6 +330,45 @@ class Recorder:
             self.mismatch(seq, name, parsed, str(e))
         except Exception as exc:  # the program's error goes on to the program as it is
             self.broken(exc)
+
+    def mixed_devices(self, k, args, kwargs):
+        """(odd device, peers' device, argument) when an op's tensor operands (in nested lists and
+        tuples too) sit on more than one device, as PyTorch counts them: a 0-dim cpu tensor is a
+        scalar, and indexing takes cpu integer indices; None otherwise. An op that raises on such
+        operands failed on their devices whatever its message says (a text the parser has not
+        learnt). The odd device is the one fewer operands are on; on a tie, PyTorch's: the first
+        operand's device is the common one."""
+        Tensor, sim, name = self.Tensor, _sim, k.name
+        found = []  # (argument name, device name), in the order the op lists them
+
+        def walk(n, v, depth):
+            if isinstance(v, Tensor):
+                code = sim.code(v) if sim is not None else 0
+                dev = sim.name(code) if code else str(v.device)
+                if dev == "cpu" and (v.dim() == 0 or (name in _INDEX_OPS and found
+                                                      and not v.is_floating_point())):
+                    return
+                found.append((n, dev))
+            elif isinstance(v, (list, tuple)) and depth < 4:
+                for j, e in enumerate(v):
+                    walk("%s[%d]" % (n, j), e, depth + 1)
+
+        pos = k.argnames or ("self",)
+        for i, v in enumerate(args):
+            walk(pos[i] if i < len(pos) else "arg%d" % i, v, 0)
+        for n, v in kwargs.items():
+            walk(n, v, 0)
+        devs = [d for _, d in found]
+        kinds = sorted(set(devs), key=devs.index)
+        if len(kinds) < 2:
+            return None
+        common = kinds[0]
+        odd = min(kinds[1:], key=devs.count)
+        if devs.count(odd) > devs.count(common):
+            odd, common = common, odd
+        peers = max((d for d in kinds if d != odd), key=devs.count)
+        arg = next(n for n, d in found if d == odd)
+        return odd, peers, arg
 
     def mismatch(self, seq, name, parsed, message):
         odd, peers, arg = parsed

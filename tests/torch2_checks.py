@@ -1,0 +1,109 @@
+"""Checks of the PyTorch adapter's 2.x fidelity (run by ctest as pytorch-torch2): a device mismatch decided
+from an op's operands when its text is unknown, legacy typed constructors recorded where they are called,
+and the simulated GPUs' rules and texts chosen by torch's version (2.x faked with DEVTRACE_SIM_TORCH_VERSION,
+since only 1.13 runs here). Each case is a small script run under `devtrace run`; the trace is read back
+through `devtrace report --json` or the trace's own views.
+
+usage: torch2_checks.py DEVTRACE PYTHON WORK_DIR
+Prints one line per check and "N passed, N failed"; exits 1 on a failure.
+"""
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+
+DEVTRACE, PYTHON, WORK = sys.argv[1:4]
+os.makedirs(WORK, exist_ok=True)
+results = []
+
+
+def check(name, ok, detail=""):
+    results.append(bool(ok))
+    print("%s %s%s" % ("ok  " if ok else "FAIL", name, "" if ok else "\n" + str(detail)), flush=True)
+
+
+def traced(name, code, env=None):
+    """Writes script NAME.py, runs it traced; (status, stdout, stderr, the trace's path)."""
+    script = os.path.join(WORK, name + ".py")
+    with open(script, "w") as f:
+        f.write(code)
+    db = os.path.join(WORK, name + ".db")
+    e = dict(os.environ)
+    for k in ("DEVTRACE_SIM_CUDA", "DEVTRACE_SIM_TORCH_VERSION"):
+        e.pop(k, None)
+    e["DEVTRACE_QUIET"] = "1"
+    e.update(env or {})
+    p = subprocess.run([DEVTRACE, "run", "-o", db, "--overwrite", "--", PYTHON, script], env=e, cwd=WORK,
+                       capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr, db
+
+
+def mismatches(db):
+    p = subprocess.run([DEVTRACE, "report", "--json", db], capture_output=True, text=True, timeout=60)
+    try:
+        return json.loads(p.stdout)["traces"][0]["mismatches"]
+    except Exception as e:
+        return [{"error": "%s: %s" % (e, p.stdout[:500] + p.stderr[:500])}]
+
+
+def odd_and_first(m):
+    ops = m.get("operands", [])
+    odd = [(o["name"], o["device"]) for o in ops if o.get("odd")]
+    first = [(o["name"], o["device"]) for o in ops if o.get("first")]
+    return odd, first
+
+
+# ---------------------------------------------------------------- a mismatch from the operands
+
+WEIRD = '''import torch
+
+def weird(*tensors):
+    """An op the recorder sees (through torch's function modes) that fails with a text no parser knows."""
+    if torch.overrides.has_torch_function(tensors):
+        return torch.overrides.handle_torch_function(weird, tensors, *tensors)
+    raise RuntimeError("something new")
+
+'''
+
+rc, so, se, db = traced("unknown_text_meta", WEIRD + "mean = torch.tensor([0.5, 0.5])\n"
+                        "x = torch.randn(3, 2).to('meta')\n"
+                        "weird(x, mean)\n")
+mm = mismatches(db)
+check("an unknown text from an op on meta and cpu operands is a device mismatch",
+      rc == 1 and "something new" in se and len(mm) == 1 and mm[0].get("op") == "weird"
+      and mm[0].get("message") == "something new" and odd_and_first(mm[0]) == ([("mean", "cpu")], [("x", "meta")]),
+      (rc, se[-300:], mm))
+
+rc, so, se, db = traced("unknown_text_sim", WEIRD + "mean = torch.tensor([0.5, 0.5])\n"
+                        "x = torch.randn(3, 2).to('cuda')\n"
+                        "w = torch.randn(2, device='cuda')\n"
+                        "weird([(x, mean), [w]])\n", {"DEVTRACE_SIM_CUDA": "2"})
+mm = mismatches(db)
+check("an unknown text from an op on a simulated GPU and the cpu, operands nested in lists and tuples",
+      rc == 1 and len(mm) == 1 and mm[0].get("message") == "something new"
+      and odd_and_first(mm[0]) == ([("mean", "cpu")], [("x", "cuda:0")])
+      and [o["arg"] for o in mm[0]["operands"]] == ["self[0][0]", "self[0][1]", "self[1][0]"],
+      (rc, se[-300:], mm))
+
+rc, so, se, db = traced("unknown_text_one_device", WEIRD + "x = torch.randn(3, 2).to('cuda')\n"
+                        "weird(x, torch.randn(2, device='cuda'), torch.tensor(2.0))\n", {"DEVTRACE_SIM_CUDA": "2"})
+mm = mismatches(db)
+check("an op failing on one device (a 0-dim cpu scalar beside it) is no device mismatch",
+      rc == 1 and "something new" in se and mm == [], (rc, se[-300:], mm))
+
+rc, so, se, db = traced("known_text_minority", "import torch\n"
+                        "w = torch.randn(4, 3, device='cuda')\n"
+                        "b = torch.randn(4, device='cuda')\n"
+                        "x = torch.randn(2, 3)\n"
+                        "torch.nn.functional.linear(x, w, b)\n", {"DEVTRACE_SIM_CUDA": "2"})
+mm = mismatches(db)
+check("a known text still decides (the parser's argument)", rc == 1 and len(mm) == 1
+      and odd_and_first(mm[0])[0] == [("x", "cpu")], (rc, se[-300:], mm))
+
+# ---------------------------------------------------------------- done
+
+failed = results.count(False)
+print("%d passed, %d failed" % (len(results) - failed, failed))
+sys.exit(1 if failed or not results else 0)
