@@ -102,6 +102,51 @@ mm = mismatches(db)
 check("a known text still decides (the parser's argument)", rc == 1 and len(mm) == 1
       and odd_and_first(mm[0])[0] == [("x", "cpu")], (rc, se[-300:], mm))
 
+# ---------------------------------------------------------------- legacy typed constructors
+
+LEGACY = [  # (the constructor's line, the line that makes the mismatch)
+    ("idx = torch.LongTensor(2)", "emb.index_select(0, idx)"),
+    ("w = torch.FloatTensor(4)", "x * w"),
+    ("w = torch.FloatTensor([1.0, 2.0, 3.0, 4.0])", "x * w"),
+    ("w = torch.DoubleTensor(4).float()", "x * w"),
+    ("w = torch.Tensor(4)", "x * w"),
+]
+for n, (ctor, use) in enumerate(LEGACY):
+    var = ctor.split(" ")[0]
+    code = ("import torch\n"
+            "emb = torch.randn(10, 4, device='cuda')\n"
+            "x = torch.randn(4, device='cuda')\n"
+            + ctor + "\n"  # line 4
+            + var + "[0] = 1\n"  # where it was first seen before the constructors were recorded
+            + use + "\n")
+    rc, so, se, db = traced("legacy_%d" % n, code, {"DEVTRACE_SIM_CUDA": "2"})
+    mm = mismatches(db)
+    odd = [o for o in mm[0].get("operands", []) if o.get("odd")] if len(mm) == 1 else []
+    first = odd[0]["chain"][0] if odd and odd[0].get("chain") else {}
+    check("%s: the tensor's origin is the constructor's line" % ctor,
+          rc == 1 and first.get("site", {}).get("line") == 4 and "created on cpu by torch." in first.get("text", ""),
+          (rc, se[-300:], odd))
+
+rc, so, se, db = traced("legacy_sim_cuda", "import torch\n"
+                        "w = torch.cuda.FloatTensor(4).fill_(1)\n"
+                        "x = torch.randn(4)\n"
+                        "x * w\n", {"DEVTRACE_SIM_CUDA": "2"})
+mm = mismatches(db)
+peer = [o for o in mm[0].get("operands", []) if o.get("name") == "w"] if len(mm) == 1 else []
+check("torch.cuda.FloatTensor(n) on a simulated GPU: made on cuda:0 at its line",
+      rc == 1 and peer and peer[0]["device"] == "cuda:0" and peer[0]["chain"][0]["site"]["line"] == 2,
+      (rc, se[-300:], mm))
+
+rc, so, se, db = traced("legacy_types_work", "import torch\n"
+                        "b = torch.LongTensor(3).zero_()\n"
+                        "print(isinstance(b, torch.LongTensor), isinstance(b, torch.FloatTensor),\n"
+                        "      torch.LongTensor.dtype, torch.ones(2).type(torch.DoubleTensor).dtype, torch.LongTensor)\n"
+                        "torch.set_default_tensor_type(torch.DoubleTensor)\n"
+                        "print(torch.ones(1).dtype)\n")
+check("legacy types traced: isinstance, dtype, .type(cls), set_default_tensor_type as untraced",
+      rc == 0 and so == "True False torch.int64 torch.float64 <class 'torch.LongTensor'>\ntorch.float64\n",
+      (rc, so, se[-300:]))
+
 # ---------------------------------------------------------------- done
 
 failed = results.count(False)

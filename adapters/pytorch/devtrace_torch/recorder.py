@@ -14,7 +14,8 @@ What it uses (public extension points, present in torch 1.13 and 2.x):
 - ``Optimizer.step/zero_grad/load_state_dict`` (wrapped): a step is one op,
   its state is named ``optimizer.state.<param>.<key>``; a mismatch inside a
   step is recorded with the parameter, its gradient and its state;
-- ``DataLoader`` iteration, ``torch.load``, ``nn.Parameter``, ``torch.Tensor(...)``
+- ``DataLoader`` iteration, ``torch.load``, ``nn.Parameter``, ``torch.Tensor(...)``,
+  the legacy typed constructors (``torch.LongTensor(n)``, ``torch.cuda.FloatTensor(...)``)
   and ``torch.from_numpy`` (wrapped): where tensors come from that no mode sees.
 
 Everything the chain needs is then the tracer's and the viewer's: this file
@@ -1203,3 +1204,63 @@ def _wrap_sources(torch, rec):
         Tensor.__new__ = staticmethod(tensor_new)
     except Exception:
         pass
+    try:
+        _wrap_legacy_types(torch, rec)
+    except Exception:
+        pass
+
+
+# The legacy typed constructors: torch.LongTensor(n), torch.cuda.FloatTensor(...) and kin.
+_LEGACY_KINDS = "Float Double Half BFloat16 Long Int Short Char Byte Bool".split()
+
+
+def _wrap_legacy_types(torch, rec):
+    """torch.LongTensor(n) and its kin make a tensor no mode sees (PyTorch's tensortype
+    objects, immutable): each is replaced by a class that records the tensor where the
+    constructor is called and is otherwise the original (isinstance, its dtype and other
+    attributes, x.type(torch.LongTensor), set_default_tensor_type). The simulated GPUs'
+    torch.cuda.* classes, installed before, record their own."""
+    tensortype = type(torch.FloatTensor)
+    originals = {}  # proxy -> the original tensortype
+
+    def proxy(orig, qual):
+        class _Legacy(type):
+            def __instancecheck__(cls, obj):
+                return isinstance(obj, orig)
+
+            def __call__(cls, *args, **kwargs):
+                t = orig(*args, **kwargs)
+                if not rec.quiet and isinstance(t, torch.Tensor) and not any(t is a for a in args):
+                    try:
+                        P.output(t, FACTORY, qual, 0, 0)
+                    except Exception as exc:
+                        rec.broken(exc)
+                return t
+
+            def __getattr__(cls, name):
+                return getattr(orig, name)
+
+            def __repr__(cls):
+                return "<class '%s'>" % qual
+
+        # named by its dotted name: x.type(cls) reads the type's name as PyTorch's own types spell it
+        cls = _Legacy(qual, (), {"__module__": qual.rsplit(".", 1)[0], "__doc__": orig.__doc__,
+                                 "_devtrace_legacy": qual})
+        originals[cls] = orig
+        return cls
+
+    for mod, prefix in ((torch, "torch"), (getattr(torch, "cuda", None), "torch.cuda")):
+        for kind in _LEGACY_KINDS:
+            orig = getattr(mod, kind + "Tensor", None)
+            if isinstance(orig, tensortype):
+                setattr(mod, kind + "Tensor", proxy(orig, "%s.%sTensor" % (prefix, kind)))
+
+    def unwrapped(old):
+        def set_default_tensor_type(t):
+            return old(originals.get(t, t) if not isinstance(t, str) else t)
+
+        set_default_tensor_type.__name__, set_default_tensor_type.__doc__ = old.__name__, old.__doc__
+        return set_default_tensor_type
+
+    if callable(getattr(torch, "set_default_tensor_type", None)):
+        torch.set_default_tensor_type = unwrapped(torch.set_default_tensor_type)
