@@ -242,6 +242,9 @@ class Recorder:
         sim = _sim
         if kind == _SIMPROP:
             return sim.prop(k, func, args, kwargs)
+        if kind == _FACTORY and sim is not None and sim.factory_is_op(k.name, args, kwargs):
+            # a factory this version checks as an op (torch.normal(mean, std) on 2.x)
+            k, kind = _Kind(_OP, k.name, _argnames(func) or ("mean", "std")), _OP
         if kind == _FACTORY:
             out, code = sim.factory(func, args, kwargs) if sim is not None else (func(*args, **kwargs), 0)
             try:
@@ -796,6 +799,8 @@ def _start_simulator(torch):
     global _CPU_INTEGERS_OK
     _CPU_INTEGERS_OK = cpu_ok
     _sim = Simulator(torch, n, P)
+    if _rec is not None:
+        _sim.quietly = _rec.quietly  # the simulation's own work is not the program's
     P.simulate(True)
     _sim.install_cuda_api()
 
