@@ -117,12 +117,17 @@ class Simulator:
         """The device an op on these operands runs on, or PyTorch's error
         (names: the operands' argument names, for the error's text)."""
         order = T.aten(name, self.version)
+        if name == "linear" and names and "bias" not in names:
+            order = T.aten("linear:mm", self.version) or order  # 2.x: no bias, input @ weight.t() is mm
         if order and names and len(names) == len(tensors):
-            # the operands in the order the CUDA kernel checks them (linear is addmm(bias, input, weight))
+            # the operands in the order the CUDA kernel checks them (linear is addmm(bias, input, weight)),
+            # each found by the call's name for it, else by the kernel's (a method's "self")
             pos = {}
             for i, n in enumerate(names):
                 pos.setdefault(_base_name(n), []).append(i)
-            idx = [i for n, _ in order[0] for i in pos.get(n, ())]
+            idx = []
+            for py, at in order[0]:
+                idx += [i for i in pos.get(py, pos.get(at, ())) if i not in idx]
             idx += [i for i in range(len(names)) if i not in idx]
             tensors, names = [tensors[i] for i in idx], [names[i] for i in idx]
         common, first = None, None

@@ -93,6 +93,7 @@ ATEN = {
     "bmm": ((("input", "self"), ("mat2", "mat2")), "wrapper_CUDA_bmm", V1),
     "addmm": ((("input", "self"), ("mat1", "mat1"), ("mat2", "mat2")), "wrapper_CUDA_addmm", V1),
     # from 2.1 (tests/data/torch2.11-device-errors.txt)
+    "linear:mm": ((("input", "self"), ("weight", "mat2")), "wrapper_CUDA_mm", V21),  # linear without bias
     "matmul": ((("input", "self"), ("other", "mat2")), "wrapper_CUDA_mm", V21),
     "__matmul__": ((("self", "self"), ("other", "mat2")), "wrapper_CUDA_mm", V21),
     "cat": ((("tensors", "tensors"),), "wrapper_CUDA_cat", V21),
@@ -108,8 +109,8 @@ ATEN = {
     "clamp": ((("input", "self"), ("self", "self"), ("min", "min"), ("max", "max")), "wrapper_CUDA_clamp_Tensor",
               V21),
     "grid_sample": ((("input", "input"), ("grid", "grid")), "wrapper_CUDA__grid_sampler_2d", V21),
-    "searchsorted": ((("sorted_sequence", "sorted_sequence"), ("input", "self")), "wrapper_CUDA_Tensor_searchsorted",
-                     V21),
+    "searchsorted": ((("sorted_sequence", "sorted_sequence"), ("input", "self"), ("values", "self")),
+                     "wrapper_CUDA_Tensor_searchsorted", V21),
     "bucketize": ((("input", "self"), ("boundaries", "boundaries")), "wrapper_CUDA_Tensor_bucketize", V21),
     "cdist": ((("x1", "x1"), ("x2", "x2")), "wrapper_CUDA___cdist_forward", V21),
     "dot": ((("input", "self"), ("self", "self"), ("tensor", "tensor"), ("other", "tensor")), "wrapper_CUDA__dot",
