@@ -140,7 +140,8 @@ check("torch.cuda.FloatTensor(n) on a simulated GPU: made on cuda:0 at its line"
 rc, so, se, db = traced("legacy_types_work", "import torch\n"
                         "b = torch.LongTensor(3).zero_()\n"
                         "print(isinstance(b, torch.LongTensor), isinstance(b, torch.FloatTensor),\n"
-                        "      torch.LongTensor.dtype, torch.ones(2).type(torch.DoubleTensor).dtype, torch.LongTensor)\n"
+                        "      torch.LongTensor.dtype, torch.ones(2).type(torch.DoubleTensor).dtype,\n"
+                        "      torch.LongTensor)\n"
                         "torch.set_default_tensor_type(torch.DoubleTensor)\n"
                         "print(torch.ones(1).dtype)\n")
 check("legacy types traced: isinstance, dtype, .type(cls), set_default_tensor_type as untraced",

@@ -341,7 +341,10 @@ class Recorder:
         scalar, and indexing takes cpu integer indices; None otherwise. An op that raises on such
         operands failed on their devices whatever its message says (a text the parser has not
         learnt). The odd device is the one fewer operands are on; on a tie, PyTorch's: the first
-        operand's device is the common one."""
+        operand's device is the common one. Sequence ops' cpu lengths (packed sequences, CTC) are
+        excepted as indices are."""
+        from .sim import _CPU_INTEGERS_OK as lengths_ok  # the simulation's list, whether it runs or not
+
         Tensor, sim, name = self.Tensor, _sim, k.name
         found = []  # (argument name, device name), in the order the op lists them
 
@@ -349,7 +352,7 @@ class Recorder:
             if isinstance(v, Tensor):
                 code = sim.code(v) if sim is not None else 0
                 dev = sim.name(code) if code else str(v.device)
-                if dev == "cpu" and (v.dim() == 0 or (name in _INDEX_OPS and found
+                if dev == "cpu" and (v.dim() == 0 or ((name in _INDEX_OPS or name in lengths_ok) and found
                                                       and not v.is_floating_point())):
                     return
                 found.append((n, dev))
