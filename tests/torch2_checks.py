@@ -200,6 +200,43 @@ for version, want_rc in (("2.11", 0), ("1.13", 1)):
           version, "is accepted (is_causal)" if want_rc == 0 else "fails"),
           rc == want_rc and len(mm) == want_rc and (want_rc or so.startswith("loss ")), (rc, so, se[-400:], mm))
 
+# measured on PyTorch 2.11 on an H200 (docs/torch2.md): the texts of these calls, and a causal mask left on the
+# cpu accepted by nn.TransformerDecoder (tgt_mask) but refused with a key padding mask or by a layer alone
+MEASURED = [
+    ("nn.Conv2d(3, 2, 3).to(d)(imgc)", "Expected all tensors to be on the same device, but got weight is on cuda:0, "
+     "different from other tensors on cpu (when checking argument in method wrapper_CUDA___slow_conv2d_forward)"),
+    ("F.conv1d(torch.randn(1, 3, 8), torch.randn(2, 3, 3, device=d))", "Expected all tensors to be on the same "
+     "device, but got weight is on cuda:0, different from other tensors on cpu (when checking argument in method "
+     "wrapper_CUDA___slow_conv2d_forward)"),
+    ("F.conv2d(imgc.to(d), torch.randn(2, 3, 3, 3))",
+     "Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the same"),
+    ("torch.randn(4, 4).masked_fill(torch.rand(4, 4, device=d) > 0.5, 0.0)",
+     "expected self and mask to be on the same device, but got mask on cuda:0 and self on cpu"),
+    ("F.linear(torch.randn(2, 4, device=d), torch.randn(3, 4), torch.randn(3))", "Expected all tensors to be on the "
+     "same device, but got mat1 is on cuda:0, different from other tensors on cpu (when checking argument in method "
+     "wrapper_CUDA_addmm)"),
+    ("dec(x, x, tgt_mask=causal).device.type", "cuda"),
+    ("enc(x, mask=causal, src_key_padding_mask=torch.zeros(2, 6, dtype=torch.bool, device=d)).device.type", "raises"),
+    ("enc.layers[0](x, src_mask=causal).device.type", "raises"),
+]
+code = ("import json\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+        "d = torch.device('cuda')\nimgc = torch.randn(1, 3, 8, 8)\nx = torch.randn(6, 2, 8, device=d)\n"
+        "causal = nn.Transformer.generate_square_subsequent_mask(6)\n"
+        "enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0), 1).to(d)\n"
+        "dec = nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0), 1).to(d)\n"
+        "out = []\nfor call in %r:\n"
+        "    try:\n        out.append(str(eval(call)))\n"
+        "    except RuntimeError as e:\n        out.append(str(e).split('\\n')[0])\n"
+        "print(json.dumps(out))\n") % [c for c, _ in MEASURED]
+rc, so, se, db = traced("measured_v2", code, {"DEVTRACE_SIM_CUDA": "2", "DEVTRACE_SIM_TORCH_VERSION": "2.11"})
+try:
+    got = json.loads(so)
+except ValueError:
+    got = []
+wrong = [(c, w, g) for (c, w), g in zip(MEASURED, got) if g != w and not (w == "raises" and g != "cuda")]
+check("faked 2.11: convolutions, masked_fill, linear and the transformer's causal mask as measured on 2.11",
+      rc == 0 and len(got) == len(MEASURED) and not wrong, (rc, wrong or so, se[-400:]))
+
 rc, so, se, db = traced("normal_v2", "import torch\n"
                         "mean = torch.zeros(4)\n"
                         "std = torch.ones(4, device='cuda')\n"

@@ -150,8 +150,7 @@ class Simulator:
         if name.startswith(("conv", "_convolution", "convolution")) and common and c:
             return self.text("conv_devices", arg=arg or "weight", odd=odd, common=peers)
         if name.startswith(("conv", "_convolution", "convolution")):
-            if (name in ("conv1d", "conv2d") and not common and arg == "weight" and "bias" not in names
-                    and T.has("conv_slow", self.version)):
+            if name in ("conv1d", "conv2d") and not common and arg == "weight" and T.has("conv_slow", self.version):
                 return self.text("conv_slow", odd=odd, common=peers)
 
             def legacy(t, code):  # torch.cuda.FloatTensor and the like

@@ -37,10 +37,13 @@ TEXTS = {
         (V21, "Expected all tensors to be on the same device, but got {arg} is on {odd}, different from other "
               "tensors on {common} (when checking argument in method wrapper_CUDA__cudnn_convolution)"),
     ),
-    # a convolution between the cpu and a GPU, told by the legacy type names
-    "conv_types": ((V1, "Input type ({input_type}) and weight type ({weight_type}) should be the same or input "
-                        "should be a MKLDNN tensor and weight is a dense tensor"),),
-    # 2.x: F.conv1d/conv2d of a cpu input without bias reach the CUDA slow kernel (rule "conv_slow")
+    # a convolution between the cpu and a GPU, told by the legacy type names (2.x: a GPU input's)
+    "conv_types": (
+        (V1, "Input type ({input_type}) and weight type ({weight_type}) should be the same or input should be a "
+             "MKLDNN tensor and weight is a dense tensor"),
+        (V2, "Input type ({input_type}) and weight type ({weight_type}) should be the same"),
+    ),
+    # 2.x: F.conv1d/conv2d (nn.Conv1d/Conv2d) of a cpu input reach the CUDA slow kernel (rule "conv_slow")
     "conv_slow": ((V2, "Expected all tensors to be on the same device, but got weight is on {odd}, different from "
                        "other tensors on {common} (when checking argument in method "
                        "wrapper_CUDA___slow_conv2d_forward)"),),
@@ -74,7 +77,7 @@ RULES = {
     "causal_mask_hint": V21,
     # torch.normal(Tensor mean, Tensor std) checks that both are on one device (1.13's CUDA kernel did not)
     "normal_checks_devices": V2,
-    # F.conv1d/conv2d of a cpu input with a GPU weight and no bias: the CUDA slow kernel's device check
+    # F.conv1d/conv2d of a cpu input with a GPU weight: the CUDA slow kernel's device check
     "conv_slow": V2,
     # ATEN's entries marked 2.1: their kernels name the argument in the text
     "aten_21": V21,
