@@ -1,7 +1,7 @@
 /* The browsing commands: devtrace tensors (a table of tensors), devtrace
  * show (one tensor's whole life) and devtrace transfers (transfers grouped
  * by call site, with the per-step copies a user may not know about). Each
- * reads one or more traces, in text or --json (shapes in README.md). */
+ * reads one or more traces, in text or --json (shapes in docs/viewer.md). */
 #include "vw.h"
 
 #include <stdlib.h>
@@ -160,7 +160,7 @@ static void tensors_usage(FILE *f) {
                "  --device D        only tensors on D (cpu, cuda, cuda:N)\n"
                "  --alive-at-error  only tensors that existed when the first device mismatch (else the first\n"
                "                    error) happened\n"
-               "  --json            JSON instead of text (shape in README.md)\n\n"
+               "  --json            JSON instead of text (shape in docs/viewer.md)\n\n"
                "Exit status: 0 read fine, 2 bad usage or an unreadable trace.\n");
 }
 

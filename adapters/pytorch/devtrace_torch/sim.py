@@ -41,7 +41,7 @@ synchronous stand-ins (an event's ``elapsed_time`` is the host's time);
 ``torch.cuda.FloatTensor`` and kin construct, convert and test as on a GPU
 build; ``torch.Generator(device="cuda")`` is a CPU generator that says cuda.
 
-Not simulated (README lists it too): ``DistributedDataParallel`` and NCCL,
+Not simulated (docs/pytorch.md lists it too): ``DistributedDataParallel`` and NCCL,
 CUDA graphs, autocast's float16 results, and custom CUDA kernels.
 
 A checkpoint remembers the GPU its tensors were saved from, as on a GPU
