@@ -318,11 +318,16 @@ static int verify(struct vw_model *m, const struct vw_fix *fix, const char *self
         vw_error("fix: the trace does not say what command was run (no argv): cannot verify");
         goto free_argv;
     }
-    /* the same simulated GPUs: as many as the trace's highest cuda-sim device */
-    st = vw_prep(t, "SELECT max(device & 65535) + 1 FROM devices WHERE backend = 'cuda-sim'");
-    if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-        snprintf(sim, sizeof sim, "%d", sqlite3_column_int(st, 0));
-    if (st) sqlite3_finalize(st);
+    /* the same simulated GPUs: as many as the run asked for (an older trace: its highest cuda-sim device) */
+    char asked[16];
+    if (atoi(vw_meta(t, "sim_cuda", asked, sizeof asked)) > 0)
+        snprintf(sim, sizeof sim, "%d", atoi(asked));
+    else {
+        st = vw_prep(t, "SELECT max(device & 65535) + 1 FROM devices WHERE backend = 'cuda-sim'");
+        if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+            snprintf(sim, sizeof sim, "%d", sqlite3_column_int(st, 0));
+        if (st) sqlite3_finalize(st);
+    }
     fprintf(stderr, "devtrace: verifying: the patched %s in %s, run again%s%s%s\n", base, tmpl, sim[0] ? " on " : "",
             sim, sim[0] ? " simulated GPU(s)" : "");
     int status = run_wait(argv, !strcmp(cwd, dir) ? tmpl : cwd[0] ? cwd : NULL, sim[0] ? sim : NULL, tmpl, 1);
