@@ -207,21 +207,26 @@ static int r_state_left_behind(struct vw_model *m, const struct vw_case *k, stru
 static int r_made_before_source_moved(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
     struct vw_step move;
     int src;
-    char d1[32], d2[32], sname[256], on[300], buf[1024];
+    char d1[32], d2[32], sname[256], on[300], buf[1024], mbuf[1024];
     const struct vw_operand *o = k->odd;
     if (!vw_fact_made_before_source_moved(m, o, k->want, k->seq, &move, &src)) return 0;
     at(fx, &move);
     if (!vw_tensor_name(m, move.tensor, k->seq, sname, sizeof sname)[0]) snprintf(sname, sizeof sname, "its source");
-    say(fx,
-        "%s was made from \"%.120s\" while that was on %s (%.300s); this move took \"%.120s\" to %s and left %s "
-        "behind: make it after this move (or move it to %s too)",
-        called(o, on, sizeof on), sname, dev_name(o->dev, d2), site_str(&o->chain[src - 1], buf, sizeof buf), sname,
-        dev_name(k->want, d1), on, d1);
-    evidence(fx, "made from a tensor while it was on %s", d2);
-    evidence(fx, "that tensor was then moved in place to %s", d1);
+    evidence(fx, "made from a tensor while it was on %s", dev_name(o->dev, d2));
+    evidence(fx, "that tensor was then moved in place to %s", dev_name(k->want, d1));
+    called(o, on, sizeof on);
+    site_str(&o->chain[src - 1], buf, sizeof buf);
     /* the code: the program's move, made before the statement that made the first tensor from its source */
     if (move_first(m, k, fx, &move, &o->chain[src - 1]))
-        also(fx, "; the patch makes that move before the statement that made %s", on);
+        say(fx,
+            "%s was made from \"%.120s\" while that was on %s (%.300s); the move at %.300s took \"%.120s\" to %s "
+            "and left %s behind: make that move before the statement that made it (or move it to %s too)",
+            on, sname, d2, buf, site_str(&move, mbuf, sizeof mbuf), sname, d1, on, d1);
+    else
+        say(fx,
+            "%s was made from \"%.120s\" while that was on %s (%.300s); this move took \"%.120s\" to %s and left %s "
+            "behind: make it after this move (or move it to %s too)",
+            on, sname, d2, buf, sname, d1, on, d1);
     return 1;
 }
 
