@@ -4,9 +4,9 @@ Each fixture is a short PyTorch program with a device-placement bug that fails o
 header says what the report must propose:
     # rule: <id>
     # code: <the suggested code, exactly; one `# code:` line per line of code; none when the rule gives none>
-and the line where the fix goes carries "# devtrace: fix". For every fixture, traced with
-DEVTRACE_SIM_CUDA=1, `devtrace report --json` must name that rule, that line and that code, and
-`devtrace fix --verify` must say that the patched program ran. Besides, every rule id of the table
+and the line where the fix goes carries "# devtrace: fix". For every fixture: untraced on the CPU it exits
+0; traced with DEVTRACE_SIM_CUDA=1 it fails, `devtrace report --json` names that rule, that line and that
+code, and `devtrace fix --verify` says that the patched program ran. Besides, every rule id of the table
 vw_rules[] in viewer/rules.c and every variant id a rule sets (`fx->rule = "..."`) must have a fixture, so a
 new rule without a test fails the suite.
 
@@ -65,10 +65,12 @@ def fixture(name):
         return [("%s: header names its own rule and one line has the fix marker" % name, False,
                  "rule %r, fix markers on lines %r" % (rule, fix))]
     fix = fix[0]
+    prc, _, perr = run([PYTHON, path])
+    out = [("%s: runs on the CPU untraced (exit 0)" % name, prc == 0, perr[-2000:])]
     db = os.path.join(WORK, name[:-3] + ".db")
     rc, _, se = run([DEVTRACE, "run", "-o", db, "--overwrite", "--", PYTHON, path],
                     {"DEVTRACE_SIM_CUDA": "1", "DEVTRACE_QUIET": "1"})
-    out = [("%s: fails on a simulated GPU (exit 1)" % name, rc == 1, se[-2000:])]
+    out.append(("%s: fails on a simulated GPU (exit 1)" % name, rc == 1, se[-2000:]))
     jrc, jout, jerr = run([DEVTRACE, "report", "--json", db])
     try:
         mm = json.loads(jout)["traces"][0]["mismatches"]

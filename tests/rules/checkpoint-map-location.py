@@ -1,7 +1,7 @@
 # rule: checkpoint-map-location
 # code: stats = stats.to(device)
-# Feature statistics computed once and saved with map_location="cpu" habits: reloaded onto the CPU while
-# the batches are normalized on the GPU.
+# Feature statistics saved by a preprocessing run and reloaded with map_location="cpu" (to load anywhere):
+# they stay on the CPU while the batches are normalized on the GPU.
 import os
 import tempfile
 
