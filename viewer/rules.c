@@ -152,6 +152,35 @@ static void code_for_odd(struct vw_model *m, const struct vw_case *k, struct vw_
     }
 }
 
+/* The program's own move of a module or tensor on the line of a move in place (`model.to(device)`,
+ * `model.cuda()`), written before the statement that made `made` from what that move took to the device:
+ * moved first, what is made from it is made on the device. 1 when written (fx's site, placement and code
+ * set). */
+static int move_first(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const struct vw_step *move,
+                      const struct vw_step *made) {
+    struct vw_src src;
+    if (!is_python(move) || !is_python(made) || !vw_src_at(m, move->site.file, move->site.line, &src)) return 0;
+    for (int i = 0; i < src.ncalls; i++) {
+        const char *fn = src.calls[i].func, *dot = strrchr(fn, '.');
+        char obj[128];
+        if (!dot || (strcmp(dot, ".to") && strcmp(dot, ".cuda")) || (size_t)(dot - fn) >= sizeof obj) continue;
+        snprintf(obj, sizeof obj, "%.*s", (int)(dot - fn), fn);
+        int plain = 1;
+        for (const char *p = obj; *p && plain; p++)
+            plain = *p == '.' || *p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                    (*p >= '0' && *p <= '9');
+        if (!plain || !obj[0] || (obj[0] >= '0' && obj[0] <= '9')) continue;
+        char expr[160];
+        vw_device_expr(m, k, k->want, &move->site, expr, sizeof expr);
+        at(fx, made);
+        fx->before = 1;
+        snprintf(fx->code, sizeof fx->code, "%s.to(%s)", obj, expr);
+        evidence(fx, "the program moves \"%s\" at %s:%d", obj, move->site.file, move->site.line);
+        return 1;
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- the rules */
 
 /* optimizer-state-left-behind: an optimizer's state made next to its parameter, then the parameter moved. */
@@ -167,29 +196,9 @@ static int r_state_left_behind(struct vw_model *m, const struct vw_case *k, stru
         called(k->odd, on, sizeof on), dev_name(k->odd->dev, d2), param, dev_name(move.dev, d3), dev_name(k->want, d1));
     evidence(fx, "\"%s\" is optimizer state of parameter \"%s\"", k->odd->name, param);
     evidence(fx, "\"%s\" moved %s -> %s after the state was made", param, d2, d3);
-    /* the code: the program's own move of the model (model.to(device) on the move's line), made before the
-     * statement that made the state (a load_state_dict, a first step) */
-    const struct vw_step *made = &k->odd->chain[k->odd->arrived];
-    struct vw_src src;
-    if (is_python(&move) && is_python(made) && vw_src_at(m, move.site.file, move.site.line, &src)) {
-        for (int i = 0; i < src.ncalls && !fx->code[0]; i++) {
-            const char *fn = src.calls[i].func, *dot = strrchr(fn, '.');
-            char obj[128];
-            if (!dot || (strcmp(dot, ".to") && strcmp(dot, ".cuda")) || (size_t)(dot - fn) >= sizeof obj) continue;
-            snprintf(obj, sizeof obj, "%.*s", (int)(dot - fn), fn);
-            int plain = 1;
-            for (const char *p = obj; *p && plain; p++)
-                plain = *p == '.' || *p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                        (*p >= '0' && *p <= '9');
-            if (!plain || !obj[0] || (obj[0] >= '0' && obj[0] <= '9')) continue;
-            char expr[160];
-            vw_device_expr(m, k, k->want, &move.site, expr, sizeof expr);
-            at(fx, made);
-            fx->before = 1;
-            snprintf(fx->code, sizeof fx->code, "%s.to(%s)", obj, expr);
-            evidence(fx, "the program moves \"%s\" at %s:%d", obj, move.site.file, move.site.line);
-        }
-    }
+    /* the code: the program's own move of the model, made before the statement that made the state (a
+     * load_state_dict, a first step) */
+    move_first(m, k, fx, &move, &k->odd->chain[k->odd->arrived]);
     return 1;
 }
 
@@ -198,18 +207,26 @@ static int r_state_left_behind(struct vw_model *m, const struct vw_case *k, stru
 static int r_made_before_source_moved(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
     struct vw_step move;
     int src;
-    char d1[32], d2[32], sname[256], on[300], buf[1024];
+    char d1[32], d2[32], sname[256], on[300], buf[1024], mbuf[1024];
     const struct vw_operand *o = k->odd;
     if (!vw_fact_made_before_source_moved(m, o, k->want, k->seq, &move, &src)) return 0;
     at(fx, &move);
     if (!vw_tensor_name(m, move.tensor, k->seq, sname, sizeof sname)[0]) snprintf(sname, sizeof sname, "its source");
-    say(fx,
-        "%s was made from \"%.120s\" while that was on %s (%.300s); this move took \"%.120s\" to %s and left %s "
-        "behind: make it after this move (or move it to %s too)",
-        called(o, on, sizeof on), sname, dev_name(o->dev, d2), site_str(&o->chain[src - 1], buf, sizeof buf), sname,
-        dev_name(k->want, d1), on, d1);
-    evidence(fx, "made from a tensor while it was on %s", d2);
-    evidence(fx, "that tensor was then moved in place to %s", d1);
+    evidence(fx, "made from a tensor while it was on %s", dev_name(o->dev, d2));
+    evidence(fx, "that tensor was then moved in place to %s", dev_name(k->want, d1));
+    called(o, on, sizeof on);
+    site_str(&o->chain[src - 1], buf, sizeof buf);
+    /* the code: the program's move, made before the statement that made the first tensor from its source */
+    if (move_first(m, k, fx, &move, &o->chain[src - 1]))
+        say(fx,
+            "%s was made from \"%.120s\" while that was on %s (%.300s); the move at %.300s took \"%.120s\" to %s "
+            "and left %s behind: make that move before the statement that made it (or move it to %s too)",
+            on, sname, d2, buf, site_str(&move, mbuf, sizeof mbuf), sname, d1, on, d1);
+    else
+        say(fx,
+            "%s was made from \"%.120s\" while that was on %s (%.300s); this move took \"%.120s\" to %s and left %s "
+            "behind: make it after this move (or move it to %s too)",
+            on, sname, d2, buf, sname, d1, on, d1);
     return 1;
 }
 
@@ -275,6 +292,17 @@ static int r_sibling_moved(struct vw_model *m, const struct vw_case *k, struct v
         dev_name(k->want, d1), sib[0] ? sib : "the tensor", site_str(a, buf, sizeof buf));
     evidence(fx, "made on one line with %s, which the program moved to %s", sib[0] ? sib : "a tensor", d1);
     code_for_odd(m, k, fx, k->odd->name);
+    /* made in a function that returned it with its sibling (x, y = make_batch()): the name its caller binds
+     * it to, where that is the function of the sibling's move and before it */
+    struct vw_frame held;
+    if (!fx->code[0] && ident(k->odd->name) && vw_fact_bound_in_caller(m, a, k->odd->name, &held)) {
+        struct vw_step h;
+        memset(&h, 0, sizeof h);
+        h.site = held;
+        h.has_site = 1;
+        h.origin = -1;
+        code_for(m, k, fx, &h, k->odd->name);
+    }
     return 1;
 }
 
@@ -502,7 +530,7 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
     }
     if (!fx->code[0]) {
         if (modname[0] || derived >= 0 || view >= 0)
-            code_for(m, k, fx, NULL, codename);
+            code_for(m, k, fx, made, codename);
         else
             code_for_odd(m, k, fx, codename);
         if (!fx->code[0] && modname[0]) code_for(m, k, fx, made, modname);

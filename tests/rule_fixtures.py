@@ -1,0 +1,125 @@
+"""Tests of the diagnosis engine's rules, one fixture per rule id (tests/rules/<rule-id>.py; run by ctest).
+
+Each fixture is a short PyTorch program with a device-placement bug that fails only on simulated GPUs. Its
+header says what the report must propose:
+    # rule: <id>
+    # code: <the suggested code, exactly; one `# code:` line per line of code; none when the rule gives none>
+and the line where the fix goes carries "# devtrace: fix". For every fixture: untraced on the CPU it exits
+0; traced with DEVTRACE_SIM_CUDA=1 it fails, `devtrace report --json` names that rule, that line and that
+code, and `devtrace fix --verify` says that the patched program ran. Besides, every rule id of the table
+vw_rules[] in viewer/rules.c and every variant id a rule sets (`fx->rule = "..."`) must have a fixture, so a
+new rule without a test fails the suite.
+
+usage: rule_fixtures.py DEVTRACE PYTHON FIXTURES_DIR WORK_DIR
+Prints one line per check and "N passed, N failed"; exits 1 on a failure.
+"""
+
+import concurrent.futures
+import json
+import os
+import re
+import subprocess
+import sys
+
+if len(sys.argv) != 5:
+    sys.exit("usage: rule_fixtures.py DEVTRACE PYTHON FIXTURES_DIR WORK_DIR")
+DEVTRACE, PYTHON, FIXTURES, WORK = sys.argv[1:5]
+RULES_C = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "viewer", "rules.c")
+os.makedirs(WORK, exist_ok=True)
+results = []
+
+
+def check(name, ok, detail=""):
+    results.append((name, bool(ok)))
+    print("%s %s%s" % ("ok  " if ok else "FAIL", name, "" if ok else "\n" + detail), flush=True)
+
+
+def run(cmd, env=None):
+    e = dict(os.environ)
+    e.pop("DEVTRACE_SIM_CUDA", None)
+    e.update(env or {})
+    p = subprocess.run(cmd, env=e, cwd=WORK, capture_output=True, text=True, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def expected(path):
+    """The fixture's header: its rule id, its code lines, and the line of its fix marker."""
+    rule, code, fix = None, [], []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            m = re.match(r"# (rule|code): ?(.*)$", line.rstrip("\n"))
+            if m and m.group(1) == "rule":
+                rule = m.group(2).strip()
+            elif m:
+                code.append(m.group(2))
+            if "# devtrace: fix" in line:
+                fix.append(n)
+    return rule, "\n".join(code), fix
+
+
+def fixture(name):
+    """All checks of one fixture; returns [(check, ok, detail)]."""
+    path = os.path.join(FIXTURES, name)
+    rule, code, fix = expected(path)
+    if rule != name[:-3] or len(fix) != 1:
+        return [("%s: header names its own rule and one line has the fix marker" % name, False,
+                 "rule %r, fix markers on lines %r" % (rule, fix))]
+    fix = fix[0]
+    prc, _, perr = run([PYTHON, path])
+    out = [("%s: runs on the CPU untraced (exit 0)" % name, prc == 0, perr[-2000:])]
+    db = os.path.join(WORK, name[:-3] + ".db")
+    rc, _, se = run([DEVTRACE, "run", "-o", db, "--overwrite", "--", PYTHON, path],
+                    {"DEVTRACE_SIM_CUDA": "1", "DEVTRACE_QUIET": "1"})
+    out.append(("%s: fails on a simulated GPU (exit 1)" % name, rc == 1, se[-2000:]))
+    jrc, jout, jerr = run([DEVTRACE, "report", "--json", db])
+    try:
+        mm = json.loads(jout)["traces"][0]["mismatches"]
+        got = mm[0]["fix"] or {}
+    except Exception as e:  # no JSON, no mismatch, no fix: say what came instead
+        out.append(("%s: report --json has a mismatch with a fix" % name, False,
+                    "%s: %s\n%s%s" % (type(e).__name__, e, jout[:3000], jerr[-1000:])))
+        return out
+    site = got.get("site") or {}
+    show = json.dumps(got, indent=1)[:3000]
+    out.append(("%s: rule %s" % (name, rule), got.get("rule") == rule, show))
+    out.append(("%s: fix at line %d" % (name, fix),
+                site.get("line") == fix and os.path.basename(site.get("file", "")) == name, show))
+    out.append(("%s: code %r" % (name, code), (got.get("code") or "") == code, show))
+    vrc, vout, verr = run([DEVTRACE, "fix", "--verify", db])
+    out.append(("%s: its patch makes it run (devtrace fix --verify)" % name, vrc == 0 and "verified" in vout,
+                "exit %d\n%s%s" % (vrc, vout[-3000:], verr[-1000:])))
+    return out
+
+
+def rule_ids():
+    """The ids of the table vw_rules[] and the variant ids its rules set, from viewer/rules.c."""
+    with open(RULES_C) as f:
+        src = f.read()
+    table = re.search(r"const struct vw_rule vw_rules\[\] = \{(.*?)\n\};", src, re.S)
+    ids = re.findall(r"\{\s*\"([a-z0-9-]+)\"\s*,", table.group(1)) if table else []
+    variants = re.findall(r"\bfx->rule = \"([a-z0-9-]+)\"", src)
+    return ids, variants
+
+
+def coverage():
+    ids, variants = rule_ids()
+    have = {n[:-3] for n in os.listdir(FIXTURES) if n.endswith(".py")}
+    out = [("rules.c: the rule table read (%d ids, %d variant ids)" % (len(ids), len(set(variants))),
+            len(ids) > 0 and len(variants) > 0, "no table or no variant id found in %s" % RULES_C)]
+    for rid in sorted(set(ids) | set(variants)):
+        out.append(("rule %s has a fixture (%s.py)" % (rid, rid), rid in have, "add %s/%s.py" % (FIXTURES, rid)))
+    for n in sorted(have - set(ids) - set(variants)):
+        out.append(("fixture %s.py names a rule of rules.c" % n, False, "no rule %s in %s" % (n, RULES_C)))
+    return out
+
+
+names = sorted(n for n in os.listdir(FIXTURES) if n.endswith(".py"))
+for name, ok, detail in coverage():
+    check(name, ok, detail)
+with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+    for checks in pool.map(fixture, names):
+        for name, ok, detail in checks:
+            check(name, ok, detail)
+failed = sum(1 for _, ok in results if not ok)
+print("%d passed, %d failed" % (len(results) - failed, failed))
+sys.exit(1 if failed or not results else 0)
