@@ -577,7 +577,8 @@ static int write_start_meta(void) {
     buf[n > 0 ? n : 0] = '\0';
     meta_text("program", buf);
     if (getcwd(buf, sizeof buf)) meta_text("cwd", buf);
-    const char *sim = getenv("DEVTRACE_SIM_CUDA"); /* the simulated GPUs asked for: `devtrace fix --verify` asks again */
+    const char *sim =
+        getenv("DEVTRACE_SIM_CUDA"); /* the simulated GPUs asked for: `devtrace fix --verify` asks again */
     if (sim && sim[0]) meta_text("sim_cuda", sim);
     argv_json(buf, sizeof buf);
     meta_text("argv", buf);

@@ -7,6 +7,7 @@
  * producer recorded) gets no patch. Nothing is written but -o's file and a
  * temporary directory. */
 #include "diag.h"
+#include "trace_schema.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -54,10 +55,11 @@ static int file_sha256(const char *path, char hex[65]) {
 static int recorded_sha256(struct vw_model *m, const char *file, char hex[65]) {
     hex[0] = 0;
     if (!m->have_facts) return 0;
-    sqlite3_stmt *st = vw_prep(m->t, "SELECT v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
-                                     "strings k ON k.id = f.key AND k.text = 'sha256' JOIN strings v ON v.id = f.value "
-                                     "WHERE f.line = 0 AND (fs.text = ?1 OR (substr(?1, 1, 1) <> '/' AND "
-                                     "substr(fs.text, -length(?1) - 1) = '/' || ?1)) LIMIT 1");
+    sqlite3_stmt *st =
+        vw_prep(m->t, "SELECT v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
+                      "strings k ON k.id = f.key AND k.text = '" DT_FACT_SHA256 "' JOIN strings v ON v.id = f.value "
+                      "WHERE f.line = 0 AND (fs.text = ?1 OR (substr(?1, 1, 1) <> '/' AND "
+                      "substr(fs.text, -length(?1) - 1) = '/' || ?1)) LIMIT 1");
     if (!st) return 0;
     sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
     if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))

@@ -8,6 +8,8 @@
  * printing. */
 #include "diag.h"
 
+#include "trace_schema.h"
+
 #include <devtrace/probe.h>
 #include <stdlib.h>
 #include <string.h>
@@ -549,33 +551,33 @@ int vw_src_at(struct vw_model *m, const char *file, int line, struct vw_src *out
         const char *key = (const char *)sqlite3_column_text(st, 0), *v = (const char *)sqlite3_column_text(st, 1);
         if (!key || !v) continue;
         out->known = 1;
-        if (!strcmp(key, "stmt"))
+        if (!strcmp(key, DT_FACT_STMT))
             sscanf(v, "%d %d", &out->first, &out->last);
-        else if (!strcmp(key, "indent"))
+        else if (!strcmp(key, DT_FACT_INDENT))
             snprintf(out->indent, sizeof out->indent, "%s", v);
-        else if (!strcmp(key, "opens"))
+        else if (!strcmp(key, DT_FACT_OPENS))
             out->opens = atoi(v);
-        else if (!strcmp(key, "body_indent"))
+        else if (!strcmp(key, DT_FACT_BODY_INDENT))
             snprintf(out->body_indent, sizeof out->body_indent, "%s", v);
-        else if (!strcmp(key, "function"))
+        else if (!strcmp(key, DT_FACT_FUNCTION))
             snprintf(out->function, sizeof out->function, "%s", v);
-        else if (!strcmp(key, "loop")) {
+        else if (!strcmp(key, DT_FACT_LOOP)) {
             char ind[64] = "";
             if (sscanf(v, "%d %d %63[ \t]", &out->loop_first, &out->loop_last, ind) >= 2)
                 snprintf(out->loop_indent, sizeof out->loop_indent, "%s", ind);
-        } else if (!strcmp(key, "binds"))
+        } else if (!strcmp(key, DT_FACT_BINDS))
             snprintf(out->binds, sizeof out->binds, "%s", v);
-        else if (!strcmp(key, "binds_kind"))
+        else if (!strcmp(key, DT_FACT_BINDS_KIND))
             snprintf(out->binds_kind, sizeof out->binds_kind, "%s", v);
-        else if (!strcmp(key, "binds_attr"))
+        else if (!strcmp(key, DT_FACT_BINDS_ATTR))
             snprintf(out->binds_attr, sizeof out->binds_attr, "%s", v);
-        else if (!strcmp(key, "returns"))
+        else if (!strcmp(key, DT_FACT_RETURNS))
             out->returns = atoi(v);
-        else if (!strcmp(key, "device_expr") && !out->device_expr[0])
+        else if (!strcmp(key, DT_FACT_DEVICE_EXPR) && !out->device_expr[0])
             snprintf(out->device_expr, sizeof out->device_expr, "%s", v);
-        else if (!strcmp(key, "device_var"))
+        else if (!strcmp(key, DT_FACT_DEVICE_VAR))
             snprintf(out->device_var, sizeof out->device_var, "%s", v);
-        else if (!strcmp(key, "call") && out->ncalls < VW_SRC_MAX_CALLS) {
+        else if (!strcmp(key, DT_FACT_CALL) && out->ncalls < VW_SRC_MAX_CALLS) {
             /* FUNC \t DEVICE \t TEMP \t END_LINE \t END_COL \t HAS_ARGS */
             struct vw_src_call *c = &out->calls[out->ncalls];
             const char *f[6];
@@ -655,13 +657,14 @@ const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t 
             snprintf(local, sizeof local, "%s", v);
         else if (!global[0] && !strchr(v, '.')) {
             /* a name the program bound to a device at the top of the file of the site */
-            sqlite3_stmt *g = vw_prep(m->t, "SELECT 1 FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
-                                            "strings k ON k.id = f.key AND k.text = 'device_var' JOIN strings v ON "
-                                            "v.id = f.value AND v.text = ?2 JOIN source_facts h ON h.file = f.file "
-                                            "AND h.line = f.line JOIN strings hk ON hk.id = h.key AND hk.text = "
-                                            "'function' JOIN strings hv ON hv.id = h.value AND hv.text = '<module>' "
-                                            "WHERE fs.text = ?1 OR (substr(?1, 1, 1) <> '/' AND substr(fs.text, "
-                                            "-length(?1) - 1) = '/' || ?1) LIMIT 1");
+            sqlite3_stmt *g =
+                vw_prep(m->t, "SELECT 1 FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
+                              "strings k ON k.id = f.key AND k.text = '" DT_FACT_DEVICE_VAR "' JOIN strings v ON "
+                              "v.id = f.value AND v.text = ?2 JOIN source_facts h ON h.file = f.file "
+                              "AND h.line = f.line JOIN strings hk ON hk.id = h.key AND hk.text = "
+                              "'" DT_FACT_FUNCTION "' JOIN strings hv ON hv.id = h.value AND hv.text = '<module>' "
+                              "WHERE fs.text = ?1 OR (substr(?1, 1, 1) <> '/' AND substr(fs.text, "
+                              "-length(?1) - 1) = '/' || ?1) LIMIT 1");
             if (g) {
                 sqlite3_bind_text(g, 1, site->file, -1, SQLITE_TRANSIENT);
                 sqlite3_bind_text(g, 2, v, -1, SQLITE_TRANSIENT);

@@ -387,7 +387,7 @@ static int r_temporary(struct vw_model *m, const struct vw_case *k, struct vw_fi
  * with its own id: module-never-moved (a module's parameter), made-in-callee (made in a function that
  * returned it: where the caller binds it), library-callback (made in a function a library called back),
  * moved-with-others (the program moved what was made with it), plain-attribute (a module's plain field,
- * left by the module's move), factory-device (a factory that takes device=). */
+ * left by the module's move); a factory that takes device= is said in the text. */
 static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
     const struct vw_operand *odd = k->odd;
     if (!odd->nsteps) return 0;
