@@ -515,6 +515,12 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
                 snprintf(fx->code, sizeof fx->code, "self.register_buffer(\"%s\", None)", a + 5);
                 fx->before = 1;
                 evidence(fx, "bound to the plain attribute %s", a);
+                /* the attribute is known: the advice says it first, plainly */
+                say(fx,
+                    "register %s as a buffer of its module, so that moving the module moves it: %s is a plain "
+                    "attribute, made in %s, and moving the module%s%s took its parameters to %s while %s stayed on %s",
+                    a, a, made->site.function, move.has_site ? " at " : "",
+                    move.has_site ? site_str(&move, buf, sizeof buf) : "", d1, a, d2);
             }
         }
         return 1;
