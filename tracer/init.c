@@ -196,6 +196,8 @@ static int owns_trace(void) {
     return atomic_load(&g_tr.initialized) && !atomic_load(&g_forked) && getpid() == g_owner_pid;
 }
 
+static int g_finish_silent; /* the in-process API finishes the trace and says where it is itself */
+
 static void finish_trace(const char *exec_path) {
     static _Atomic int done;
     if (!owns_trace()) return;
@@ -211,7 +213,7 @@ static void finish_trace(const char *exec_path) {
     }
     uint64_t dropped = 0;
     for (struct tr_ring *r = atomic_load(&g_tr.rings); r; r = r->next) dropped += atomic_load(&r->dropped);
-    if (was_on && !atomic_load(&g_tr.warned) && !getenv("DEVTRACE_MANIFEST")) {
+    if (was_on && !atomic_load(&g_tr.warned) && !getenv("DEVTRACE_MANIFEST") && !g_finish_silent) {
         if (dropped)
             tr_info("trace written to %s; %llu events dropped (full rings%s)", g_tr.cfg.path,
                     (unsigned long long)dropped, g_tr.cfg.lossy ? " in lossy mode, DEVTRACE_LOSSY=1" : "");
@@ -221,6 +223,21 @@ static void finish_trace(const char *exec_path) {
 }
 
 __attribute__((destructor)) static void tracer_fini(void) { finish_trace(NULL); }
+
+/* The in-process API (python/devtrace: the tracer loaded with dlopen into a
+ * running interpreter, not preloaded). tr_api_trace_path: this process's
+ * trace, NULL when it has none (tracing failed to start: warned). */
+TR_EXPORT const char *tr_api_trace_path(void) { return owns_trace() && g_tr.cfg.path[0] ? g_tr.cfg.path : NULL; }
+
+/* Finishes this process's trace now, as at exit (drain, indexes, close),
+ * silently: the caller says where it is. The process goes on untraced; a
+ * process has one trace. 0, or -1 when it had none to finish. */
+TR_EXPORT int tr_api_finish(void) {
+    if (!tr_api_trace_path()) return -1;
+    g_finish_silent = 1;
+    finish_trace(NULL);
+    return 0;
+}
 
 /* exit() and _exit() are wrapped to note the status (a return from main
  * through the wrapper of main below). Only
