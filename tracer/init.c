@@ -231,11 +231,13 @@ TR_EXPORT const char *tr_api_trace_path(void) { return owns_trace() && g_tr.cfg.
 
 /* Finishes this process's trace now, as at exit (drain, indexes, close),
  * silently: the caller says where it is. The process goes on untraced; a
- * process has one trace. 0, or -1 when it had none to finish. */
+ * process has one trace, whose meta says it was stopped so (the program's
+ * exit status is not in it). 0, or -1 when it had none to finish. */
 TR_EXPORT int tr_api_finish(void) {
     if (!tr_api_trace_path()) return -1;
     g_finish_silent = 1;
     finish_trace(NULL);
+    tr_writer_note(g_tr.cfg.path, "stopped_in_process", "1");
     return 0;
 }
 
