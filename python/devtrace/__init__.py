@@ -46,13 +46,7 @@ def native():
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_native")
     command = os.path.join(here, "devtrace")
     if not os.access(command, os.X_OK):
-        found = shutil.which("devtrace")
-        command = os.path.realpath(found) if found else None
-        if command and os.path.basename(os.path.dirname(command)) == "bin":
-            # the console script of another install of this package: not the native command
-            with open(command, "rb") as f:
-                if f.read(2) == b"#!":
-                    command = None
+        command = _native_on_path()
     if not command:
         raise FileNotFoundError("devtrace: no devtrace command: install the wheel (pip install devtrace-*.whl), "
                                 "or put a built or installed devtrace on PATH")
@@ -74,6 +68,22 @@ def native():
                 bootstrap = os.path.realpath(cand)
                 break
     return Native(command, tracer, bootstrap)
+
+
+def _native_on_path():
+    """The first devtrace on PATH that is the native command (an ELF file), not the console
+    script of a wheel installed elsewhere; None when there is none."""
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        cand = shutil.which("devtrace", path=d or ".")
+        if not cand:
+            continue
+        try:
+            with open(cand, "rb") as f:
+                if f.read(4) == b"\x7fELF":
+                    return os.path.realpath(cand)
+        except OSError:
+            pass
+    return None
 
 
 # ---------------------------------------------------------------- the in-process tracer

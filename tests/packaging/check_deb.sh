@@ -5,7 +5,8 @@
 # /usr/lib/<multiarch>; copyright, changelog, compressed manual page), lintian
 # with no error (when installed), an install into a private dpkg root
 # (nothing on this machine changes: its ldconfig call goes to a stand-in),
-# devtrace run + report of a PyTorch example from there, and a purge that
+# devtrace run + report of a PyTorch example from there, python3 -m devtrace
+# and the in-process API from there, and a purge that
 # leaves nothing behind.
 #   check_deb.sh SOURCE_DIR
 set -euo pipefail
@@ -31,7 +32,8 @@ dpkg-deb -c "$deb" | awk '{print $6}' | sed 's#^\./#/#' >"$work/files"
 for f in /usr/bin/devtrace /usr/lib/$arch/libdtrt.so.0 /usr/lib/$arch/devtrace/libdevtrace.so \
   /usr/lib/$arch/devtrace/python/sitecustomize.py /usr/lib/$arch/pkgconfig/libdtrt.pc \
   /usr/lib/$arch/cmake/devtrace/devtraceConfig.cmake /usr/include/devtrace/probe.h \
-  /usr/share/doc/devtrace/copyright /usr/share/doc/devtrace/changelog.gz /usr/share/man/man1/devtrace.1.gz; do
+  /usr/share/doc/devtrace/copyright /usr/share/doc/devtrace/changelog.gz /usr/share/man/man1/devtrace.1.gz \
+  /usr/lib/python3/dist-packages/devtrace/__init__.py; do
   grep -qx "$f" "$work/files" || fail "$f not in the package"
 done
 ! grep -E "^/usr/lib/[^/]+\.so|^/usr/lib/devtrace/" "$work/files" || fail "files outside the multiarch libdir (above)"
@@ -70,6 +72,25 @@ if /usr/bin/python3 -c "import torch" 2>/dev/null; then
   set -e
   [ $rc -eq 1 ] || { cat report.txt; fail "devtrace report: exit $rc, not 1 (a mismatch found)"; }
   grep -qE '"x" .*<- the odd one out' report.txt || { cat report.txt; fail "the package's adapter did not record the bug"; }
+  # the package's Python side: python3 -m devtrace and the in-process API, with the command on PATH
+  pyenv=(env "PATH=$root/usr/bin:/usr/bin:/bin" "PYTHONPATH=$root/usr/lib/python3/dist-packages" DEVTRACE_SIM_CUDA=2)
+  set +e
+  "${pyenv[@]}" /usr/bin/python3 -m devtrace run -o module.db "$src/examples/pytorch/bug_batch_not_moved.py" >module.out 2>&1
+  rc=$?
+  set -e
+  [ $rc -eq 1 ] && [ -s module.db ] || { cat module.out; fail "python3 -m devtrace run from the package: exit $rc"; }
+  "${pyenv[@]}" /usr/bin/python3 -c "
+import devtrace
+n = devtrace.native()
+assert n.tracer.startswith('$root/usr/lib/$arch/devtrace/'), n
+with devtrace.trace('api.db', report=False):
+    import torch
+    try:
+        torch.ones(2) + torch.ones(2).to('cuda:0')
+    except RuntimeError:
+        pass
+assert devtrace.mismatches('api.db') == 1
+" >api.out 2>&1 || { cat api.out; fail "devtrace.trace() from the package"; }
 fi
 
 dpkg_root --purge devtrace >"$work/purge.log" 2>&1 || { cat "$work/purge.log"; fail "dpkg --purge"; }
