@@ -11,9 +11,13 @@
 
 /* PRAGMA application_id of a trace ("DTRC") and PRAGMA user_version: the
  * schema version, bumped on any change to the tables below, their meaning
- * or the views'. */
-#define TS_APPLICATION_ID 0x44545243
-#define TS_SCHEMA_VERSION 9
+ * or the views'. 10: source_facts (and its view source_facts_v).
+ * The viewer reads versions TS_SCHEMA_MIN_VERSION to TS_SCHEMA_VERSION: a
+ * table added since (ts_table_since) is absent from an older trace, whose
+ * other tables are as described. */
+#define TS_APPLICATION_ID     0x44545243
+#define TS_SCHEMA_VERSION     10
+#define TS_SCHEMA_MIN_VERSION 9
 
 /* ---------------------------------------------------------------- checks */
 
@@ -73,7 +77,9 @@ enum ts_check {
     T(cuda_calls, "CUDA call", "", "", NULL, 0)                                                                        \
     T(cuda_activity, "CUDA activity record", "", "", NULL, 0)                                                          \
     T(throw_sites, "throw site", "", "", NULL, 0)                                                                      \
-    T(kinds, "event kind", "", "", NULL, 0)
+    T(kinds, "event kind", "", "", NULL, 0)                                                                            \
+    T(source_facts, "source fact", "PRIMARY KEY(file, line, key, value)", "WITHOUT ROWID",                             \
+      "'file ' || file || ' line ' || line || ' key ' || key", 0)
 
 /* ---------------------------------------------------------------- columns */
 
@@ -285,6 +291,47 @@ enum ts_check {
     C(kinds, kind, "INTEGER PRIMARY KEY", TS_NOCHECK)                                                                  \
     C(kinds, name, "TEXT", TS_NOCHECK)
 
+/* Since schema 10: what the producer knows of the program's source (see
+ * the DT_FACT_* keys below), each fact once. */
+#define TS_COLUMNS_source_facts(C)                                                                                     \
+    C(source_facts, file, "INTEGER", TS_REFS(strings))                                                                 \
+    C(source_facts, line, "INTEGER", TS_NONNEG)                                                                        \
+    C(source_facts, key, "INTEGER", TS_REFS(strings))                                                                  \
+    C(source_facts, value, "INTEGER", TS_REFS(strings))
+
+/* ---------------------------------------------------------------- source facts */
+
+/* The keys of source_facts (dtp_source_fact), defined here once: the
+ * PyTorch adapter's extension exports each as FACT_<NAME> to its Python
+ * side, the viewer reads them by these names. Every value is text.
+ * docs/source-facts.md says each with an example. Line 0 (the whole file): */
+#define DT_FACT_SHA256 "sha256" /* hex SHA-256 of the file's bytes as read */
+#define DT_FACT_LINES  "lines"  /* its number of lines */
+/* Any line inside a statement: the facts of the innermost statement that
+ * holds it (of a compound statement's header: its first line to the line
+ * before its body), the same on every line of it: */
+#define DT_FACT_STMT          "stmt"          /* "FIRST LAST": the statement's (header's) lines, 1-based */
+#define DT_FACT_INDENT        "indent"        /* the leading whitespace of its first line */
+#define DT_FACT_OPENS         "opens"         /* "1": a compound header (for, while, if, with, def, class, try...) */
+#define DT_FACT_BODY_INDENT   "body_indent"   /* a header's: the leading whitespace of its body's first statement */
+#define DT_FACT_FUNCTION      "function"      /* qualified name of the enclosing function ("Net.forward"), "<module>" */
+#define DT_FACT_FUNCTION_LINE "function_line" /* its def line; 0 at the top level */
+#define DT_FACT_LOOP          "loop"          /* innermost for/while of the same function: "FIRST LAST BODY_INDENT" */
+#define DT_FACT_BINDS         "binds"         /* names it binds, comma-separated */
+#define DT_FACT_BINDS_KIND    "binds_kind"    /* "unpack", "tuple", "call" or "other" */
+#define DT_FACT_BINDS_ATTR    "binds_attr"    /* "self.NAME" it assigns, comma-separated */
+#define DT_FACT_RETURNS       "returns"       /* "1": a return statement */
+#define DT_FACT_RETURN_VALUE  "return_value"  /* its expression's source text */
+#define DT_FACT_DEVICE_VAR    "device_var"    /* the name (or "self.NAME") it binds to a device expression */
+/* Per line, for what starts on that line: */
+#define DT_FACT_CALL        "call"        /* a call: "FUNC\tDEVICE\tTEMP\tEND_LINE\tEND_COL\tHAS_ARGS" */
+#define DT_FACT_DEVICE_EXPR "device_expr" /* a device expression's source text (.to(X), .cuda(X), device=X) */
+/* F(NAME) for every key above, DT_FACT_<NAME>: */
+#define DT_FACT_KEYS(F)                                                                                                \
+    F(SHA256)                                                                                                          \
+    F(LINES) F(STMT) F(INDENT) F(OPENS) F(BODY_INDENT) F(FUNCTION) F(FUNCTION_LINE) F(LOOP) F(BINDS) F(BINDS_KIND)     \
+        F(BINDS_ATTR) F(RETURNS) F(RETURN_VALUE) F(DEVICE_VAR) F(CALL) F(DEVICE_EXPR)
+
 /* ---------------------------------------------------------------- derived names */
 
 /* TS_T_<table>: a table's index in ts_tables. */
@@ -320,6 +367,11 @@ struct ts_table {
 
 /* Every table, in TS_TABLES order (common/trace_schema.c). */
 extern const struct ts_table ts_tables[TS_NTABLES];
+
+/* The schema version that added a table (TS_SCHEMA_MIN_VERSION for those a
+ * trace of every version the viewer reads has): a trace of an older version
+ * lacks it. */
+int ts_table_since(enum ts_table_id table);
 
 /* The CREATE TABLE statements of every table, each ending ";\n", into buf
  * (NUL-terminated); the length it needs (without the NUL), as snprintf. */

@@ -51,3 +51,9 @@ DTP_EXPORT int32_t dtp_stack_policy(int32_t policy) {
     return DTP_STACKS_ALL;
 }
 DTP_EXPORT void dtp_producer_failed(const char *why) { (void)why; }
+DTP_EXPORT void dtp_source_fact(const char *file, int32_t line, const char *key, const char *value) {
+    (void)file;
+    (void)line;
+    (void)key;
+    (void)value;
+}

@@ -10,7 +10,7 @@
 # sanitizers: scripts/fuzz.sh). The CUDA toolkit is optional and
 # not installed here: when /usr/local/cuda exists, the build finds it.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config check libsqlite3-dev sqlite3 libunwind8 libdw-dev python3 python3-dev python3-torch libtorch-dev bc chromium clang libclang-rt-14-dev python3-build python3-setuptools python3-wheel python3-venv python3-ipython jupyter-nbconvert python3-ipykernel lintian)
+pkgs=(build-essential cmake pkg-config check libsqlite3-dev sqlite3 libunwind8 libdw-dev libmd-dev python3 python3-dev python3-torch libtorch-dev bc chromium clang libclang-rt-14-dev python3-build python3-setuptools python3-wheel python3-venv python3-ipython jupyter-nbconvert python3-ipykernel lintian)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -26,7 +26,7 @@ START_TEST(test_probes_become_rows) {
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d, stderr: %s", st, err_buf);
     sqlite3 *db = open_trace("t.db");
     ck_assert_str_eq(q_text(db, "PRAGMA integrity_check"), "ok");
-    ck_assert_int_eq(q_int(db, "PRAGMA user_version"), 9);
+    ck_assert_int_eq(q_int(db, "PRAGMA user_version"), 10);
     ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='complete'"), 1);
     ck_assert(strstr(q_text(db, "SELECT value FROM meta WHERE key='argv'"), "\"basic\"") != NULL);
     ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='events_dropped'"), 0);
@@ -729,6 +729,69 @@ START_TEST(test_run_keeps_existing_preload_and_fork_traces) {
 }
 END_TEST
 
+/* dtp_source_fact: each fact a row of source_facts (strings interned),
+ * the same fact given twice kept once, a call outside the contract
+ * ignored; the viewer reads the trace, and a trace of schema 9 (before
+ * source_facts) too, but refuses a version 10 trace without the table or
+ * with a fact whose string is not recorded. */
+static void exec_db(const char *name, const char *sql) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    char *err = NULL;
+    ck_assert_msg(sqlite3_exec(db, sql, NULL, NULL, &err) == SQLITE_OK, "%s: %s", sql, err ? err : "");
+    sqlite3_close(db);
+}
+
+START_TEST(test_source_facts) {
+    int st = run(1, ENV("DEVTRACE_OUTPUT=f.db"), TARGET("source_facts"));
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d, stderr: %s", st, err_buf);
+    ck_assert_str_eq(out_buf, "facts done\n");
+    sqlite3 *db = open_trace("f.db");
+    ck_assert_int_eq(q_int(db, "PRAGMA user_version"), 10);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM source_facts"), 6);
+    ck_assert_str_eq(q_text(db, "SELECT group_concat(line || ' ' || key || '=' || value, '|') FROM (SELECT * FROM "
+                                "source_facts_v WHERE file = 'prog.py' ORDER BY line, key, value)"),
+                     "0 sha256=00ff|3 call=torch.ones\t\t1\t3\t20\t1|3 call=x.to\tdevice\t0\t4\t9\t1|3 stmt=3 "
+                     "4|4 stmt=3 4");
+    ck_assert_str_eq(q_text(db, "SELECT value FROM source_facts_v WHERE file = 'lib/other.py' AND line = 3"), "3 3");
+    /* the file, the key and the value are interned: one string each */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM strings WHERE text IN ('prog.py', 'stmt', '3 4')"), 3);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM source_facts_v WHERE line = 1 OR line < 0"), 0);
+    sqlite3_close(db);
+    const char *const tensors[] = {DEVTRACE_CLI, "tensors", "f.db", NULL};
+    st = run(0, NULL, tensors);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, err_buf);
+    ck_assert_msg(strstr(out_buf, "with_facts"), "%s", out_buf);
+    /* schema 9: no source_facts, read all the same */
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "cp %s/f.db %s/v9.db && cp %s/f.db %s/nofacts.db && cp %s/f.db %s/badfact.db", dir, dir,
+             dir, dir, dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    exec_db("v9.db", "DROP VIEW source_facts_v; DROP TABLE source_facts; PRAGMA user_version = 9;");
+    const char *const old[] = {DEVTRACE_CLI, "tensors", "v9.db", NULL};
+    st = run(0, NULL, old);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, err_buf);
+    ck_assert_msg(strstr(out_buf, "with_facts"), "%s", out_buf);
+    exec_db("nofacts.db", "DROP VIEW source_facts_v; DROP TABLE source_facts;");
+    const char *const nofacts[] = {DEVTRACE_CLI, "tensors", "nofacts.db", NULL};
+    st = run(0, NULL, nofacts);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2 &&
+                      strstr(err_buf, "damaged trace: no table source_facts (a version 10 trace has one)"),
+                  "status %d: %s", st, err_buf);
+    exec_db("badfact.db", "UPDATE source_facts SET value = 987654 WHERE line = 4;");
+    const char *const bad[] = {DEVTRACE_CLI, "tensors", "badfact.db", NULL};
+    st = run(0, NULL, bad);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2 && strstr(err_buf, "damaged trace: source_facts file ") &&
+                      strstr(err_buf, "value 987654 is not a recorded string"),
+                  "status %d: %s", st, err_buf);
+    /* untraced, the probe is libdtrt's empty one */
+    st = run(0, NULL, TARGET("source_facts"));
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d, stderr: %s", st, err_buf);
+}
+END_TEST
+
 Suite *make_tracer_suite(void) {
     Suite *s = suite_create("tracer");
     TCase *tc = tcase_create("traced");
@@ -763,5 +826,10 @@ Suite *make_tracer_suite(void) {
     tcase_add_test(tc, test_run_bad_programs);
     tcase_add_test(tc, test_run_keeps_existing_preload_and_fork_traces);
     suite_add_tcase(s, tc);
+    TCase *facts = tcase_create("facts");
+    tcase_add_checked_fixture(facts, setup, teardown);
+    tcase_set_timeout(facts, 120);
+    tcase_add_test(facts, test_source_facts);
+    suite_add_tcase(s, facts);
     return s;
 }

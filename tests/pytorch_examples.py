@@ -95,24 +95,29 @@ def example(name):
     fixline = re.search(r"^fix: .*$", report, re.M)
     out.append(("%s: report names the odd operand" % name, rrc == 1 and "<- the odd one out" in report, report))
     out.append(("%s: origin line %d in the chain" % (name, origin), "%s:%d (" % (name, origin) in why, report))
-    out.append(("%s: fix after line %d" % (name, fix),
-                fixline is not None and re.search(r", after (\S*/)?%s:%d \(" % (re.escape(name), fix), fixline.group(0)),
+    out.append(("%s: fix at line %d" % (name, fix),
+                fixline is not None and re.search(r", (after|before) (\S*/)?%s:%d \(" % (re.escape(name), fix),
+                                                  fixline.group(0)),
                 report))
+    # the suggested patch, applied to a copy and run again on the simulated GPUs, makes the program run
+    vrc, vout, verr = run([DEVTRACE, "fix", "--verify", base + ".db"])
+    out.append(("%s: its patch makes it run (devtrace fix --verify)" % name,
+                vrc == 0 and "verified: with the patch, the program ran to the end" in vout, vout + verr))
     if name == "bug_labels_not_moved.py":
         out.append(("%s: the fix as a suggested diff, indented as the fix line" % name,
-                    '\n+        labels = labels.to("cuda:0")\n' in report
+                    '\n+        labels = labels.to(device)\n' in report
                     and re.search(r"^  > +%d \| .*# devtrace: fix$" % fix, report, re.M) is not None, report))
         # the same snippets and diff in JSON, and rendered by the HTML export (textContent, + lines green)
         m0 = mm[0] if mm else {}
         lines = [l for s in m0.get("source", []) for l in s["lines"]]
         out.append(("%s: JSON has the snippets and the diff" % name,
                     any(l["n"] == fix and "fix" in l["marks"] for l in lines)
-                    and '\n+        labels = labels.to("cuda:0")\n' in (m0.get("diff") or ""), jout[:4000]))
+                    and '\n+        labels = labels.to(device)\n' in (m0.get("diff") or ""), jout[:4000]))
         html = base + ".html"
         hrc, _, herr = run([DEVTRACE, "export", "--format", "html", "-o", html, base + ".db"])
         drc, dom, _ = run(["timeout", "60", "chromium", "--headless", "--no-sandbox", "--disable-gpu",
                            "--no-first-run", "--user-data-dir=" + base + ".chr", "--dump-dom", "file://" + html])
-        add = '<div class="add">+        labels = labels.to("cuda:0")</div>'
+        add = '<div class="add">+        labels = labels.to(device)</div>'
         out.append(("%s: the HTML export shows the snippets and the diff" % name,
                     hrc == 0 and 'data-rendered="yes"' in dom and 'id="diff-0-0"' in dom and add in dom
                     and re.search(r'<div class="mark"><span class="ln"> *%d &gt; </span>' % fix, dom) is not None,

@@ -404,6 +404,23 @@ int main(int argc, char **argv) {
         dtp_producer_failed("the test's producer failed (\x1b[31mred\x1b[0m)");
         named("after_failure", 3);
         printf("producer done\n");
+    } else if (strcmp(mode, "source_facts") == 0) {
+        /* a producer's facts about a source: one repeated (kept once), two
+         * values of one key, and calls outside the contract (ignored) */
+        named("with_facts", 1);
+        for (int i = 0; i < 2; i++) {
+            dtp_source_fact("prog.py", 0, "sha256", "00ff");
+            dtp_source_fact("prog.py", 3, "stmt", "3 4");
+            dtp_source_fact("prog.py", 4, "stmt", "3 4");
+            dtp_source_fact("prog.py", 3, "call", "torch.ones\t\t1\t3\t20\t1");
+            dtp_source_fact("prog.py", 3, "call", "x.to\tdevice\t0\t4\t9\t1");
+            dtp_source_fact("lib/other.py", 3, "stmt", "3 3");
+        }
+        dtp_source_fact(NULL, 1, "stmt", "1 1");
+        dtp_source_fact("prog.py", -1, "stmt", "1 1");
+        dtp_source_fact("prog.py", 1, NULL, "1 1");
+        dtp_source_fact("prog.py", 1, "stmt", NULL);
+        printf("facts done\n");
     } else if (strcmp(mode, "burst") == 0) {
         named("burst", argc > 2 ? atoi(argv[2]) : 100000);
         printf("burst done\n");

@@ -165,6 +165,18 @@ TR_EXPORT void dtp_producer_failed(const char *why) {
         tr_fail("%.400s", why && *why ? why : "a producer of events failed");
 }
 
+TR_EXPORT void dtp_source_fact(const char *file, int32_t line, const char *key, const char *value) {
+    if (!file || !key || !value || line < 0) return; /* outside the contract: nothing to keep */
+    ENTER();
+    struct tr_ev e;
+    ev_init(&e, TR_EV_SOURCE_FACT, 1, 3);
+    e.stack = 0; /* a fact about the source, not an event of the program */
+    e.ints[0] = (uint64_t)line;
+    e.strs[0] = file, e.strs[1] = key, e.strs[2] = value;
+    tr_ev_emit(&e);
+    LEAVE();
+}
+
 TR_EXPORT void dtp_error(const char *op, int32_t kind, const char *message) {
     ENTER();
     struct tr_ev e;

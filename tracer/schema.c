@@ -20,7 +20,8 @@ TR_HIDDEN const char tr_schema_kinds[] =
  * `op_args`, `op_outputs_extra` and `op_outputs` put the compact tables back
  * together (every event in one place; every argument, every output of an
  * op: an op's first two arguments and an in-place op's output are columns of
- * its row), the v_* views add names for people. */
+ * its row), the v_* views add names for people, as source_facts_v does
+ * for the source facts (strings for the ids). */
 TR_HIDDEN const char tr_schema_views[] =
     "CREATE VIEW tensors AS SELECT r.id, r.seq, r.t, r.thread, r.stack, r.pystack,"
     " (SELECT dtype FROM tensor_attrs a WHERE a.id = r.attrs) AS dtype,"
@@ -115,7 +116,10 @@ TR_HIDDEN const char tr_schema_views[] =
     " code, line FROM py_frames UNION ALL SELECT w.stack, w.level + 1, f.parent, p.code, p.line FROM walk w"
     " JOIN py_frames f ON f.id = w.id JOIN py_frames p ON p.id = f.parent) SELECT w.stack, w.level,"
     " fs.text AS file, w.line, ns.text AS function FROM walk w JOIN py_code c ON c.id = w.code LEFT JOIN"
-    " strings fs ON fs.id = c.file LEFT JOIN strings ns ON ns.id = c.name;\n";
+    " strings fs ON fs.id = c.file LEFT JOIN strings ns ON ns.id = c.name;\n"
+    "CREATE VIEW source_facts_v AS SELECT f.text AS file, x.line, k.text AS key, v.text AS value FROM"
+    " source_facts x LEFT JOIN strings f ON f.id = x.file LEFT JOIN strings k ON k.id = x.key LEFT JOIN"
+    " strings v ON v.id = x.value;\n";
 
 TR_HIDDEN const char tr_schema_indexes[] =
     "CREATE INDEX IF NOT EXISTS misc_op_end ON misc_events(op) WHERE kind = 8;\n"

@@ -20,26 +20,27 @@
 
 /* What a ring record describes (the `kind` column of the events table). */
 enum tr_kind {
-    TR_EV_INIT = 1,     /* runtime announced itself: ints {abi}, strs {runtime, version} */
-    TR_EV_BACKEND = 2,  /* device first used: ints {device}, strs {backend} */
-    TR_EV_CREATED = 3,  /* ints {id, storage, dtype, ndim, device, nbytes, offset, origin, src, op,
-                           shape[ndim], strides[ndim]}, strs {what, name, detail} */
-    TR_EV_TRANSFER = 4, /* ints {src, dst, from, to, bytes, kind}, strs {via} */
-    TR_EV_NAMED = 5,    /* ints {id}, strs {name} */
-    TR_EV_FREED = 6,    /* ints {id} */
-    TR_EV_OP_BEGIN = 7, /* ints {op, nargs, (id, device) * nargs}, strs {op, argname * nargs} */
-    TR_EV_OP_END = 8,   /* ints {op, status, nout, id * nout}, strs {op} */
-    TR_EV_MISMATCH = 9, /* ints {op, first, other, nargs, (id, device) * nargs},
-                           strs {op, message, argname * nargs} */
-    TR_EV_ERROR = 10,   /* ints {kind}, strs {op, message} */
-    TR_EV_SIGNAL = 11,  /* ints {signo, code, addr} */
-    TR_EV_PYCODE = 12,  /* a Python code object seen first: ints {code, firstline}, strs {file, name} */
-    TR_EV_CUDA = 13,    /* a CUDA runtime call: ints {kind, dir, bytes, dst, src, host, device, peer, stream,
-                           func, rc, dur, corr}, strs {api} */
-    TR_EV_THROW = 14,   /* a C++ throw: ints {rethrow, site, object}, strs {type, message} */
-    TR_EV_PAD = 15,     /* filler to the end of the ring (never a real event) */
-    TR_EV_CUPTI = 16,   /* a CUPTI activity record: ints {kind, dir, bytes, host, device, stream, corr, start,
-                           dur}, strs {what, name} */
+    TR_EV_INIT = 1,         /* runtime announced itself: ints {abi}, strs {runtime, version} */
+    TR_EV_BACKEND = 2,      /* device first used: ints {device}, strs {backend} */
+    TR_EV_CREATED = 3,      /* ints {id, storage, dtype, ndim, device, nbytes, offset, origin, src, op,
+                               shape[ndim], strides[ndim]}, strs {what, name, detail} */
+    TR_EV_TRANSFER = 4,     /* ints {src, dst, from, to, bytes, kind}, strs {via} */
+    TR_EV_NAMED = 5,        /* ints {id}, strs {name} */
+    TR_EV_FREED = 6,        /* ints {id} */
+    TR_EV_OP_BEGIN = 7,     /* ints {op, nargs, (id, device) * nargs}, strs {op, argname * nargs} */
+    TR_EV_OP_END = 8,       /* ints {op, status, nout, id * nout}, strs {op} */
+    TR_EV_MISMATCH = 9,     /* ints {op, first, other, nargs, (id, device) * nargs},
+                               strs {op, message, argname * nargs} */
+    TR_EV_ERROR = 10,       /* ints {kind}, strs {op, message} */
+    TR_EV_SIGNAL = 11,      /* ints {signo, code, addr} */
+    TR_EV_PYCODE = 12,      /* a Python code object seen first: ints {code, firstline}, strs {file, name} */
+    TR_EV_CUDA = 13,        /* a CUDA runtime call: ints {kind, dir, bytes, dst, src, host, device, peer, stream,
+                               func, rc, dur, corr}, strs {api} */
+    TR_EV_THROW = 14,       /* a C++ throw: ints {rethrow, site, object}, strs {type, message} */
+    TR_EV_PAD = 15,         /* filler to the end of the ring (never a real event) */
+    TR_EV_CUPTI = 16,       /* a CUPTI activity record: ints {kind, dir, bytes, host, device, stream, corr, start,
+                               dur}, strs {what, name} */
+    TR_EV_SOURCE_FACT = 17, /* a fact about the source (no event row, no stack): ints {line}, strs {file, key, value} */
 };
 
 /* A record in a ring. size covers the whole record and is a multiple of 8.

@@ -162,7 +162,7 @@ static struct {
     char path[4096];
     int failed; /* an SQLite call failed: nothing more is written */
     struct batch misc, frees_late, tensors, derived, attrs, args, outs, names, transfers, ops, frames, pyframes, cuda,
-        cuda_act;
+        cuda_act, facts;
     sqlite3_stmt *ins_string, *ins_pycode, *ins_error, *ins_thread, *upd_thread, *ins_device, *ins_module, *upd_module,
         *ins_meta, *ins_site;
     struct map2 strings, stacks, pystacks, pycode;
@@ -799,6 +799,14 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
                   ns > 1 ? s.len[1] : 1, 1);
         return W.failed ? -1 : 0;
     }
+    if (h->kind == TR_EV_SOURCE_FACT) { /* no event row either; the table's key keeps each fact once */
+        if (ns < 3 || ni < 1) return 0;
+        int64_t x[TS_source_facts_NCOLS] = {[TS_source_facts_file] = S(&s, 0, ns),
+                                            [TS_source_facts_line] = INT(0),
+                                            [TS_source_facts_key] = S(&s, 1, ns),
+                                            [TS_source_facts_value] = S(&s, 2, ns)};
+        return batch_add(&W.facts, x) < 0 || W.failed ? -1 : 0;
+    }
     if (h->kind < TR_EV_INIT || (h->kind > TR_EV_THROW && h->kind != TR_EV_CUPTI))
         return 0; /* from a newer producer: skipped */
     int64_t seq = (int64_t)h->seq, t = W.rec_t = tr_clock_ns(&W.clock, h->stamp), thread = thread_of(r);
@@ -1115,8 +1123,9 @@ static int step_body(void) {
 static int cycle_body(void) {
     if (step_body() < 0) return -1;
     pend_flush_all();
-    struct batch *all[] = {&W.frames, &W.pyframes,  &W.attrs, &W.tensors,    &W.derived, &W.args, &W.outs,
-                           &W.names,  &W.transfers, &W.ops,   &W.frees_late, &W.misc,    &W.cuda, &W.cuda_act};
+    struct batch *all[] = {&W.frames,     &W.pyframes, &W.attrs, &W.tensors,   &W.derived,
+                           &W.args,       &W.outs,     &W.names, &W.transfers, &W.ops,
+                           &W.frees_late, &W.misc,     &W.cuda,  &W.cuda_act,  &W.facts};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) batch_flush(all[i]);
     update_threads();
     if (W.failed) return -1;
@@ -1208,7 +1217,8 @@ static int writer_open(const char *path) {
         BATCH_INIT(&W.tensors, tensor_rows) || BATCH_INIT(&W.derived, derived) || BATCH_INIT(&W.attrs, tensor_attrs) ||
         BATCH_INIT(&W.args, op_args_more) || BATCH_INIT(&W.outs, op_outputs_more) || BATCH_INIT(&W.names, names) ||
         BATCH_INIT(&W.transfers, transfers) || BATCH_INIT(&W.ops, ops) || BATCH_INIT(&W.frames, frames) ||
-        BATCH_INIT(&W.pyframes, py_frames) || BATCH_INIT(&W.cuda, cuda_calls) || BATCH_INIT(&W.cuda_act, cuda_activity))
+        BATCH_INIT(&W.pyframes, py_frames) || BATCH_INIT(&W.cuda, cuda_calls) ||
+        BATCH_INIT(&W.cuda_act, cuda_activity) || BATCH_INIT(&W.facts, source_facts))
         return -1;
 #undef BATCH_INIT
     if (map2_grow(&W.strings) || map2_grow(&W.stacks) || map2_grow(&W.pystacks) || map2_grow(&W.pycode) ||

@@ -15,6 +15,7 @@ static const struct {
     {"show", vw_cmd_show, "one tensor's whole life: creation, names, views, transfers, ops, free"},
     {"tensors", vw_cmd_tensors, "a table of the tensors (--device D, --alive-at-error)"},
     {"transfers", vw_cmd_transfers, "transfers grouped by call site, with per-step copies flagged"},
+    {"fix", vw_cmd_fix, "the suggested change as a patch; --verify applies it to a copy and runs the program again"},
     {"export", vw_cmd_export, "a Chrome/Perfetto timeline (--format chrome) or a single-file HTML report"},
 };
 

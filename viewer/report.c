@@ -17,7 +17,7 @@
  * needed a map_location; the place a peer that came from the same line was
  * moved; the copy that took it off the device; else right after the odd
  * operand was made (a view: after its base was made, once). */
-#include "vw.h"
+#include "diag.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -28,40 +28,25 @@
 #include <unistd.h>
 
 /* Colors on a terminal only (text to stdout; never in JSON or HTML). */
+#include <devtrace/probe.h>
+
+/* Colors on a terminal only (text to stdout; never in JSON or HTML). */
 #define C(x) (f == stdout ? vw_color(x) : "")
 
-#define MAX_STEPS 24
-#define MAX_ARGS  16
-
-struct step {
-    int64_t tensor, dev, seq, stack, pystack;
-    int origin; /* tensors.origin, or -1 for an in-place move */
-    char text[1024];
-    struct vw_frame site;
-    int has_site;
-};
-
-struct operand {
-    char arg[64], name[256], dtype[16], shape[96];
-    int64_t tensor, dev;
-    int scalar, odd;
-    struct step chain[MAX_STEPS]; /* newest first */
-    int nsteps;
-    int arrived;     /* index in chain where it reached its device */
-    int64_t missing; /* a tensor of the chain whose making is not in the trace (the chain ends there), or 0 */
-    int gap;         /* events were dropped over the chain's span: a link may be missing */
-};
+#define MAX_ARGS VW_MAX_ARGS
 
 struct ctx {
     struct vw_trace *t;
-    struct vw_sym *sym;
+    struct vw_sym *sym; /* the model's */
+    struct vw_model m;
     int json, all_frames;
     int no_source; /* --no-source: no snippets of the program's source (text and JSON) */
+    int brief;     /* --brief: the headline, the odd operand, its origin and the fix */
     FILE *out;
     FILE *key; /* what makes two ranks' mismatches the same (op, message, sites, culprit), or NULL */
-    sqlite3_stmt *tensor, *moves, *args, *opname;
-    struct vw_health health; /* what the trace lost */
 };
+
+#define MAX_FRAMES 64
 
 #define MAX_FRAMES 64
 
@@ -107,142 +92,7 @@ static int site_of(struct ctx *c, int64_t stack, int64_t pystack, int64_t seq, s
     return vw_sym_event_site(c->sym, stack, pystack, seq, f);
 }
 
-/* Row of tensor id: fills what the chain needs; 0 when unknown. */
-static int tensor_row(struct ctx *c, int64_t id, int64_t *seq, int64_t *dev, int *origin, int64_t *src, int64_t *op,
-                      int64_t *stack, int64_t *pystack, char *what, size_t wsize, char *detail, size_t dsize) {
-    sqlite3_stmt *st = c->tensor;
-    sqlite3_reset(st);
-    sqlite3_bind_int64(st, 1, id);
-    if (sqlite3_step(st) != SQLITE_ROW) return 0;
-    *seq = sqlite3_column_int64(st, 0);
-    *dev = sqlite3_column_int64(st, 1);
-    *origin = sqlite3_column_int(st, 2);
-    *src = sqlite3_column_int64(st, 3);
-    *op = sqlite3_column_int64(st, 4);
-    *stack = sqlite3_column_int64(st, 5);
-    *pystack = sqlite3_column_int64(st, 8);
-    snprintf(what, wsize, "%s", sqlite3_column_text(st, 6) ? (const char *)sqlite3_column_text(st, 6) : "?");
-    snprintf(detail, dsize, "%s", sqlite3_column_text(st, 7) ? (const char *)sqlite3_column_text(st, 7) : "");
-    return 1;
-}
-
-static void op_name(struct ctx *c, int64_t op, char *buf, size_t size) {
-    sqlite3_reset(c->opname);
-    sqlite3_bind_int64(c->opname, 1, op);
-    snprintf(buf, size, "%s",
-             sqlite3_step(c->opname) == SQLITE_ROW && sqlite3_column_text(c->opname, 0)
-                 ? (const char *)sqlite3_column_text(c->opname, 0)
-                 : "?");
-}
-
-static struct step *add_step(struct operand *o) { return o->nsteps < MAX_STEPS ? &o->chain[o->nsteps++] : NULL; }
-
-/* Walks tensor id's provenance backwards from event `before`. */
-static void build_chain(struct ctx *c, struct operand *o, int64_t id, int64_t before) {
-    char d1[32], d2[32], what[256], detail[512];
-    for (int guard = 0; id && guard < MAX_STEPS; guard++) {
-        int64_t seq, dev, src, op, stack, pystack;
-        int origin;
-        if (!tensor_row(c, id, &seq, &dev, &origin, &src, &op, &stack, &pystack, what, sizeof what, detail,
-                        sizeof detail)) {
-            o->missing = id;
-            return;
-        }
-        /* in-place moves of this tensor before `before`, newest first */
-        sqlite3_reset(c->moves);
-        sqlite3_bind_int64(c->moves, 1, id);
-        sqlite3_bind_int64(c->moves, 2, before);
-        while (sqlite3_step(c->moves) == SQLITE_ROW) {
-            struct step *s = add_step(o);
-            if (!s) return;
-            s->tensor = id;
-            s->seq = sqlite3_column_int64(c->moves, 0);
-            s->dev = sqlite3_column_int64(c->moves, 2);
-            s->stack = sqlite3_column_int64(c->moves, 4);
-            s->pystack = sqlite3_column_int64(c->moves, 5);
-            s->origin = -1;
-            snprintf(s->text, sizeof s->text, "moved in place %s -> %s by %s",
-                     vw_device_name(sqlite3_column_int64(c->moves, 1), d1, sizeof d1),
-                     vw_device_name(s->dev, d2, sizeof d2),
-                     sqlite3_column_text(c->moves, 3) ? (const char *)sqlite3_column_text(c->moves, 3) : "?");
-            s->has_site = site_of(c, s->stack, sqlite3_column_int64(c->moves, 5), s->seq, &s->site);
-        }
-        struct step *s = add_step(o);
-        if (!s) return;
-        s->tensor = id;
-        s->seq = seq;
-        s->dev = dev;
-        s->stack = stack;
-        s->pystack = pystack;
-        s->origin = origin;
-        s->has_site = site_of(c, stack, pystack, seq, &s->site);
-        vw_device_name(dev, d1, sizeof d1);
-        int64_t next = 0;
-        switch (origin) {
-        case 0: snprintf(s->text, sizeof s->text, "t%lld created on %s by %s", (long long)id, d1, what); break;
-        case 4:
-            snprintf(s->text, sizeof s->text, "t%lld loaded on %s from checkpoint key \"%s\" of %s", (long long)id, d1,
-                     what, detail);
-            break;
-        case 2:
-            snprintf(s->text, sizeof s->text, "t%lld is a view (%s) of t%lld", (long long)id, what, (long long)src);
-            next = src;
-            break;
-        case 3: {
-            char via[256];
-            snprintf(via, sizeof via, "%s", what);
-            int64_t sseq, sdev, ssrc, sop, sstack, spy;
-            int sorigin;
-            if (tensor_row(c, src, &sseq, &sdev, &sorigin, &ssrc, &sop, &sstack, &spy, what, sizeof what, detail,
-                           sizeof detail))
-                vw_device_name(sdev, d2, sizeof d2);
-            else
-                snprintf(d2, sizeof d2, "?");
-            snprintf(s->text, sizeof s->text, "t%lld copied %s -> %s from t%lld by %s", (long long)id, d2, d1,
-                     (long long)src, via);
-            next = src;
-            break;
-        }
-        case 1: {
-            char name[128];
-            op_name(c, op, name, sizeof name);
-            /* follow the input that carried the device (first one on it) */
-            int64_t pick = 0, first = 0;
-            char arg[64] = "";
-            sqlite3_reset(c->args);
-            sqlite3_bind_int64(c->args, 1, op);
-            while (sqlite3_step(c->args) == SQLITE_ROW) {
-                int64_t tid = sqlite3_column_int64(c->args, 0), adev = sqlite3_column_int64(c->args, 1);
-                if (!first) first = tid;
-                if (!pick && adev == dev) {
-                    pick = tid;
-                    snprintf(arg, sizeof arg, "%s", (const char *)sqlite3_column_text(c->args, 2));
-                }
-            }
-            if (!pick) pick = first;
-            if (pick)
-                snprintf(s->text, sizeof s->text, "t%lld made on %s by %s from t%lld ('%s')", (long long)id, d1, name,
-                         (long long)pick, arg);
-            else
-                snprintf(s->text, sizeof s->text, "t%lld made on %s by %s", (long long)id, d1, name);
-            next = pick;
-            break;
-        }
-        default: snprintf(s->text, sizeof s->text, "t%lld created on %s (%s)", (long long)id, d1, what); break;
-        }
-        before = s->seq;
-        id = next;
-    }
-}
-
-/* The oldest step, counting from the newest, still on dev: where it got there. */
-static int arrival(const struct operand *o) {
-    int a = 0;
-    for (int i = 0; i < o->nsteps && o->chain[i].dev == o->dev; i++) a = i;
-    return a;
-}
-
-static void print_site(FILE *f, const struct step *s) {
+static void print_site(FILE *f, const struct vw_step *s) {
     char buf[1024];
     if (s->has_site) {
         fputs("  ", f);
@@ -250,7 +100,7 @@ static void print_site(FILE *f, const struct step *s) {
     }
 }
 
-static void json_site(FILE *f, const struct step *s) {
+static void json_site(FILE *f, const struct vw_step *s) {
     if (!s || !s->has_site) {
         fputs("null", f);
         return;
@@ -264,284 +114,9 @@ static void json_site(FILE *f, const struct step *s) {
     fprintf(f, ", \"module_changed\": %s}", s->site.changed ? "true" : "false");
 }
 
-/* An optimizer's state tensor ("optimizer.state.<param>.<key>", as the
- * runtime names them) left behind by a move of its parameter: the first
- * in-place move of the tensor named <param> away from the state's device,
- * after the state reached that device and before the failing op (seq).
- * Fills *s (the move) and param; 0 when there is none. */
-static int state_left_behind(struct ctx *c, const struct operand *odd, const struct step *arrived, int64_t seq,
-                             struct step *s, char *param, size_t psize) {
-    static const char prefix[] = "optimizer.state.";
-    if (strncmp(odd->name, prefix, sizeof prefix - 1) != 0) return 0;
-    const char *p = odd->name + sizeof prefix - 1, *key = strrchr(p, '.');
-    if (!key || key == p) return 0;
-    snprintf(param, psize, "%.*s", (int)(key - p), p);
-    sqlite3_stmt *st = vw_prep(
-        c->t, "SELECT x.seq, x.dst_device, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), COALESCE(v.text, '?') FROM "
-              "transfers x JOIN names n ON n.tensor = x.dst JOIN strings s ON s.id = n.name LEFT JOIN misc_events e "
-              "ON e.seq = x.seq LEFT JOIN strings v ON v.id = x.via WHERE s.text = ?1 AND x.kind = 3 AND x.seq > ?2 "
-              "AND x.seq < ?3 AND x.src_device = ?4 AND n.seq < x.seq ORDER BY x.seq LIMIT 1");
-    if (!st) return 0;
-    sqlite3_bind_text(st, 1, param, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 2, arrived->seq);
-    sqlite3_bind_int64(st, 3, seq);
-    sqlite3_bind_int64(st, 4, odd->dev);
-    int found = sqlite3_step(st) == SQLITE_ROW;
-    if (found) {
-        char d1[32], d2[32];
-        memset(s, 0, sizeof *s);
-        s->seq = sqlite3_column_int64(st, 0);
-        s->dev = sqlite3_column_int64(st, 1);
-        s->stack = sqlite3_column_int64(st, 2);
-        s->origin = -1;
-        snprintf(s->text, sizeof s->text, "parameter \"%s\" moved in place %s -> %s by %s", param,
-                 vw_device_name(odd->dev, d1, sizeof d1), vw_device_name(s->dev, d2, sizeof d2),
-                 (const char *)sqlite3_column_text(st, 4));
-        s->has_site = site_of(c, s->stack, sqlite3_column_int64(st, 3), s->seq, &s->site);
-    }
-    sqlite3_finalize(st);
-    return found;
-}
-
-/* Two Python or C function names are one function's, a comprehension inside
- * it ("Net.__init__.<locals>.<listcomp>") counting as the function. */
-static int same_function(const char *a, const char *b) {
-    const char *ca = strstr(a, ".<locals>.<"), *cb = strstr(b, ".<locals>.<"); /* a comprehension's frame */
-    size_t la = ca ? (size_t)(ca - a) : strlen(a), lb = cb ? (size_t)(cb - b) : strlen(b);
-    return la == lb && !strncmp(a, b, la);
-}
-
-/* The transfers of tensors from dev to want after made and before seq that meet `where` (SQL over kind:
- * 0 a copy, 3 a move in place; made: the seq the tensor copied was made at; by_module: a module's move, in
- * place or via "Net.to", not a tensor's own .to), oldest first: read with next_move. Columns: 6
- * by_module, 7 the tensor copied. NULL after saying why. */
-static sqlite3_stmt *moves_to(struct ctx *c, const char *where, const struct step *made, int64_t dev, int64_t want,
-                              int64_t seq) {
-    char sql[1024];
-    snprintf(sql, sizeof sql,
-             "SELECT * FROM (SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), COALESCE(t.stack, 0), "
-             "COALESCE(t.pystack, 0), t.seq AS made, x.kind = 3 OR instr(COALESCE((SELECT v.text FROM strings v "
-             "WHERE v.id = x.via), ''), '.') > 0 AS by_module, x.src, x.kind AS kind FROM transfers x JOIN tensors t "
-             "ON t.id = x.src LEFT JOIN misc_events e ON e.seq = x.seq WHERE x.src_device = ?1 AND x.dst_device = "
-             "?2 AND x.seq > ?3 AND x.seq < ?4) WHERE %s ORDER BY 1 LIMIT 256",
-             where);
-    sqlite3_stmt *st = vw_prep(c->t, sql);
-    if (!st) return NULL;
-    sqlite3_bind_int64(st, 1, dev);
-    sqlite3_bind_int64(st, 2, want);
-    sqlite3_bind_int64(st, 3, made->seq);
-    sqlite3_bind_int64(st, 4, seq);
-    return st;
-}
-
-/* The next row of moves_to: where the tensor copied was made in *made_at, the move as a step in *move;
- * 0 at the end. Rows whose tensor has no known site are skipped. */
-static int next_move(struct ctx *c, sqlite3_stmt *st, struct vw_frame *made_at, struct step *move) {
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        if (!site_of(c, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5), made_at))
-            continue;
-        memset(move, 0, sizeof *move);
-        move->seq = sqlite3_column_int64(st, 0);
-        move->stack = sqlite3_column_int64(st, 1);
-        move->origin = -1;
-        move->has_site = site_of(c, move->stack, sqlite3_column_int64(st, 2), move->seq, &move->site);
-        return 1;
-    }
-    return 0;
-}
-
-/* A tensor a module keeps outside its registered parameters and buffers
- * (a plain struct field, a plain attribute): made in the same function as
- * tensors that a later in-place move (the module's .to()) took from its
- * device to `want`, while it stayed behind. That function must not be the
- * program's outermost one (main, a script's <module>), where unrelated
- * tensors are made side by side. Fills *move with that move; 0 when none.
- * 2 when the move is in that function itself: no module's, but the
- * program's own move of what was made with it (a batch's data moved, its
- * targets not: a C++ loop where the batch is made inline). Where it was
- * made is no code of the program's (a data loader's worker thread, where
- * the stack holds only the library's frames), the program's own move of
- * what that library code made with it: 2 as well. */
-static int left_by_module_move(struct ctx *c, const struct step *made, int64_t dev, int64_t want, int64_t seq,
-                               struct step *move) {
-    const int lib = made->has_site && made->site.library;
-    if (!made->has_site || !made->site.function[0] ||
-        (!lib && (!strcmp(made->site.function, "main") || !strcmp(made->site.function, "<module>"))))
-        return 0;
-    /* moves in place (the runtime's module.to, PyTorch's on cuda) and copies to the device by a module's
-     * move (PyTorch's module.to where it swaps the parameters, on meta: via "Net.to"), of tensors made where
-     * the odd one was; a tensor's own .to (via "to") is no module's move, and counts only when the program
-     * made it in the function that made the odd one (a batch's data moved by hand, its targets not) */
-    sqlite3_stmt *st = moves_to(c, "kind IN (0, 3)", made, dev, want, seq);
-    if (!st) return 0;
-    int found = 0;
-    struct vw_frame f;
-    while (!found && next_move(c, st, &f, move)) {
-        if (!same_function(f.function, made->site.function) || strcmp(f.file, made->site.file)) continue;
-        int by_module = sqlite3_column_int(st, 6);
-        if (lib)
-            found = move->has_site && !move->site.library ? 2 : 0;
-        else
-            found = move->has_site && same_function(move->site.function, made->site.function) &&
-                            !strcmp(move->site.file, made->site.file)
-                        ? 2
-                    : by_module ? 1
-                                : 0;
-    }
-    sqlite3_finalize(st);
-    return found;
-}
-
-static const char *tensor_name(struct ctx *c, int64_t id, int64_t seq, char *buf, size_t size);
-
-/* A tensor made on the same line as the odd one (the other half of a batch), after it, that the program
- * itself copied to `want` (a tensor's own .to, no module's move) before the failing op: the line where
- * the odd one's move was forgotten. Fills *move and the sibling's name; 0 when there is none. */
-static int sibling_moved(struct ctx *c, const struct step *made, int64_t dev, int64_t want, int64_t seq,
-                         struct step *move, char *sname, size_t size) {
-    if (!made->has_site || !made->site.file[0]) return 0;
-    sqlite3_stmt *st = moves_to(c, "kind = 0 AND NOT by_module AND made > ?3", made, dev, want, seq);
-    if (!st) return 0;
-    int found = 0;
-    struct vw_frame f;
-    while (!found && next_move(c, st, &f, move)) {
-        if (f.line != made->site.line || strcmp(f.file, made->site.file)) continue;
-        found = move->has_site;
-        char n[200];
-        if (found && tensor_name(c, sqlite3_column_int64(st, 7), seq, n, sizeof n)[0])
-            snprintf(sname, size, "\"%s\"", n);
-        else if (found)
-            snprintf(sname, size, "t%lld", (long long)sqlite3_column_int64(st, 7));
-    }
-    sqlite3_finalize(st);
-    return found;
-}
-
-static int same_site(const struct step *a, const struct step *b) {
-    return a->has_site && b->has_site && a->site.file[0] && !strcmp(a->site.file, b->site.file) &&
-           a->site.line == b->site.line;
-}
-
-/* The latest name tensor id had before event seq, into buf ("" when none). */
-static const char *tensor_name(struct ctx *c, int64_t id, int64_t seq, char *buf, size_t size) {
-    buf[0] = '\0';
-    sqlite3_stmt *st = vw_prep(c->t, "SELECT s.text FROM names n JOIN strings s ON s.id = n.name WHERE n.tensor = ?1 "
-                                     "AND n.seq < ?2 ORDER BY n.seq DESC LIMIT 1");
-    if (!st) return buf;
-    sqlite3_bind_int64(st, 1, id);
-    sqlite3_bind_int64(st, 2, seq);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-        snprintf(buf, size, "%s", (const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    return buf;
-}
-
-/* A tensor made from another (a clone, an op's result, a view) while that
- * one was on the odd device, before a move in place (a module's .to())
- * took the source to `want` and left what was made from it behind: an
- * EMA's shadow weights, a copy kept of a parameter. Fills *move and *src
- * (the source's index in odd's chain); 0 when there is none. */
-static int made_before_source_moved(struct ctx *c, const struct operand *odd, int64_t want, int64_t seq,
-                                    struct step *move, int *src) {
-    sqlite3_stmt *st =
-        vw_prep(c->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers x LEFT JOIN "
-                      "misc_events e ON e.seq = x.seq WHERE x.dst = ?1 AND x.kind = 3 AND x.src_device = ?2 AND "
-                      "x.dst_device = ?3 AND x.seq > ?4 AND x.seq < ?5 ORDER BY x.seq LIMIT 1");
-    if (!st) return 0;
-    int found = 0;
-    for (int k = 1; k <= odd->arrived && k < odd->nsteps && !found; k++) {
-        if (odd->chain[k].origin < 0 || odd->chain[k - 1].origin < 0) continue;
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, odd->chain[k].tensor);
-        sqlite3_bind_int64(st, 2, odd->dev);
-        sqlite3_bind_int64(st, 3, want);
-        sqlite3_bind_int64(st, 4, odd->chain[k - 1].seq);
-        sqlite3_bind_int64(st, 5, seq);
-        if (sqlite3_step(st) != SQLITE_ROW) continue;
-        memset(move, 0, sizeof *move);
-        move->seq = sqlite3_column_int64(st, 0);
-        move->stack = sqlite3_column_int64(st, 1);
-        move->tensor = odd->chain[k].tensor;
-        move->dev = want;
-        move->origin = -1;
-        move->has_site = site_of(c, move->stack, sqlite3_column_int64(st, 2), move->seq, &move->site);
-        *src = k;
-        found = 1;
-    }
-    sqlite3_finalize(st);
-    return found;
-}
-
-/* A tensor a Python program made in a function that a library called back
- * (a DataLoader's collate_fn, a Dataset's __getitem__, a transform) and that
- * had returned before the failing call: the program's own frame that called
- * the library (the loop over the loader), where the tensor comes back to
- * it. Fills *out; 0 when made is not such a tensor. */
-static int python_callback_caller(struct ctx *c, const struct step *made, int64_t failing_pystack,
-                                  struct vw_frame *out) {
-    struct vw_frame f, made_frame;
-    int64_t id = made->pystack, next;
-    int state = 0; /* 0: before the made frame, 1: in library frames after it, 2: found */
-    for (int depth = 0; id && depth < 256 && vw_sym_py_frame(c->sym, id, &f, &next); depth++, id = next) {
-        if (state == 0 && !f.hidden)
-            made_frame = f, state = 1;
-        else if (state == 1 && f.hidden)
-            state = 3; /* a library frame between: a callback */
-        else if (state == 1 && !f.hidden)
-            return 0; /* called by the program itself */
-        else if (state == 3 && !f.hidden) {
-            *out = f;
-            state = 2;
-            break;
-        }
-    }
-    if (state != 2) return 0;
-    /* the making function must have returned: it is not on the failing call's stack */
-    for (id = failing_pystack; id && vw_sym_py_frame(c->sym, id, &f, &next); id = next)
-        if (!f.hidden && !strcmp(f.file, made_frame.file) && !strcmp(f.function, made_frame.function)) return 0;
-    return 1;
-}
-
 /* ---------------------------------------------------------------- source snippets */
 
-/* The program's source file, as the frame names it (relative to the viewer's directory when under it) or
- * relative to the directory the program ran in (meta cwd); NULL when neither can be read. */
-static FILE *source_open(struct ctx *c, const char *file) {
-    char path[2048], cwd[1024];
-    if (!file || !file[0]) return NULL;
-    FILE *src = fopen(file, "r");
-    if (src || file[0] == '/') return src;
-    snprintf(path, sizeof path, "%s/%s", vw_meta(c->t, "cwd", cwd, sizeof cwd), file);
-    return fopen(path, "r");
-}
-
-#define SNIP_CONTEXT 1   /* lines shown either side of a line */
-#define SNIP_WIDTH   160 /* bytes of a source line shown */
-
-/* Lines lo..hi of a source file (1-based, tabs kept, newline dropped); the number read. */
-static int source_lines(struct ctx *c, const char *file, int lo, int hi, char (*text)[SNIP_WIDTH + 1]) {
-    FILE *src = source_open(c, file);
-    if (!src) return 0;
-    char buf[4096];
-    int n = 0, got = 0;
-    while (n < hi && fgets(buf, sizeof buf, src)) {
-        size_t len = strlen(buf);
-        int whole = len && buf[len - 1] == '\n';
-        if (++n >= lo) {
-            size_t k = strcspn(buf, "\r\n"); /* cut at SNIP_WIDTH bytes */
-            if (k > SNIP_WIDTH) k = SNIP_WIDTH;
-            memcpy(text[n - lo], buf, k);
-            text[n - lo][k] = 0;
-            got++;
-        }
-        while (!whole && fgets(buf, sizeof buf, src)) { /* the rest of a long line */
-            len = strlen(buf);
-            whole = len && buf[len - 1] == '\n';
-        }
-    }
-    fclose(src);
-    return got;
-}
+#define SNIP_CONTEXT 1 /* lines shown either side of a line */
 
 /* A source line escaped for the terminal, its tabs as 4 spaces (an escaped tab would read "\t"). */
 static void put_source_line(FILE *f, const char *s) {
@@ -593,8 +168,8 @@ static void snippet_add(struct snippet *sn, int *n, const char *what, const char
 
 /* The snippets of a mismatch: its failing line, the origin of the odd operand and the fix site (each when
  * known), those close together in one file sharing one; the number of them. */
-static int snippets_of(struct snippet sn[3], const struct step *call, const struct step *origin,
-                       const struct step *fix) {
+static int snippets_of(struct snippet sn[3], const struct vw_step *call, const struct vw_step *origin,
+                       const struct vw_step *fix) {
     int n = 0;
     if (call && call->has_site) snippet_add(sn, &n, "failing line", "failing", &call->site);
     if (origin && origin->has_site) snippet_add(sn, &n, "origin", "origin", &origin->site);
@@ -605,7 +180,7 @@ static int snippets_of(struct snippet sn[3], const struct step *call, const stru
 /* A snippet's lines as read: the marked lines with SNIP_CONTEXT lines either side. */
 struct snippet_text {
     int lo, got;
-    char text[SNIP_MAX_SPAN][SNIP_WIDTH + 1];
+    char text[SNIP_MAX_SPAN][VW_SNIP_WIDTH + 1];
 };
 
 /* Reads a snippet's lines; 0 when the file is not there, or not as long as it was. */
@@ -618,7 +193,7 @@ static int snippet_read(struct ctx *c, const struct snippet *sn, struct snippet_
     lo = lo > SNIP_CONTEXT ? lo - SNIP_CONTEXT : 1;
     hi += SNIP_CONTEXT;
     st->lo = lo;
-    st->got = source_lines(c, sn->site->file, lo, hi, st->text);
+    st->got = vw_source_lines(c->t, sn->site->file, lo, hi, st->text);
     return lo + st->got > hi - SNIP_CONTEXT;
 }
 
@@ -661,326 +236,12 @@ static int json_snippet(struct ctx *c, FILE *f, const struct snippet *sn, const 
     return 1;
 }
 
-/* The fix as a unified diff: code inserted after the fix line, indented as that line (one level more
- * after a line that opens a block, "...:"). put writes a line of the source (escaped for where it goes);
- * 0 when the file cannot be read. */
-static int write_fix_diff(struct ctx *c, FILE *f, const struct vw_frame *site, const char *code,
-                          void (*put)(FILE *, const char *)) {
-    char text[3][SNIP_WIDTH + 1];
-    int lo = site->line > 1 ? site->line - 1 : 1;
-    int got = source_lines(c, site->file, lo, site->line + 1, text);
-    if (lo + got <= site->line) return 0;
-    const char *line = text[site->line - lo];
-    size_t indent = strspn(line, " \t"), end = strlen(line);
-    while (end && line[end - 1] == ' ') end--;
-    int opens = end && line[end - 1] == ':' && !strcmp(site->module, "python");
-    int before = site->line - lo, after = got - before - 1;
-    fputs("--- ", f);
-    put(f, site->file);
-    fputs("\n+++ ", f);
-    put(f, site->file);
-    fprintf(f, "\n@@ -%d,%d +%d,%d @@\n", lo, got, lo, got + 1);
-    for (int i = 0; i <= before; i++) fputc(' ', f), put(f, text[i]), fputc('\n', f);
-    char add[SNIP_WIDTH + 700];
-    snprintf(add, sizeof add, "%.*s%s%s", (int)indent, line, opens ? "    " : "", code);
-    fputc('+', f), put(f, add), fputc('\n', f);
-    for (int i = before + 1; i <= before + after; i++) fputc(' ', f), put(f, text[i]), fputc('\n', f);
-    return 1;
-}
-
-static void put_raw(FILE *f, const char *s) { fputs(s, f); }
-
-/* The suggested change under "suggested change:" in the text. */
-static void print_fix_diff(struct ctx *c, FILE *f, const struct vw_frame *site, const char *code) {
-    char *diff = NULL;
-    size_t size = 0;
-    FILE *m = open_memstream(&diff, &size);
-    if (!m) return;
-    int ok = write_fix_diff(c, m, site, code, put_source_line);
-    fclose(m);
-    if (ok) fprintf(f, "\n  suggested change:\n%s", diff);
-    free(diff);
-}
-
-/* "source": the snippets, "diff": the suggested change as one string (the source as it is), or null. */
-static void json_source(struct ctx *c, FILE *f, const struct snippet *sn, int nsn, const struct step *fix,
-                        const char *code) {
-    fputs(",\n     \"source\": [", f);
-    for (int i = 0, w = 0; i < nsn; i++) w += json_snippet(c, f, &sn[i], w ? ", " : "");
-    fputs("], \"diff\": ", f);
-    char *diff = NULL;
-    size_t size = 0;
-    FILE *m = fix && fix->has_site && code[0] ? open_memstream(&diff, &size) : NULL;
-    int ok = m && write_fix_diff(c, m, &fix->site, code, put_raw);
-    if (m) fclose(m);
-    if (ok)
-        vw_put_json_string(f, diff);
-    else
-        fputs("null", f);
-    free(diff);
-}
-
-static int ident_char(int ch) {
-    return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
-}
-
-/* 1 when line `line` of the program's source binds name: "name = ...", "a, name = ...", "for ... name ...
- * in ...", "with ... as name". The name the report knows a tensor by comes from the program's variables
- * when the op failed; the line of code it suggests is only given where that name holds the tensor. */
-static int line_binds(struct ctx *c, const char *file, int line, const char *name) {
-    char text[4096];
-    FILE *src = source_open(c, file);
-    if (!src) return 0;
-    int n = 0, found = 0;
-    while (fgets(text, sizeof text, src) && ++n < line) {
-    }
-    fclose(src);
-    if (n != line) return 0;
-    size_t len = strlen(name);
-    const char *t = text;
-    while (*t == ' ' || *t == '\t') t++;
-    int is_for = !strncmp(t, "for ", 4), is_with = !strncmp(t, "with ", 5);
-    const char *in = is_for ? strstr(t, " in ") : NULL;
-    for (const char *p = strstr(t, name); p && !found; p = strstr(p + 1, name)) {
-        if ((p > t && ident_char((unsigned char)p[-1])) || ident_char((unsigned char)p[len]) || (p > t && p[-1] == '.'))
-            continue;
-        if (in && p < in) { /* a for loop's target */
-            found = 1;
-            continue;
-        }
-        if (is_with && p - t >= 4 && !strncmp(p - 4, " as ", 4)) {
-            found = 1;
-            continue;
-        }
-        const char *q = p + len; /* "name =", "name, other =" before the first "=" of the line */
-        const char *eq = strchr(t, '=');
-        while (*q == ' ') q++;
-        if (eq && q <= eq && eq[1] != '=' && (eq == t || (eq[-1] != '!' && eq[-1] != '<' && eq[-1] != '>')) &&
-            !memchr(t, '(', (size_t)(p - t)))
-            found = 1;
-    }
-    return found;
-}
-
-/* The line of Python to add after the fix site: "name = name.to("cuda:0")", where name holds the tensor
- * there: bound on the fix line itself, or on the line that made the operand (own), earlier in the same
- * function. */
-static void python_fix_code(struct ctx *c, const struct step *fix, const struct step *own, const char *name,
-                            const char *dev, char *out, size_t size) {
-    out[0] = 0;
-    if (!name || !fix->has_site || strcmp(fix->site.module, "python") || !name[0] || (name[0] >= '0' && name[0] <= '9'))
-        return;
-    for (const char *p = name; *p; p++)
-        if (!ident_char((unsigned char)*p)) return;
-    int bound = line_binds(c, fix->site.file, fix->site.line, name);
-    /* or on a line from the one that made it to the fix, in the same function ("for batch in loader:",
-     * "x, y = batch", "y = y.to(device)") */
-    if (!bound && own && own->has_site && !strcmp(own->site.file, fix->site.file) &&
-        !strcmp(own->site.function, fix->site.function) && own->site.line <= fix->site.line &&
-        fix->site.line - own->site.line < 64)
-        for (int l = own->site.line; l < fix->site.line && !bound; l++) bound = line_binds(c, own->site.file, l, name);
-    if (!bound) return;
-    snprintf(out, size, "%s = %s.to(\"%s\")", name, name, dev);
-}
-
-/* The frame of made's Python stack, innermost first, whose line binds name ("model = Net()" below a
- * parameter made in Net.__init__); 0 when none does. */
-static int module_made_at(struct ctx *c, const struct step *made, const char *name, struct vw_frame *out) {
-    struct vw_frame f;
-    int64_t id = made->pystack, next;
-    for (int depth = 0; id && depth < 256 && vw_sym_py_frame(c->sym, id, &f, &next); depth++, id = next)
-        if (!f.hidden && line_binds(c, f.file, f.line, name)) {
-            *out = f;
-            return 1;
-        }
-    return 0;
-}
-
-/* How many tensors (not 0-dim) on step s's device the op that made it took: 2 or more when it combined
- * them (a mask from positions and lengths), 1 for an op of one tensor (a comparison with a number). */
-static int combined(struct ctx *c, const struct step *s) {
-    sqlite3_stmt *st = vw_prep(c->t, "SELECT count(*) FROM tensor_rows r JOIN op_args a ON a.op = r.op "
-                                     "JOIN tensors t ON t.id = a.tensor LEFT JOIN strings sh ON sh.id = t.shape WHERE "
-                                     "r.id = ?1 AND a.device = ?2 AND COALESCE(sh.text, '') <> '[]'");
-    if (!st) return 0;
-    sqlite3_bind_int64(st, 1, s->tensor);
-    sqlite3_bind_int64(st, 2, s->dev);
-    int n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
-    sqlite3_finalize(st);
-    return n;
-}
-
-/* NAME when the line of step s is a plain "NAME = ..." (the variable made there), else "". */
-static const char *assigned_name(struct ctx *c, const struct step *s, char *buf, size_t size) {
-    char text[4096];
-    buf[0] = 0;
-    if (!s->has_site || strcmp(s->site.module, "python")) return buf;
-    FILE *src = source_open(c, s->site.file);
-    if (!src) return buf;
-    int n = 0;
-    while (fgets(text, sizeof text, src) && ++n < s->site.line) {
-    }
-    fclose(src);
-    if (n != s->site.line) return buf;
-    const char *t = text + strspn(text, " \t"), *e = t;
-    if (!ident_char((unsigned char)*t) || (*t >= '0' && *t <= '9')) return buf;
-    while (ident_char((unsigned char)*e)) e++;
-    const char *q = e + strspn(e, " ");
-    if (*q != '=' || q[1] == '=' || (size_t)(e - t) >= size) return buf;
-    snprintf(buf, size, "%.*s", (int)(e - t), t);
-    return buf;
-}
-
-/* python_fix_code with the name the tensor goes by at the fix: the name it had when the op failed, else
- * another name the program held it, or a tensor of its chain, by then (a caller's variable: "data" in the
- * loop, "x" in forward; "mask_true", which held what it was computed from), tried with the line that made
- * the operand and with the one where it reached its device (own2: a view's base, a DataLoader's batch). */
-static void python_fix_code_of(struct ctx *c, const struct step *fix, const struct step *own, const struct step *own2,
-                               const char *name, const int64_t *ids, int nids, int64_t seq, const char *dev, char *out,
-                               size_t size) {
-    const struct step *owns[2] = {own, own2 && own2 != own ? own2 : NULL};
-    for (int k = 0; k < 2 && !out[0]; k++)
-        if (owns[k] || !k) python_fix_code(c, fix, owns[k], name, dev, out, size);
-    sqlite3_stmt *st = NULL;
-    for (int i = 0; i < nids && !out[0]; i++) {
-        if (!ids[i]) continue;
-        int seen = 0;
-        for (int j = 0; j < i && !seen; j++) seen = ids[j] == ids[i];
-        if (seen) continue;
-        if (!st && !(st = vw_prep(c->t, "SELECT DISTINCT s.text FROM names n JOIN strings s ON s.id = n.name WHERE "
-                                        "n.tensor = ?1 AND n.seq < ?2 ORDER BY n.seq DESC LIMIT 8")))
-            return;
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, ids[i]);
-        sqlite3_bind_int64(st, 2, seq);
-        while (!out[0] && sqlite3_step(st) == SQLITE_ROW) {
-            const char *other = (const char *)sqlite3_column_text(st, 0);
-            if (!other || (name && !strcmp(other, name))) continue;
-            for (int k = 0; k < 2 && !out[0]; k++)
-                if (owns[k] || !k) python_fix_code(c, fix, owns[k], other, dev, out, size);
-        }
-    }
-    if (st) sqlite3_finalize(st);
-}
-
 /* ---------------------------------------------------------------- intent */
-
-#define INTENT_SENDS 4096 /* the program's earliest and latest transfers and tensors looked at */
-#define INTENT_WORK  512  /* its latest ops looked at */
-
-/* Where the program meant the failing op to run, from what it did rather
- * than from how many operands sit where: per device an operand is on, the
- * tensors it explicitly sent there before the op (to, copy_ and module.to
- * transfers; factories and checkpoint loads onto an accelerator, where
- * nothing goes by default: a load onto the cpu is the safe default and
- * says nothing), and the ops of its latest work that ran there. */
-struct intent {
-    int n;                    /* candidate devices */
-    int64_t dev[MAX_ARGS];    /* the operands' devices */
-    long long sent[MAX_ARGS]; /* tensors explicitly sent there */
-    long long work[MAX_ARGS]; /* of the latest INTENT_WORK ops, those that ran there */
-    const char *by;           /* what decided: "operands", "transfers", "work" */
-    int64_t majority;         /* the device most operands are on */
-    int ambiguous;            /* the moves and the work disagree, or neither leads: a guess */
-    int64_t want;             /* the intended device */
-};
-
-/* Index of the candidate that clearly leads v (at least twice any other,
- * and at least min), or -1. */
-static int leader(const long long *v, int n, long long min) {
-    int best = -1;
-    for (int k = 0; k < n; k++)
-        if (best < 0 || v[k] > v[best]) best = k;
-    if (best < 0 || v[best] < min) return -1;
-    for (int k = 0; k < n; k++)
-        if (k != best && v[k] * 2 > v[best]) return -1;
-    return best;
-}
-
-/* Fills in: the candidates and their evidence, the intended device and
- * what decided it. majority is the device most operands are on, kept when
- * the program's actions do not say otherwise. */
-static void intent_of(struct ctx *c, const struct operand *ops, int n, int64_t majority, int64_t seq,
-                      struct intent *in) {
-    memset(in, 0, sizeof *in);
-    for (int i = 0; i < n; i++) {
-        if (ops[i].scalar) continue;
-        int k = 0;
-        while (k < in->n && in->dev[k] != ops[i].dev) k++;
-        if (k == in->n) in->dev[in->n++] = ops[i].dev;
-    }
-    in->want = in->majority = majority;
-    in->by = "operands";
-    if (in->n < 2) return;
-    /* the earliest and the latest of each kind of event: the setup and the step, at any trace's size; of the
-     * tensors sent, those sent as a whole model's (moves in place) or made there */
-    long long whole[MAX_ARGS] = {0};
-    static const char *const sql[] = {
-        "SELECT dst_device, count(*), sum(kind = 3) FROM (SELECT * FROM (SELECT seq, dst_device, kind FROM transfers "
-        "WHERE seq < ?1 AND kind IN (0, 1, 3) ORDER BY seq DESC LIMIT ?2) UNION SELECT * FROM (SELECT seq, "
-        "dst_device, kind FROM transfers WHERE seq < ?1 AND kind IN (0, 1, 3) ORDER BY seq LIMIT ?2)) GROUP BY 1",
-        "SELECT a.device, count(*), count(*) FROM (SELECT * FROM (SELECT id, attrs FROM tensor_rows WHERE seq < ?1 "
-        "ORDER BY id "
-        "DESC LIMIT ?2) UNION SELECT * FROM (SELECT id, attrs FROM tensor_rows WHERE seq < ?1 ORDER BY id LIMIT ?2)) "
-        "r JOIN tensor_attrs a ON a.id = r.attrs WHERE a.origin IN (0, 4) AND a.device <> 0 GROUP BY 1",
-        /* work: not the moves themselves (a to's input is where the data came from) nor the in-place random
-         * and fill initializers of a module's parameters (its construction, on the cpu wherever the model is
-         * meant to run) */
-        "SELECT arg0_device, count(*), 0 FROM (SELECT o.arg0_device FROM ops o LEFT JOIN strings s ON s.id = o.name "
-        "WHERE o.op < ?1 AND o.nargs > 0 AND COALESCE(CASE WHEN s.text LIKE 'aten::%' THEN substr(s.text, 7) ELSE "
-        "s.text END, '') NOT IN ('to', 'cpu', 'cuda', 'copy_', '_to_copy', 'set_data', 'uniform_', 'normal_', "
-        "'fill_', 'zero_', 'random_', 'bernoulli_', 'exponential_', 'cauchy_', 'log_normal_', 'geometric_', "
-        "'kaiming_uniform_', 'kaiming_normal_', 'xavier_uniform_', 'xavier_normal_', 'trunc_normal_', "
-        "'orthogonal_', 'constant_', 'ones_', 'zeros_', 'eye_', 'dirac_') ORDER BY o.op DESC LIMIT ?3) GROUP BY 1",
-    };
-    for (int q = 0; q < 3; q++) {
-        sqlite3_stmt *st = vw_prep(c->t, sql[q]);
-        if (!st) continue;
-        sqlite3_bind_int64(st, 1, seq);
-        sqlite3_bind_int(st, 2, INTENT_SENDS);
-        sqlite3_bind_int(st, 3, INTENT_WORK);
-        while (sqlite3_step(st) == SQLITE_ROW)
-            for (int k = 0; k < in->n; k++)
-                if (sqlite3_column_type(st, 0) != SQLITE_NULL && sqlite3_column_int64(st, 0) == in->dev[k]) {
-                    *(q < 2 ? &in->sent[k] : &in->work[k]) += sqlite3_column_int64(st, 1);
-                    whole[k] += sqlite3_column_int64(st, 2);
-                }
-        sqlite3_finalize(st);
-    }
-    /* work on the cpu, where everything runs by default, says where the program meant to run only when it
-     * also sent tensors there */
-    long long work[MAX_ARGS], cpu_work = 0;
-    for (int k = 0; k < in->n; k++) {
-        work[k] = in->dev[k] == 0 && !in->sent[k] ? 0 : in->work[k];
-        if (in->dev[k] == 0) cpu_work = in->work[k];
-    }
-    int senders = 0, s = leader(in->sent, in->n, 1), w = leader(work, in->n, 4);
-    for (int k = 0; k < in->n; k++) senders += in->sent[k] > 0;
-    if (!senders) return; /* nothing sent anywhere: nothing says more than the operands */
-    if (senders == 1 && in->dev[s] != 0 && !whole[s] && in->sent[s] <= 2 && cpu_work >= 16 &&
-        cpu_work >= 4 * (in->sent[s] + in->work[s])) {
-        /* a copy or two to an accelerator (no model moved there, nothing made there) in a program that
-         * otherwise works on the cpu: the work is taken, and said to be a guess against the moves */
-        in->want = 0;
-        in->by = "work";
-        in->ambiguous = 1;
-    } else if (senders == 1 || (s >= 0 && (w < 0 || w == s))) {
-        in->want = in->dev[s];
-        in->by = "transfers";
-    } else if (s < 0 && w >= 0) {
-        in->want = in->dev[w];
-        in->by = "work";
-    } else {
-        /* sent one way and worked the other, or sent and worked on both alike: the operands' majority, said
-         * to be a guess */
-        in->ambiguous = 1;
-    }
-}
 
 /* The candidates of an unclear intent (or the reason a clear one overrode
  * the operands' majority): per device, what the program sent there, the
  * work it ran there, and an operand on it with where it reached it. */
-static void print_intent(FILE *f, const struct intent *in, const struct operand *ops, int n) {
+static void print_intent(FILE *f, const struct vw_intent *in, const struct vw_operand *ops, int n) {
     char d1[32], d2[32], buf[1200];
     if (!in->ambiguous && (!strcmp(in->by, "operands") || in->want == in->majority)) return;
     if (in->ambiguous)
@@ -992,15 +253,17 @@ static void print_intent(FILE *f, const struct intent *in, const struct operand 
     else
         fprintf(f, "\n  %s is taken as meant, though most operands are on %s: %s\n",
                 vw_device_name(in->want, d1, sizeof d1), vw_device_name(in->majority, d2, sizeof d2),
-                !strcmp(in->by, "work") ? "the program's latest ops ran there" : "the program's own moves went there");
+                !strcmp(in->by, "work")                ? "the program's latest ops ran there"
+                : !strcmp(in->by, "device expression") ? "the program's own device expressions sent tensors there"
+                                                       : "the program's own moves went there");
     for (int k = 0; k < in->n; k++) {
-        const struct operand *o = NULL;
+        const struct vw_operand *o = NULL;
         for (int i = 0; i < n && !o; i++)
             if (!ops[i].scalar && ops[i].dev == in->dev[k] && ops[i].nsteps) o = &ops[i];
         fprintf(f, "    %-8s %lld tensor%s sent there, %lld of the latest ops ran there",
                 vw_device_name(in->dev[k], d1, sizeof d1), in->sent[k], in->sent[k] == 1 ? "" : "s", in->work[k]);
         if (o) {
-            const struct step *a = &o->chain[o->arrived];
+            const struct vw_step *a = &o->chain[o->arrived];
             fprintf(f, "; '%s' t%lld got there", o->arg, (long long)o->tensor);
             if (a->has_site) fputs(" at ", f), vw_put_escaped(f, vw_site_str(&a->site, buf, sizeof buf));
         }
@@ -1008,12 +271,12 @@ static void print_intent(FILE *f, const struct intent *in, const struct operand 
     }
 }
 
-static void json_intent(FILE *f, const struct intent *in, const struct operand *ops, int n) {
+static void json_intent(FILE *f, const struct vw_intent *in, const struct vw_operand *ops, int n) {
     char d1[32];
     fprintf(f, ", \"intent\": {\"by\": \"%s\", \"ambiguous\": %s, \"majority\": \"%s\", \"candidates\": [", in->by,
             in->ambiguous ? "true" : "false", vw_device_name(in->majority, d1, sizeof d1));
     for (int k = 0; k < in->n; k++) {
-        const struct operand *o = NULL;
+        const struct vw_operand *o = NULL;
         for (int i = 0; i < n && !o; i++)
             if (!ops[i].scalar && ops[i].dev == in->dev[k] && ops[i].nsteps) o = &ops[i];
         fprintf(f, "%s{\"device\": \"%s\", \"sent\": %lld, \"work\": %lld, \"operand\": ", k ? ", " : "",
@@ -1029,316 +292,143 @@ static void json_intent(FILE *f, const struct intent *in, const struct operand *
     fputs("]}", f);
 }
 
-/* One mismatch: returns 0, or -1 on a read error. */
 static int print_pystack(struct ctx *c, FILE *f, int64_t pystack, const char *indent);
 
+/* "suggested change:" and the fix as a diff, in the text. */
+static void print_fix_diff(struct ctx *c, FILE *f, const struct vw_fix *fix) {
+    char *diff = NULL;
+    size_t size = 0;
+    FILE *m = open_memstream(&diff, &size);
+    if (!m) return;
+    int ok = vw_fix_diff(&c->m, fix, m, put_source_line);
+    fclose(m);
+    if (ok) fprintf(f, "\n  suggested change:\n%s", diff);
+    free(diff);
+}
+
+static void put_raw(FILE *f, const char *s) { fputs(s, f); }
+
+/* "source": the snippets, "diff": the suggested change as one string (the source as it is), or null. */
+static void json_source(struct ctx *c, FILE *f, const struct snippet *sn, int nsn, const struct vw_fix *fix) {
+    fputs(",\n     \"source\": [", f);
+    for (int i = 0, w = 0; i < nsn; i++) w += json_snippet(c, f, &sn[i], w ? ", " : "");
+    fputs("], \"diff\": ", f);
+    char *diff = NULL;
+    size_t size = 0;
+    FILE *m = fix ? open_memstream(&diff, &size) : NULL;
+    int ok = m && vw_fix_diff(&c->m, fix, m, put_raw);
+    if (m) fclose(m);
+    if (ok)
+        vw_put_json_string(f, diff);
+    else
+        fputs("null", f);
+    free(diff);
+}
+
+/* The fix: its text, the rule that gave it, where, and the code, in JSON. */
+static void json_fix(FILE *f, const struct vw_fix *fix) {
+    if (!fix) {
+        fputs("null", f);
+        return;
+    }
+    fputs("{\"rule\": ", f);
+    vw_put_json_string(f, fix->rule);
+    fputs(", \"text\": ", f);
+    vw_put_json_string(f, fix->text);
+    fputs(", \"code\": ", f);
+    if (fix->code[0])
+        vw_put_json_string(f, fix->code);
+    else
+        fputs("null", f);
+    fputs(", \"site\": ", f);
+    json_site(f, fix->has_site ? &fix->site : NULL);
+    fprintf(f, ", \"placement\": \"%s\", \"evidence\": [", fix->replace ? "in-call" : fix->before ? "before" : "after");
+    for (int i = 0; i < fix->nevidence; i++) {
+        fputs(i ? ", " : "", f);
+        vw_put_json_string(f, fix->evidence[i]);
+    }
+    fputs("]}", f);
+}
+
+/* The fix's code, each line indented under the fix. */
+static void put_code(FILE *f, const char *code) {
+    for (const char *p = code; *p;) {
+        size_t k = strcspn(p, "\n");
+        char line[700];
+        snprintf(line, sizeof line, "%.*s", (int)(k < sizeof line - 1 ? k : sizeof line - 1), p);
+        fputs("     ", f), vw_put_escaped(f, line), fputc('\n', f);
+        p += k + (p[k] == '\n');
+    }
+}
+
+/* "rule ID: the evidence; ..." under the fix: why this fix, in facts. */
+static void put_rule(FILE *f, const struct vw_fix *fix) {
+    fputs("     rule ", f);
+    vw_put_escaped(f, fix->rule);
+    for (int i = 0; i < fix->nevidence; i++) fputs(i ? "; " : ": ", f), vw_put_escaped(f, fix->evidence[i]);
+    fputc('\n', f);
+}
+
+/* The short report (--brief, and `devtrace run` at the end of a failed run): the headline, the odd operand
+ * and where it was made, the fix and its code. */
+static void print_brief(FILE *f, const struct vw_case *k, const struct vw_fix *fix) {
+    char d1[32], buf[1200];
+    fprintf(f, "%serror: device mismatch in ", C(VW_RED));
+    vw_put_escaped(f, k->opname);
+    fputs(C(VW_RESET), f);
+    if (k->call.has_site) fprintf(f, " at "), vw_put_escaped(f, vw_site_str(&k->call.site, buf, sizeof buf));
+    fputs("\n  ", f);
+    vw_put_escaped(f, k->message);
+    fputc('\n', f);
+    const struct vw_operand *o = k->odd;
+    if (o) {
+        fputs("  the odd one out: '", f);
+        vw_put_escaped(f, o->arg);
+        fputc('\'', f);
+        if (o->name[0]) fputs(" \"", f), vw_put_escaped(f, o->name), fputc('"', f);
+        fprintf(f, " on %s", vw_device_name(o->dev, d1, sizeof d1));
+        const struct vw_step *origin = o->nsteps ? &o->chain[o->nsteps - 1] : NULL;
+        if (origin && origin->has_site)
+            fputs(", made at ", f), vw_put_escaped(f, vw_site_str(&origin->site, buf, sizeof buf));
+        fputc('\n', f);
+    }
+    if (fix) {
+        fprintf(f, "%sfix:%s ", C(VW_GREEN), C(VW_RESET));
+        vw_put_escaped(f, fix->text);
+        if (fix->has_site)
+            fputs(fix->before ? ", before " : ", after ", f),
+                vw_put_escaped(f, vw_site_str(&fix->site.site, buf, sizeof buf));
+        fputc('\n', f);
+        put_code(f, fix->code);
+    }
+}
+
+/* One mismatch: returns 0, or -1 on a read error. */
 static int report_one(struct ctx *c, int64_t seq, int first, int other, const char *message, int64_t op, int64_t stack,
                       int64_t pystack, int index) {
     FILE *f = c->out;
-    char name[128], d1[32], d2[32], d3[32], buf[1024];
-    op_name(c, op, name, sizeof name);
-    struct operand *ops = calloc(MAX_ARGS, sizeof *ops);
-    int n = 0;
-    if (!ops) {
-        vw_error("out of memory");
+    char d1[32], buf[1024];
+    struct vw_case k;
+    if (vw_case_load(&c->m, &k, seq, first, other, message, op, stack, pystack) < 0) {
+        vw_case_free(&k);
         return -1;
     }
-    sqlite3_stmt *st =
-        vw_prep(c->t, "SELECT a.pos, s.text, a.tensor, a.device, t.dtype, COALESCE(sh.text, '?'), "
-                      "(SELECT s2.text FROM names m JOIN strings s2 ON s2.id = m.name WHERE m.tensor = "
-                      "a.tensor AND m.seq < ?2 ORDER BY m.seq DESC LIMIT 1) FROM op_args a JOIN strings s "
-                      "ON s.id = a.name LEFT JOIN tensors t ON t.id = a.tensor LEFT JOIN strings sh ON "
-                      "sh.id = t.shape WHERE a.op = ?1 ORDER BY a.pos");
-    if (!st) {
-        free(ops);
-        return -1;
-    }
-    sqlite3_bind_int64(st, 1, op);
-    sqlite3_bind_int64(st, 2, seq);
-    while (n < MAX_ARGS && sqlite3_step(st) == SQLITE_ROW) {
-        struct operand *o = &ops[n++];
-        memset(o, 0, sizeof *o);
-        snprintf(o->arg, sizeof o->arg, "%s", (const char *)sqlite3_column_text(st, 1));
-        o->tensor = sqlite3_column_int64(st, 2);
-        o->dev = sqlite3_column_int64(st, 3);
-        snprintf(o->dtype, sizeof o->dtype, "%s", vw_dtype_name(sqlite3_column_int(st, 4)));
-        snprintf(o->shape, sizeof o->shape, "%s", (const char *)sqlite3_column_text(st, 5));
-        snprintf(o->name, sizeof o->name, "%s",
-                 sqlite3_column_text(st, 6) ? (const char *)sqlite3_column_text(st, 6) : "");
-        o->scalar = !strcmp(o->shape, "[]") && o->dev == 0;
-    }
-    sqlite3_finalize(st);
-    /* the intended device: the one most operands are on; a tie goes to the
-     * accelerator (a program that has one means to use it) */
-    int64_t devs[MAX_ARGS];
-    int counts[MAX_ARGS], nd = 0;
-    for (int i = 0; i < n; i++) {
-        if (ops[i].scalar) continue;
-        int k = 0;
-        while (k < nd && devs[k] != ops[i].dev) k++;
-        if (k == nd) devs[nd] = ops[i].dev, counts[nd++] = 0;
-        counts[k]++;
-    }
-    int best = 0, tie = 0;
-    int64_t first_dev = first >= 0 && first < n ? ops[first].dev : -1;
-    for (int k = 1; k < nd; k++)
-        if (counts[k] > counts[best] || (counts[k] == counts[best] && devs[best] == 0 && devs[k] != 0) ||
-            (counts[k] == counts[best] && devs[best] != 0 && devs[k] == first_dev))
-            best = k;
-    /* a tie between two accelerators has no obvious culprit: say so, show both */
-    for (int k = 0; k < nd; k++)
-        if (k != best && counts[k] == counts[best] && devs[k] != 0 && devs[best] != 0) tie = 1;
-    struct intent in;
-    intent_of(c, ops, n, nd ? devs[best] : 0, seq, &in);
-    int64_t want = in.want;
-    if (strcmp(in.by, "operands") || in.ambiguous) tie = 0; /* settled by the program's actions, or said below */
-    for (int i = 0; i < n; i++) {
-        ops[i].odd = !ops[i].scalar && ops[i].dev != want;
-        build_chain(c, &ops[i], ops[i].tensor, seq);
-        ops[i].arrived = arrival(&ops[i]);
-        ops[i].gap = vw_health_gap(&c->health, ops[i].nsteps ? ops[i].chain[ops[i].nsteps - 1].seq : 0, seq);
-    }
-    struct step call = {.stack = stack, .seq = seq};
-    call.has_site = site_of(c, stack, pystack, seq, &call.site);
-
-    /* the fix */
-    const struct operand *odd = NULL;
-    for (int i = 0; i < n && !odd; i++)
-        if (ops[i].odd) odd = &ops[i];
-    const struct step *fix = NULL;
-    char fixtext[2048] = "", fixname[256] = "";
-    const char *codename = NULL; /* the variable the Python fix line moves */
-    char modname[128] = "";      /* a module never moved, whose parameter is the odd operand */
-    struct step left, caller;
-    char param[256];
-    int lm;
-    if (odd) {
-        codename = odd->name;
-        const struct step *a = &odd->chain[odd->arrived];
-        /* unnamed: its argument when that says something ("input"), else its id (a list's "hx[0]" does not) */
-        char idname[96];
-        snprintf(idname, sizeof idname, "t%lld", (long long)odd->tensor);
-        const char *oname = odd->name[0] ? odd->name : strpbrk(odd->arg, "[0123456789") ? idname : odd->arg;
-        vw_device_name(want, d1, sizeof d1);
-        if (state_left_behind(c, odd, a, seq, &left, param, sizeof param)) {
-            fix = &left;
-            snprintf(fixtext, sizeof fixtext,
-                     "the optimizer state \"%s\" was made on %s next to its parameter \"%s\", which was then moved "
-                     "to %s here and left the state behind: move the model to %s before the optimizer's state is "
-                     "created or loaded (or move the state too)",
-                     oname, vw_device_name(odd->dev, d2, sizeof d2), param, vw_device_name(left.dev, d3, sizeof d3),
-                     d1);
-        }
-        int src;
-        if (!fix && made_before_source_moved(c, odd, want, seq, &left, &src)) {
-            char sname[256], tname[64];
-            snprintf(tname, sizeof tname, "t%lld", (long long)left.tensor);
-            tensor_name(c, left.tensor, seq, sname, sizeof sname);
-            fix = &left;
-            snprintf(fixtext, sizeof fixtext,
-                     "\"%.120s\" was made from \"%.120s\" while that was on %s (%.300s); this move took \"%.120s\" to "
-                     "%s and left "
-                     "\"%.120s\" behind: make it after this move (or move it to %s too)",
-                     oname, sname[0] ? sname : tname, vw_device_name(odd->dev, d2, sizeof d2),
-                     odd->chain[src - 1].has_site ? vw_site_str(&odd->chain[src - 1].site, buf, sizeof buf) : "?",
-                     sname[0] ? sname : tname, d1, oname, d1);
-        }
-        if (!fix && a->origin == 4) {
-            fix = a;
-            snprintf(fixtext, sizeof fixtext,
-                     "load the checkpoint with map_location %s (or move \"%s\" to %s after loading)", d1, oname, d1);
-        }
-        for (int i = 0; i < n && !fix; i++) {
-            const struct operand *p = &ops[i];
-            if (p->odd || p->scalar) continue;
-            const struct step *pa = &p->chain[p->arrived];
-            /* a peer copied to the device from something made where the odd one was made (or passed
-             * through, on its device: a batch made from a dataset's tensors) */
-            int shared = 0;
-            for (int k = odd->arrived; k >= 0 && !shared && pa->origin == 3 && p->arrived + 1 < p->nsteps; k--)
-                shared = same_site(&p->chain[p->arrived + 1], &odd->chain[k]);
-            if (shared) {
-                fix = pa;
-                snprintf(fixtext, sizeof fixtext, "move \"%s\" to %s where its peer \"%s\" is moved", oname, d1,
-                         p->name[0] ? p->name : p->arg);
-            }
-        }
-        /* where the odd one was made, the program has no name for it ("for batch in loader:", then
-         * "x, y = batch"): the move it forgot goes where it moved a tensor made with it */
-        char sib[256] = "", bound[600] = "";
-        struct vw_frame cb;
-        if (!fix && a->origin != 3 && a->origin != 2)
-            python_fix_code_of(c, a, &odd->chain[0], a, odd->name, (int64_t[]){odd->tensor, a->tensor}, 2, seq, d1,
-                               bound, sizeof bound);
-        if (!fix && a->origin != 3 && a->origin != 2 && a->has_site && !strcmp(a->site.module, "python") && !bound[0] &&
-            !python_callback_caller(c, a, pystack, &cb) &&
-            sibling_moved(c, a, odd->dev, want, seq, &left, sib, sizeof sib)) {
-            fix = &left; /* made with a tensor the program moved: the move it forgot is there */
-            snprintf(fixtext, sizeof fixtext, "move \"%s\" to %s where %s, made with it at %s, is moved", oname, d1,
-                     sib, vw_site_str(&a->site, buf, sizeof buf));
-        }
-        if (!fix && a->origin == 3) { /* it was copied here: that copy is the mistake */
-            fix = a;
-            if (odd->dev == 0)
-                snprintf(fixtext, sizeof fixtext,
-                         "keep \"%s\" on %s: it was copied off the device here; use the "
-                         "device tensor, or move the copy back to %s",
-                         oname, d1, d1);
-            else
-                snprintf(fixtext, sizeof fixtext, "\"%s\" was copied to %s here, but the op runs on %s: copy it to %s",
-                         oname, vw_device_name(odd->dev, d2, sizeof d2), d1, d1);
-        }
-        if (!fix) { /* never moved: right where the operand was made; a view, where its base was (once, not
-                     * at each use of the view, and the view follows) */
-            int own = 0, view = -1;
-            for (; own < odd->nsteps - 1 && (odd->chain[own].origin == -1 || odd->chain[own].origin == 2); own++)
-                if (odd->chain[own].origin == 2 && view < 0) view = own;
-            if (view >= 0 && same_site(&odd->chain[view], &odd->chain[own])) { /* made and viewed on one line */
-                for (own = 0; own < odd->nsteps - 1 && odd->chain[own].origin == -1; own++) {
-                }
-                view = -1;
-            }
-            /* computed by ops from tensors on its own device (a mask from a causal buffer, a sum of constants)
-             * into a tensor the program has no name for: the fix is where those came from, the first the
-             * program holds by a name (a module's attribute), else the first one made; not where library code
-             * made it (a loader's collation, on a thread of its own): the program's move of its batch decides */
-            int derived = -1;
-            char rootname[256] = "";
-            if (odd->chain[own].origin == 1 && own < odd->nsteps - 1 && !odd->chain[own].site.library &&
-                !tensor_name(c, odd->chain[own].tensor, seq, rootname, sizeof rootname)[0] &&
-                combined(c, &odd->chain[own]) < 2) {
-                derived = own;
-                /* back through views and ops of one tensor (a comparison with a number, a detach): an op that
-                 * combines two of them (a mask from positions and lengths) made what is to be moved */
-                while (own < odd->nsteps - 1 && (odd->chain[own].origin == 2 || odd->chain[own].origin == -1 ||
-                                                 (odd->chain[own].origin == 1 && combined(c, &odd->chain[own]) < 2)))
-                    if (tensor_name(c, odd->chain[++own].tensor, seq, rootname, sizeof rootname)[0]) break;
-                view = -1;
-            }
-            fix = &odd->chain[own];
-            if (derived >= 0) {
-                char tname[64];
-                snprintf(tname, sizeof tname, "t%lld", (long long)fix->tensor);
-                codename = rootname[0] ? rootname : assigned_name(c, fix, fixname, sizeof fixname);
-                char what[320];
-                snprintf(what, sizeof what, odd->name[0] ? "\"%s\"" : "the operand '%s'", oname);
-                snprintf(fixtext, sizeof fixtext,
-                         "move \"%s\" to %s right after it is made: %s is computed from it (at %s), on %s too",
-                         rootname[0]               ? rootname
-                         : codename && codename[0] ? codename
-                                                   : tname,
-                         d1, what,
-                         odd->chain[derived].has_site ? vw_site_str(&odd->chain[derived].site, buf, sizeof buf) : "?",
-                         vw_device_name(odd->dev, d2, sizeof d2));
-            } else if (view >= 0) {
-                char tname[64];
-                snprintf(tname, sizeof tname, "t%lld", (long long)fix->tensor);
-                codename = tensor_name(c, fix->tensor, seq, fixname, sizeof fixname);
-                snprintf(fixtext, sizeof fixtext,
-                         "move \"%s\" to %s right after it is made, once: \"%s\" is a view of it (made at %s), and "
-                         "a view is on its base's device",
-                         fixname[0] ? fixname : tname, d1, oname,
-                         odd->chain[view].has_site ? vw_site_str(&odd->chain[view].site, buf, sizeof buf) : "?");
-            } else
-                snprintf(fixtext, sizeof fixtext, "move \"%s\" to %s right after it is made", oname, d1);
-            /* the other odd operands made there too (a module's weight and bias) */
-            int more = 0;
-            for (int i = 0; i < n; i++) {
-                const struct operand *o = &ops[i];
-                if (!o->odd || o == odd || !o->nsteps || !same_site(&o->chain[o->arrived], &odd->chain[odd->arrived]))
-                    continue;
-                size_t k = strlen(fixtext);
-                snprintf(fixtext + k, sizeof fixtext - k, "%s\"%s\"", more++ ? ", " : " (and ",
-                         o->name[0] ? o->name : o->arg);
-            }
-            if (more) {
-                size_t k = strlen(fixtext);
-                snprintf(fixtext + k, sizeof fixtext - k, ", made there too)");
-            }
-            /* a module's parameter (PyTorch names them "model.fc.weight" by the program's variable): the
-             * module was never moved, so the fix moves the module, once it is made */
-            const char *dot = strchr(oname, '.');
-            if (view < 0 && dot && dot > oname && strstr(fix->text, "nn.Parameter") && (size_t)(dot - oname) < 128) {
-                snprintf(modname, sizeof modname, "%.*s", (int)(dot - oname), oname);
-                snprintf(fixtext, sizeof fixtext,
-                         "move the module \"%s\" to %s once it is made: its parameter \"%s\"%s is still where it "
-                         "was made, on %s",
-                         modname, d1, oname, more ? " (and the others listed)" : "",
-                         vw_device_name(odd->dev, d2, sizeof d2));
-                codename = modname;
-            }
-            memset(&caller, 0, sizeof caller);
-            const char *bind = modname[0] ? modname : codename;
-            if (bind && bind[0] && fix->has_site && !line_binds(c, fix->site.file, fix->site.line, bind) &&
-                module_made_at(c, fix, bind, &caller.site) &&
-                (caller.site.line != fix->site.line || strcmp(caller.site.file, fix->site.file))) {
-                /* made inside a function that returned it (the module's own __init__, a helper making a mask):
-                 * the fix goes where the caller binds it (model = Net(), mask = self.make_mask(n)) */
-                caller.has_site = 1;
-                caller.seq = fix->seq;
-                caller.tensor = fix->tensor;
-                fix = &caller;
-            } else if (python_callback_caller(c, fix, pystack, &caller.site)) {
-                caller.has_site = 1;
-                caller.seq = fix->seq;
-                snprintf(fixtext, sizeof fixtext,
-                         "move \"%s\" to %s where it comes back from the library that called %s (%s:%d), which made "
-                         "it",
-                         oname, d1, fix->site.function, fix->site.file, fix->site.line);
-                fix = &caller;
-            } else if ((lm = left_by_module_move(c, fix, odd->dev, want, seq, &left)) == 2) {
-                fix = &left;
-                snprintf(fixtext, sizeof fixtext, "move \"%s\" to %s where the tensors made with it are moved", oname,
-                         d1);
-            } else if (lm) {
-                size_t k = strlen(fixtext);
-                snprintf(fixtext + k, sizeof fixtext - k,
-                         "; it was made in %s, next to tensors that moving the module%s%s took to %s while it stayed "
-                         "on %s: if a module keeps it (or the module it belongs to) in a plain attribute, list or "
-                         "dict, register it there instead (register_buffer; nn.ModuleList or nn.ModuleDict for "
-                         "modules)",
-                         fix->site.function, left.has_site ? " at " : "",
-                         left.has_site ? vw_site_str(&left.site, buf, sizeof buf) : "", d1,
-                         vw_device_name(odd->dev, d2, sizeof d2));
-            } else if (!modname[0] && fix->origin == 0 && fix->has_site && !strcmp(fix->site.module, "python")) {
-                /* made by a torch factory that takes a device: it can be made there in the first place */
-                static const char *const factories[] = {
-                    "zeros",    "ones",     "empty", "full",   "rand",     "randn",     "randint",      "arange",
-                    "linspace", "logspace", "eye",   "tensor", "randperm", "as_tensor", "tril_indices", "triu_indices"};
-                const char *by = strstr(fix->text, " by ");
-                for (size_t f = 0; by && f < sizeof factories / sizeof *factories; f++)
-                    if (!strcmp(by + 4, factories[f])) {
-                        size_t k = strlen(fixtext);
-                        snprintf(fixtext + k, sizeof fixtext - k, " (or make it there: torch.%s(..., device=\"%s\"))",
-                                 factories[f], d1);
-                        break;
-                    }
-            }
-        }
-    }
-
-    char code[600] = "";
-    if (fix && odd) {
-        /* the names to try: the operand's, the tensor where it reached its device, then the rest of its chain
-         * (a module's name or a named base is the fix's own) */
-        int64_t ids[MAX_STEPS + 2];
-        int nids = 0;
-        if (codename == odd->name) {
-            ids[nids++] = odd->tensor;
-            if (odd->nsteps) ids[nids++] = odd->chain[odd->arrived].tensor;
-            for (int k = 0; k < odd->nsteps && k <= odd->arrived && nids < MAX_STEPS + 2; k++)
-                ids[nids++] = odd->chain[k].tensor;
-        } else if (codename == fixname)
-            ids[nids++] = fix->tensor;
-        python_fix_code_of(c, fix, odd->nsteps ? &odd->chain[0] : NULL, odd->nsteps ? &odd->chain[odd->arrived] : NULL,
-                           codename, ids, nids, seq, vw_device_name(want, d1, sizeof d1), code, sizeof code);
-    }
-    const struct step *origin = odd && odd->nsteps ? &odd->chain[odd->nsteps - 1] : NULL;
+    struct vw_fix fixbuf;
+    const struct vw_fix *fix = vw_diagnose(&c->m, &k, &fixbuf) ? &fixbuf : NULL;
+    const struct vw_operand *ops = k.ops, *odd = k.odd;
+    int n = k.n;
+    const char *name = k.opname;
+    const struct vw_step *origin = odd && odd->nsteps ? &odd->chain[odd->nsteps - 1] : NULL;
     if (c->key) { /* ranks whose mismatches agree on these are reported once */
-        fprintf(c->key, "%s\x1f%s\x1f%s:%d\x1f%s\x1f", name, message ? message : "", call.site.file,
-                call.has_site ? call.site.line : 0, odd ? odd->arg : "");
+        fprintf(c->key, "%s\x1f%s\x1f%s:%d\x1f%s\x1f", name, message ? message : "", k.call.site.file,
+                k.call.has_site ? k.call.site.line : 0, odd ? odd->arg : "");
         if (origin && origin->has_site) fprintf(c->key, "%s:%d", origin->site.file, origin->site.line);
         fputc('\n', c->key);
+    }
+    if (c->brief && !c->json) {
+        print_brief(f, &k, fix);
+        vw_case_free(&k);
+        return 0;
     }
 
     if (c->json) {
@@ -1347,16 +437,16 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         fputs(", \"message\": ", f);
         vw_put_json_string(f, message);
         fputs(", \"site\": ", f);
-        json_site(f, &call);
+        json_site(f, &k.call);
         print_stack(c, f, stack, seq);
         fputs(", \"python_stack\": ", f);
         print_pystack(c, f, pystack, "");
-        fprintf(f, ", \"intended_device\": \"%s\", \"tie\": %s", vw_device_name(want, d1, sizeof d1),
-                tie ? "true" : "false");
-        json_intent(f, &in, ops, n);
+        fprintf(f, ", \"intended_device\": \"%s\", \"tie\": %s", vw_device_name(k.want, d1, sizeof d1),
+                k.tie ? "true" : "false");
+        json_intent(f, &k.in, ops, n);
         fputs(", \"operands\": [", f);
         for (int i = 0; i < n; i++) {
-            const struct operand *o = &ops[i];
+            const struct vw_operand *o = &ops[i];
             fprintf(f, "%s\n      {\"arg\": ", i ? "," : "");
             vw_put_json_string(f, o->arg);
             fprintf(f, ", \"tensor\": %lld, \"device\": \"%s\", \"name\": ", (long long)o->tensor,
@@ -1366,12 +456,12 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
             vw_put_json_string(f, o->shape);
             fprintf(f, ", \"odd\": %s, \"first\": %s, \"other\": %s, \"chain\": [", o->odd ? "true" : "false",
                     i == first ? "true" : "false", i == other ? "true" : "false");
-            for (int k = o->nsteps - 1; k >= 0; k--) {
-                fprintf(f, "%s{\"tensor\": %lld, \"device\": \"%s\", \"text\": ", k == o->nsteps - 1 ? "" : ", ",
-                        (long long)o->chain[k].tensor, vw_device_name(o->chain[k].dev, d1, sizeof d1));
-                vw_put_json_string(f, o->chain[k].text);
+            for (int s = o->nsteps - 1; s >= 0; s--) {
+                fprintf(f, "%s{\"tensor\": %lld, \"device\": \"%s\", \"text\": ", s == o->nsteps - 1 ? "" : ", ",
+                        (long long)o->chain[s].tensor, vw_device_name(o->chain[s].dev, d1, sizeof d1));
+                vw_put_json_string(f, o->chain[s].text);
                 fputs(", \"site\": ", f);
-                json_site(f, &o->chain[k]);
+                json_site(f, &o->chain[s]);
                 fputs("}", f);
             }
             fputs("], \"reached_device_at\": ", f);
@@ -1385,31 +475,19 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
             fputs("}", f);
         }
         fputs("],\n     \"fix\": ", f);
-        if (fix) {
-            fputs("{\"text\": ", f);
-            vw_put_json_string(f, fixtext);
-            fputs(", \"code\": ", f);
-            if (code[0])
-                vw_put_json_string(f, code);
-            else
-                fputs("null", f);
-            fputs(", \"site\": ", f);
-            json_site(f, fix);
-            fputs("}", f);
-        } else
-            fputs("null", f);
+        json_fix(f, fix);
         struct snippet sn[3];
-        int nsn = c->no_source ? 0 : snippets_of(sn, &call, origin, fix);
-        json_source(c, f, sn, nsn, c->no_source ? NULL : fix, code);
+        int nsn = c->no_source ? 0 : snippets_of(sn, &k.call, origin, fix ? &fix->site : NULL);
+        json_source(c, f, sn, nsn, c->no_source ? NULL : fix);
         fputs("}", f);
-        free(ops);
+        vw_case_free(&k);
         return 0;
     }
 
     fprintf(f, "%serror: device mismatch in ", C(VW_RED));
     vw_put_escaped(f, name);
     fputs(C(VW_RESET), f);
-    if (call.has_site) fprintf(f, " at "), vw_put_escaped(f, vw_site_str(&call.site, buf, sizeof buf));
+    if (k.call.has_site) fprintf(f, " at "), vw_put_escaped(f, vw_site_str(&k.call.site, buf, sizeof buf));
     fputs("\n  ", f);
     vw_put_escaped(f, message);
     fputc('\n', f);
@@ -1420,7 +498,7 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     }
     fputs("\n  arg         device   tensor\n", f);
     for (int i = 0; i < n; i++) {
-        const struct operand *o = &ops[i];
+        const struct vw_operand *o = &ops[i];
         fprintf(f, "%s  ", o->odd ? C(VW_RED) : "");
         vw_put_escaped_pad(f, o->arg, 11);
         fprintf(f, " %-8s t%-6lld ", vw_device_name(o->dev, d1, sizeof d1), (long long)o->tensor);
@@ -1433,40 +511,41 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
                             : "",
                 o->odd ? C(VW_RESET) : "");
     }
-    print_intent(f, &in, ops, n);
-    if (tie)
+    print_intent(f, &k.in, ops, n);
+    if (k.tie)
         fprintf(f,
                 "\n  (the operands are split evenly between two GPUs; %s, where the first operand is, is taken as "
                 "intended: check both chains)\n",
-                vw_device_name(want, d1, sizeof d1));
+                vw_device_name(k.want, d1, sizeof d1));
     for (int i = 0; i < n; i++) {
-        const struct operand *o = &ops[i];
+        const struct vw_operand *o = &ops[i];
         if (!o->odd) continue;
         fprintf(f, "\nwhy t%lld%s", (long long)o->tensor, o->name[0] ? " \"" : "");
         vw_put_escaped(f, o->name);
         fprintf(f, "%s is on %s:\n", o->name[0] ? "\"" : "", vw_device_name(o->dev, d1, sizeof d1));
-        int k = 1;
+        int step = 1;
         if (o->missing)
-            fprintf(f, "  %d. t%lld: how it was made is not in the trace (made before tracing began%s)\n", k++,
+            fprintf(f, "  %d. t%lld: how it was made is not in the trace (made before tracing began%s)\n", step++,
                     (long long)o->missing, o->gap ? ", or among the dropped events" : "");
-        for (int s = o->nsteps - 1; s >= 0; s--, k++) {
-            fprintf(f, "  %d. ", k);
+        for (int s = o->nsteps - 1; s >= 0; s--, step++) {
+            fprintf(f, "  %d. ", step);
             vw_put_escaped(f, o->chain[s].text);
             print_site(f, &o->chain[s]);
             fputc('\n', f);
         }
-        fprintf(f, "  %d. passed to ", k);
+        fprintf(f, "  %d. passed to ", step);
         vw_put_escaped(f, name);
         fputs(" as '", f);
         vw_put_escaped(f, o->arg);
         fputc('\'', f);
-        if (call.has_site) fputs("  ", f), vw_put_escaped(f, vw_site_str(&call.site, buf, sizeof buf));
+        if (k.call.has_site) fputs("  ", f), vw_put_escaped(f, vw_site_str(&k.call.site, buf, sizeof buf));
         fputc('\n', f);
         int moved = 0;
-        for (int s = 0; s < o->nsteps; s++) moved |= o->chain[s].origin == 3 || o->chain[s].origin == -1;
+        for (int s = 0; s < o->nsteps; s++)
+            moved |= o->chain[s].origin == DTP_ORIGIN_TRANSFER || o->chain[s].origin == -1;
         if (!moved && !o->missing) fprintf(f, "     never moved to another device\n");
         if (o->gap) {
-            const struct vw_health *h = &c->health;
+            const struct vw_health *h = &c->m.health;
             char span[72];
             fprintf(f, "     %s%lld event%s dropped%s", C(VW_YELLOW), (long long)h->dropped,
                     h->dropped == 1 ? " was" : "s were", vw_health_span(h, 0, span, sizeof span));
@@ -1475,16 +554,16 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         }
     }
     for (int i = 0; i < n; i++) {
-        const struct operand *p = &ops[i];
+        const struct vw_operand *p = &ops[i];
         if (p->odd || p->scalar || !p->nsteps) continue;
-        const struct step *a = &p->chain[p->arrived];
+        const struct vw_step *a = &p->chain[p->arrived];
         /* peers that reached the device the same way at the same line (a module's parameters): one block */
         int more = 0, seen = 0;
         for (int j = 0; j < n; j++) {
-            const struct operand *q = &ops[j];
+            const struct vw_operand *q = &ops[j];
             if (j == i || q->odd || q->scalar || !q->nsteps || q->dev != p->dev) continue;
-            const struct step *qa = &q->chain[q->arrived];
-            if (qa->origin != a->origin || !same_site(qa, a)) continue;
+            const struct vw_step *qa = &q->chain[q->arrived];
+            if (qa->origin != a->origin || !vw_same_site(qa, a)) continue;
             if (j < i) seen = 1;
             more++;
         }
@@ -1500,24 +579,27 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
     }
     if (fix) {
         fprintf(f, "\n%sfix:%s ", C(VW_GREEN), C(VW_RESET));
-        vw_put_escaped(f, fixtext);
-        if (fix->has_site) fputs(", after ", f), vw_put_escaped(f, vw_site_str(&fix->site, buf, sizeof buf));
+        vw_put_escaped(f, fix->text);
+        if (fix->has_site)
+            fputs(fix->before ? ", before " : ", after ", f),
+                vw_put_escaped(f, vw_site_str(&fix->site.site, buf, sizeof buf));
         fputc('\n', f);
-        if (code[0]) fputs("     ", f), vw_put_escaped(f, code), fputc('\n', f);
-    }
+        put_code(f, fix->code);
+        put_rule(f, fix);
+    } else if (odd)
+        fputs("\nno rule explains this mismatch: the chains above are what the trace holds\n", f);
     if (!c->no_source) {
         struct snippet sn[3];
-        int nsn = snippets_of(sn, &call, origin, fix);
+        int nsn = snippets_of(sn, &k.call, origin, fix ? &fix->site : NULL);
         for (int i = 0; i < nsn; i++) print_snippet(c, f, &sn[i]);
-        if (fix && fix->has_site && code[0]) print_fix_diff(c, f, &fix->site, code);
+        if (fix) print_fix_diff(c, f, fix);
     }
-    free(ops);
+    vw_case_free(&k);
     return 0;
 }
 
 /* ---------------------------------------------------------------- exceptions */
 
-/* A recorded Python stack, innermost first. */
 static int print_pystack(struct ctx *c, FILE *f, int64_t pystack, const char *indent) {
     struct vw_frame fr;
     int n = 0, hidden = 0;
@@ -1704,7 +786,7 @@ static int report_exceptions(struct ctx *c, int found) {
         size_t first_line = strcspn(msg, "\n");
         char line[2048];
         snprintf(line, sizeof line, "%.*s", (int)(first_line < sizeof line - 1 ? first_line : sizeof line - 1), msg);
-        struct step site = {.stack = stack, .seq = seq};
+        struct vw_step site = {.stack = stack, .seq = seq};
         site.has_site = site_of(c, stack, pystack, seq, &site.site);
         char where[1200] = "";
         if (site.has_site) vw_site_str(&site.site, where, sizeof where);
@@ -1781,7 +863,7 @@ static void busiest_sites(struct ctx *c, const char *sql, const char *key, const
     sqlite3_stmt *st = vw_prep(c->t, sql);
     if (c->json) fprintf(f, ", \"%s\": [", key);
     for (int i = 0; st && sqlite3_step(st) == SQLITE_ROW; i++) {
-        struct step s = {.stack = sqlite3_column_int64(st, 0)};
+        struct vw_step s = {.stack = sqlite3_column_int64(st, 0)};
         s.has_site = site_of(c, s.stack, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 4), &s.site);
         if (c->json) {
             fprintf(f, "%s{\"count\": %lld, \"bytes\": %lld, \"site\": ", i ? ", " : "",
@@ -1937,7 +1019,7 @@ static void print_ending(struct ctx *c, const char *meta_status, int sig, int64_
     long long sv = meta_status[0] ? strtoll(meta_status, &endp, 10) : 0;
     if (endp && endp != meta_status && !*endp) snprintf(status, sizeof status, "%lld", sv);
     char buf[1200], d[32], v[64];
-    struct step site = {0};
+    struct vw_step site = {0};
     int64_t end_t = -1;
     sqlite3_stmt *st;
     if (sig && (st = vw_prep(c->t, "SELECT seq, t, COALESCE(stack, 0), COALESCE(pystack, 0) FROM misc_events WHERE "
@@ -2104,7 +1186,8 @@ int vw_report_trace(struct vw_trace *t, int json, int flags, FILE *out, int inde
                     .json = json,
                     .out = out,
                     .all_frames = !!(flags & VW_REPORT_ALL_FRAMES),
-                    .no_source = !!(flags & VW_REPORT_NO_SOURCE)};
+                    .no_source = !!(flags & VW_REPORT_NO_SOURCE),
+                    .brief = !!(flags & VW_REPORT_BRIEF)};
     char *keybuf = NULL, *excbuf = NULL;
     size_t keylen = 0, exclen = 0;
     (void)nfiles;
@@ -2116,26 +1199,10 @@ int vw_report_trace(struct vw_trace *t, int json, int flags, FILE *out, int inde
             return -1;
         }
     }
-    c.sym = vw_sym_new(t);
-    vw_health(t->db, &c.health);
-    c.tensor = vw_prep(
-        t, "SELECT t.seq, t.device, t.origin, COALESCE(t.src, 0), COALESCE(t.op, 0), "
-           "COALESCE(t.stack, 0), w.text, d.text, COALESCE(t.pystack, 0) FROM tensors t LEFT JOIN strings w ON w.id = "
-           "t.what LEFT JOIN strings d ON d.id = t.detail WHERE t.id = ?");
-    c.moves = vw_prep(t, "SELECT x.seq, x.src_device, x.dst_device, v.text, COALESCE(e.stack, 0), "
-                         "COALESCE(e.pystack, 0) FROM "
-                         "transfers x LEFT JOIN strings v ON v.id = x.via LEFT JOIN misc_events e ON e.seq = x.seq "
-                         "WHERE x.dst = ?1 AND x.kind = 3 AND x.seq < ?2 ORDER BY x.seq DESC");
-    c.args = vw_prep(t, "SELECT a.tensor, a.device, s.text FROM op_args a JOIN strings s ON s.id = a.name "
-                        "WHERE a.op = ? ORDER BY a.pos");
-    c.opname = vw_prep(t, "SELECT s.text FROM ops o JOIN strings s ON s.id = o.name WHERE o.op = ?");
-    /* a mismatch a producer recorded before an op that then succeeded (the
-     * libtorch observer checks before libtorch does) did not happen */
-    sqlite3_stmt *mm = vw_prep(t, "SELECT r.seq, r.first_arg, r.other_arg, r.message, COALESCE(e.op, 0), "
-                                  "COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM errors r JOIN misc_events e ON "
-                                  "e.seq = r.seq LEFT JOIN ops o ON o.op = e.op WHERE r.first_arg IS NOT NULL AND "
-                                  "(o.op IS NULL OR COALESCE(" VW_OP_STATUS_SQL ", -1) <> 0) ORDER BY r.seq");
-    if (!c.sym || !c.tensor || !c.moves || !c.args || !c.opname || !mm) {
+    int opened = vw_model_open(&c.m, t) == 0;
+    c.sym = c.m.sym;
+    sqlite3_stmt *mm = vw_prep(t, VW_MISMATCHES_SQL);
+    if (!opened || !mm) {
         found = -1;
         goto next;
     }
@@ -2189,7 +1256,7 @@ int vw_report_trace(struct vw_trace *t, int json, int flags, FILE *out, int inde
             fputs("null", out);
         if (first_t >= 0) print_ending(&c, status, sig, first_t);
         fputs(", \"mismatches\": [", out);
-    } else {
+    } else if (!c.brief) {
         if (first_t >= 0) print_ending(&c, status, sig, first_t);
         struct vw_health h;
         /* a trace cut short, or with events lost, says so; a death by a signal the tracer caught kept every
@@ -2231,6 +1298,13 @@ int vw_report_trace(struct vw_trace *t, int json, int flags, FILE *out, int inde
         summary(&c);
         print_children(&c);
         fprintf(out, "}");
+    } else if (c.brief) {
+        if (found) {
+            fputs("\nfor the whole chain and the source: devtrace report ", out);
+            vw_put_escaped(out, t->path);
+            fputc('\n', out);
+        } else
+            fputs("no device mismatch\n", out);
     } else if (!found) {
         fprintf(out, "no device mismatch in ");
         vw_put_escaped(out, t->path);
@@ -2249,10 +1323,7 @@ int vw_report_trace(struct vw_trace *t, int json, int flags, FILE *out, int inde
         print_children(&c);
 next:
     if (mm) sqlite3_finalize(mm);
-    sqlite3_stmt *sts[] = {c.tensor, c.moves, c.args, c.opname};
-    for (int s = 0; s < 4; s++)
-        if (sts[s]) sqlite3_finalize(sts[s]);
-    vw_sym_free(c.sym);
+    if (opened) vw_model_close(&c.m);
     if (c.key) {
         fclose(c.key);
         if (found >= 0)
@@ -2264,13 +1335,14 @@ next:
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: devtrace report [--json] [--all-frames] [--no-source] FILE|DIR...\n\n"
+    fprintf(f, "usage: devtrace report [--json] [--brief] [--all-frames] [--no-source] FILE|DIR...\n\n"
                "For each device mismatch in the traces: the op and where it was called, its operands, the odd one\n"
                "out, the chain of events that put it on its device, where its peers reached theirs, and the line\n"
                "where the move belongs, with the source around the failing, origin and fix lines and the fix as a\n"
                "diff when the files are readable (--no-source: without them). With no mismatch, a summary of\n"
                "tensors and transfers. The failing call's stack shows the program's frames; --all-frames adds those\n"
-               "inside libdtrt, libdevtrace and libc.\n\n"
+               "inside libdtrt, libdevtrace and libc. --brief: per mismatch, the headline, the odd operand, where it\n"
+               "was made and the fix (what `devtrace run` prints when a program ends on a mismatch).\n\n"
                "Several traces (a DIR: every *.db trace in it) are one job's: each is headed by its rank and host,\n"
                "and ranks with the same mismatches are reported once, as \"ranks 0-7\".\n\n"
                "Exit status: 0 no mismatch, 1 a mismatch was found, 2 bad usage or an unreadable trace.\n");
@@ -2481,6 +1553,8 @@ int vw_cmd_report(int argc, char **argv) {
             flags |= VW_REPORT_ALL_FRAMES;
         else if (!strcmp(argv[i], "--no-source"))
             flags |= VW_REPORT_NO_SOURCE;
+        else if (!strcmp(argv[i], "--brief"))
+            flags |= VW_REPORT_BRIEF | VW_REPORT_NO_SOURCE;
         else if (argv[i][0] == '-' && argv[i][1]) {
             vw_error("report: unknown option '%s'; see 'devtrace report --help'", argv[i]);
             rc = VW_EXIT_USAGE;

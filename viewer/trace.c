@@ -57,6 +57,10 @@ static void damaged(const char *path, const char *what, const char *untrusted) {
     fputc('\n', stderr);
 }
 
+int vw_trace_has(const struct vw_trace *t, int table) {
+    return table >= 0 && table < TS_NTABLES && t->version >= ts_table_since((enum ts_table_id)table);
+}
+
 /* Every table of the description, with its columns named and typed as
  * described, in order. A trace may hold more: tables the viewer does not
  * know (a user's own, made in the sqlite3 shell; a newer writer's come with
@@ -74,6 +78,7 @@ static int check_layout(struct vw_trace *t) {
     for (int i = 0; i < TS_NTABLES; i++) {
         const struct ts_table *tb = &ts_tables[i];
         char what[256];
+        if (!vw_trace_has(t, i)) continue; /* newer than the trace: absent from it, never read */
         sqlite3_reset(kind);
         sqlite3_bind_text(kind, 1, tb->name, -1, SQLITE_STATIC);
         int found = sqlite3_step(kind);
@@ -92,7 +97,7 @@ static int check_layout(struct vw_trace *t) {
             goto out;
         }
         if (!type || strcmp(type, "table") != 0) {
-            snprintf(what, sizeof what, "no table %s (a version %d trace has one)", tb->name, TS_SCHEMA_VERSION);
+            snprintf(what, sizeof what, "no table %s (a version %d trace has one)", tb->name, t->version);
             damaged(t->path, what, NULL);
             goto out;
         }
@@ -141,6 +146,7 @@ out:
 static int check_parents(struct vw_trace *t) {
     for (int i = 0; i < TS_NTABLES; i++) {
         const struct ts_table *tb = &ts_tables[i];
+        if (!vw_trace_has(t, i)) continue;
         for (int c = 0; c < tb->ncols; c++) {
             if (tb->cols[c].check != TS_CHECK_PARENT) continue;
             char sql[256];
@@ -200,7 +206,7 @@ static int check_values(struct vw_trace *t) {
             if (ts_tables[i].cols[c].check == TS_CHECK_REF) referenced[ts_tables[i].cols[c].ref] = 1;
     for (int i = 0; i < TS_NTABLES; i++) {
         const struct ts_table *tb = &ts_tables[i];
-        if (!tb->counted || !referenced[i]) continue;
+        if (!tb->counted || !referenced[i] || !vw_trace_has(t, i)) continue;
         char sql[256];
         /* one subquery each: count(*), min() and max() alone are each cheap (the b-tree's count, one seek) */
         snprintf(sql, sizeof sql,
@@ -223,6 +229,7 @@ static int check_values(struct vw_trace *t) {
         char where[8192], cases[16384], sql[24576];
         size_t nw = 0, nc = 0;
         int full = 0;
+        if (!vw_trace_has(t, i)) continue;
         for (int c = 0; c < tb->ncols && !full; c++) {
             const struct ts_column *col = &tb->cols[c];
             char bad[512], msg[256];
@@ -441,15 +448,16 @@ int vw_trace_open(const char *path, struct vw_trace *t) {
         return -1;
     }
     int64_t ver = scalar_int(t->db, "PRAGMA user_version", -1);
-    if (ver != TS_SCHEMA_VERSION) {
-        vw_error("%s: trace schema version %lld; this devtrace (%s) reads version %d: %s", path, (long long)ver,
-                 VW_VERSION, TS_SCHEMA_VERSION,
+    if (ver < TS_SCHEMA_MIN_VERSION || ver > TS_SCHEMA_VERSION) {
+        vw_error("%s: trace schema version %lld; this devtrace (%s) reads versions %d to %d: %s", path, (long long)ver,
+                 VW_VERSION, TS_SCHEMA_MIN_VERSION, TS_SCHEMA_VERSION,
                  ver > TS_SCHEMA_VERSION ? "upgrade devtrace"
                  : ver >= 1              ? "it was written by an older devtrace; record it again with this one"
                                          : "the file is damaged");
         vw_trace_close(t);
         return -1;
     }
+    t->version = (int)ver;
     if (!has_wal) { /* a cut file: SQLite would only notice on the pages that are gone */
         int64_t pages = scalar_int(t->db, "PRAGMA page_count", -1), psize = scalar_int(t->db, "PRAGMA page_size", -1);
         if (pages < 0 || psize <= 0 || pages * psize > (int64_t)st.st_size) {

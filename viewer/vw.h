@@ -21,6 +21,7 @@ int vw_cmd_tensors(int argc, char **argv);
 int vw_cmd_show(int argc, char **argv);
 int vw_cmd_transfers(int argc, char **argv);
 int vw_cmd_export(int argc, char **argv);
+int vw_cmd_fix(int argc, char **argv);
 
 /* ---------------------------------------------------------------- traces (trace.c) */
 
@@ -31,7 +32,11 @@ struct vw_trace {
     sqlite3 *db;
     const char *path; /* as given */
     char tmpdir[256]; /* private copy of a trace left with a WAL ($TMPDIR/devtrace-read.*), or "" */
+    int version;      /* its schema version (PRAGMA user_version), TS_SCHEMA_MIN_VERSION to TS_SCHEMA_VERSION */
 };
+/* Whether the trace has a table (an enum ts_table_id of common/trace_schema.h): one added to the schema after
+ * the trace's version (source_facts, since 10) is absent from it; read it only where this says so. */
+int vw_trace_has(const struct vw_trace *t, int table);
 /* Opens a trace read-only, or prints one line saying what is wrong and
  * returns -1 (the caller exits VW_EXIT_USAGE). */
 int vw_trace_open(const char *path, struct vw_trace *t);
@@ -132,6 +137,7 @@ const char *vw_device_name(int64_t dev, char *buf, size_t size);
  * culprit argument, origin site), so that ranks can be reported as one. */
 #define VW_REPORT_ALL_FRAMES 1 /* frames inside libdtrt, libdevtrace and libc too */
 #define VW_REPORT_NO_SOURCE  2 /* no source snippets or suggested diff (text, JSON) */
+#define VW_REPORT_BRIEF      4 /* text: per mismatch, the headline, the odd operand, its origin, the fix */
 int vw_report_trace(struct vw_trace *t, int json, int flags, FILE *out, int index, int nfiles, char **key);
 
 /* ---------------------------------------------------------------- symbols (sym.c) */

@@ -10,9 +10,9 @@ opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for step in range(3):
     x = torch.randn(8, 4, device=device)
     target = torch.randn(8, 1, device=device)
-    pred = model(x).cpu()  # devtrace: origin  devtrace: fix
+    pred = model(x).cpu()  # devtrace: origin
     mae = (pred - target.cpu()).abs().mean().item()
-    loss = nn.functional.mse_loss(pred, target)
+    loss = nn.functional.mse_loss(pred, target)  # devtrace: fix
     opt.zero_grad()
     loss.backward()
     opt.step()

@@ -32,8 +32,8 @@ torch.save({"model": model.state_dict(), "opt": opt.state_dict()}, ckpt_path)
 # resume
 model = nn.Linear(10, 1)
 opt = torch.optim.Adam(model.parameters(), lr=1e-2)
-ckpt = torch.load(ckpt_path)
+ckpt = torch.load(ckpt_path)  # devtrace: fix (move the model before the state is loaded)
 model.load_state_dict(ckpt["model"])
 opt.load_state_dict(ckpt["opt"])  # devtrace: origin
-model.to(device)  # devtrace: fix
+model.to(device)
 print("loss", round(train_steps(model, opt, 5), 4))

@@ -36,9 +36,11 @@ extern "C" {
 /* Bumped on any change to a struct layout, a function signature or the
  * meaning of a number below. 2: device types meta and other, dtypes past
  * bool (libtorch, PyTorch), dtp_stack_policy() (the PyTorch adapter).
+ * 3: dtp_source_fact() (facts about the program's source, from the
+ * producer that knows its language).
  * A tracer of version N accepts runtimes of versions 1 to N, whose calls
  * are a subset of its own. */
-#define DTP_ABI_VERSION 2u
+#define DTP_ABI_VERSION 3u
 
 /* ---------------------------------------------------------------- types */
 
@@ -218,6 +220,20 @@ int32_t dtp_stack_policy(int32_t policy);
  * trace that silently lacks what came after. ABI 2, optional: a producer
  * looks it up (dlsym) and does without where it is absent. */
 void dtp_producer_failed(const char *why);
+
+/* A fact about the program's source (ABI 3): at line `line` of file `file`
+ * (as the producer's stacks name it: a Python frame's co_filename), `key`
+ * has `value`; line 0 is about the whole file. The producer that knows the
+ * program's language writes them (the PyTorch adapter, from Python's ast),
+ * so that a reader of the trace never parses source text. The keys and
+ * what their values mean are common/trace_schema.h's DT_FACT_* and
+ * docs/source-facts.md. A key may have several values on one line (one per
+ * call starting there); the same (file, line, key, value) given twice is
+ * kept once. Never on a hot path: a producer emits a file's facts once,
+ * when a reader will need them (the PyTorch adapter: at the first device
+ * mismatch). Optional, as dtp_producer_failed: a producer looks it up
+ * (dlsym) and writes no facts where it is absent. */
+void dtp_source_fact(const char *file, int32_t line, const char *key, const char *value);
 
 #ifdef __cplusplus
 }

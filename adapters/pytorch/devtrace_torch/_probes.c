@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "mismatch.h"
+#include "trace_schema.h"
 
 #define MAX_DIMS 25 /* the tracer keeps at most this many dimensions */
 #define MAX_ARGS 64 /* tensor arguments of one op kept for its record */
@@ -38,7 +39,8 @@ static struct {
     void (*op_end)(uint64_t, const char *, int32_t, int32_t, const uint64_t *);
     void (*device_mismatch)(const struct dtp_op *, int32_t, int32_t, const char *);
     int32_t (*stack_policy)(int32_t);
-    void (*producer_failed)(const char *); /* optional */
+    void (*producer_failed)(const char *);                                  /* optional */
+    void (*source_fact)(const char *, int32_t, const char *, const char *); /* optional (ABI 3) */
 } P;
 
 static PyObject *g_tensor_type; /* torch.Tensor */
@@ -287,6 +289,7 @@ static PyObject *py_init(PyObject *self, PyObject *args) {
              SYM(op_begin, "dtp_op_begin") && SYM(op_end, "dtp_op_end") &&
              SYM(device_mismatch, "dtp_device_mismatch") && SYM(stack_policy, "dtp_stack_policy");
     if (ok) *(void **)&P.producer_failed = dlsym(RTLD_DEFAULT, "dtp_producer_failed");
+    if (ok) *(void **)&P.source_fact = dlsym(RTLD_DEFAULT, "dtp_source_fact");
 #undef SYM
 #define STR(v, text) (v || (v = PyUnicode_InternFromString(text)))
     ok = ok && STR(s_device, "device") && STR(s_type, "type") && STR(s_index, "index") && STR(s_shape, "shape") &&
@@ -644,6 +647,19 @@ static PyObject *py_producer_failed(PyObject *self, PyObject *why) {
     Py_RETURN_TRUE;
 }
 
+/* source_fact(file, line, key, value) -> bool: one fact about the program's
+ * source (dtp_source_fact); False, and nothing recorded anywhere, under a
+ * tracer without that probe (older than ABI 3) or none. */
+static PyObject *py_source_fact(PyObject *self, PyObject *a) {
+    (void)self;
+    const char *file, *key, *value;
+    int line;
+    if (!PyArg_ParseTuple(a, "siss", &file, &line, &key, &value)) return NULL;
+    if (!P.source_fact) Py_RETURN_FALSE;
+    P.source_fact(file, line, key, value);
+    Py_RETURN_TRUE;
+}
+
 static PyObject *py_parse_mismatch(PyObject *self, PyObject *msg) {
     (void)self;
     Py_ssize_t len;
@@ -672,6 +688,8 @@ static PyMethodDef methods[] = {
     {"mismatch", py_mismatch, METH_VARARGS, "mismatch(seq, name, first, other, message)"},
     {"parse_mismatch", py_parse_mismatch, METH_O, "parse_mismatch(message) -> (odd, peers, arg) or None"},
     {"producer_failed", py_producer_failed, METH_O, "producer_failed(why) -> bool: tracing stops, the trace says why"},
+    {"source_fact", py_source_fact, METH_VARARGS,
+     "source_fact(file, line, key, value) -> bool: False without the probe"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -685,4 +703,17 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT,
                                     NULL,
                                     NULL};
 
-PyMODINIT_FUNC PyInit__probes(void) { return PyModule_Create(&module); }
+/* The module, with the keys of the source facts (common/trace_schema.h's
+ * DT_FACT_<NAME>) as its constants FACT_<NAME>: Python never retypes them. */
+PyMODINIT_FUNC PyInit__probes(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+#define FACT_KEY(n)                                                                                                    \
+    if (PyModule_AddStringConstant(m, "FACT_" #n, DT_FACT_##n) < 0) {                                                  \
+        Py_DECREF(m);                                                                                                  \
+        return NULL;                                                                                                   \
+    }
+    DT_FACT_KEYS(FACT_KEY)
+#undef FACT_KEY
+    return m;
+}

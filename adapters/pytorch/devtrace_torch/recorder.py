@@ -29,6 +29,7 @@ import weakref
 from _thread import get_ident
 
 from . import _probes as P
+from .source import Emitter as _SourceFacts
 
 # probe.h's numbers
 FACTORY, OP_OUTPUT, VIEW, TRANSFER, CHECKPOINT, OTHER = range(6)
@@ -173,6 +174,7 @@ def _results(out, Tensor):
 
 
 _LIB_DIRS = ()
+_source_facts = _SourceFacts()
 
 
 def _is_library(filename):
@@ -339,6 +341,7 @@ class Recorder:
             other = next((i for i, (n, d) in enumerate(ops) if on(d, odd)), -1)
         first = next((i for i, (n, d) in enumerate(ops) if on(d, peers) and i != other), -1)
         P.mismatch(seq, name, first, other, message.split("\n")[0])
+        _source_facts.emit()  # the program's files' facts for the report (source.py), each once; never raises
         P.op_end(seq, name, ERR_DEVICE, ())
 
     # ------------------------------------------------------------ names

@@ -1,0 +1,462 @@
+"""Facts about the program's source, read with Python's ``ast``, for the trace's
+``source_facts`` table (probe ``dtp_source_fact``): what each line's statement
+binds, its indentation and block, the enclosing function and loop, the calls
+starting on the line and the device expressions it uses. The viewer reads these
+instead of parsing source text. It does not decide what a fact means for a
+diagnosis: that is the viewer's.
+
+``file_facts(path)`` yields (line, key, value) for one file, parsed once and
+cached; ``Emitter`` writes the facts of the program's own files into the trace,
+each file once. The keys come from the extension (``_probes.FACT_*``, defined
+once in common/trace_schema.h); docs/source-facts.md says what each means.
+"""
+
+import ast
+import hashlib
+import os
+import re
+import sys
+import sysconfig
+
+from . import _probes as P
+
+_cache = {}  # path -> tuple of (line, key, value), or () when it cannot be read or parsed
+
+# dtypes that `.to(X)` may be given instead of a device: `torch.<one of these>`
+_DTYPES = frozenset((
+    "float32", "float", "float64", "double", "float16", "half", "bfloat16", "int64", "long", "int32", "int",
+    "int16", "short", "int8", "uint8", "bool", "complex64", "complex128", "cfloat", "cdouble", "qint8", "quint8",
+    "float8_e4m3fn", "float8_e5m2"))
+_DEVICE_STRING = re.compile(r"^(cpu|cuda|mps|xpu|meta|hip|xla|npu|privateuseone)(:\d+)?$")
+_COMPOUND = (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.FunctionDef,
+             ast.AsyncFunctionDef, ast.ClassDef, ast.Try) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ()) \
+    + ((ast.Match,) if hasattr(ast, "Match") else ())
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+class _File:
+    """One file's text, lines and the ast's byte offsets made characters."""
+
+    def __init__(self, data):
+        self.text = _decode(data)
+        # lines as Python numbers them: ended by \n, \r\n or \r only (str.splitlines also splits at \f, \x1c...)
+        self.lines = re.split(r"\r\n|\r|\n", self.text)
+        if self.lines and self.lines[-1] == "":
+            self.lines.pop()
+        self.tree = ast.parse(data)
+
+    def line(self, n):
+        return self.lines[n - 1] if 0 < n <= len(self.lines) else ""
+
+    def indent(self, n):
+        s = self.line(n)
+        return s[:len(s) - len(s.lstrip(" \t\f"))]
+
+    def col(self, n, byte_col):
+        """The ast's column (UTF-8 bytes) on line n, in characters."""
+        s = self.line(n)
+        return len(s.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
+
+    def src(self, node):
+        seg = ast.get_source_segment(self.text, node)
+        if seg is None:
+            return ""
+        return re.sub(r"\s*\n\s*", "", seg) if "\n" in seg else seg
+
+
+def _decode(data):
+    """The file's text as Python reads it (a coding declaration or a BOM included)."""
+    import io
+    import tokenize
+    try:
+        enc, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:
+        enc = "utf-8"
+    return data.decode(enc, "replace")
+
+
+def _first_line(node):
+    """A statement's first line: its first decorator's for a decorated def or class."""
+    return min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
+
+
+def _names(target, out):
+    """The plain names a target binds (tuples and lists of names, starred names); False if it has anything else."""
+    if isinstance(target, ast.Name):
+        out.append(target.id)
+        return True
+    if isinstance(target, ast.Starred):
+        return _names(target.value, out)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        ok = True
+        for e in target.elts:
+            ok = _names(e, out) and ok
+        return ok
+    return False
+
+
+def _self_attrs(target, out):
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+        out.append("self." + target.attr)
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for e in target.elts:
+            _self_attrs(e, out)
+    elif isinstance(target, ast.Starred):
+        _self_attrs(target.value, out)
+
+
+def _is_dtype(node):
+    """`torch.float32`, `x.dtype`: what `.to(X)` takes that is not a device."""
+    if isinstance(node, ast.Attribute):
+        if node.attr == "dtype":
+            return True
+        return node.attr in _DTYPES and isinstance(node.value, ast.Name) and node.value.id == "torch"
+    return False
+
+
+def _is_device_value(node):
+    """An expression that evidently makes a device: torch.device(...), "cuda:0", x.device, a choice between them."""
+    if isinstance(node, ast.Call):
+        f = node.func
+        return (isinstance(f, ast.Attribute) and f.attr == "device") or (isinstance(f, ast.Name) and f.id == "device")
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return bool(_DEVICE_STRING.match(node.value))
+    if isinstance(node, ast.JoinedStr):
+        first = node.values[0] if node.values else None
+        return isinstance(first, ast.Constant) and isinstance(first.value, str) and \
+            bool(re.match(r"^(cpu|cuda|mps|xpu)(:|$)", first.value))
+    if isinstance(node, ast.Attribute):
+        return node.attr == "device"
+    if isinstance(node, ast.IfExp):
+        return _is_device_value(node.body) or _is_device_value(node.orelse)
+    if isinstance(node, ast.BoolOp):
+        return any(_is_device_value(v) for v in node.values)
+    return False
+
+
+def _header_exprs(node):
+    """The expressions of a compound statement's header (not of its body)."""
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        return [node.target, node.iter]
+    if isinstance(node, (ast.While, ast.If)):
+        return [node.test]
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        out = []
+        for item in node.items:
+            out.append(item.context_expr)
+            if item.optional_vars is not None:
+                out.append(item.optional_vars)
+        return out
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        a = node.args
+        return list(node.decorator_list) + [d for d in a.defaults + a.kw_defaults if d is not None] + \
+            ([node.returns] if node.returns is not None else [])
+    if isinstance(node, ast.ClassDef):
+        return list(node.decorator_list) + list(node.bases) + [k.value for k in node.keywords]
+    if hasattr(ast, "Match") and isinstance(node, ast.Match):
+        return [node.subject]
+    return []
+
+
+class _Facts:
+    """Walks one file's tree into (line, key, value) facts."""
+
+    def __init__(self, f):
+        self.f = f
+        self.facts = []
+        self.owner = {}  # line -> depth of the statement whose facts it has
+
+    def add(self, line, key, value):
+        self.facts.append((line, key, str(value)))
+
+    # ------------------------------------------------------------ expressions: calls and device expressions
+
+    def exprs(self, roots, whole):
+        """The calls and device expressions inside roots; whole: the expressions that are a statement's whole value
+        (a call that is one of them is not a temporary)."""
+        for root in roots:
+            for node in ast.walk(root):
+                if isinstance(node, ast.Call):
+                    self.call(node, any(node is w for w in whole))
+
+    def call(self, node, whole):
+        f = self.f
+        device = next((k.value for k in node.keywords if k.arg == "device"), None)
+        func = f.src(node.func).replace("\t", " ")
+        end_line = node.end_lineno or node.lineno
+        end_col = f.col(end_line, node.end_col_offset or 0)
+        has_args = "1" if node.args or node.keywords else "0"
+        self.add(node.lineno, P.FACT_CALL, "\t".join((func, f.src(device).replace("\t", " ") if device is not None
+                                                       else "", "0" if whole else "1", str(end_line), str(end_col),
+                                                       has_args)))
+        if device is not None:
+            self.add(device.lineno, P.FACT_DEVICE_EXPR, f.src(device))
+        attr = node.func.attr if isinstance(node.func, ast.Attribute) else None
+        if attr == "to" and node.args and not _is_dtype(node.args[0]):
+            self.add(node.args[0].lineno, P.FACT_DEVICE_EXPR, f.src(node.args[0]))
+        elif attr == "cuda":
+            if node.args:
+                self.add(node.args[0].lineno, P.FACT_DEVICE_EXPR, f.src(node.args[0]))
+            elif not node.keywords:
+                self.add(node.func.end_lineno or node.lineno, P.FACT_DEVICE_EXPR, '"cuda"')  # a literal
+
+    # ------------------------------------------------------------ statements
+
+    def body(self, stmts, scope, loop, depth):
+        for s in stmts:
+            self.stmt(s, scope, loop, depth)
+
+    def own(self, first, last, depth):
+        """The lines first..last whose facts this statement gives: each line its innermost statement's, the first
+        of two statements on one line (a `;`) keeping it."""
+        lines = []
+        for n in range(first, last + 1):
+            if self.owner.get(n, -1) < depth:
+                self.owner[n] = depth
+                lines.append(n)
+        return lines
+
+    def stmt(self, s, scope, loop, depth):
+        f = self.f
+        first = _first_line(s)
+        compound = isinstance(s, _COMPOUND)
+        if compound:
+            # the header: its first line to the line before its body (none of its own when the body starts on
+            # its line, `if x: y()`, whose line is the body statement's)
+            is_match = hasattr(ast, "Match") and isinstance(s, ast.Match)
+            body0 = _first_line(s.cases[0].pattern if is_match else s.body[0])
+            last = body0 - 1
+        else:
+            last = s.end_lineno or s.lineno
+        if isinstance(s, _LOOPS):
+            loop = (first, s.end_lineno or first, f.indent(_first_line(s.body[0])))
+        facts = []  # (key, value) for every line of the statement (of the header)
+        facts.append((P.FACT_STMT, "%d %d" % (first, max(first, last))))
+        facts.append((P.FACT_INDENT, f.indent(first)))
+        if compound:
+            facts.append((P.FACT_OPENS, "1"))
+            facts.append((P.FACT_BODY_INDENT, f.indent(body0)))
+        facts.append((P.FACT_FUNCTION, scope[0]))
+        facts.append((P.FACT_FUNCTION_LINE, str(scope[1])))
+        if loop is not None:
+            facts.append((P.FACT_LOOP, "%d %d %s" % loop))
+        facts.extend(self.binds(s))
+        if isinstance(s, ast.Return):
+            facts.append((P.FACT_RETURNS, "1"))
+            if s.value is not None:
+                facts.append((P.FACT_RETURN_VALUE, f.src(s.value)))
+        for n in self.own(first, last, depth):
+            for k, v in facts:
+                self.add(n, k, v)
+        # the calls and device expressions of the statement itself (of a compound one: its header's)
+        if compound:
+            self.exprs(_header_exprs(s), ())
+        else:
+            whole = [s.value] if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)) \
+                and s.value is not None else []
+            self.exprs([s], whole)
+        if not compound:
+            return
+        inner = scope
+        if isinstance(s, _SCOPES):
+            prefix = "" if scope[0] == "<module>" else scope[0] + ("." if scope[2] else ".<locals>.")
+            inner = (prefix + s.name, s.lineno, isinstance(s, ast.ClassDef))
+            loop = None  # a loop of another function is not this one's
+        self.body(getattr(s, "body", ()), inner, loop, depth + 1)  # a match has cases instead
+        if hasattr(ast, "Match") and isinstance(s, ast.Match):
+            for c in s.cases:
+                self.exprs([c.pattern] + ([c.guard] if c.guard is not None else []), ())
+                self.body(c.body, inner, loop, depth + 1)
+        for h in getattr(s, "handlers", ()):
+            self.clause(h.lineno, h.body, inner, loop, depth + 1, [(P.FACT_BINDS, h.name), (P.FACT_BINDS_KIND,
+                                                                                             "other")] if h.name
+                        else [])
+            if h.type is not None:
+                self.exprs([h.type], ())
+            self.body(h.body, inner, loop, depth + 1)
+        for name in ("orelse", "finalbody"):
+            stmts = getattr(s, name, None)
+            if not stmts:
+                continue
+            if name == "orelse" and isinstance(s, ast.If) and len(stmts) == 1 and isinstance(stmts[0], ast.If) \
+                    and f.line(stmts[0].lineno).lstrip().startswith("elif"):
+                self.stmt(stmts[0], inner, loop, depth)  # an elif: a header of its own, at the if's depth
+                continue
+            kw = self.keyword_line(_first_line(stmts[0]), "else" if name == "orelse" else "finally")
+            if kw:
+                self.clause(kw, stmts, inner, loop, depth + 1, [])
+            self.body(stmts, inner, loop, depth + 1)
+
+    def keyword_line(self, body_line, word):
+        """The line of the `else:` / `finally:` before a clause's body starting at body_line, or 0."""
+        for n in range(body_line, 0, -1):
+            text = self.f.line(n).lstrip()
+            if re.match(word + r"\s*:", text):
+                return n
+            if n < body_line and text and not text.startswith("#"):
+                return 0
+        return 0
+
+    def clause(self, first, stmts, scope, loop, depth, extra):
+        """An except/else/finally header: a compound header of its own."""
+        f = self.f
+        body0 = _first_line(stmts[0])
+        if body0 <= first:
+            return  # `else: x = 1`: the line is its statement's
+        facts = [(P.FACT_STMT, "%d %d" % (first, body0 - 1)), (P.FACT_INDENT, f.indent(first)), (P.FACT_OPENS, "1"),
+                 (P.FACT_BODY_INDENT, f.indent(body0)), (P.FACT_FUNCTION, scope[0]),
+                 (P.FACT_FUNCTION_LINE, str(scope[1]))]
+        if loop is not None:
+            facts.append((P.FACT_LOOP, "%d %d %s" % loop))
+        facts.extend(extra)
+        for n in self.own(first, body0 - 1, depth):
+            for k, v in facts:
+                self.add(n, k, v)
+
+    def binds(self, s):
+        """binds, binds_kind, binds_attr and device_var of a statement."""
+        targets, value, kind = [], None, None
+        if isinstance(s, ast.Assign):
+            targets, value = s.targets, s.value
+        elif isinstance(s, ast.AugAssign) or (isinstance(s, ast.AnnAssign) and s.value is not None):
+            targets, value = [s.target], s.value
+        elif isinstance(s, (ast.For, ast.AsyncFor)):
+            targets, kind = [s.target], "other"
+        elif isinstance(s, (ast.With, ast.AsyncWith)):
+            targets, kind = [i.optional_vars for i in s.items if i.optional_vars is not None], "other"
+        if not targets:
+            return []
+        names, attrs = [], []
+        for t in targets:
+            _names(t, names)
+            _self_attrs(t, attrs)
+        if not names and not attrs:
+            return []
+        unpack = any(isinstance(t, (ast.Tuple, ast.List)) for t in targets)
+        if unpack:
+            kind = "unpack"
+        elif kind is None:
+            kind = ("tuple" if isinstance(value, (ast.Tuple, ast.List)) else
+                    "call" if isinstance(value, ast.Call) else "other")
+        out = []
+        if names:
+            out.append((P.FACT_BINDS, ",".join(names)))
+        if attrs:
+            out.append((P.FACT_BINDS_ATTR, ",".join(attrs)))
+        out.append((P.FACT_BINDS_KIND, kind))
+        if value is not None and not unpack and _is_device_value(value):
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    out.append((P.FACT_DEVICE_VAR, t.id))
+                elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    out.append((P.FACT_DEVICE_VAR, "self." + t.attr))
+        return out
+
+
+def file_facts(path):
+    """The facts of one file, (line, key, value) with every value a string, in a stable order: line 0's first.
+    Read and parsed once per path; () when the file cannot be read or is not valid Python."""
+    got = _cache.get(path)
+    if got is not None:
+        return got
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        f = _File(data)
+        w = _Facts(f)
+        w.body(f.tree.body, ("<module>", 0, False), None, 0)
+        seen, facts = set(), [(0, P.FACT_SHA256, hashlib.sha256(data).hexdigest()),
+                              (0, P.FACT_LINES, str(len(f.lines)))]
+        for fact in w.facts:
+            if fact not in seen:
+                seen.add(fact)
+                facts.append(fact)
+        got = tuple(facts)
+    except Exception:  # unreadable, not Python (SyntaxError), too deep (RecursionError): no facts for it
+        got = ()
+    _cache[path] = got
+    return got
+
+
+# ------------------------------------------------------------ which files are the program's
+
+
+def _library_dirs():
+    dirs = set()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        try:
+            p = sysconfig.get_path(key)
+        except Exception:
+            p = None
+        if p:
+            dirs.add(p)
+    here = os.path.dirname(os.path.abspath(__file__))
+    dirs.add(here)  # devtrace's own package
+    dirs.add(os.path.join(os.path.dirname(here), "sitecustomize.py"))  # and its bootstrap beside it
+    # each as given and with its links resolved: a file is matched both ways too
+    both = set()
+    for d in dirs:
+        for form in (os.path.abspath(d), os.path.realpath(d)):
+            both.add(form if form.endswith(".py") else form + os.sep)
+    return tuple(sorted(both))
+
+
+def is_program_file(path, lib_dirs=None):
+    """A file of the program: not of the standard library, of an installed package (site-packages,
+    dist-packages) or of devtrace; a real file (not `<stdin>`, `<frozen ...>`)."""
+    if not path or path.startswith("<") or (os.path.splitext(path)[1] not in ("", ".py", ".pyw")):
+        return False
+    libs = lib_dirs if lib_dirs is not None else _library_dirs()
+    for form in (os.path.abspath(path), os.path.realpath(path)):  # Debian's sitecustomize.py links to /etc
+        parts = form.split(os.sep)
+        if "site-packages" in parts or "dist-packages" in parts or form.startswith(libs):
+            return False
+    return True
+
+
+def program_files(frame=None):
+    """The program's files now: __main__'s, those of the frames on the calling thread's stack, and those of every
+    loaded module that is the program's; as each names its file (a frame's co_filename)."""
+    libs = _library_dirs()
+    out = []
+    main = sys.modules.get("__main__")
+    cands = [getattr(main, "__file__", None)]
+    f = frame if frame is not None else sys._getframe(1)
+    while f is not None:
+        cands.append(f.f_code.co_filename)
+        f = f.f_back
+    for m in list(sys.modules.values()):
+        cands.append(getattr(m, "__file__", None))
+    for c in cands:
+        if isinstance(c, str) and c not in out and is_program_file(c, libs):
+            out.append(c)
+    return out
+
+
+class Emitter:
+    """Writes the facts of the program's files into the trace, each file once: at the first device mismatch all of
+    them, at a later one those not written yet. Never raises into the program."""
+
+    def __init__(self):
+        self.done = set()
+        self.off = False  # the tracer has no dtp_source_fact (an older one): nothing is written
+
+    def emit(self, frame=None):
+        if self.off:
+            return
+        try:
+            paths = program_files(frame if frame is not None else sys._getframe(1))
+        except Exception:  # never the program's failure: no facts (the trace says nothing it does not know)
+            return
+        for path in paths:
+            if path in self.done:
+                continue
+            self.done.add(path)
+            try:
+                for line, key, value in file_facts(path):
+                    if not P.source_fact(path, line, key, value):
+                        self.off = True
+                        return
+            except Exception:  # a name that is not text (undecodable bytes), a value with a NUL: this file's rest
+                continue

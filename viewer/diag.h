@@ -1,0 +1,209 @@
+/* The diagnosis engine of `devtrace report` and `devtrace fix`, in three
+ * parts read in this order: the model (model.c: each device mismatch's
+ * operands, their chains, where the program meant the op to run, and the
+ * facts the rules ask about the trace and the program's source), the rules
+ * (rules.c: one table in priority order, each rule an id, what it explains,
+ * a match on facts and the fix it proposes) and the rendering (report.c:
+ * text, JSON; fix.c: a patch). Nothing here prints. */
+#ifndef DEVTRACE_DIAG_H
+#define DEVTRACE_DIAG_H
+
+#include "vw.h"
+
+#define VW_MAX_STEPS 24
+#define VW_MAX_ARGS  16
+
+/* ---------------------------------------------------------------- the model (model.c) */
+
+/* One step of a tensor's chain: how it was made, or an in-place move. */
+struct vw_step {
+    int64_t tensor, dev, seq, stack, pystack;
+    int origin;           /* tensors.origin (DT_ORIGIN_*), or -1 for an in-place move */
+    char what[256];       /* what made it: a factory's, op's or copy's name ("zeros", "nn.Parameter", "to") */
+    char text[1024];      /* the step as a person reads it */
+    struct vw_frame site; /* where it happened, when has_site */
+    int has_site;
+};
+
+struct vw_operand {
+    char arg[64], name[256], dtype[16], shape[96];
+    int64_t tensor, dev;
+    int scalar, odd;
+    struct vw_step chain[VW_MAX_STEPS]; /* newest first */
+    int nsteps;
+    int arrived;     /* index in chain where it reached its device */
+    int64_t missing; /* a tensor of the chain whose making is not in the trace (the chain ends there), or 0 */
+    int gap;         /* events were dropped over the chain's span: a link may be missing */
+};
+
+/* Where the program meant the failing op to run, from what it did rather than from how many operands sit
+ * where: per device an operand is on, the tensors it explicitly sent there, the device expressions of its
+ * own code that sent them, and the ops of its latest work that ran there. */
+struct vw_intent {
+    int n;                        /* candidate devices */
+    int64_t dev[VW_MAX_ARGS];     /* the operands' devices */
+    long long sent[VW_MAX_ARGS];  /* tensors explicitly sent there */
+    long long work[VW_MAX_ARGS];  /* of the latest ops, those that ran there */
+    long long coded[VW_MAX_ARGS]; /* moves there by a line of the program with a device expression */
+    const char *by;               /* what decided: "operands", "transfers", "work", "device expression" */
+    int64_t majority;             /* the device most operands are on */
+    int ambiguous;                /* nothing settles it: a guess, said as such */
+    int64_t want;                 /* the intended device */
+};
+
+/* Source facts of one line, as the producer that knows the language wrote them (table source_facts); all
+ * empty (known = 0) when the trace has none for it. */
+#define VW_SRC_MAX_CALLS 8
+struct vw_src_call {
+    char func[128];        /* callee as written ("torch.arange", "x.to") */
+    char device[128];      /* its device= argument's text, or "" */
+    int temporary;         /* a temporary inside a larger expression */
+    int end_line, end_col; /* just past its closing parenthesis (col 0-based) */
+    int has_args;
+};
+struct vw_src {
+    int known;
+    int first, last;           /* the statement's lines */
+    char indent[64];           /* its leading whitespace */
+    int opens;                 /* a compound statement's header */
+    char body_indent[64];      /* then its body's leading whitespace */
+    char function[256];        /* enclosing function ("<module>" at the top) */
+    int loop_first, loop_last; /* the innermost enclosing loop, 0 when none */
+    char loop_indent[64];      /* its body's leading whitespace */
+    char binds[256];           /* names the statement binds, comma-separated */
+    char binds_kind[16];       /* "unpack", "tuple", "call", "other" */
+    char binds_attr[256];      /* "self.x" attributes it binds */
+    int returns;               /* a return statement */
+    char device_expr[128];     /* the first device expression used on the line, or "" */
+    char device_var[128];      /* a name it binds to a device, or "" */
+    struct vw_src_call calls[VW_SRC_MAX_CALLS];
+    int ncalls;
+};
+
+struct vw_model {
+    struct vw_trace *t;
+    struct vw_sym *sym;
+    struct vw_health health;
+    int have_facts; /* the trace has the source_facts table */
+    sqlite3_stmt *tensor, *moves, *args, *opname, *fact;
+};
+
+/* One device mismatch, loaded. */
+struct vw_case {
+    int64_t seq, op, stack, pystack;
+    char opname[128];
+    const char *message;
+    int first, other; /* the operands the message named, or -1 */
+    struct vw_operand *ops;
+    int n;
+    struct vw_intent in;
+    int64_t want;                 /* the intended device */
+    int tie;                      /* split evenly between two accelerators */
+    struct vw_step call;          /* the failing call */
+    const struct vw_operand *odd; /* the first operand off the intended device, or NULL */
+};
+
+/* The device mismatches of a trace, in order: seq, first_arg, other_arg, message, op, stack, pystack. A
+ * mismatch a producer recorded before an op that then succeeded (the libtorch observer checks before libtorch
+ * does) did not happen. */
+#define VW_MISMATCHES_SQL                                                                                              \
+    "SELECT r.seq, r.first_arg, r.other_arg, r.message, COALESCE(e.op, 0), COALESCE(e.stack, 0), COALESCE(e.pystack, " \
+    "0) FROM errors r JOIN misc_events e ON e.seq = r.seq LEFT JOIN ops o ON o.op = e.op WHERE r.first_arg IS NOT "    \
+    "NULL AND (o.op IS NULL OR COALESCE(" VW_OP_STATUS_SQL ", -1) <> 0) ORDER BY r.seq"
+
+int vw_model_open(struct vw_model *m, struct vw_trace *t);
+void vw_model_close(struct vw_model *m);
+/* Loads the mismatch recorded at seq; 0, or -1 after saying why. vw_case_free frees what it holds. */
+int vw_case_load(struct vw_model *m, struct vw_case *k, int64_t seq, int first, int other, const char *message,
+                 int64_t op, int64_t stack, int64_t pystack);
+void vw_case_free(struct vw_case *k);
+
+/* Facts the rules ask about, each a question about the trace (model.c). */
+int vw_same_site(const struct vw_step *a, const struct vw_step *b);
+int vw_same_function(const char *a, const char *b);
+/* Tensors made the same way as made, in the statements next to it in its block (constants defined together:
+ * MEAN and STD), still on its device and never moved before seq: each by the name its statement binds. */
+struct vw_sibling {
+    char name[256];
+    int line, last; /* its statement's first and last lines */
+};
+int vw_fact_siblings(struct vw_model *m, const struct vw_step *made, int64_t seq, struct vw_sibling *out, int max);
+/* The latest name tensor id had before seq, into buf ("" when none). */
+const char *vw_tensor_name(struct vw_model *m, int64_t id, int64_t seq, char *buf, size_t size);
+/* Up to max names tensor id had before seq, newest first; how many. */
+int vw_tensor_names(struct vw_model *m, int64_t id, int64_t seq, char (*out)[256], int max);
+/* The move of an optimizer state's parameter that left the state behind (see model.c). */
+int vw_fact_state_left_behind(struct vw_model *m, const struct vw_operand *odd, int64_t seq, struct vw_step *s,
+                              char *param, size_t psize);
+/* A tensor of odd's chain made from one that a later move in place took to want. */
+int vw_fact_made_before_source_moved(struct vw_model *m, const struct vw_operand *odd, int64_t want, int64_t seq,
+                                     struct vw_step *move, int *src);
+/* A module's move (1) or the program's own move in the same function (2) that left made's tensor behind. */
+int vw_fact_module_move(struct vw_model *m, const struct vw_step *made, int64_t dev, int64_t want, int64_t seq,
+                        struct vw_step *move);
+/* A tensor made on made's line, after it, that the program itself moved to want. */
+int vw_fact_sibling_moved(struct vw_model *m, const struct vw_step *made, int64_t dev, int64_t want, int64_t seq,
+                          struct vw_step *move, char *sname, size_t size);
+/* The program's frame that called the library that called back the function that made it. */
+int vw_fact_callback_caller(struct vw_model *m, const struct vw_step *made, int64_t failing_pystack,
+                            struct vw_frame *out);
+/* How many tensors (not 0-dim) on s's device the op that made s took. */
+int vw_fact_combined(struct vw_model *m, const struct vw_step *s);
+/* The frame of made's Python stack, innermost first, whose statement binds name (source facts). */
+int vw_fact_bound_in_caller(struct vw_model *m, const struct vw_step *made, const char *name, struct vw_frame *out);
+/* The source facts of a line (cached per call: the struct is the caller's). */
+int vw_src_at(struct vw_model *m, const char *file, int line, struct vw_src *out);
+/* 1 when the statement at (file, line) binds name (a plain name among its targets). */
+int vw_src_binds(const struct vw_src *s, const char *name);
+/* The program's own expression for device dev to write into a fix at site (its `device` variable,
+ * args.device, self.device, a peer's .device), or a string literal; into buf. */
+const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
+                           char *buf, size_t size);
+
+/* ---------------------------------------------------------------- the rules (rules.c) */
+
+#define VW_MAX_EVIDENCE 6
+
+/* What a rule proposes. */
+struct vw_fix {
+    const char *rule;    /* the rule's id */
+    char text[2048];     /* the advice, in the program's names */
+    struct vw_step site; /* where the change goes (after this line's statement) */
+    int has_site;
+    char code[600];          /* the code to add there (lines split by newlines), or "" */
+    int before;              /* the code goes before the site's statement, not after it */
+    int replace;             /* the code replaces the call at (line, col) rather than adding a line: see edit_* */
+    int edit_line, edit_col; /* for replace: where to insert edit_text (an argument) */
+    char edit_text[200];
+    char evidence[VW_MAX_EVIDENCE][200]; /* the facts the rule used, as a person reads them */
+    int nevidence;
+};
+
+struct vw_rule {
+    const char *id;
+    const char *explains; /* one line: the mechanism it recognizes */
+    /* 1 and *fix filled when the rule fits the case */
+    int (*match)(struct vw_model *m, const struct vw_case *k, struct vw_fix *fix);
+};
+
+extern const struct vw_rule vw_rules[];
+extern const int vw_nrules;
+
+/* The first rule that fits, in priority order; 0 when none does (no odd operand). */
+int vw_diagnose(struct vw_model *m, const struct vw_case *k, struct vw_fix *fix);
+
+/* ---------------------------------------------------------------- source text (source.c) */
+
+#define VW_SNIP_WIDTH 160 /* bytes of a source line shown */
+/* The program's source file, as the frame names it or relative to the directory the program ran in. */
+FILE *vw_source_open(struct vw_trace *t, const char *file);
+/* Lines lo..hi of a source file (1-based, tabs kept, newline dropped); the number read. */
+int vw_source_lines(struct vw_trace *t, const char *file, int lo, int hi, char (*text)[VW_SNIP_WIDTH + 1]);
+/* Where a fix's code goes: after line *after (0: at the top), as *lines (malloc'd), indented; 0 when the
+ * source facts do not say. */
+int vw_fix_place(struct vw_model *m, const struct vw_fix *fix, int *after, char **lines);
+/* The fix as a unified diff of the file it changes (a/ and b/ prefixes off: patch -p0); put writes a line
+ * of source. 0 when the file cannot be read or the fix has no code. */
+int vw_fix_diff(struct vw_model *m, const struct vw_fix *fix, FILE *f, void (*put)(FILE *, const char *));
+
+#endif

@@ -1,0 +1,431 @@
+/* devtrace fix: the first device mismatch's fix as a patch (a unified diff
+ * that `patch -p0` and `git apply` take), and with --verify, that patch
+ * applied to a copy of the program's source and the traced command run
+ * again (on the same simulated GPUs) to say whether the mismatch is gone.
+ * The patch comes from the rule that explains the mismatch (rules.c);
+ * a source file changed since the run (its hash differs from the one the
+ * producer recorded) gets no patch. Nothing is written but -o's file and a
+ * temporary directory. */
+#include "diag.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <sha2.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void usage(FILE *f) {
+    fputs("usage: devtrace fix [--verify] [-o FILE] TRACE\n\n"
+          "The suggested change for the trace's first device mismatch as a unified diff (to stdout, or to FILE),\n"
+          "for `patch -p0` or `git apply` from the directory the report names its files from. With --verify, the\n"
+          "patch is applied to a copy of the program's file and the traced command is run again, on the same\n"
+          "simulated GPUs when the trace was made on them: says whether the mismatch is gone, and reports another\n"
+          "one if it fires.\n\n"
+          "Exit status: 0 a patch was written (--verify: and the program then ran without a device mismatch),\n"
+          "1 --verify: the patched program still fails, 2 bad usage, an unreadable trace, or no patch to give\n"
+          "(the rule proposes no code, or the source is gone or changed since the run).\n",
+          f);
+}
+
+static void put_raw(FILE *f, const char *s) { fputs(s, f); }
+
+/* The hex SHA-256 of a file into hex[65]; 0, or -1 when it cannot be read. */
+static int file_sha256(const char *path, char hex[65]) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    SHA2_CTX ctx;
+    SHA256Init(&ctx);
+    unsigned char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) SHA256Update(&ctx, buf, n);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) return -1;
+    SHA256End(&ctx, hex);
+    return 0;
+}
+
+/* The hash the producer recorded for file (facts of line 0), into hex; 0 when none was. */
+static int recorded_sha256(struct vw_model *m, const char *file, char hex[65]) {
+    hex[0] = 0;
+    if (!m->have_facts) return 0;
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
+                                     "strings k ON k.id = f.key AND k.text = 'sha256' JOIN strings v ON v.id = f.value "
+                                     "WHERE f.line = 0 AND (fs.text = ?1 OR (substr(?1, 1, 1) <> '/' AND "
+                                     "substr(fs.text, -length(?1) - 1) = '/' || ?1)) LIMIT 1");
+    if (!st) return 0;
+    sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        snprintf(hex, 65, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return hex[0] != 0;
+}
+
+/* The path of a frame's file as it can be opened now (as named, or under the directory the program ran
+ * in), into buf; NULL when it is gone. */
+static const char *source_path(struct vw_trace *t, const char *file, char *buf, size_t size) {
+    char cwd[1024];
+    if (access(file, R_OK) == 0 || file[0] == '/') {
+        snprintf(buf, size, "%s", file);
+        return access(buf, R_OK) == 0 ? buf : NULL;
+    }
+    snprintf(buf, size, "%s/%s", vw_meta(t, "cwd", cwd, sizeof cwd), file);
+    return access(buf, R_OK) == 0 ? buf : NULL;
+}
+
+/* The fix of the first mismatch that has one with code; its patch in *diff (malloc'd). 0, or an exit
+ * status after saying why. */
+static int first_patch(struct vw_model *m, struct vw_fix *fix, char **diff, int *nmismatch) {
+    sqlite3_stmt *mm = vw_prep(m->t, VW_MISMATCHES_SQL);
+    if (!mm) return VW_EXIT_USAGE;
+    int rc = -1, n = 0;
+    char why[600] = "";
+    while (rc < 0 && sqlite3_step(mm) == SQLITE_ROW) {
+        struct vw_case k;
+        n++;
+        if (vw_case_load(m, &k, sqlite3_column_int64(mm, 0), sqlite3_column_int(mm, 1), sqlite3_column_int(mm, 2),
+                         (const char *)sqlite3_column_text(mm, 3), sqlite3_column_int64(mm, 4),
+                         sqlite3_column_int64(mm, 5), sqlite3_column_int64(mm, 6)) < 0) {
+            vw_case_free(&k);
+            rc = VW_EXIT_USAGE;
+            break;
+        }
+        if (!vw_diagnose(m, &k, fix)) {
+            if (!why[0]) snprintf(why, sizeof why, "no rule explains the mismatch in %s", k.opname);
+        } else if (!fix->code[0] || !fix->has_site) {
+            if (!why[0])
+                snprintf(why, sizeof why, "the fix (rule %s) is advice, not code: %.500s", fix->rule, fix->text);
+        } else {
+            char path[4096], want[65], have[65];
+            const char *file = fix->site.site.file;
+            if (!source_path(m->t, file, path, sizeof path)) {
+                vw_error("fix: %s is gone since the run: no patch", file);
+                rc = VW_EXIT_USAGE;
+            } else if (recorded_sha256(m, file, want) && (file_sha256(path, have) < 0 || strcmp(want, have))) {
+                vw_error("fix: %s changed since the run (its SHA-256 differs from the one recorded): no patch", file);
+                rc = VW_EXIT_USAGE;
+            } else {
+                size_t size = 0;
+                FILE *f = open_memstream(diff, &size);
+                int ok = f && vw_fix_diff(m, fix, f, put_raw);
+                if (f) fclose(f);
+                if (ok)
+                    rc = 0;
+                else {
+                    free(*diff);
+                    *diff = NULL;
+                    if (!why[0])
+                        snprintf(why, sizeof why,
+                                 "the fix (rule %s) cannot be placed: the trace has no source facts for %s:%d",
+                                 fix->rule, file, fix->site.site.line);
+                }
+            }
+        }
+        vw_case_free(&k);
+    }
+    sqlite3_finalize(mm);
+    *nmismatch = n;
+    if (rc < 0) {
+        if (!n)
+            vw_error("fix: %s holds no device mismatch: nothing to fix", m->t->path);
+        else
+            vw_error("fix: no patch to give: %s", why);
+        rc = VW_EXIT_USAGE;
+    }
+    return rc;
+}
+
+/* Writes text to path through a temp file renamed over it; 0, or -1 after saying why. */
+static int write_file(const char *path, const char *text) {
+    char tmp[4200];
+    if (vw_output_check("fix", path) < 0) return -1;
+    if (snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", path) >= (int)sizeof tmp) {
+        vw_error("fix: output path too long");
+        return -1;
+    }
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old);
+    int fd = mkstemp(tmp);
+    if (fd >= 0) vw_cleanup_add_file(tmp);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        vw_error("fix: cannot write %s: %s", path, strerror(errno));
+        if (fd >= 0) close(fd), unlink(tmp), vw_cleanup_drop_file(tmp);
+        return -1;
+    }
+    fputs(text, f);
+    int bad = ferror(f) | (fflush(f) != 0) | (fsync(fileno(f)) != 0), err = errno;
+    if (fclose(f) != 0) bad = 1, err = errno;
+    if (bad || rename(tmp, path) != 0) {
+        vw_error("fix: cannot write %s: %s", path, strerror(bad ? err : errno));
+        unlink(tmp);
+        vw_cleanup_drop_file(tmp);
+        return -1;
+    }
+    vw_cleanup_drop_file(tmp);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- --verify */
+
+/* Runs argv (NULL-terminated) with env additions, cwd; waits; the exit status, or -1. */
+static int run_wait(char *const *argv, const char *cwd, const char *sim, const char *pypath, int quiet) {
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        if (cwd && chdir(cwd) != 0) _exit(125);
+        if (sim) setenv("DEVTRACE_SIM_CUDA", sim, 1);
+        if (pypath) {
+            const char *old = getenv("PYTHONPATH");
+            char *v = NULL;
+            if (asprintf(&v, "%s%s%s", pypath, old && old[0] ? ":" : "", old ? old : "") > 0)
+                setenv("PYTHONPATH", v, 1);
+        }
+        setenv("DEVTRACE_QUIET", "1", 1);
+        if (quiet) {
+            FILE *n = freopen("/dev/null", "w", stdout);
+            (void)n;
+        }
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The directory of the file the patch changes, mirrored into tmp: the patched file a real copy, every
+ * other entry a symbolic link to the original (the program's other modules and data as they are). */
+static int mirror_dir(const char *dir, const char *tmp, const char *base) {
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    struct dirent *e;
+    char from[PATH_MAX + 512], to[PATH_MAX + 512];
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, base) ||
+            !strcmp(e->d_name, "__pycache__"))
+            continue;
+        snprintf(from, sizeof from, "%s/%s", dir, e->d_name);
+        snprintf(to, sizeof to, "%s/%s", tmp, e->d_name);
+        if (symlink(from, to) != 0) rc = -1;
+    }
+    closedir(d);
+    return rc;
+}
+
+/* Applies the fix to a copy of its file at dst: the source with the diff's change. 0, or -1. */
+static int apply_copy(struct vw_model *m, const struct vw_fix *fix, const char *src, const char *dst) {
+    int after = -1;
+    char *lines = NULL;
+    if (!fix->replace && !vw_fix_place(m, fix, &after, &lines)) return -1;
+    FILE *in = fopen(src, "r"), *out = in ? fopen(dst, "w") : NULL;
+    if (!out) {
+        if (in) fclose(in);
+        free(lines);
+        return -1;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int n = 0;
+    if (after == 0) fprintf(out, "%s\n", lines);
+    while ((len = getline(&line, &cap, in)) >= 0) {
+        n++;
+        if (fix->replace && n == fix->edit_line && fix->edit_col >= 0 && fix->edit_col <= len) {
+            fprintf(out, "%.*s%s%s", fix->edit_col, line, fix->edit_text, line + fix->edit_col);
+            continue;
+        }
+        fputs(line, out);
+        if (n == after) fprintf(out, "%s%s\n", len && line[len - 1] == '\n' ? "" : "\n", lines);
+    }
+    free(line);
+    free(lines);
+    fclose(in);
+    return fclose(out) == 0 ? 0 : -1;
+}
+
+static int rm_tree(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    struct dirent *e;
+    char p[4096];
+    while ((e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+            rm_tree(p);
+        else
+            unlink(p);
+    }
+    closedir(d);
+    return rmdir(dir);
+}
+
+/* The patched program run again under devtrace, in a temp dir; 0 when it ran without a device mismatch. */
+static int verify(struct vw_model *m, const struct vw_fix *fix, const char *self) {
+    struct vw_trace *t = m->t;
+    char path[4096], tmpl[] = "/tmp/devtrace-fix.XXXXXX", cwd[1024], sim[16] = "";
+    if (!source_path(t, fix->site.site.file, path, sizeof path)) return VW_EXIT_USAGE;
+    if (!mkdtemp(tmpl)) {
+        vw_error("fix: cannot make a temporary directory: %s", strerror(errno));
+        return VW_EXIT_USAGE;
+    }
+    vw_cleanup_add_dir(tmpl);
+    char real[PATH_MAX], dir[PATH_MAX], base[PATH_MAX], copy[PATH_MAX + 256], db[PATH_MAX + 256];
+    if (!realpath(path, real)) snprintf(real, sizeof real, "%s", path);
+    const char *slash = strrchr(real, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - real) : 1, slash ? real : ".");
+    snprintf(base, sizeof base, "%s", slash ? slash + 1 : real);
+    snprintf(copy, sizeof copy, "%s/%s", tmpl, base);
+    snprintf(db, sizeof db, "%s/verify.db", tmpl);
+    int rc = VW_EXIT_USAGE;
+    if (mirror_dir(dir, tmpl, base) < 0 || apply_copy(m, fix, path, copy) < 0) {
+        vw_error("fix: cannot copy %s into %s: %s", dir, tmpl, strerror(errno));
+        goto out;
+    }
+    /* the command as traced, the patched file's path (as given, or resolved) replaced by its copy */
+    sqlite3_stmt *st = vw_prep(t, "SELECT value FROM json_each((SELECT value FROM meta WHERE key = 'argv'))");
+    char *argv[260];
+    int argc = 0;
+    argv[argc++] = (char *)self;
+    argv[argc++] = "run";
+    argv[argc++] = "--overwrite";
+    argv[argc++] = "-o";
+    argv[argc++] = db;
+    argv[argc++] = "--";
+    int prog = argc;
+    vw_meta(t, "cwd", cwd, sizeof cwd);
+    while (st && argc < 256 && sqlite3_step(st) == SQLITE_ROW) {
+        const char *a = (const char *)sqlite3_column_text(st, 0);
+        char ra[PATH_MAX], full[4200];
+        snprintf(full, sizeof full, "%s/%s", cwd, a ? a : "");
+        int same = a && ((realpath(a[0] == '/' ? a : full, ra) && !strcmp(ra, real)));
+        argv[argc++] = strdup(same ? copy : a ? a : "");
+    }
+    if (st) sqlite3_finalize(st);
+    argv[argc] = NULL;
+    if (argc == prog) {
+        vw_error("fix: the trace does not say what command was run (no argv): cannot verify");
+        goto free_argv;
+    }
+    /* the same simulated GPUs: as many as the trace's highest cuda-sim device */
+    st = vw_prep(t, "SELECT max(device & 65535) + 1 FROM devices WHERE backend = 'cuda-sim'");
+    if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        snprintf(sim, sizeof sim, "%d", sqlite3_column_int(st, 0));
+    if (st) sqlite3_finalize(st);
+    fprintf(stderr, "devtrace: verifying: the patched %s in %s, run again%s%s%s\n", base, tmpl, sim[0] ? " on " : "",
+            sim, sim[0] ? " simulated GPU(s)" : "");
+    int status = run_wait(argv, !strcmp(cwd, dir) ? tmpl : cwd[0] ? cwd : NULL, sim[0] ? sim : NULL, tmpl, 1);
+    struct vw_trace after;
+    if (status < 0 || vw_trace_open(db, &after) < 0) {
+        vw_error("fix: the patched program could not be run again");
+        goto free_argv;
+    }
+    char *doc = NULL;
+    size_t size = 0;
+    FILE *mem = open_memstream(&doc, &size);
+    int found = mem ? vw_report_trace(&after, 0, VW_REPORT_BRIEF | VW_REPORT_NO_SOURCE, mem, 0, 1, NULL) : -1;
+    if (mem) fclose(mem);
+    vw_trace_close(&after);
+    if (found == 0 && status == 0) {
+        printf("verified: with the patch, the program ran to the end (exit status 0) without a device mismatch\n");
+        rc = VW_EXIT_OK;
+    } else if (found == 0) {
+        printf("with the patch, the device mismatch is gone, but the program exited with status %d: its own output "
+               "says why\n",
+               status);
+        rc = VW_EXIT_FOUND;
+    } else if (found > 0) {
+        printf("with the patch, a device mismatch still fires:\n%s", doc ? doc : "");
+        rc = VW_EXIT_FOUND;
+    } else
+        vw_error("fix: the patched run's trace cannot be read");
+    free(doc);
+free_argv:
+    for (int i = prog; i < argc; i++) free(argv[i]);
+out:
+    rm_tree(tmpl);
+    vw_cleanup_drop_dir(tmpl);
+    return rc;
+}
+
+int vw_cmd_fix(int argc, char **argv) {
+    const char *out = NULL, *file = NULL;
+    int check = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return VW_EXIT_OK;
+        } else if (!strcmp(a, "--verify"))
+            check = 1;
+        else if (!strcmp(a, "-o")) {
+            if (i + 1 == argc) {
+                vw_error("fix: -o needs a file; see 'devtrace fix --help'");
+                return VW_EXIT_USAGE;
+            }
+            out = argv[++i];
+        } else if (a[0] == '-' && a[1]) {
+            vw_error("fix: unknown option '%s'; see 'devtrace fix --help'", a);
+            return VW_EXIT_USAGE;
+        } else if (file) {
+            vw_error("fix: one trace at a time ('%s' and '%s')", file, a);
+            return VW_EXIT_USAGE;
+        } else
+            file = a;
+    }
+    if (!file) {
+        fputs("usage: devtrace fix [--verify] [-o FILE] TRACE\n", stderr);
+        return VW_EXIT_USAGE;
+    }
+    struct vw_trace t;
+    if (vw_trace_open(file, &t) < 0) return VW_EXIT_USAGE;
+    struct vw_model m;
+    if (vw_model_open(&m, &t) < 0) {
+        vw_trace_close(&t);
+        return VW_EXIT_USAGE;
+    }
+    struct vw_fix fix;
+    char *diff = NULL;
+    int n, rc = first_patch(&m, &fix, &diff, &n);
+    if (rc == 0) {
+        if (out) {
+            if (write_file(out, diff) < 0)
+                rc = VW_EXIT_USAGE;
+            else
+                fprintf(stderr, "devtrace: wrote %s (rule %s)\n", out, fix.rule);
+        } else if (!check) {
+            fputs(diff, stdout);
+            if (fflush(stdout) != 0 || ferror(stdout)) {
+                vw_error("fix: cannot write to standard output: %s", strerror(errno));
+                rc = VW_EXIT_USAGE;
+            }
+        }
+        if (rc == 0 && check) {
+            char self[PATH_MAX];
+            ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+            if (k <= 0) {
+                vw_error("fix: cannot find the devtrace command itself: %s", strerror(errno));
+                rc = VW_EXIT_USAGE;
+            } else {
+                self[k] = 0;
+                if (!out) fputs(diff, stdout), fflush(stdout);
+                rc = verify(&m, &fix, self);
+            }
+        }
+    }
+    free(diff);
+    vw_model_close(&m);
+    vw_trace_close(&t);
+    return rc;
+}

@@ -1,0 +1,847 @@
+/* The model of a device mismatch: its operands, each operand's chain of
+ * events back to where it was made (op output -> the input on its device,
+ * copy -> source, view -> base, until a factory or a checkpoint load;
+ * in-place moves are steps too), where the program meant the op to run,
+ * and the facts the rules ask about: moves of the program's that left a
+ * tensor behind, who made a tensor and who called them, and the source
+ * facts the producer recorded for a line. Queries only: no rule, no
+ * printing. */
+#include "diag.h"
+
+#include <devtrace/probe.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int site_of(struct vw_model *m, int64_t stack, int64_t pystack, int64_t seq, struct vw_frame *f) {
+    return vw_sym_event_site(m->sym, stack, pystack, seq, f);
+}
+
+/* Row of tensor id: fills what the chain needs; 0 when unknown. */
+static int tensor_row(struct vw_model *m, int64_t id, int64_t *seq, int64_t *dev, int *origin, int64_t *src,
+                      int64_t *op, int64_t *stack, int64_t *pystack, char *what, size_t wsize, char *detail,
+                      size_t dsize) {
+    sqlite3_stmt *st = m->tensor;
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) != SQLITE_ROW) return 0;
+    *seq = sqlite3_column_int64(st, 0);
+    *dev = sqlite3_column_int64(st, 1);
+    *origin = sqlite3_column_int(st, 2);
+    *src = sqlite3_column_int64(st, 3);
+    *op = sqlite3_column_int64(st, 4);
+    *stack = sqlite3_column_int64(st, 5);
+    *pystack = sqlite3_column_int64(st, 8);
+    snprintf(what, wsize, "%s", sqlite3_column_text(st, 6) ? (const char *)sqlite3_column_text(st, 6) : "?");
+    snprintf(detail, dsize, "%s", sqlite3_column_text(st, 7) ? (const char *)sqlite3_column_text(st, 7) : "");
+    return 1;
+}
+
+static void op_name(struct vw_model *m, int64_t op, char *buf, size_t size) {
+    sqlite3_reset(m->opname);
+    sqlite3_bind_int64(m->opname, 1, op);
+    snprintf(buf, size, "%s",
+             sqlite3_step(m->opname) == SQLITE_ROW && sqlite3_column_text(m->opname, 0)
+                 ? (const char *)sqlite3_column_text(m->opname, 0)
+                 : "?");
+}
+
+static struct vw_step *add_step(struct vw_operand *o) {
+    return o->nsteps < VW_MAX_STEPS ? &o->chain[o->nsteps++] : NULL;
+}
+
+/* Walks tensor id's provenance backwards from event `before`. */
+static void build_chain(struct vw_model *m, struct vw_operand *o, int64_t id, int64_t before) {
+    char d1[32], d2[32], what[256], detail[512];
+    for (int guard = 0; id && guard < VW_MAX_STEPS; guard++) {
+        int64_t seq, dev, src, op, stack, pystack;
+        int origin;
+        if (!tensor_row(m, id, &seq, &dev, &origin, &src, &op, &stack, &pystack, what, sizeof what, detail,
+                        sizeof detail)) {
+            o->missing = id;
+            return;
+        }
+        /* in-place moves of this tensor before `before`, newest first */
+        sqlite3_reset(m->moves);
+        sqlite3_bind_int64(m->moves, 1, id);
+        sqlite3_bind_int64(m->moves, 2, before);
+        while (sqlite3_step(m->moves) == SQLITE_ROW) {
+            struct vw_step *s = add_step(o);
+            if (!s) return;
+            s->tensor = id;
+            s->seq = sqlite3_column_int64(m->moves, 0);
+            s->dev = sqlite3_column_int64(m->moves, 2);
+            s->stack = sqlite3_column_int64(m->moves, 4);
+            s->pystack = sqlite3_column_int64(m->moves, 5);
+            s->origin = -1;
+            snprintf(s->what, sizeof s->what, "%s",
+                     sqlite3_column_text(m->moves, 3) ? (const char *)sqlite3_column_text(m->moves, 3) : "?");
+            snprintf(s->text, sizeof s->text, "moved in place %s -> %s by %s",
+                     vw_device_name(sqlite3_column_int64(m->moves, 1), d1, sizeof d1),
+                     vw_device_name(s->dev, d2, sizeof d2),
+                     sqlite3_column_text(m->moves, 3) ? (const char *)sqlite3_column_text(m->moves, 3) : "?");
+            s->has_site = site_of(m, s->stack, sqlite3_column_int64(m->moves, 5), s->seq, &s->site);
+        }
+        struct vw_step *s = add_step(o);
+        if (!s) return;
+        s->tensor = id;
+        s->seq = seq;
+        s->dev = dev;
+        s->stack = stack;
+        s->pystack = pystack;
+        s->origin = origin;
+        snprintf(s->what, sizeof s->what, "%s", what);
+        s->has_site = site_of(m, stack, pystack, seq, &s->site);
+        vw_device_name(dev, d1, sizeof d1);
+        int64_t next = 0;
+        switch (origin) {
+        case DTP_ORIGIN_FACTORY:
+            snprintf(s->text, sizeof s->text, "t%lld created on %s by %s", (long long)id, d1, what);
+            break;
+        case DTP_ORIGIN_CHECKPOINT:
+            snprintf(s->text, sizeof s->text, "t%lld loaded on %s from checkpoint key \"%s\" of %s", (long long)id, d1,
+                     what, detail);
+            break;
+        case DTP_ORIGIN_VIEW:
+            snprintf(s->text, sizeof s->text, "t%lld is a view (%s) of t%lld", (long long)id, what, (long long)src);
+            next = src;
+            break;
+        case DTP_ORIGIN_TRANSFER: {
+            char via[256];
+            snprintf(via, sizeof via, "%s", what);
+            int64_t sseq, sdev, ssrc, sop, sstack, spy;
+            int sorigin;
+            if (tensor_row(m, src, &sseq, &sdev, &sorigin, &ssrc, &sop, &sstack, &spy, what, sizeof what, detail,
+                           sizeof detail))
+                vw_device_name(sdev, d2, sizeof d2);
+            else
+                snprintf(d2, sizeof d2, "?");
+            snprintf(s->text, sizeof s->text, "t%lld copied %s -> %s from t%lld by %s", (long long)id, d2, d1,
+                     (long long)src, via);
+            next = src;
+            break;
+        }
+        case DTP_ORIGIN_OP_OUTPUT: {
+            char name[128];
+            op_name(m, op, name, sizeof name);
+            /* follow the input that carried the device (first one on it) */
+            int64_t pick = 0, first = 0;
+            char arg[64] = "";
+            sqlite3_reset(m->args);
+            sqlite3_bind_int64(m->args, 1, op);
+            while (sqlite3_step(m->args) == SQLITE_ROW) {
+                int64_t tid = sqlite3_column_int64(m->args, 0), adev = sqlite3_column_int64(m->args, 1);
+                if (!first) first = tid;
+                if (!pick && adev == dev) {
+                    pick = tid;
+                    snprintf(arg, sizeof arg, "%s", (const char *)sqlite3_column_text(m->args, 2));
+                }
+            }
+            if (!pick) pick = first;
+            if (pick)
+                snprintf(s->text, sizeof s->text, "t%lld made on %s by %s from t%lld ('%s')", (long long)id, d1, name,
+                         (long long)pick, arg);
+            else
+                snprintf(s->text, sizeof s->text, "t%lld made on %s by %s", (long long)id, d1, name);
+            next = pick;
+            break;
+        }
+        default: snprintf(s->text, sizeof s->text, "t%lld created on %s (%s)", (long long)id, d1, what); break;
+        }
+        before = s->seq;
+        id = next;
+    }
+}
+
+/* The oldest step, counting from the newest, still on dev: where it got there. */
+static int arrival(const struct vw_operand *o) {
+    int a = 0;
+    for (int i = 0; i < o->nsteps && o->chain[i].dev == o->dev; i++) a = i;
+    return a;
+}
+
+/* An optimizer's state tensor ("optimizer.state.<param>.<key>", as the
+ * runtime names them) left behind by a move of its parameter: the first
+ * in-place move of the tensor named <param> away from the state's device,
+ * after the state reached that device and before the failing op (seq).
+ * Fills *s (the move) and param; 0 when there is none. */
+int vw_fact_state_left_behind(struct vw_model *m, const struct vw_operand *odd, int64_t seq, struct vw_step *s,
+                              char *param, size_t psize) {
+    const struct vw_step *arrived = &odd->chain[odd->arrived];
+    static const char prefix[] = "optimizer.state.";
+    if (strncmp(odd->name, prefix, sizeof prefix - 1) != 0) return 0;
+    const char *p = odd->name + sizeof prefix - 1, *key = strrchr(p, '.');
+    if (!key || key == p) return 0;
+    snprintf(param, psize, "%.*s", (int)(key - p), p);
+    sqlite3_stmt *st = vw_prep(
+        m->t, "SELECT x.seq, x.dst_device, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), COALESCE(v.text, '?') FROM "
+              "transfers x JOIN names n ON n.tensor = x.dst JOIN strings s ON s.id = n.name LEFT JOIN misc_events e "
+              "ON e.seq = x.seq LEFT JOIN strings v ON v.id = x.via WHERE s.text = ?1 AND x.kind = 3 AND x.seq > ?2 "
+              "AND x.seq < ?3 AND x.src_device = ?4 AND n.seq < x.seq ORDER BY x.seq LIMIT 1");
+    if (!st) return 0;
+    sqlite3_bind_text(st, 1, param, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, arrived->seq);
+    sqlite3_bind_int64(st, 3, seq);
+    sqlite3_bind_int64(st, 4, odd->dev);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    if (found) {
+        char d1[32], d2[32];
+        memset(s, 0, sizeof *s);
+        s->seq = sqlite3_column_int64(st, 0);
+        s->dev = sqlite3_column_int64(st, 1);
+        s->stack = sqlite3_column_int64(st, 2);
+        s->origin = -1;
+        snprintf(s->text, sizeof s->text, "parameter \"%s\" moved in place %s -> %s by %s", param,
+                 vw_device_name(odd->dev, d1, sizeof d1), vw_device_name(s->dev, d2, sizeof d2),
+                 (const char *)sqlite3_column_text(st, 4));
+        s->has_site = site_of(m, s->stack, sqlite3_column_int64(st, 3), s->seq, &s->site);
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+/* Two Python or C function names are one function's, a comprehension inside
+ * it ("Net.__init__.<locals>.<listcomp>") counting as the function. */
+int vw_same_function(const char *a, const char *b) {
+    const char *ca = strstr(a, ".<locals>.<"), *cb = strstr(b, ".<locals>.<"); /* a comprehension's frame */
+    size_t la = ca ? (size_t)(ca - a) : strlen(a), lb = cb ? (size_t)(cb - b) : strlen(b);
+    return la == lb && !strncmp(a, b, la);
+}
+
+/* The transfers of tensors from dev to want after made and before seq that meet `where` (SQL over kind:
+ * 0 a copy, 3 a move in place; made: the seq the tensor copied was made at; by_module: a module's move, in
+ * place or via "Net.to", not a tensor's own .to), oldest first: read with next_move. Columns: 6
+ * by_module, 7 the tensor copied. NULL after saying why. */
+static sqlite3_stmt *moves_to(struct vw_model *m, const char *where, const struct vw_step *made, int64_t dev,
+                              int64_t want, int64_t seq) {
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "SELECT * FROM (SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), COALESCE(t.stack, 0), "
+             "COALESCE(t.pystack, 0), t.seq AS made, x.kind = 3 OR instr(COALESCE((SELECT v.text FROM strings v "
+             "WHERE v.id = x.via), ''), '.') > 0 AS by_module, x.src, x.kind AS kind FROM transfers x JOIN tensors t "
+             "ON t.id = x.src LEFT JOIN misc_events e ON e.seq = x.seq WHERE x.src_device = ?1 AND x.dst_device = "
+             "?2 AND x.seq > ?3 AND x.seq < ?4) WHERE %s ORDER BY 1 LIMIT 256",
+             where);
+    sqlite3_stmt *st = vw_prep(m->t, sql);
+    if (!st) return NULL;
+    sqlite3_bind_int64(st, 1, dev);
+    sqlite3_bind_int64(st, 2, want);
+    sqlite3_bind_int64(st, 3, made->seq);
+    sqlite3_bind_int64(st, 4, seq);
+    return st;
+}
+
+/* The next row of moves_to: where the tensor copied was made in *made_at, the move as a step in *move;
+ * 0 at the end. Rows whose tensor has no known site are skipped. */
+static int next_move(struct vw_model *m, sqlite3_stmt *st, struct vw_frame *made_at, struct vw_step *move) {
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (!site_of(m, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5), made_at))
+            continue;
+        memset(move, 0, sizeof *move);
+        move->seq = sqlite3_column_int64(st, 0);
+        move->stack = sqlite3_column_int64(st, 1);
+        move->origin = -1;
+        move->has_site = site_of(m, move->stack, sqlite3_column_int64(st, 2), move->seq, &move->site);
+        return 1;
+    }
+    return 0;
+}
+
+/* A tensor a module keeps outside its registered parameters and buffers
+ * (a plain struct field, a plain attribute): made in the same function as
+ * tensors that a later in-place move (the module's .to()) took from its
+ * device to `want`, while it stayed behind. That function must not be the
+ * program's outermost one (main, a script's <module>), where unrelated
+ * tensors are made side by side. Fills *move with that move; 0 when none.
+ * 2 when the move is in that function itself: no module's, but the
+ * program's own move of what was made with it (a batch's data moved, its
+ * targets not: a C++ loop where the batch is made inline). Where it was
+ * made is no code of the program's (a data loader's worker thread, where
+ * the stack holds only the library's frames), the program's own move of
+ * what that library code made with it: 2 as well. */
+int vw_fact_module_move(struct vw_model *m, const struct vw_step *made, int64_t dev, int64_t want, int64_t seq,
+                        struct vw_step *move) {
+    const int lib = made->has_site && made->site.library;
+    if (!made->has_site || !made->site.function[0] ||
+        (!lib && (!strcmp(made->site.function, "main") || !strcmp(made->site.function, "<module>"))))
+        return 0;
+    /* moves in place (the runtime's module.to, PyTorch's on cuda) and copies to the device by a module's
+     * move (PyTorch's module.to where it swaps the parameters, on meta: via "Net.to"), of tensors made where
+     * the odd one was; a tensor's own .to (via "to") is no module's move, and counts only when the program
+     * made it in the function that made the odd one (a batch's data moved by hand, its targets not) */
+    sqlite3_stmt *st = moves_to(m, "kind IN (0, 3)", made, dev, want, seq);
+    if (!st) return 0;
+    int found = 0;
+    struct vw_frame f;
+    while (!found && next_move(m, st, &f, move)) {
+        if (!vw_same_function(f.function, made->site.function) || strcmp(f.file, made->site.file)) continue;
+        int by_module = sqlite3_column_int(st, 6);
+        if (lib)
+            found = move->has_site && !move->site.library ? 2 : 0;
+        else
+            found = move->has_site && vw_same_function(move->site.function, made->site.function) &&
+                            !strcmp(move->site.file, made->site.file)
+                        ? 2
+                    : by_module ? 1
+                                : 0;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+/* A tensor made on the same line as the odd one (the other half of a batch), after it, that the program
+ * itself copied to `want` (a tensor's own .to, no module's move) before the failing op: the line where
+ * the odd one's move was forgotten. Fills *move and the sibling's name; 0 when there is none. */
+int vw_fact_sibling_moved(struct vw_model *m, const struct vw_step *made, int64_t dev, int64_t want, int64_t seq,
+                          struct vw_step *move, char *sname, size_t size) {
+    if (!made->has_site || !made->site.file[0]) return 0;
+    sqlite3_stmt *st = moves_to(m, "kind = 0 AND NOT by_module AND made > ?3", made, dev, want, seq);
+    if (!st) return 0;
+    int found = 0;
+    struct vw_frame f;
+    while (!found && next_move(m, st, &f, move)) {
+        if (f.line != made->site.line || strcmp(f.file, made->site.file)) continue;
+        found = move->has_site;
+        char n[200];
+        if (found && vw_tensor_name(m, sqlite3_column_int64(st, 7), seq, n, sizeof n)[0])
+            snprintf(sname, size, "\"%s\"", n);
+        else if (found)
+            snprintf(sname, size, "t%lld", (long long)sqlite3_column_int64(st, 7));
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+int vw_same_site(const struct vw_step *a, const struct vw_step *b) {
+    return a->has_site && b->has_site && a->site.file[0] && !strcmp(a->site.file, b->site.file) &&
+           a->site.line == b->site.line;
+}
+
+/* The latest name tensor id had before event seq, into buf ("" when none). */
+const char *vw_tensor_name(struct vw_model *m, int64_t id, int64_t seq, char *buf, size_t size) {
+    buf[0] = '\0';
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT s.text FROM names n JOIN strings s ON s.id = n.name WHERE n.tensor = ?1 "
+                                     "AND n.seq < ?2 ORDER BY n.seq DESC LIMIT 1");
+    if (!st) return buf;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, seq);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        snprintf(buf, size, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return buf;
+}
+
+/* A tensor made from another (a clone, an op's result, a view) while that
+ * one was on the odd device, before a move in place (a module's .to())
+ * took the source to `want` and left what was made from it behind: an
+ * EMA's shadow weights, a copy kept of a parameter. Fills *move and *src
+ * (the source's index in odd's chain); 0 when there is none. */
+int vw_fact_made_before_source_moved(struct vw_model *m, const struct vw_operand *odd, int64_t want, int64_t seq,
+                                     struct vw_step *move, int *src) {
+    sqlite3_stmt *st =
+        vw_prep(m->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers x LEFT JOIN "
+                      "misc_events e ON e.seq = x.seq WHERE x.dst = ?1 AND x.kind = 3 AND x.src_device = ?2 AND "
+                      "x.dst_device = ?3 AND x.seq > ?4 AND x.seq < ?5 ORDER BY x.seq LIMIT 1");
+    if (!st) return 0;
+    int found = 0;
+    for (int k = 1; k <= odd->arrived && k < odd->nsteps && !found; k++) {
+        if (odd->chain[k].origin < 0 || odd->chain[k - 1].origin < 0) continue;
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, odd->chain[k].tensor);
+        sqlite3_bind_int64(st, 2, odd->dev);
+        sqlite3_bind_int64(st, 3, want);
+        sqlite3_bind_int64(st, 4, odd->chain[k - 1].seq);
+        sqlite3_bind_int64(st, 5, seq);
+        if (sqlite3_step(st) != SQLITE_ROW) continue;
+        memset(move, 0, sizeof *move);
+        move->seq = sqlite3_column_int64(st, 0);
+        move->stack = sqlite3_column_int64(st, 1);
+        move->tensor = odd->chain[k].tensor;
+        move->dev = want;
+        move->origin = -1;
+        move->has_site = site_of(m, move->stack, sqlite3_column_int64(st, 2), move->seq, &move->site);
+        *src = k;
+        found = 1;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+/* A tensor a Python program made in a function that a library called back
+ * (a DataLoader's collate_fn, a Dataset's __getitem__, a transform) and that
+ * had returned before the failing call: the program's own frame that called
+ * the library (the loop over the loader), where the tensor comes back to
+ * it. Fills *out; 0 when made is not such a tensor. */
+int vw_fact_callback_caller(struct vw_model *m, const struct vw_step *made, int64_t failing_pystack,
+                            struct vw_frame *out) {
+    struct vw_frame f, made_frame;
+    int64_t id = made->pystack, next;
+    int state = 0; /* 0: before the made frame, 1: in library frames after it, 2: found */
+    for (int depth = 0; id && depth < 256 && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next) {
+        if (state == 0 && !f.hidden)
+            made_frame = f, state = 1;
+        else if (state == 1 && f.hidden)
+            state = 3; /* a library frame between: a callback */
+        else if (state == 1 && !f.hidden)
+            return 0; /* called by the program itself */
+        else if (state == 3 && !f.hidden) {
+            *out = f;
+            state = 2;
+            break;
+        }
+    }
+    if (state != 2) return 0;
+    /* the making function must have returned: it is not on the failing call's stack */
+    for (id = failing_pystack; id && vw_sym_py_frame(m->sym, id, &f, &next); id = next)
+        if (!f.hidden && !strcmp(f.file, made_frame.file) && !strcmp(f.function, made_frame.function)) return 0;
+    return 1;
+}
+
+/* How many tensors (not 0-dim) on step s's device the op that made it took: 2 or more when it combined
+ * them (a mask from positions and lengths), 1 for an op of one tensor (a comparison with a number). */
+int vw_fact_combined(struct vw_model *m, const struct vw_step *s) {
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT count(*) FROM tensor_rows r JOIN op_args a ON a.op = r.op "
+                                     "JOIN tensors t ON t.id = a.tensor LEFT JOIN strings sh ON sh.id = t.shape WHERE "
+                                     "r.id = ?1 AND a.device = ?2 AND COALESCE(sh.text, '') <> '[]'");
+    if (!st) return 0;
+    sqlite3_bind_int64(st, 1, s->tensor);
+    sqlite3_bind_int64(st, 2, s->dev);
+    int n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    return n;
+}
+
+#define INTENT_SENDS 4096 /* the program's earliest and latest transfers and tensors looked at */
+#define INTENT_WORK  512  /* its latest ops looked at */
+
+/* Index of the candidate that clearly leads v (at least twice any other,
+ * and at least min), or -1. */
+static int leader(const long long *v, int n, long long min) {
+    int best = -1;
+    for (int k = 0; k < n; k++)
+        if (best < 0 || v[k] > v[best]) best = k;
+    if (best < 0 || v[best] < min) return -1;
+    for (int k = 0; k < n; k++)
+        if (k != best && v[k] * 2 > v[best]) return -1;
+    return best;
+}
+
+/* Fills in: the candidates and their evidence, the intended device and
+ * what decided it. majority is the device most operands are on, kept when
+ * the program's actions do not say otherwise. */
+static void intent_of(struct vw_model *m, const struct vw_operand *ops, int n, int64_t majority, int64_t seq,
+                      struct vw_intent *in) {
+    memset(in, 0, sizeof *in);
+    for (int i = 0; i < n; i++) {
+        if (ops[i].scalar) continue;
+        int k = 0;
+        while (k < in->n && in->dev[k] != ops[i].dev) k++;
+        if (k == in->n) in->dev[in->n++] = ops[i].dev;
+    }
+    in->want = in->majority = majority;
+    in->by = "operands";
+    if (in->n < 2) return;
+    /* the earliest and the latest of each kind of event: the setup and the step, at any trace's size; of the
+     * tensors sent, those sent as a whole model's (moves in place) or made there */
+    long long whole[VW_MAX_ARGS] = {0};
+    static const char *const sql[] = {
+        "SELECT dst_device, count(*), sum(kind = 3) FROM (SELECT * FROM (SELECT seq, dst_device, kind FROM transfers "
+        "WHERE seq < ?1 AND kind IN (0, 1, 3) ORDER BY seq DESC LIMIT ?2) UNION SELECT * FROM (SELECT seq, "
+        "dst_device, kind FROM transfers WHERE seq < ?1 AND kind IN (0, 1, 3) ORDER BY seq LIMIT ?2)) GROUP BY 1",
+        "SELECT a.device, count(*), count(*) FROM (SELECT * FROM (SELECT id, attrs FROM tensor_rows WHERE seq < ?1 "
+        "ORDER BY id "
+        "DESC LIMIT ?2) UNION SELECT * FROM (SELECT id, attrs FROM tensor_rows WHERE seq < ?1 ORDER BY id LIMIT ?2)) "
+        "r JOIN tensor_attrs a ON a.id = r.attrs WHERE a.origin IN (0, 4) AND a.device <> 0 GROUP BY 1",
+        /* work: not the moves themselves (a to's input is where the data came from) nor the in-place random
+         * and fill initializers of a module's parameters (its construction, on the cpu wherever the model is
+         * meant to run) */
+        "SELECT arg0_device, count(*), 0 FROM (SELECT o.arg0_device FROM ops o LEFT JOIN strings s ON s.id = o.name "
+        "WHERE o.op < ?1 AND o.nargs > 0 AND COALESCE(CASE WHEN s.text LIKE 'aten::%' THEN substr(s.text, 7) ELSE "
+        "s.text END, '') NOT IN ('to', 'cpu', 'cuda', 'copy_', '_to_copy', 'set_data', 'uniform_', 'normal_', "
+        "'fill_', 'zero_', 'random_', 'bernoulli_', 'exponential_', 'cauchy_', 'log_normal_', 'geometric_', "
+        "'kaiming_uniform_', 'kaiming_normal_', 'xavier_uniform_', 'xavier_normal_', 'trunc_normal_', "
+        "'orthogonal_', 'constant_', 'ones_', 'zeros_', 'eye_', 'dirac_') ORDER BY o.op DESC LIMIT ?3) GROUP BY 1",
+    };
+    if (m->have_facts) { /* the latest moves to each candidate made by a line with a device expression */
+        sqlite3_stmt *st = vw_prep(m->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers "
+                                         "x LEFT JOIN misc_events e ON e.seq = x.seq WHERE x.dst_device = ?1 AND x.seq "
+                                         "< ?2 AND x.kind IN (0, 3) ORDER BY x.seq DESC LIMIT 64");
+        for (int k = 0; st && k < in->n; k++) {
+            sqlite3_reset(st);
+            sqlite3_bind_int64(st, 1, in->dev[k]);
+            sqlite3_bind_int64(st, 2, seq);
+            while (sqlite3_step(st) == SQLITE_ROW) {
+                struct vw_frame f;
+                struct vw_src src;
+                if (site_of(m, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 0),
+                            &f) &&
+                    vw_src_at(m, f.file, f.line, &src) && src.device_expr[0])
+                    in->coded[k]++;
+            }
+        }
+        if (st) sqlite3_finalize(st);
+    }
+    for (int q = 0; q < 3; q++) {
+        sqlite3_stmt *st = vw_prep(m->t, sql[q]);
+        if (!st) continue;
+        sqlite3_bind_int64(st, 1, seq);
+        sqlite3_bind_int(st, 2, INTENT_SENDS);
+        sqlite3_bind_int(st, 3, INTENT_WORK);
+        while (sqlite3_step(st) == SQLITE_ROW)
+            for (int k = 0; k < in->n; k++)
+                if (sqlite3_column_type(st, 0) != SQLITE_NULL && sqlite3_column_int64(st, 0) == in->dev[k]) {
+                    *(q < 2 ? &in->sent[k] : &in->work[k]) += sqlite3_column_int64(st, 1);
+                    whole[k] += sqlite3_column_int64(st, 2);
+                }
+        sqlite3_finalize(st);
+    }
+    /* work on the cpu, where everything runs by default, says where the program meant to run only when it
+     * also sent tensors there */
+    long long work[VW_MAX_ARGS], cpu_work = 0;
+    for (int k = 0; k < in->n; k++) {
+        work[k] = in->dev[k] == 0 && !in->sent[k] ? 0 : in->work[k];
+        if (in->dev[k] == 0) cpu_work = in->work[k];
+    }
+    int senders = 0, s = leader(in->sent, in->n, 1), w = leader(work, in->n, 4);
+    for (int k = 0; k < in->n; k++) senders += in->sent[k] > 0;
+    if (!senders) return; /* nothing sent anywhere: nothing says more than the operands */
+    /* the program's own device expressions (x.to(device), model.to(args.device), device=...) say what it
+     * meant, whatever the counts: when they sent tensors to one of the candidates only, that one */
+    int coders = 0, ck = -1;
+    for (int k = 0; k < in->n; k++)
+        if (in->coded[k] > 0) coders++, ck = k;
+    if (coders == 1) {
+        in->want = in->dev[ck];
+        in->by = "device expression";
+        return;
+    }
+    if (senders == 1 && in->dev[s] != 0 && !whole[s] && in->sent[s] <= 2 && cpu_work >= 16 &&
+        cpu_work >= 4 * (in->sent[s] + in->work[s])) {
+        /* a copy or two to an accelerator (no model moved there, nothing made there) in a program that
+         * otherwise works on the cpu: the work is taken, and said to be a guess against the moves */
+        in->want = 0;
+        in->by = "work";
+        in->ambiguous = 1;
+    } else if (senders == 1 || (s >= 0 && (w < 0 || w == s))) {
+        in->want = in->dev[s];
+        in->by = "transfers";
+    } else if (s < 0 && w >= 0) {
+        in->want = in->dev[w];
+        in->by = "work";
+    } else {
+        /* sent one way and worked the other, or sent and worked on both alike: the operands' majority, said
+         * to be a guess */
+        in->ambiguous = 1;
+    }
+}
+
+/* ---------------------------------------------------------------- source facts */
+
+/* Facts of (file, line) as the producer wrote them; file as a frame names it (relative to the cwd when
+ * under it), the facts' file as the program named it (often absolute). */
+int vw_src_at(struct vw_model *m, const char *file, int line, struct vw_src *out) {
+    memset(out, 0, sizeof *out);
+    if (!m->have_facts || !m->fact || !file || !file[0] || line <= 0) return 0;
+    sqlite3_stmt *st = m->fact;
+    sqlite3_reset(st);
+    sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 2, line);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *key = (const char *)sqlite3_column_text(st, 0), *v = (const char *)sqlite3_column_text(st, 1);
+        if (!key || !v) continue;
+        out->known = 1;
+        if (!strcmp(key, "stmt"))
+            sscanf(v, "%d %d", &out->first, &out->last);
+        else if (!strcmp(key, "indent"))
+            snprintf(out->indent, sizeof out->indent, "%s", v);
+        else if (!strcmp(key, "opens"))
+            out->opens = atoi(v);
+        else if (!strcmp(key, "body_indent"))
+            snprintf(out->body_indent, sizeof out->body_indent, "%s", v);
+        else if (!strcmp(key, "function"))
+            snprintf(out->function, sizeof out->function, "%s", v);
+        else if (!strcmp(key, "loop")) {
+            char ind[64] = "";
+            if (sscanf(v, "%d %d %63[ \t]", &out->loop_first, &out->loop_last, ind) >= 2)
+                snprintf(out->loop_indent, sizeof out->loop_indent, "%s", ind);
+        } else if (!strcmp(key, "binds"))
+            snprintf(out->binds, sizeof out->binds, "%s", v);
+        else if (!strcmp(key, "binds_kind"))
+            snprintf(out->binds_kind, sizeof out->binds_kind, "%s", v);
+        else if (!strcmp(key, "binds_attr"))
+            snprintf(out->binds_attr, sizeof out->binds_attr, "%s", v);
+        else if (!strcmp(key, "returns"))
+            out->returns = atoi(v);
+        else if (!strcmp(key, "device_expr") && !out->device_expr[0])
+            snprintf(out->device_expr, sizeof out->device_expr, "%s", v);
+        else if (!strcmp(key, "device_var"))
+            snprintf(out->device_var, sizeof out->device_var, "%s", v);
+        else if (!strcmp(key, "call") && out->ncalls < VW_SRC_MAX_CALLS) {
+            /* FUNC \t DEVICE \t TEMP \t END_LINE \t END_COL \t HAS_ARGS */
+            struct vw_src_call *c = &out->calls[out->ncalls];
+            const char *f[6];
+            size_t len[6];
+            int nf = 0;
+            for (const char *p = v; nf < 6; nf++) {
+                const char *tab = strchr(p, '\t');
+                f[nf] = p;
+                len[nf] = tab ? (size_t)(tab - p) : strlen(p);
+                if (!tab) {
+                    nf++;
+                    break;
+                }
+                p = tab + 1;
+            }
+            if (nf < 6) continue;
+            snprintf(c->func, sizeof c->func, "%.*s", (int)(len[0] < 127 ? len[0] : 127), f[0]);
+            snprintf(c->device, sizeof c->device, "%.*s", (int)(len[1] < 127 ? len[1] : 127), f[1]);
+            c->temporary = f[2][0] == '1';
+            c->end_line = atoi(f[3]);
+            c->end_col = atoi(f[4]);
+            c->has_args = f[5][0] == '1';
+            out->ncalls++;
+        }
+    }
+    if (out->known && (out->first <= 0 || out->last < out->first)) out->first = out->last = line;
+    return out->known;
+}
+
+int vw_src_binds(const struct vw_src *s, const char *name) {
+    size_t len = strlen(name);
+    if (!len) return 0;
+    for (const char *p = s->binds; (p = strstr(p, name)) != NULL; p++)
+        if ((p == s->binds || p[-1] == ',') && (p[len] == ',' || !p[len])) return 1;
+    return 0;
+}
+
+int vw_fact_bound_in_caller(struct vw_model *m, const struct vw_step *made, const char *name, struct vw_frame *out) {
+    struct vw_frame f;
+    struct vw_src src;
+    int64_t id = made->pystack, next;
+    for (int depth = 0; id && depth < 256 && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next)
+        if (!f.hidden && vw_src_at(m, f.file, f.line, &src) && vw_src_binds(&src, name)) {
+            *out = f;
+            return 1;
+        }
+    return 0;
+}
+
+/* A device expression the fix may use at site: one the program used in a move to dev from the function of
+ * site (the variable it moves its batches with), else a global name bound to a device that one of its moves
+ * to dev used, else a string literal. Literals the program wrote, f-strings and calls are not taken (they
+ * may name another device on another run or rank). */
+const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
+                           char *buf, size_t size) {
+    char name[32];
+    vw_device_name(dev, name, sizeof name);
+    snprintf(buf, size, "\"%s\"", name);
+    if (!m->have_facts || !site || dev == 0) return buf;
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers x "
+                                     "LEFT JOIN misc_events e ON e.seq = x.seq WHERE x.dst_device = ?1 AND x.seq < ?2 "
+                                     "AND x.kind IN (0, 3) ORDER BY x.seq DESC LIMIT 256");
+    if (!st) return buf;
+    sqlite3_bind_int64(st, 1, dev);
+    sqlite3_bind_int64(st, 2, k ? k->seq : INT64_MAX);
+    char local[128] = "", global[128] = "";
+    while (!local[0] && sqlite3_step(st) == SQLITE_ROW) {
+        struct vw_frame f;
+        struct vw_src src;
+        if (!site_of(m, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 0), &f) ||
+            !vw_src_at(m, f.file, f.line, &src))
+            continue;
+        const char *v = src.device_expr;
+        int plain = v[0] && !strchr(v, '"') && !strchr(v, '\'') && !strchr(v, '(') && strlen(v) < 128;
+        if (!plain) continue;
+        if (!strcmp(f.file, site->file) && vw_same_function(f.function, site->function))
+            snprintf(local, sizeof local, "%s", v);
+        else if (!global[0] && !strchr(v, '.')) {
+            /* a name the program bound to a device at the top of the file of the site */
+            sqlite3_stmt *g = vw_prep(m->t, "SELECT 1 FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
+                                            "strings k ON k.id = f.key AND k.text = 'device_var' JOIN strings v ON "
+                                            "v.id = f.value AND v.text = ?2 JOIN source_facts h ON h.file = f.file "
+                                            "AND h.line = f.line JOIN strings hk ON hk.id = h.key AND hk.text = "
+                                            "'function' JOIN strings hv ON hv.id = h.value AND hv.text = '<module>' "
+                                            "WHERE fs.text = ?1 OR (substr(?1, 1, 1) <> '/' AND substr(fs.text, "
+                                            "-length(?1) - 1) = '/' || ?1) LIMIT 1");
+            if (g) {
+                sqlite3_bind_text(g, 1, site->file, -1, SQLITE_TRANSIENT);
+                sqlite3_bind_text(g, 2, v, -1, SQLITE_TRANSIENT);
+                if (sqlite3_step(g) == SQLITE_ROW) snprintf(global, sizeof global, "%s", v);
+                sqlite3_finalize(g);
+            }
+        }
+    }
+    sqlite3_finalize(st);
+    if (local[0])
+        snprintf(buf, size, "%s", local);
+    else if (global[0])
+        snprintf(buf, size, "%s", global);
+    return buf;
+}
+
+int vw_fact_siblings(struct vw_model *m, const struct vw_step *made, int64_t seq, struct vw_sibling *out, int max) {
+    struct vw_src own;
+    if (!made->has_site || !vw_src_at(m, made->site.file, made->site.line, &own)) return 0;
+    sqlite3_stmt *st = vw_prep(
+        m->t,
+        "SELECT r.id, r.seq, COALESCE(r.stack, 0), COALESCE(r.pystack, 0) FROM tensor_rows r JOIN tensor_attrs a "
+        "ON a.id = r.attrs WHERE r.seq BETWEEN ?1 - 4096 AND ?1 + 4096 AND r.seq < ?4 AND r.id <> ?2 AND a.device "
+        "= ?3 AND a.origin = ?5 AND a.what = (SELECT a2.what FROM tensor_rows r2 JOIN tensor_attrs a2 ON a2.id = "
+        "r2.attrs WHERE r2.id = ?2) AND (r.free_seq IS NULL OR r.free_seq > ?4) AND NOT EXISTS (SELECT 1 FROM "
+        "transfers x WHERE x.src = r.id AND x.seq < ?4) ORDER BY r.seq LIMIT 256");
+    if (!st) return 0;
+    sqlite3_bind_int64(st, 1, made->seq);
+    sqlite3_bind_int64(st, 2, made->tensor);
+    sqlite3_bind_int64(st, 3, made->dev);
+    sqlite3_bind_int64(st, 4, seq);
+    sqlite3_bind_int(st, 5, made->origin);
+    int n = 0;
+    while (n < max && sqlite3_step(st) == SQLITE_ROW) {
+        struct vw_frame f;
+        struct vw_src src;
+        if (!site_of(m, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 1), &f) ||
+            strcmp(f.file, made->site.file) || strcmp(f.function, made->site.function) || f.line == made->site.line ||
+            abs(f.line - made->site.line) > 4 || !vw_src_at(m, f.file, f.line, &src) ||
+            strcmp(src.indent, own.indent) || !src.binds[0] || strchr(src.binds, ',') || src.opens)
+            continue;
+        int seen = 0;
+        for (int i = 0; i < n && !seen; i++) seen = !strcmp(out[i].name, src.binds);
+        if (seen || !strcmp(src.binds, own.binds)) continue;
+        snprintf(out[n].name, sizeof out[n].name, "%s", src.binds);
+        out[n].line = f.line;
+        out[n].last = src.last;
+        n++;
+    }
+    sqlite3_finalize(st);
+    return n;
+}
+
+int vw_tensor_names(struct vw_model *m, int64_t id, int64_t seq, char (*out)[256], int max) {
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT DISTINCT s.text FROM names n JOIN strings s ON s.id = n.name WHERE "
+                                     "n.tensor = ?1 AND n.seq < ?2 ORDER BY n.seq DESC LIMIT ?3");
+    if (!st) return 0;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, seq);
+    sqlite3_bind_int(st, 3, max);
+    int n = 0;
+    while (n < max && sqlite3_step(st) == SQLITE_ROW)
+        if (sqlite3_column_text(st, 0)) snprintf(out[n++], 256, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* ---------------------------------------------------------------- loading */
+
+int vw_model_open(struct vw_model *m, struct vw_trace *t) {
+    memset(m, 0, sizeof *m);
+    m->t = t;
+    m->sym = vw_sym_new(t);
+    vw_health(t->db, &m->health);
+    m->tensor = vw_prep(
+        t, "SELECT t.seq, t.device, t.origin, COALESCE(t.src, 0), COALESCE(t.op, 0), "
+           "COALESCE(t.stack, 0), w.text, d.text, COALESCE(t.pystack, 0) FROM tensors t LEFT JOIN strings w ON w.id = "
+           "t.what LEFT JOIN strings d ON d.id = t.detail WHERE t.id = ?");
+    m->moves = vw_prep(t, "SELECT x.seq, x.src_device, x.dst_device, v.text, COALESCE(e.stack, 0), "
+                          "COALESCE(e.pystack, 0) FROM "
+                          "transfers x LEFT JOIN strings v ON v.id = x.via LEFT JOIN misc_events e ON e.seq = x.seq "
+                          "WHERE x.dst = ?1 AND x.kind = 3 AND x.seq < ?2 ORDER BY x.seq DESC");
+    m->args = vw_prep(t, "SELECT a.tensor, a.device, s.text FROM op_args a JOIN strings s ON s.id = a.name "
+                         "WHERE a.op = ? ORDER BY a.pos");
+    m->opname = vw_prep(t, "SELECT s.text FROM ops o JOIN strings s ON s.id = o.name WHERE o.op = ?");
+    sqlite3_stmt *has = NULL;
+    if (sqlite3_prepare_v2(t->db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'source_facts'", -1,
+                           &has, NULL) == SQLITE_OK &&
+        sqlite3_step(has) == SQLITE_ROW)
+        m->have_facts = 1;
+    sqlite3_finalize(has);
+    if (m->have_facts)
+        m->fact = vw_prep(t, "SELECT k.text, v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
+                             "strings k ON k.id = f.key JOIN strings v ON v.id = f.value WHERE f.line = ?2 AND "
+                             "(fs.text = ?1 OR (substr(?1, 1, 1) <> '/' AND substr(fs.text, -length(?1) - 1) = '/' "
+                             "|| ?1))");
+    if (!m->sym || !m->tensor || !m->moves || !m->args || !m->opname || (m->have_facts && !m->fact)) {
+        vw_model_close(m);
+        return -1;
+    }
+    return 0;
+}
+
+void vw_model_close(struct vw_model *m) {
+    sqlite3_stmt *sts[] = {m->tensor, m->moves, m->args, m->opname, m->fact};
+    for (size_t s = 0; s < sizeof sts / sizeof *sts; s++)
+        if (sts[s]) sqlite3_finalize(sts[s]);
+    vw_sym_free(m->sym);
+    memset(m, 0, sizeof *m);
+}
+
+int vw_case_load(struct vw_model *m, struct vw_case *k, int64_t seq, int first, int other, const char *message,
+                 int64_t op, int64_t stack, int64_t pystack) {
+    memset(k, 0, sizeof *k);
+    k->seq = seq, k->first = first, k->other = other, k->message = message;
+    k->op = op, k->stack = stack, k->pystack = pystack;
+    op_name(m, op, k->opname, sizeof k->opname);
+    struct vw_operand *ops = k->ops = calloc(VW_MAX_ARGS, sizeof *ops);
+    if (!ops) {
+        vw_error("out of memory");
+        return -1;
+    }
+    sqlite3_stmt *st =
+        vw_prep(m->t, "SELECT a.pos, s.text, a.tensor, a.device, t.dtype, COALESCE(sh.text, '?'), "
+                      "(SELECT s2.text FROM names m JOIN strings s2 ON s2.id = m.name WHERE m.tensor = "
+                      "a.tensor AND m.seq < ?2 ORDER BY m.seq DESC LIMIT 1) FROM op_args a JOIN strings s "
+                      "ON s.id = a.name LEFT JOIN tensors t ON t.id = a.tensor LEFT JOIN strings sh ON "
+                      "sh.id = t.shape WHERE a.op = ?1 ORDER BY a.pos");
+    if (!st) return -1;
+    sqlite3_bind_int64(st, 1, op);
+    sqlite3_bind_int64(st, 2, seq);
+    int n = 0;
+    while (n < VW_MAX_ARGS && sqlite3_step(st) == SQLITE_ROW) {
+        struct vw_operand *o = &ops[n++];
+        snprintf(o->arg, sizeof o->arg, "%s", (const char *)sqlite3_column_text(st, 1));
+        o->tensor = sqlite3_column_int64(st, 2);
+        o->dev = sqlite3_column_int64(st, 3);
+        snprintf(o->dtype, sizeof o->dtype, "%s", vw_dtype_name(sqlite3_column_int(st, 4)));
+        snprintf(o->shape, sizeof o->shape, "%s", (const char *)sqlite3_column_text(st, 5));
+        snprintf(o->name, sizeof o->name, "%s",
+                 sqlite3_column_text(st, 6) ? (const char *)sqlite3_column_text(st, 6) : "");
+        o->scalar = !strcmp(o->shape, "[]") && o->dev == 0;
+    }
+    sqlite3_finalize(st);
+    k->n = n;
+    /* the operands' majority; a tie goes to the accelerator (a program that has one means to use it), between
+     * accelerators to the first operand's */
+    int64_t devs[VW_MAX_ARGS];
+    int counts[VW_MAX_ARGS], nd = 0;
+    for (int i = 0; i < n; i++) {
+        if (ops[i].scalar) continue;
+        int j = 0;
+        while (j < nd && devs[j] != ops[i].dev) j++;
+        if (j == nd) devs[nd] = ops[i].dev, counts[nd++] = 0;
+        counts[j]++;
+    }
+    int best = 0;
+    int64_t first_dev = first >= 0 && first < n ? ops[first].dev : -1;
+    for (int j = 1; j < nd; j++)
+        if (counts[j] > counts[best] || (counts[j] == counts[best] && devs[best] == 0 && devs[j] != 0) ||
+            (counts[j] == counts[best] && devs[best] != 0 && devs[j] == first_dev))
+            best = j;
+    for (int j = 0; j < nd; j++)
+        if (j != best && counts[j] == counts[best] && devs[j] != 0 && devs[best] != 0) k->tie = 1;
+    intent_of(m, ops, n, nd ? devs[best] : 0, seq, &k->in);
+    k->want = k->in.want;
+    if (strcmp(k->in.by, "operands") || k->in.ambiguous) k->tie = 0; /* settled by the program, or said */
+    for (int i = 0; i < n; i++) {
+        ops[i].odd = !ops[i].scalar && ops[i].dev != k->want;
+        build_chain(m, &ops[i], ops[i].tensor, seq);
+        ops[i].arrived = arrival(&ops[i]);
+        ops[i].gap = vw_health_gap(&m->health, ops[i].nsteps ? ops[i].chain[ops[i].nsteps - 1].seq : 0, seq);
+        if (ops[i].odd && !k->odd) k->odd = &ops[i];
+    }
+    k->call.stack = stack, k->call.seq = seq, k->call.pystack = pystack;
+    k->call.has_site = site_of(m, stack, pystack, seq, &k->call.site);
+    return 0;
+}
+
+void vw_case_free(struct vw_case *k) {
+    free(k->ops);
+    k->ops = NULL;
+}

@@ -1,0 +1,565 @@
+/* The rules of the diagnosis: one table in priority order (vw_rules), each
+ * rule an id, the mechanism it explains, and a match on the model's facts
+ * (diag.h) that proposes a fix: where the change goes and, for a Python
+ * program whose producer recorded source facts, the code to write there, in
+ * the program's own names and device expression. A rule decides on data
+ * (origins, devices, sites, names, source facts), never on a message text or
+ * on what the report prints. Rendering is report.c's; the patch is
+ * source.c's. */
+#include "diag.h"
+
+#include <devtrace/probe.h>
+#include <stdarg.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- shared pieces */
+
+static void say(struct vw_fix *fx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct vw_fix *fx, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fx->text, sizeof fx->text, fmt, ap);
+    va_end(ap);
+}
+
+static void also(struct vw_fix *fx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void also(struct vw_fix *fx, const char *fmt, ...) {
+    size_t k = strlen(fx->text);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fx->text + k, sizeof fx->text - k, fmt, ap);
+    va_end(ap);
+}
+
+/* A fact the rule used, as evidence in the report. */
+static void evidence(struct vw_fix *fx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void evidence(struct vw_fix *fx, const char *fmt, ...) {
+    if (fx->nevidence >= VW_MAX_EVIDENCE) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fx->evidence[fx->nevidence++], sizeof fx->evidence[0], fmt, ap);
+    va_end(ap);
+}
+
+static void at(struct vw_fix *fx, const struct vw_step *s) {
+    fx->site = *s;
+    fx->has_site = s->has_site;
+}
+
+static void at_frame(struct vw_fix *fx, const struct vw_frame *f, int64_t seq) {
+    memset(&fx->site, 0, sizeof fx->site);
+    fx->site.site = *f;
+    fx->site.seq = seq;
+    fx->site.origin = -1;
+    fx->has_site = fx->site.has_site = 1;
+}
+
+static const char *dev_name(int64_t dev, char *buf) { return vw_device_name(dev, buf, 32); }
+
+static const char *site_str(const struct vw_step *s, char *buf, size_t size) {
+    return s->has_site ? vw_site_str(&s->site, buf, size) : "?";
+}
+
+static int ident(const char *s) {
+    if (!s || !*s || (*s >= '0' && *s <= '9')) return 0;
+    for (; *s; s++)
+        if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9'))) return 0;
+    return 1;
+}
+
+static int is_python(const struct vw_step *s) { return s->has_site && !strcmp(s->site.module, "python"); }
+
+/* What the advice calls the odd operand: its name in the program, else the argument it was passed as
+ * ("the tensor passed as 'input'"); never a trace's internal id. */
+static const char *called(const struct vw_operand *o, char *buf, size_t size) {
+    if (o->name[0])
+        snprintf(buf, size, "\"%s\"", o->name);
+    else
+        snprintf(buf, size, "the tensor passed as '%s'", o->arg);
+    return buf;
+}
+
+/* The name a tensor of the chain went by in the program, or "". */
+static const char *step_name(struct vw_model *m, const struct vw_case *k, const struct vw_step *s, char *buf,
+                             size_t size) {
+    return vw_tensor_name(m, s->tensor, k->seq, buf, size);
+}
+
+/* The call on the line that made s that made it (a factory the producer saw, its name the step's), from the
+ * source facts; NULL when none is known. */
+static const struct vw_src_call *making_call(const struct vw_src *src, const struct vw_step *s) {
+    size_t wl = strlen(s->what);
+    for (int i = 0; i < src->ncalls; i++) {
+        const char *f = src->calls[i].func;
+        size_t fl = strlen(f);
+        if (wl && fl >= wl && !strcmp(f + fl - wl, s->what) && (fl == wl || f[fl - wl - 1] == '.'))
+            return &src->calls[i];
+    }
+    return NULL;
+}
+
+/* The line of Python that moves `name` to the intended device, added after the fix's statement: written only
+ * where the program binds that name at the fix (its statement, or one from where the tensor was made down to
+ * the fix, in the same function), as the source facts say. 1 when written. */
+static int code_for(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const struct vw_step *own,
+                    const char *name) {
+    if (!ident(name) || !is_python(&fx->site)) return 0;
+    struct vw_src src;
+    int bound = vw_src_at(m, fx->site.site.file, fx->site.site.line, &src) && vw_src_binds(&src, name);
+    if (!bound && own && is_python(own) && !strcmp(own->site.file, fx->site.site.file) &&
+        vw_same_function(own->site.function, fx->site.site.function) && own->site.line <= fx->site.site.line &&
+        fx->site.site.line - own->site.line < 64)
+        for (int l = own->site.line; l < fx->site.site.line && !bound; l++)
+            bound = vw_src_at(m, own->site.file, l, &src) && vw_src_binds(&src, name);
+    if (!bound) return 0;
+    char expr[160];
+    vw_device_expr(m, k, k->want, &fx->site.site, expr, sizeof expr);
+    snprintf(fx->code, sizeof fx->code, "%s = %s.to(%s)", name, name, expr);
+    return 1;
+}
+
+/* code_for with the names the odd operand went by: its own, then its chain's up to where it reached its
+ * device, then the fix's tensor's, each tried with the line that made it and the one it arrived at. */
+static void code_for_odd(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const char *first) {
+    const struct vw_operand *o = k->odd;
+    const struct vw_step *own = o->nsteps ? &o->chain[0] : NULL, *arr = o->nsteps ? &o->chain[o->arrived] : NULL;
+    const struct vw_step *owns[2] = {own, arr != own ? arr : NULL};
+    for (int w = 0; w < 2 && !fx->code[0]; w++)
+        if ((owns[w] || !w) && first && first[0]) code_for(m, k, fx, owns[w], first);
+    /* the one name the statement that made it binds to it (h0 = torch.zeros(...)) */
+    struct vw_src src;
+    for (int w = 0; w < 2 && !fx->code[0]; w++) {
+        const struct vw_step *s = owns[w];
+        const struct vw_src_call *c;
+        if (s && is_python(s) && vw_src_at(m, s->site.file, s->site.line, &src) && src.binds[0] &&
+            !strchr(src.binds, ',') && !strcmp(src.binds_kind, "call") && (c = making_call(&src, s)) && !c->temporary)
+            code_for(m, k, fx, s, src.binds);
+    }
+    int64_t ids[VW_MAX_STEPS + 2];
+    int nids = 0;
+    ids[nids++] = o->tensor;
+    for (int s = 0; s < o->nsteps && s <= o->arrived && nids < VW_MAX_STEPS + 1; s++) ids[nids++] = o->chain[s].tensor;
+    if (fx->site.tensor) ids[nids++] = fx->site.tensor;
+    for (int i = 0; i < nids && !fx->code[0]; i++) {
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = ids[j] == ids[i];
+        if (seen || !ids[i]) continue;
+        char names[8][256];
+        int nn = vw_tensor_names(m, ids[i], k->seq, names, 8);
+        for (int j = 0; j < nn && !fx->code[0]; j++)
+            for (int w = 0; w < 2 && !fx->code[0]; w++)
+                if (owns[w] || !w) code_for(m, k, fx, owns[w], names[j]);
+    }
+}
+
+/* ---------------------------------------------------------------- the rules */
+
+/* optimizer-state-left-behind: an optimizer's state made next to its parameter, then the parameter moved. */
+static int r_state_left_behind(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
+    struct vw_step move;
+    char param[256], d1[32], d2[32], d3[32], on[300];
+    if (!vw_fact_state_left_behind(m, k->odd, k->seq, &move, param, sizeof param)) return 0;
+    at(fx, &move);
+    say(fx,
+        "the optimizer state %s was made on %s next to its parameter \"%s\", which was then moved to %s here and "
+        "left the state behind: move the model to %s before the optimizer's state is created or loaded (or move "
+        "the state too)",
+        called(k->odd, on, sizeof on), dev_name(k->odd->dev, d2), param, dev_name(move.dev, d3), dev_name(k->want, d1));
+    evidence(fx, "\"%s\" is optimizer state of parameter \"%s\"", k->odd->name, param);
+    evidence(fx, "\"%s\" moved %s -> %s after the state was made", param, d2, d3);
+    /* the code: the program's own move of the model (model.to(device) on the move's line), made before the
+     * statement that made the state (a load_state_dict, a first step) */
+    const struct vw_step *made = &k->odd->chain[k->odd->arrived];
+    struct vw_src src;
+    if (is_python(&move) && is_python(made) && vw_src_at(m, move.site.file, move.site.line, &src)) {
+        for (int i = 0; i < src.ncalls && !fx->code[0]; i++) {
+            const char *fn = src.calls[i].func, *dot = strrchr(fn, '.');
+            char obj[128];
+            if (!dot || (strcmp(dot, ".to") && strcmp(dot, ".cuda")) || (size_t)(dot - fn) >= sizeof obj) continue;
+            snprintf(obj, sizeof obj, "%.*s", (int)(dot - fn), fn);
+            int plain = 1;
+            for (const char *p = obj; *p && plain; p++)
+                plain = *p == '.' || *p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                        (*p >= '0' && *p <= '9');
+            if (!plain || !obj[0] || (obj[0] >= '0' && obj[0] <= '9')) continue;
+            char expr[160];
+            vw_device_expr(m, k, k->want, &move.site, expr, sizeof expr);
+            at(fx, made);
+            fx->before = 1;
+            snprintf(fx->code, sizeof fx->code, "%s.to(%s)", obj, expr);
+            evidence(fx, "the program moves \"%s\" at %s:%d", obj, move.site.file, move.site.line);
+        }
+    }
+    return 1;
+}
+
+/* made-before-source-moved: a tensor made from another (a clone, an EMA's shadow) before a move in place
+ * took the other to the device. */
+static int r_made_before_source_moved(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
+    struct vw_step move;
+    int src;
+    char d1[32], d2[32], sname[256], on[300], buf[1024];
+    const struct vw_operand *o = k->odd;
+    if (!vw_fact_made_before_source_moved(m, o, k->want, k->seq, &move, &src)) return 0;
+    at(fx, &move);
+    if (!vw_tensor_name(m, move.tensor, k->seq, sname, sizeof sname)[0]) snprintf(sname, sizeof sname, "its source");
+    say(fx,
+        "%s was made from \"%.120s\" while that was on %s (%.300s); this move took \"%.120s\" to %s and left %s "
+        "behind: make it after this move (or move it to %s too)",
+        called(o, on, sizeof on), sname, dev_name(o->dev, d2), site_str(&o->chain[src - 1], buf, sizeof buf), sname,
+        dev_name(k->want, d1), on, d1);
+    evidence(fx, "made from a tensor while it was on %s", d2);
+    evidence(fx, "that tensor was then moved in place to %s", d1);
+    return 1;
+}
+
+/* checkpoint-map-location: loaded from a checkpoint onto the device it was saved from, not the intended one. */
+static int r_checkpoint(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
+    const struct vw_step *a = &k->odd->chain[k->odd->arrived];
+    char d1[32], on[300], expr[160];
+    if (a->origin != DTP_ORIGIN_CHECKPOINT) return 0;
+    at(fx, a);
+    vw_device_expr(m, k, k->want, &a->site, expr, sizeof expr);
+    say(fx, "load the checkpoint with map_location=%s (or move %s to %s after loading)", expr,
+        called(k->odd, on, sizeof on), dev_name(k->want, d1));
+    evidence(fx, "loaded from checkpoint key \"%s\" onto %s", a->what, vw_device_name(a->dev, on, 32));
+    code_for_odd(m, k, fx, k->odd->name);
+    const char *dot = strchr(k->odd->name, '.');
+    char mod[128];
+    if (!fx->code[0] && dot && (size_t)(dot - k->odd->name) < sizeof mod) { /* a whole model loaded: move it */
+        snprintf(mod, sizeof mod, "%.*s", (int)(dot - k->odd->name), k->odd->name);
+        code_for(m, k, fx, a, mod);
+    }
+    return 1;
+}
+
+/* peer-moved-from-same-source: a peer was copied to the device from something made where the odd one was
+ * made (the other half of a batch): the odd one's move belongs beside it. */
+static int r_peer_same_source(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
+    const struct vw_operand *odd = k->odd;
+    char d1[32], on[300];
+    for (int i = 0; i < k->n; i++) {
+        const struct vw_operand *p = &k->ops[i];
+        if (p->odd || p->scalar || !p->nsteps) continue;
+        const struct vw_step *pa = &p->chain[p->arrived];
+        if (pa->origin != DTP_ORIGIN_TRANSFER || p->arrived + 1 >= p->nsteps) continue;
+        int shared = 0;
+        for (int s = odd->arrived; s >= 0 && !shared; s--)
+            shared = vw_same_site(&p->chain[p->arrived + 1], &odd->chain[s]);
+        if (!shared) continue;
+        at(fx, pa);
+        say(fx, "move %s to %s where its peer \"%s\" is moved", called(odd, on, sizeof on), dev_name(k->want, d1),
+            p->name[0] ? p->name : p->arg);
+        evidence(fx, "the peer '%s' was copied to %s from a tensor made on the same line", p->arg, d1);
+        code_for_odd(m, k, fx, odd->name);
+        return 1;
+    }
+    return 0;
+}
+
+/* sibling-moved: made on one line with a tensor the program then moved itself (x, y = batch; x =
+ * x.to(device)), where the program has no name for the odd one at its making. */
+static int r_sibling_moved(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
+    const struct vw_step *a = &k->odd->chain[k->odd->arrived];
+    struct vw_step move;
+    struct vw_frame cb;
+    char sib[256] = "", d1[32], on[300], buf[1024];
+    if (a->origin == DTP_ORIGIN_TRANSFER || a->origin == DTP_ORIGIN_VIEW || !is_python(a)) return 0;
+    /* where the program holds it by a name where it was made, the move goes right there */
+    struct vw_fix probe = {.site = *a, .has_site = 1};
+    code_for_odd(m, k, &probe, k->odd->name);
+    if (probe.code[0] || vw_fact_callback_caller(m, a, k->pystack, &cb)) return 0;
+    if (!vw_fact_sibling_moved(m, a, k->odd->dev, k->want, k->seq, &move, sib, sizeof sib)) return 0;
+    at(fx, &move);
+    say(fx, "move %s to %s where %s, made with it at %s, is moved", called(k->odd, on, sizeof on),
+        dev_name(k->want, d1), sib[0] ? sib : "the tensor", site_str(a, buf, sizeof buf));
+    evidence(fx, "made on one line with %s, which the program moved to %s", sib[0] ? sib : "a tensor", d1);
+    code_for_odd(m, k, fx, k->odd->name);
+    return 1;
+}
+
+/* copied-off-device: it reached its device by a copy, and that copy is the mistake. */
+static int r_copied(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
+    const struct vw_step *a = &k->odd->chain[k->odd->arrived];
+    char d1[32], d2[32], on[300];
+    if (a->origin != DTP_ORIGIN_TRANSFER) return 0;
+    at(fx, a);
+    if (k->odd->dev == 0)
+        say(fx, "keep %s on %s: it was copied off the device here; use the device tensor, or move the copy back to %s",
+            called(k->odd, on, sizeof on), dev_name(k->want, d1), d1);
+    else
+        say(fx, "%s was copied to %s here, but the op runs on %s: copy it to %s", called(k->odd, on, sizeof on),
+            dev_name(k->odd->dev, d2), dev_name(k->want, d1), d1);
+    evidence(fx, "copied to %s by %s, and used there", dev_name(k->odd->dev, d2), a->what);
+    struct vw_src src;
+    if (k->odd->dev == 0 && ident(k->odd->name) && is_python(&k->call) &&
+        vw_src_at(m, k->call.site.file, k->call.site.line, &src)) {
+        /* the copy off the device is kept for what it was made for (a metric, a log); the op that failed
+         * gets the device's tensor back right before it */
+        char expr[160];
+        at(fx, &k->call);
+        fx->before = 1;
+        vw_device_expr(m, k, k->want, &k->call.site, expr, sizeof expr);
+        snprintf(fx->code, sizeof fx->code, "%.200s = %.200s.to(%.150s)", k->odd->name, k->odd->name, expr);
+        evidence(fx, "\"%s\" is used on %s right after", k->odd->name, d1);
+        return 1;
+    }
+    code_for_odd(m, k, fx, k->odd->name);
+    return 1;
+}
+
+/* The step where a never-moved operand was made, past in-place moves and (once) views of its base; *view the
+ * index of the view when a view's base is where the move goes, else -1. */
+static int made_at(const struct vw_operand *o, int *view) {
+    int own = 0;
+    *view = -1;
+    for (; own < o->nsteps - 1 && (o->chain[own].origin == -1 || o->chain[own].origin == DTP_ORIGIN_VIEW); own++)
+        if (o->chain[own].origin == DTP_ORIGIN_VIEW && *view < 0) *view = own;
+    if (*view >= 0 && vw_same_site(&o->chain[*view], &o->chain[own])) { /* made and viewed on one line */
+        for (own = 0; own < o->nsteps - 1 && o->chain[own].origin == -1; own++) {
+        }
+        *view = -1;
+    }
+    return own;
+}
+
+/* temporary-in-expression: a factory's result made inside a larger expression (an index made with
+ * torch.arange inside an embedding call) and never moved: no line after it can reach it; device= at the
+ * call can. */
+static int r_temporary(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
+    const struct vw_operand *o = k->odd;
+    int view;
+    if (!o->nsteps || o->missing) return 0;
+    const struct vw_step *s = &o->chain[made_at(o, &view)];
+    struct vw_src src;
+    if (s->origin != DTP_ORIGIN_FACTORY || !is_python(s) || !vw_src_at(m, s->site.file, s->site.line, &src)) return 0;
+    const struct vw_src_call *c = making_call(&src, s);
+    if (!c || !c->temporary || c->device[0]) return 0;
+    char d1[32], on[300], expr[160];
+    at(fx, s);
+    vw_device_expr(m, k, k->want, &s->site, expr, sizeof expr);
+    say(fx, "make %s on %s where it is made, inside the expression at %s:%d: %s(..., device=%s)",
+        called(o, on, sizeof on), dev_name(k->want, d1), s->site.file, s->site.line, c->func, expr);
+    fx->replace = 1;
+    fx->edit_line = c->end_line;
+    fx->edit_col = c->end_col - 1; /* before the closing parenthesis */
+    snprintf(fx->edit_text, sizeof fx->edit_text, "%sdevice=%s", c->has_args ? ", " : "", expr);
+    snprintf(fx->code, sizeof fx->code, "%s(..., device=%s)", c->func, expr);
+    evidence(fx, "made by %s, a temporary inside a larger expression", c->func);
+    evidence(fx, "never moved");
+    return 1;
+}
+
+/* never-moved: made off the intended device and never moved; the move goes right after it is made (a view:
+ * after its base is made, once; computed from an unnamed tensor: where that came from). Variants, each
+ * with its own id: module-never-moved (a module's parameter), made-in-callee (made in a function that
+ * returned it: where the caller binds it), library-callback (made in a function a library called back),
+ * moved-with-others (the program moved what was made with it), plain-attribute (a module's plain field,
+ * left by the module's move), factory-device (a factory that takes device=). */
+static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
+    const struct vw_operand *odd = k->odd;
+    if (!odd->nsteps) return 0;
+    char d1[32], d2[32], on[300], buf[1024];
+    dev_name(k->want, d1);
+    dev_name(odd->dev, d2);
+    called(odd, on, sizeof on);
+    int view, own = made_at(odd, &view);
+    /* computed by ops of one tensor each from a tensor the program has no name for (a mask from a causal
+     * buffer): the fix is where those came from, the first the program holds by a name; not where library
+     * code made it (a loader's collation): the program's move of its batch decides */
+    int derived = -1;
+    char rootname[256] = "", fixname[256] = "";
+    if (odd->chain[own].origin == DTP_ORIGIN_OP_OUTPUT && own < odd->nsteps - 1 && !odd->chain[own].site.library &&
+        !step_name(m, k, &odd->chain[own], rootname, sizeof rootname)[0] && vw_fact_combined(m, &odd->chain[own]) < 2) {
+        derived = own;
+        while (own < odd->nsteps - 1 &&
+               (odd->chain[own].origin == DTP_ORIGIN_VIEW || odd->chain[own].origin == -1 ||
+                (odd->chain[own].origin == DTP_ORIGIN_OP_OUTPUT && vw_fact_combined(m, &odd->chain[own]) < 2)))
+            if (step_name(m, k, &odd->chain[++own], rootname, sizeof rootname)[0]) break;
+        view = -1;
+    }
+    const struct vw_step *made = &odd->chain[own];
+    at(fx, made);
+    fx->rule = "never-moved";
+    const char *codename = odd->name;
+    if (derived >= 0) {
+        fx->rule = "derived-from-unmoved";
+        codename = rootname;
+        say(fx, "move %s%s%s to %s right after it is made: %s is computed from it (at %s), on %s too",
+            rootname[0] ? "\"" : "", rootname[0] ? rootname : "the tensor it is computed from", rootname[0] ? "\"" : "",
+            d1, on, site_str(&odd->chain[derived], buf, sizeof buf), d2);
+        evidence(fx, "computed from a tensor made on %s by %s", d2, made->what);
+    } else if (view >= 0) {
+        fx->rule = "view-of-unmoved-base";
+        codename = step_name(m, k, made, fixname, sizeof fixname);
+        say(fx,
+            "move %s%s%s to %s right after it is made, once: %s is a view of it (made at %s), and a view is on its "
+            "base's device",
+            fixname[0] ? "\"" : "", fixname[0] ? fixname : "its base", fixname[0] ? "\"" : "", d1, on,
+            site_str(&odd->chain[view], buf, sizeof buf));
+        evidence(fx, "a view (%s) of a tensor made on %s", odd->chain[view].what, d2);
+    } else
+        say(fx, "move %s to %s right after it is made", on, d1);
+    /* the other odd operands made there too (a module's weight and bias) */
+    int more = 0;
+    for (int i = 0; i < k->n; i++) {
+        const struct vw_operand *o = &k->ops[i];
+        if (!o->odd || o == odd || !o->nsteps || !vw_same_site(&o->chain[o->arrived], &odd->chain[odd->arrived]))
+            continue;
+        also(fx, "%s\"%s\"", more++ ? ", " : " (and ", o->name[0] ? o->name : o->arg);
+    }
+    if (more) also(fx, ", made there too)");
+    evidence(fx, "made on %s by %s and never moved", d2, made->what);
+    /* a module's parameter (PyTorch names them "model.fc.weight" by the program's variable): the module was
+     * never moved */
+    char modname[128] = "";
+    const char *dot = strchr(odd->name, '.');
+    if (view < 0 && derived < 0 && dot && dot > odd->name && !strcmp(made->what, "nn.Parameter") &&
+        (size_t)(dot - odd->name) < sizeof modname) {
+        fx->rule = "module-never-moved";
+        snprintf(modname, sizeof modname, "%.*s", (int)(dot - odd->name), odd->name);
+        say(fx,
+            "move the module \"%s\" to %s once it is made: its parameter \"%s\"%s is still where it was made, on %s",
+            modname, d1, odd->name, more ? " (and the others listed)" : "", d2);
+        codename = modname;
+        evidence(fx, "a parameter (nn.Parameter) of \"%s\"", modname);
+    }
+    const char *bind = codename && codename[0] ? codename : NULL;
+    struct vw_frame caller;
+    struct vw_step move;
+    struct vw_src src;
+    int lm;
+    int binds_here = bind && vw_src_at(m, made->site.file, made->site.line, &src) && vw_src_binds(&src, bind);
+    struct vw_src csrc;
+    int in_caller = bind && vw_fact_bound_in_caller(m, made, bind, &caller) &&
+                    (caller.line != made->site.line || strcmp(caller.file, made->site.file));
+    /* received by a loop of the program's (for x in loader:, an iterator class of its own): the move goes in
+     * the loop, where the program first holds it, not in the code that made it */
+    int by_loop = in_caller && vw_src_at(m, caller.file, caller.line, &csrc) && csrc.opens &&
+                  csrc.loop_first == csrc.first && !vw_same_function(caller.function, made->site.function);
+    if (in_caller && (!binds_here || by_loop)) {
+        /* made inside a function that returned it (the module's own __init__, a helper making a mask): the
+         * fix goes where the caller binds it (model = Net(), mask = self.make_mask(n), for x, y in loader:) */
+        at_frame(fx, &caller, made->seq);
+        fx->site.tensor = made->tensor;
+        if (by_loop) {
+            fx->rule = "loader-batch";
+            say(fx, "move %s to %s in the loop that receives it (%s:%d), where the program first holds it", on, d1,
+                caller.file, caller.line);
+            evidence(fx, "made by %s in %s, which the loop at line %d iterates", made->what, made->site.function,
+                     caller.line);
+        } else if (strcmp(fx->rule, "module-never-moved")) {
+            fx->rule = "made-in-callee";
+            evidence(fx, "made in %s, which returned it to %s", made->site.function, caller.function);
+        }
+    } else if (vw_fact_callback_caller(m, made, k->pystack, &caller)) {
+        fx->rule = "library-callback";
+        say(fx, "move %s to %s where it comes back from the library that called %s (%s:%d), which made it", on, d1,
+            made->site.function, made->site.file, made->site.line);
+        at_frame(fx, &caller, made->seq);
+        evidence(fx, "made in %s, called back by library code", made->site.function);
+    } else if ((lm = vw_fact_module_move(m, made, odd->dev, k->want, k->seq, &move)) == 2) {
+        fx->rule = "moved-with-others";
+        at(fx, &move);
+        say(fx, "move %s to %s where the tensors made with it are moved", on, d1);
+        evidence(fx, "the program moved tensors made in %s to %s, not this one", made->site.function, d1);
+    } else if (lm) {
+        fx->rule = "plain-attribute";
+        say(fx,
+            "if a module keeps %s (or the module it belongs to) in a plain attribute, list or dict, register it "
+            "there instead (register_buffer; nn.ModuleList or nn.ModuleDict for modules), so that moving the module "
+            "moves it; it was made in %s, next to tensors that moving the module%s%s took to %s while it stayed on %s "
+            "(or move it to %s right after it is made)",
+            on, made->site.function, move.has_site ? " at " : "", move.has_site ? site_str(&move, buf, sizeof buf) : "",
+            d1, d2, d1);
+        evidence(fx, "the module's move at %s left it on %s", site_str(&move, buf, sizeof buf), d2);
+        struct vw_src msrc;
+        if (vw_src_at(m, made->site.file, made->site.line, &msrc) && msrc.binds_attr[0]) {
+            const char *attr = msrc.binds_attr, *comma = strchr(attr, ',');
+            char a[128];
+            snprintf(a, sizeof a, "%.*s", (int)(comma ? (size_t)(comma - attr) : strlen(attr)), attr);
+            if (!strncmp(a, "self.", 5) && ident(a + 5)) {
+                /* registered first, the assignment that follows fills the buffer */
+                snprintf(fx->code, sizeof fx->code, "self.register_buffer(\"%s\", None)", a + 5);
+                fx->before = 1;
+                evidence(fx, "bound to the plain attribute %s", a);
+            }
+        }
+        return 1;
+    } else if (!modname[0] && made->origin == DTP_ORIGIN_FACTORY && is_python(made) &&
+               vw_src_at(m, made->site.file, made->site.line, &src)) {
+        const struct vw_src_call *c = making_call(&src, made);
+        if (c && !c->device[0]) { /* a factory that takes a device: made there in the first place */
+            char expr[160];
+            vw_device_expr(m, k, k->want, &made->site, expr, sizeof expr);
+            also(fx, " (or make it there: %s(..., device=%s))", c->func, expr);
+            evidence(fx, "made by %s, which takes device=", c->func);
+        }
+    }
+    if (!fx->code[0]) {
+        if (modname[0] || derived >= 0 || view >= 0)
+            code_for(m, k, fx, NULL, codename);
+        else
+            code_for_odd(m, k, fx, codename);
+        if (!fx->code[0] && modname[0]) code_for(m, k, fx, made, modname);
+    }
+    /* made right where it is made, with others made the same way next to it and never moved either (MEAN and
+     * STD): those go too, or the program fails again at the next one */
+    struct vw_sibling sib[4];
+    int nsib =
+        fx->code[0] && !fx->before && vw_same_site(&fx->site, made) ? vw_fact_siblings(m, made, k->seq, sib, 4) : 0;
+    if (nsib) {
+        char expr[160];
+        int last = fx->site.site.line;
+        vw_device_expr(m, k, k->want, &made->site, expr, sizeof expr);
+        also(fx, "; and with it");
+        for (int i = 0; i < nsib; i++) {
+            size_t at = strlen(fx->code);
+            snprintf(fx->code + at, sizeof fx->code - at, "\n%.120s = %.120s.to(%.150s)", sib[i].name, sib[i].name,
+                     expr);
+            also(fx, "%s\"%s\" (line %d)", i ? ", " : " ", sib[i].name, sib[i].line);
+            if (sib[i].line > last) last = sib[i].line;
+        }
+        also(fx, ", made the same way next to it and never moved");
+        evidence(fx, "%d more made the same way next to it, never moved", nsib);
+        fx->site.site.line = last; /* after the last of them */
+    }
+    return 1;
+}
+
+/* ---------------------------------------------------------------- the table */
+
+/* Each rule with its id and what it explains, tried in this order; the first that fits decides. */
+const struct vw_rule vw_rules[] = {
+    {"optimizer-state-left-behind",
+     "an optimizer's state made next to its parameter (a step, a loaded state dict) before the model was moved",
+     r_state_left_behind},
+    {"made-before-source-moved",
+     "a tensor made from another (a copy, an EMA's shadow) before a move in place took the other to the device",
+     r_made_before_source_moved},
+    {"checkpoint-map-location", "loaded from a checkpoint onto the device it was saved from", r_checkpoint},
+    {"peer-moved-from-same-source", "the other half of a batch was moved, this one not", r_peer_same_source},
+    {"sibling-moved", "made on one line with a tensor the program moved itself, where it has no name of its own",
+     r_sibling_moved},
+    {"copied-off-device", "copied to another device (.cpu() for a metric, the wrong GPU) and used there", r_copied},
+    {"temporary-in-expression", "a factory's result made inside the failing expression, never moved", r_temporary},
+    {"never-moved",
+     "made off the device and never moved (and its variants: module-never-moved, made-in-callee, loader-batch, "
+     "library-callback, moved-with-others, plain-attribute, derived-from-unmoved, view-of-unmoved-base)",
+     r_never_moved},
+};
+const int vw_nrules = (int)(sizeof vw_rules / sizeof vw_rules[0]);
+
+int vw_diagnose(struct vw_model *m, const struct vw_case *k, struct vw_fix *fix) {
+    memset(fix, 0, sizeof *fix);
+    if (!k->odd) return 0;
+    for (int i = 0; i < vw_nrules; i++) {
+        struct vw_fix f;
+        memset(&f, 0, sizeof f);
+        if (!vw_rules[i].match(m, k, &f)) continue;
+        if (!f.rule) f.rule = vw_rules[i].id;
+        *fix = f;
+        return 1;
+    }
+    return 0;
+}
