@@ -108,8 +108,8 @@ def _preloaded():
 
 
 def start(path=None, overwrite=False):
-    """Starts tracing this process into path (default: devtrace.PROGRAM.PID.db here, as ``devtrace
-    run``): loads the tracer, and the PyTorch recorder when torch is imported (now or later).
+    """Starts tracing this process into path (default: DEVTRACE_OUTPUT, else devtrace.PROGRAM.PID.db
+    here, as ``devtrace run``): loads the tracer, and the PyTorch recorder when torch is imported (now or later).
     Returns the trace's path. A process writes one trace: a second start() after stop() raises
     RuntimeError (restart the kernel, or use ``devtrace run``). Under ``devtrace run`` the whole
     process is traced already: start() returns that trace's path and changes nothing."""
@@ -132,13 +132,14 @@ def start(path=None, overwrite=False):
         if os.path.isdir(path):
             raise IsADirectoryError("devtrace: %s is a directory; give the trace's file name" % path)
     nat = native()
-    env = {"DEVTRACE_OUTPUT": path, "DEVTRACE_OVERWRITE": "1" if overwrite else None}
+    env = {}  # without a path or overwrite, DEVTRACE_OUTPUT and DEVTRACE_OVERWRITE count as set
+    if path is not None:
+        env["DEVTRACE_OUTPUT"] = path
+    if overwrite:
+        env["DEVTRACE_OVERWRITE"] = "1"
     for k, v in env.items():
         _saved_env[k] = os.environ.get(k)
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v  # read by the tracer's constructor, and again in a forked child
+        os.environ[k] = v  # read by the tracer's constructor, and again in a forked child
     try:
         # RTLD_GLOBAL: the adapter's extension finds the dtp_* probes with dlsym(RTLD_DEFAULT)
         _lib = ctypes.CDLL(nat.tracer, mode=os.RTLD_GLOBAL | os.RTLD_NOW)

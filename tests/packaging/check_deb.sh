@@ -57,6 +57,12 @@ chmod +x "$work/bin/ldconfig"
 dpkg_root() { PATH="$work/bin:$PATH" dpkg --force-not-root --force-script-chrootless --root="$root" "$@"; }
 dpkg_root --force-depends -i "$deb" >"$work/install.log" 2>&1 || { cat "$work/install.log"; fail "dpkg -i"; }
 [ -x "$root/usr/bin/devtrace" ] || fail "dpkg -i installed no devtrace"
+# pkg-config and CMake's package file answer with the multiarch libdir, relative to where they are
+pc() { PKG_CONFIG_PATH="$root/usr/lib/$arch/pkgconfig" pkg-config "$@"; }
+[ "$(realpath "$(pc --variable=libdir libdtrt)")" = "$root/usr/lib/$arch" ] || fail "libdtrt.pc: libdir $(pc --variable=libdir libdtrt)"
+[ -e "$(pc --variable=includedir devtrace-probe)/devtrace/probe.h" ] || fail "devtrace-probe.pc: no probe.h in its includedir"
+grep -q '"${PACKAGE_PREFIX_DIR}/lib/'"$arch"'/devtrace/libdevtrace.so"' "$root/usr/lib/$arch/cmake/devtrace/devtraceConfig.cmake" \
+  || fail "devtraceConfig.cmake: devtrace_TRACER_LIBRARY not in the multiarch libdir"
 
 if /usr/bin/python3 -c "import torch" 2>/dev/null; then
   cd "$work"
