@@ -24,16 +24,21 @@ except ImportError:  # the wheel package is needed to build a wheel, not to read
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 
-# what the wheel carries under devtrace/_native: (built file or source file, its name there)
+# what the wheel carries under devtrace/_native: (built file, its name there); and the adapter's
+# Python files from the sources (sitecustomize.py and every devtrace_torch/*.py), under python/
 NATIVE = [
-    ("build:viewer/devtrace", "devtrace"),
-    ("build:tracer/libdevtrace.so", "libdevtrace.so"),
-    ("build:adapters/pytorch/devtrace_torch/_probes.abi3.so", "python/devtrace_torch/_probes.abi3.so"),
-    ("src:adapters/pytorch/sitecustomize.py", "python/sitecustomize.py"),
-    ("src:adapters/pytorch/devtrace_torch/__init__.py", "python/devtrace_torch/__init__.py"),
-    ("src:adapters/pytorch/devtrace_torch/recorder.py", "python/devtrace_torch/recorder.py"),
-    ("src:adapters/pytorch/devtrace_torch/sim.py", "python/devtrace_torch/sim.py"),
+    ("viewer/devtrace", "devtrace"),
+    ("tracer/libdevtrace.so", "libdevtrace.so"),
+    ("adapters/pytorch/devtrace_torch/_probes.abi3.so", "python/devtrace_torch/_probes.abi3.so"),
 ]
+ADAPTER = os.path.join(ROOT, "adapters", "pytorch")
+
+
+def adapter_files():
+    names = ["sitecustomize.py"] + sorted(os.path.join("devtrace_torch", n)
+                                          for n in os.listdir(os.path.join(ADAPTER, "devtrace_torch"))
+                                          if n.endswith(".py"))
+    return [(os.path.join(ADAPTER, n), os.path.join("python", n)) for n in names]
 
 
 class build_native(build_py):
@@ -55,11 +60,10 @@ class build_native(build_py):
             self.announce(" ".join(shlex.quote(c) for c in cmd), level=2)
             if subprocess.call(cmd) != 0:
                 sys.exit("devtrace: `%s` failed; the native parts need cmake, a C compiler, pkg-config, "
-                         "libsqlite3-dev, libdw-dev and python3-dev (docs/python.md)" % " ".join(cmd[:2]))
+                         "libsqlite3-dev, libdw-dev, libmd-dev and python3-dev (docs/python.md)" % " ".join(cmd[:2]))
         dest = os.path.join(self.build_lib, "devtrace", "_native")
-        for src, name in NATIVE:
-            kind, rel = src.split(":", 1)
-            path = os.path.join(build_temp if kind == "build" else ROOT, rel)
+        files = [(os.path.join(build_temp, rel), name) for rel, name in NATIVE] + adapter_files()
+        for path, name in files:
             if not os.path.exists(path):
                 sys.exit("devtrace: %s was not built (is python3-dev installed? the adapter needs its headers)"
                          % path)

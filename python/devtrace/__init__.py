@@ -21,8 +21,9 @@ import sys
 
 __all__ = ["trace", "start", "stop", "report", "tracing", "native"]
 
-# The report printed after a block with a device mismatch: the short form.
-REPORT_ARGS = ("report",)
+# The report printed after a block with a device mismatch: the short form, which ends by naming
+# the command for the whole report.
+REPORT_ARGS = ("report", "--brief")
 
 
 class Native:
@@ -293,8 +294,6 @@ class trace:
 
 def _print_report(path):
     report(path, *REPORT_ARGS[1:])
-    if len(REPORT_ARGS) == 1:  # the full report does not end with the trace's path as the short one does
-        sys.stderr.write("devtrace: trace written to %s\n" % path)
 
 
 def load_ipython_extension(ipython):

@@ -76,7 +76,7 @@ def main():
         import torch, devtrace
         with devtrace.trace("bug.db"):
         """) + textwrap.indent(BUG, "    "), want_rc=1,
-         want=("<- the odd one out", "RuntimeError: Expected all tensors to be on the same device"))
+         want=("the odd one out: 'self' \"x\" on cpu", "devtrace report ", "RuntimeError: Expected all tensors to be on the same device"))
 
     case("trace(report=False)", D("""
         import torch, devtrace
@@ -106,7 +106,7 @@ def main():
         with contextlib.redirect_stderr(err):
             ip.run_cell_magic("devtrace", "-o cell.db", %r)
         out = err.getvalue()
-        assert "<- the odd one out" in out, out
+        assert '''the odd one out: 'self' "x" on cpu''' in out, out
         assert devtrace.mismatches("cell.db") == 1
         try:
             ip.run_cell_magic("devtrace", "--bogus", "pass")
@@ -129,7 +129,7 @@ def main():
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
             ip.run_line_magic("devtrace", "stop")
-        assert "<- the odd one out" in err.getvalue(), err.getvalue()
+        assert '''the odd one out: 'self' "x" on cpu''' in err.getvalue(), err.getvalue()
         print("checked")
         """) % BUG, want=("checked",))
 
@@ -171,7 +171,7 @@ def notebook():
         cell = json.load(f)["cells"][2]
     text = "".join("".join(o.get("text", "")) for o in cell.get("outputs", []) if o.get("name") == "stderr")
     error = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
-    if "<- the odd one out" not in text or not error:
+    if "the odd one out: 'self' \"x\" on cpu" not in text or not error:
         FAILED.append("notebook")
         print("FAIL notebook: the cell's report or its error is missing:\n%s" % json.dumps(cell, indent=1))
     else:

@@ -30,6 +30,10 @@ for f in devtrace/__init__.py devtrace/__main__.py devtrace/_ipython.py devtrace
   devtrace/_native/python/devtrace_torch/recorder.py devtrace/_native/python/devtrace_torch/_probes.abi3.so; do
   "$py" -c "import sys, zipfile; sys.exit('$f' not in zipfile.ZipFile('$whl').namelist())" || fail "$f not in the wheel"
 done
+for f in "$src"/adapters/pytorch/devtrace_torch/*.py; do # every file of the adapter
+  n=devtrace/_native/python/devtrace_torch/$(basename "$f")
+  "$py" -c "import sys, zipfile; sys.exit('$n' not in zipfile.ZipFile('$whl').namelist())" || fail "$n not in the wheel"
+done
 rm -rf "$work/src" # what follows must not need the sources
 
 "$py" -m venv --system-site-packages "$work/venv"
@@ -85,7 +89,8 @@ python inproc.py >inproc.out 2>&1
 rc=$?
 set -e
 [ $rc -eq 1 ] || { cat inproc.out; fail "devtrace.trace(): exit $rc, not the uncaught RuntimeError's 1"; }
-grep -qE '"x" .*<- the odd one out' inproc.out || { cat inproc.out; fail "devtrace.trace(): no report printed"; }
+grep -q "the odd one out: 'input' \"x\" on cpu" inproc.out || { cat inproc.out; fail "devtrace.trace(): no short report printed"; }
+grep -q "devtrace report .*inproc.db" inproc.out || { cat inproc.out; fail "devtrace.trace(): the short report does not name the full one"; }
 grep -q "RuntimeError: Expected all tensors" inproc.out || { cat inproc.out; fail "devtrace.trace(): the exception was not the program's"; }
 check_report inproc.db "devtrace.trace()"
 
