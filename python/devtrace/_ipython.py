@@ -45,10 +45,15 @@ def register(ip):
         if rest:
             raise UsageError("%%devtrace: unexpected %s; usage: %%devtrace [-o FILE] [--overwrite] [--no-report]"
                              % rest[0])
-        with devtrace.trace(path, overwrite=overwrite, report=report):
-            result = ip.run_cell(cell, store_history=False)
-        if result.error_in_exec is not None:
-            sys.stderr.flush()
+        block = devtrace.trace(path, overwrite=overwrite, report=report)
+        try:
+            block.__enter__()
+        except (RuntimeError, OSError) as e:  # a second trace in this kernel, a bad path: one line
+            raise UsageError(str(e)) from None
+        try:
+            ip.run_cell(cell, store_history=False)  # its error is shown as any cell's
+        finally:
+            block.__exit__(None, None, None)
 
     def line_magic(line):
         usage = "usage: %devtrace start [-o FILE] [--overwrite] | stop | report [FILE]"
@@ -59,7 +64,10 @@ def register(ip):
         if not rest or rest[0] not in ("start", "stop", "report") or len(rest) > 2:
             raise UsageError("%devtrace: " + usage)
         if rest[0] == "start":
-            got = devtrace.start(path, overwrite=overwrite)
+            try:
+                got = devtrace.start(path, overwrite=overwrite)
+            except (RuntimeError, OSError) as e:
+                raise UsageError(str(e)) from None
             if got:
                 print("devtrace: tracing into %s" % got)
         elif rest[0] == "stop":

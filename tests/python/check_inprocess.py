@@ -108,12 +108,14 @@ def main():
         out = err.getvalue()
         assert '''the odd one out: 'self' "x" on cpu''' in out, out
         assert devtrace.mismatches("cell.db") == 1
-        try:
-            ip.run_cell_magic("devtrace", "--bogus", "pass")
-        except Exception as e:
-            assert "unknown option --bogus" in str(e), e
-        else:
-            raise SystemExit("%%%%devtrace --bogus did not fail")
+        from IPython.core.error import UsageError
+        for line, why in (("--bogus", "unknown option --bogus"), ("", "a process writes one")):
+            try:
+                ip.run_cell_magic("devtrace", line, "pass")
+            except UsageError as e:
+                assert why in str(e), e
+            else:
+                raise SystemExit("%%%%devtrace %%s did not fail" %% line)
         print("checked")
         """) % BUG, want=("checked",))
 
