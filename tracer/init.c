@@ -115,13 +115,20 @@ static void on_parent(void) {
     tr_modules_atfork_parent();
     if (g_tr.writer_running) pthread_mutex_unlock(&g_tr.writer_lock);
 }
+/* Set by the in-process API (tr_api_untraced_children): a forked child
+ * records nothing. Loaded with dlopen, the tracer cannot finish a child's
+ * trace when it leaves with _exit (a DataLoader worker does): libc's _exit,
+ * not the wrapper below, is the one called, and the child would leave an
+ * empty file. */
+static int g_untraced_children;
+
 static void on_child(void) {
     tr_modules_atfork_child();
     pthread_mutex_init(&g_tr.writer_lock, NULL);
     pthread_mutex_init(&g_init_lock, NULL);
     if (atomic_load(&g_tr.initialized)) {
         atomic_store(&g_tr.enabled, 0);
-        atomic_store(&g_forked, 1); /* re-initialised at this process's first event */
+        if (!g_untraced_children) atomic_store(&g_forked, 1); /* re-initialised at this process's first event */
     }
 }
 
@@ -228,6 +235,9 @@ __attribute__((destructor)) static void tracer_fini(void) { finish_trace(NULL); 
  * running interpreter, not preloaded). tr_api_trace_path: this process's
  * trace, NULL when it has none (tracing failed to start: warned). */
 TR_EXPORT const char *tr_api_trace_path(void) { return owns_trace() && g_tr.cfg.path[0] ? g_tr.cfg.path : NULL; }
+
+/* From now on a forked child records nothing (see g_untraced_children). */
+TR_EXPORT void tr_api_untraced_children(void) { g_untraced_children = 1; }
 
 /* Finishes this process's trace now, as at exit (drain, indexes, close),
  * silently: the caller says where it is. The process goes on untraced; a

@@ -150,6 +150,7 @@ def start(path=None, overwrite=False):
                            "with `devtrace run` instead" % (nat.tracer, e)) from None
     _lib.tr_api_trace_path.restype = ctypes.c_char_p
     _lib.tr_api_finish.restype = ctypes.c_int
+    _lib.tr_api_untraced_children()  # a forked child could not finish its trace (docs/python.md)
     got = _lib.tr_api_trace_path()
     if not got:  # the tracer said why (one warning line): the program goes on untraced
         _restore_env()

@@ -87,6 +87,17 @@ def main():
             print("caught")
         """), want=("caught",), unwanted=("odd one out",))
 
+    case("a forked child records nothing, leaves no file", D("""
+        import glob, os, torch, devtrace
+        with devtrace.trace("fork.db", report=False):
+            pid = os.fork()
+            if pid == 0:
+                torch.ones(2).to("cuda:1")
+                os._exit(0)
+            os.waitpid(pid, 0)
+        print("files", sorted(glob.glob("fork*")))
+        """), want=("files ['fork.db']",))
+
     case("an existing trace is kept, a fresh name used", D("""
         import os, devtrace
         open("kept.db", "w").write("mine")
@@ -151,9 +162,9 @@ def notebook():
     except ImportError as e:
         print("skip notebook: %s (apt-get install jupyter-nbconvert python3-ipykernel)" % e)
         return
-    # a kernel spec for this interpreter (the venv's, which has devtrace): Debian's python3 spec
-    # runs /usr/bin/python3
-    prefix = sys.prefix
+    # a kernel spec for this interpreter (the venv's, which has devtrace), in a directory of the
+    # test's own: Debian's python3 spec runs /usr/bin/python3
+    prefix = os.path.abspath("jupyter")
     subprocess.run([sys.executable, "-m", "ipykernel", "install", "--prefix", prefix, "--name", "devtrace-check"],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     nb = nbformat.v4.new_notebook()
