@@ -22,7 +22,7 @@ _devtrace() {
         -o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "-o --output --overwrite --help --" -- "$cur"))
+            COMPREPLY=($(compgen -W "-o --output --overwrite -q --quiet --help --" -- "$cur"))
         else
             COMPREPLY=($(compgen -c -- "$cur"))
         fi

@@ -17,7 +17,7 @@ secs=${1:-120}
 B=${2:-build}
 F=build-fuzz
 mkdir -p $F
-command -v clang >/dev/null || { echo "fuzz: needs clang (scripts/install-deps.sh installs it)" >&2; exit 2; }
+command -v clang >/dev/null || { echo "fuzz: needs clang (scripts/install-deps.sh --tests installs it)" >&2; exit 2; }
 [ -x $B/viewer/devtrace ] || { echo "fuzz: build $B first (cmake -S . -B $B && cmake --build $B)" >&2; exit 2; }
 
 echo "== fuzz: building the harness (clang, libFuzzer + ASan + UBSan)"

@@ -7,7 +7,7 @@
 # DEVTRACE_SKIP_SANITIZE=1 skips the second build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh --tests
 jobs=$(nproc)
 
 echo "== build (warnings are errors)"

@@ -208,6 +208,138 @@ START_TEST(test_mismatch_messages_parsed) {
 }
 END_TEST
 
+/* Every row of tests/data/torch2.11-device-errors.txt (PyTorch 2.11's texts, measured on a GPU) that
+ * raised is recognised, with the odd operand's device, its peers' and the argument the text names. The
+ * expectations are read off each row's call (which operand the setup left on the cpu) and PyTorch's
+ * rule (the first tensor sets the common device), not off the message; a row added to the table
+ * without an expectation here fails the test. */
+START_TEST(test_mismatch_table_parsed) {
+    static const struct {
+        const char *name, *odd, *arg; /* the row, the odd operand's device, the argument named ("": none) */
+    } want[] = {
+        {"add", "cpu", ""},
+        {"mm", "cpu", "mat2"},
+        {"matmul_op", "cpu", "mat2"},
+        {"linear_input_cpu", "cuda:0", "mat2"},
+        {"masked_fill", "cpu", "mask"},
+        {"index_select", "cpu", "index"},
+        {"cat", "cpu", "tensors"},
+        {"stack", "cpu", "tensors"},
+        {"where_cond_cpu", "cpu", ""},
+        {"embedding_idx_cpu", "cpu", "index"},
+        {"cross_entropy_target_cpu", "cpu", "target"},
+        {"nll_weight_cpu", "cpu", "weight"},
+        {"bce_pos_weight_cpu", "cpu", ""},
+        {"conv2d_input_cpu", "cuda:0", "weight"},
+        {"lstm_hidden_cpu", "cpu", "hx"},
+        {"bmm", "cpu", "mat2"},
+        {"gather_idx_cpu", "cpu", "index"},
+        {"scatter_idx_cpu", "cpu", "index"},
+        {"index_add_idx_cpu", "cpu", "index"},
+        {"layer_norm_weight_cpu", "cpu", "weight"},
+        {"batch_norm_running_cpu", "cpu", "running_mean"},
+        {"addcmul", "cpu", ""},
+        {"sdpa_mask_cpu", "cpu", "attn_bias"},
+        {"mha_mask_cpu", "cuda:0", "batch1"},
+        {"clamp_min_tensor_cpu", "cpu", "min"},
+        {"lerp", "cpu", ""},
+        {"mse_loss", "cpu", ""},
+        {"grid_sample_grid_cpu", "cpu", "grid"},
+        {"take_along_dim", "cpu", ""},
+        {"searchsorted", "cpu", "self"},
+        {"bucketize_bounds_cpu", "cpu", "boundaries"},
+        {"einsum", "cpu", "mat2"},
+        {"cdist", "cpu", "x2"},
+        {"cosine_similarity", "cuda:0", "min"},
+        {"index_fill_idx_cpu", "cpu", ""},
+        {"embedding_bag_offsets_cpu", "cpu", "offsets"},
+        {"foreach_add", "cpu", ""},
+        {"maximum", "cpu", ""},
+        {"pow_tensor", "cpu", ""},
+        {"dot", "cpu", "tensor"},
+        {"kl_div", "cpu", ""},
+        {"ctc_like_smooth_l1", "cpu", ""},
+        {"prelu_weight_cpu", "cpu", "weight"},
+        {"normal_mean_cpu_std_cuda", "cuda:0", "std"},
+    };
+    const size_t nwant = sizeof want / sizeof want[0];
+    char path[512], line[2048];
+    snprintf(path, sizeof path, "%s/data/torch2.11-device-errors.txt", TESTS_SOURCE_DIR);
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    size_t raised = 0, quiet = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        if (line[0] == '#' || line[0] == 0) continue;
+        char *col[5] = {line}; /* name | call | raised | exception type | message */
+        int nc = 1;
+        for (char *p = line; *p && nc < 5; p++)
+            if (*p == '|') {
+                *p = 0;
+                col[nc++] = p + 1;
+            }
+        ck_assert_msg(nc == 5, "row %s: %d columns", col[0], nc);
+        if (strcmp(col[2], "yes") != 0) {
+            quiet++;
+            continue;
+        }
+        raised++;
+        size_t w = 0;
+        while (w < nwant && strcmp(want[w].name, col[0]) != 0) w++;
+        ck_assert_msg(w < nwant, "row %s has no expectation in this test", col[0]);
+        struct tr_mismatch m;
+        ck_assert_msg(tr_parse_mismatch(col[4], strlen(col[4]), &m), "%s not recognised: %s", col[0], col[4]);
+        const char *peers = strcmp(want[w].odd, "cpu") == 0 ? "cuda:0" : "cpu";
+        ck_assert_msg(strcmp(m.a, want[w].odd) == 0 && strcmp(m.b, peers) == 0 && strcmp(m.arg, want[w].arg) == 0,
+                      "%s: got odd %s, peers %s, arg '%s'; want %s, %s, '%s'", col[0], m.a, m.b, m.arg, want[w].odd,
+                      peers, want[w].arg);
+    }
+    fclose(f);
+    ck_assert_uint_eq(raised, nwant);
+    ck_assert_uint_eq(raised + quiet, 49);
+}
+END_TEST
+
+/* The forms of ATen's TensorUtils checks, cuDNN's and a generator's, beside the table's. */
+START_TEST(test_mismatch_checks_parsed) {
+    static const struct {
+        const char *msg, *a, *b, *arg;
+    } cases[] = {
+        {"Expected tensor for argument #1 'input' to have the same device as tensor for argument #2 'weight'; but "
+         "device 1 does not equal 0 (while checking arguments for cudnn_convolution)",
+         "cuda:1", "cuda:0", "input"},
+        {"Expected tensor for argument #1 'input' to have the same device as tensor for argument #2 'target'; but "
+         "device cpu does not equal cuda:0 (while checking arguments for nll_loss)",
+         "cpu", "cuda:0", "input"},
+        {"Expected tensor for argument #1 'self' to have the same device type as tensor for argument #2 'other'; "
+         "but device type cpu does not equal cuda (while checking arguments for foo)",
+         "cpu", "cuda", "self"},
+        {"Expected tensor to have CUDA DeviceType, but got tensor with CPU DeviceType (while checking arguments "
+         "for cudnn_rnn)",
+         "cpu", "cuda", ""},
+        {"expected self and other to be on the same device, but got other on cuda:1 and self on cuda:0", "cuda:1",
+         "cuda:0", "other"},
+        {"Expected a 'cuda' device type for generator but found 'cpu'", "cpu", "cuda", "generator"},
+    };
+    struct tr_mismatch m;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ck_assert_msg(tr_parse_mismatch(cases[i].msg, strlen(cases[i].msg), &m), "not recognised: %s", cases[i].msg);
+        ck_assert_str_eq(m.a, cases[i].a);
+        ck_assert_str_eq(m.b, cases[i].b);
+        ck_assert_str_eq(m.arg, cases[i].arg);
+    }
+    static const char *not_mismatch[] = {
+        "expected self and mask to be on the same device, but got",
+        "Expected tensor to have cuda:0 Device, but got",
+        "Expected tensor for argument #1 'input' to have the same device as tensor for argument #2 'weight'",
+        "expected scalar type Float but found Double",
+    };
+    for (size_t i = 0; i < sizeof not_mismatch / sizeof not_mismatch[0]; i++)
+        ck_assert_msg(!tr_parse_mismatch(not_mismatch[i], strlen(not_mismatch[i]), &m), "taken as a mismatch: %s",
+                      not_mismatch[i]);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ the viewer on these traces */
 
 /* Runs devtrace CMD [A1 [A2 [A3]]] on trace t.db of the test directory;
@@ -405,10 +537,15 @@ Suite *make_interpose_suite(void) {
     tcase_add_test(tc, test_cudart_off_when_tracing_off);
     tcase_add_test(tc, test_cudart_under_ctypes_host);
     tcase_add_test(tc, test_cxx_throws_recorded);
-    tcase_add_test(tc, test_mismatch_messages_parsed);
     tcase_add_test(tc, test_pytorch_mismatch);
     tcase_add_test(tc, test_viewer_on_cuda_program);
     tcase_add_test(tc, test_exception_in_html_report);
     suite_add_tcase(s, tc);
+    /* the parser alone, needing no fixture: CK_RUN_CASE=mismatch runs just these */
+    TCase *parse = tcase_create("mismatch");
+    tcase_add_test(parse, test_mismatch_messages_parsed);
+    tcase_add_test(parse, test_mismatch_table_parsed);
+    tcase_add_test(parse, test_mismatch_checks_parsed);
+    suite_add_tcase(s, parse);
     return s;
 }

@@ -15,6 +15,13 @@ never imports torch never loads the adapter; the program's own
 sitecustomize still runs; the meta device stands in for a GPU without
 simulation.
 
+Its cost is Python starting and importing torch (~1.2 s of CPU each, three
+times an example), so: the untraced reference runs are forked from a few
+Python servers that imported torch once (each run a fresh fork: argv, path,
+__main__, the exit status and the traceback as `python3 script.py` gives
+them), and every run is a task of its own in one pool as wide as the
+machine, the longest first.
+
 usage: pytorch_examples.py DEVTRACE PYTHON EXAMPLES_DIR WORK_DIR
 Prints one line per check and "N passed, N failed"; exits 1 on a failure.
 """
@@ -22,6 +29,7 @@ Prints one line per check and "N passed, N failed"; exits 1 on a failure.
 import concurrent.futures
 import json
 import os
+import queue
 import re
 import subprocess
 import sys
@@ -52,6 +60,73 @@ def traced(script, db, env=None):
     return rc, so, "".join(l for l in se.splitlines(True) if not l.startswith("devtrace: trace written"))
 
 
+# The untraced reference runs: forked from a server that imported torch
+# once. A request is a line of JSON (script, stdout and stderr files); the
+# reply, the exit status. The child runs the script as `python3 script`
+# would: argv, sys.path[0], __main__, SystemExit, an uncaught exception's
+# traceback from the script's frame on, atexit and non-daemon threads.
+SERVER = r"""
+import json, os, runpy, sys, threading, traceback, atexit
+import torch  # noqa: F401  (what the server is for)
+for line in sys.stdin:
+    req = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        null = os.open(os.devnull, os.O_RDONLY)  # not the server's requests
+        os.dup2(null, 0)
+        os.close(null)
+        for fd, name in ((1, req["out"]), (2, req["err"])):
+            f = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(f, fd)
+            os.close(f)
+        path = req["script"]
+        sys.argv = [path]
+        sys.path[0] = os.path.dirname(path)
+        code = 0
+        try:
+            runpy.run_path(path, run_name="__main__")
+        except SystemExit as e:
+            if e.code is None:
+                code = 0
+            elif isinstance(e.code, int):
+                code = e.code
+            else:
+                print(e.code, file=sys.stderr)
+                code = 1
+        except BaseException as e:
+            tb = e.__traceback__
+            while tb is not None and tb.tb_frame.f_code.co_filename != path:
+                tb = tb.tb_next
+            sys.excepthook(type(e), e.with_traceback(tb), tb)  # as the interpreter prints it (from __traceback__)
+            code = 1
+        try:
+            threading._shutdown()
+            atexit._run_exitfuncs()
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code & 0xff)
+    _, st = os.waitpid(pid, 0)
+    sys.stdout.write("%d\n" % (os.waitstatus_to_exitcode(st) if hasattr(os, "waitstatus_to_exitcode") else st >> 8))
+    sys.stdout.flush()
+"""
+servers = queue.Queue()
+
+
+def untraced(path, tag):
+    """`PYTHON path` untraced, forked from an idle server: (status, stdout, stderr)."""
+    srv = servers.get()
+    try:
+        out, err = os.path.join(WORK, tag + ".plain.out"), os.path.join(WORK, tag + ".plain.err")
+        srv.stdin.write(json.dumps({"script": path, "out": out, "err": err}) + "\n")
+        srv.stdin.flush()
+        rc = int(srv.stdout.readline())
+    finally:
+        servers.put(srv)
+    with open(out) as fo, open(err) as fe:
+        return rc, fo.read(), fe.read()
+
+
 def marker(path, what):
     with open(path) as f:
         for n, line in enumerate(f, 1):
@@ -60,16 +135,17 @@ def marker(path, what):
     raise SystemExit("%s has no 'devtrace: %s' marker" % (path, what))
 
 
+def same_as_untraced(name, plain, same):
+    """Tracing changes nothing: same output, same error text, same status."""
+    return [("%s: traced as untraced (status %d)" % (name, plain[0]), same == plain,
+             "untraced: %r\ntraced:   %r" % (plain, same))]
+
+
 def example(name):
-    """All checks of one example; returns [(check, ok, detail)]."""
+    """The checks of one example on simulated GPUs; returns [(check, ok, detail)]."""
     out = []
     path = os.path.join(EXAMPLES, name)
     base = os.path.join(WORK, name[:-3])
-    plain = run([PYTHON, path])
-    same = traced(path, base + ".cpu.db")
-    # tracing changes nothing: same output, same error text, same status
-    out.append(("%s: traced as untraced (status %d)" % (name, plain[0]), same == plain,
-                "untraced: %r\ntraced:   %r" % (plain, same)))
     rc, so, se = traced(path, base + ".db", {"DEVTRACE_SIM_CUDA": "2"})
     rrc, report, rerr = run([DEVTRACE, "report", base + ".db"])
     jrc, jout, _ = run([DEVTRACE, "report", "--json", base + ".db"])
@@ -218,11 +294,32 @@ def side_checks():
 
 
 names = sorted(n for n in os.listdir(EXAMPLES) if n.endswith(".py") and n.startswith(("bug_", "ok_")))
-with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
-    futures = [pool.submit(example, n) for n in names] + [pool.submit(side_checks)]
-    for fut in futures:
-        for name, ok, detail in fut.result():
+width = max(1, min(4, os.cpu_count() or 1))
+plain_env = dict(os.environ)
+plain_env.pop("DEVTRACE_SIM_CUDA", None)
+started = [subprocess.Popen([PYTHON, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            cwd=WORK, env=plain_env) for _ in range(width)]
+for srv in started:
+    servers.put(srv)
+try:
+    with concurrent.futures.ThreadPoolExecutor(max_workers=width) as pool:
+        # FIFO: the longest tasks first (the side checks, the HTML export in Chromium, the simulated runs
+        # with their reports), the untraced forks last
+        side = pool.submit(side_checks)
+        first = sorted(names, key=lambda n: n != "bug_labels_not_moved.py")
+        sims = {n: pool.submit(example, n) for n in first}
+        cpus = {n: pool.submit(traced, os.path.join(EXAMPLES, n), os.path.join(WORK, n[:-3] + ".cpu.db"))
+                for n in names}
+        plains = {n: pool.submit(untraced, os.path.join(EXAMPLES, n), n[:-3]) for n in names}
+        for n in names:
+            for name, ok, detail in same_as_untraced(n, plains[n].result(), cpus[n].result()) + sims[n].result():
+                check(name, ok, detail)
+        for name, ok, detail in side.result():
             check(name, ok, detail)
+finally:
+    for srv in started:
+        srv.stdin.close()
+        srv.wait()
 failed = sum(1 for _, ok in results if not ok)
 print("%d passed, %d failed" % (len(results) - failed, failed))
 sys.exit(1 if failed or not results else 0)

@@ -21,7 +21,7 @@ static const struct {
 #ifdef DT_HAVE_CUPTI
     {"cupti", make_cupti_suite},
 #endif
-    {"hardening", make_hardening_suite},
+    {"hardening", make_hardening_suite}, {"run", make_run_suite},
 };
 
 /* `dt_tests backends-real`: the backends suite on the real CUDA backend; exits

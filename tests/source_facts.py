@@ -230,7 +230,34 @@ def end_to_end():
     check("no mismatch, no facts", rc == 0 and n == 0, (rc, n, err[-1000:]))
 
 
+def imported_module():
+    """A program of two files: the module it imports is the program's too, and its lines join its frames."""
+    d = os.path.join(WORK, "two_files")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "helper.py"), "w") as f:
+        f.write("import torch\n\n\ndef make(n):\n    return torch.ones(n)\n")
+    with open(os.path.join(d, "main.py"), "w") as f:
+        f.write("import torch\nimport helper\n\nx = torch.ones(3).to(\"cuda:0\")\ny = helper.make(3)\nprint(x + y)\n")
+    db = os.path.join(WORK, "two.db")
+    env = dict(os.environ, DEVTRACE_SIM_CUDA="2", DEVTRACE_QUIET="1")
+    p = subprocess.run([DEVTRACE, "run", "-o", db, "--overwrite", "--", PYTHON, "main.py"], env=env, cwd=d,
+                       capture_output=True, text=True, timeout=300)
+    con = sqlite3.connect(db)
+    files = sorted(os.path.basename(r[0]) for r in con.execute("SELECT DISTINCT file FROM source_facts_v"))
+    check("an imported module of the program has facts too", p.returncode == 1 and files == ["helper.py", "main.py"],
+          (p.returncode, files, p.stderr[-1000:]))
+    # the facts of the line that made y's tensor, found through its creation stack's frame in helper.py
+    got = con.execute("SELECT x.key, x.value FROM v_tensors t JOIN v_py_frames f ON f.stack = t.pystack "
+                      "JOIN source_facts_v x ON x.file = f.file AND x.line = f.line WHERE t.what = 'ones' "
+                      "AND f.file LIKE '%helper.py' AND x.key IN ('returns', 'return_value', 'function')"
+                      " ORDER BY x.key").fetchall()
+    con.close()
+    check("a frame's (file, line) finds its facts", got == [("function", "make"), ("return_value", "torch.ones(n)"),
+                                                            ("returns", "1")], got)
+
+
 unit()
 end_to_end()
+imported_module()
 print("%d passed, %d failed" % (results.count(True), results.count(False)))
 sys.exit(0 if all(results) else 1)

@@ -19,6 +19,18 @@
  *   "expected device cuda:0 but got device cpu"
  *   "Input and hidden tensors are not at the same device, found input tensor
  *    at cuda:0 and hidden tensor at cpu"                (RNNs; and "parameter")
+ *   "expected self and mask to be on the same device, but got mask on cpu and
+ *    self on cuda:0"                         (masked_fill and kin, 2.x kernels)
+ *   "Expected tensor to have cuda:0 Device, but got tensor with cpu Device
+ *    (while checking arguments for torch.take_along_dim():)" (checkDevice and
+ *    checkDeviceType of ATen/TensorUtils.cpp, "DeviceType" there)
+ *   "Expected tensor for argument #1 'input' to have the same device as tensor
+ *    for argument #2 'weight'; but device 1 does not equal 0 (while checking
+ *    arguments for cudnn_convolution)"   (checkSameGPU/checkSameDevice: a bare
+ *                                          number is a GPU; "device type" too)
+ *   "Expected a 'cuda' device type for generator but found 'cpu'"
+ * tests/data/torch2.11-device-errors.txt holds every text PyTorch 2.11 gave
+ * for a one-op mismatch on a GPU; the unit test feeds each row through here.
  * The message is untrusted (it comes from the traced program): every read
  * is bounded by len, and the outputs are always terminated. Used by the
  * writer thread, never on a producer path. */
@@ -42,6 +54,16 @@ static const char *find(const char *s, size_t len, const char *needle) {
  * there is none. */
 static size_t device_at(const char *p, const char *end, char *out, size_t size) {
     size_t n = 0;
+    if (p < end && (isdigit((unsigned char)*p) || (*p == '-' && p + 1 < end && p[1] == '1'))) {
+        /* checkSameGPU's "device 1 does not equal 0" (1.x): an ordinal is a GPU's, -1 the cpu */
+        if (*p == '-') {
+            snprintf(out, size, "cpu");
+            return 2;
+        }
+        while (p + n < end && isdigit((unsigned char)p[n])) n++;
+        snprintf(out, size, "cuda:%.*s", (int)(n < 8 ? n : 8), p);
+        return n;
+    }
     while (p + n < end && (isalpha((unsigned char)p[n]) || p[n] == '_')) n++;
     if (n == 0) return 0;
     size_t m = n;
@@ -115,7 +137,7 @@ int tr_parse_mismatch(const char *msg, size_t len, struct tr_mismatch *m) {
         if (when) word_after(when, end, " for argument ", m->arg, sizeof m->arg);
         return 1;
     }
-    if ((p = find(msg, len, "on the same device, but got "))) {
+    if ((p = find(msg, len, "on the same device, but got ")) && find(msg, len, " is on ")) {
         /* "... but got ARG is on DEV, different from other tensors on DEV2" */
         const char *arg = p + strlen("on the same device, but got ");
         const char *is = find(arg, (size_t)(end - arg), " is on ");
@@ -181,6 +203,50 @@ int tr_parse_mismatch(const char *msg, size_t len, struct tr_mismatch *m) {
         snprintf(m->a, D, "%s", hidden ? other : in);
         snprintf(m->b, D, "%s", hidden ? in : other);
         snprintf(m->arg, sizeof m->arg, "%s", hidden ? "hx" : "input");
+        return 1;
+    }
+    if ((p = find(msg, len, "to be on the same device, but got ")) && find(msg, len, "expected ")) {
+        /* "expected self and mask to be on the same device, but got mask on cpu and self on cuda:0": the
+         * one named first after "but got" is the odd one */
+        const char *arg = p + strlen("to be on the same device, but got ");
+        const char *on = find(arg, (size_t)(end - arg), " on ");
+        const char *and = on ? find(on + 4, (size_t)(end - on - 4), " and ") : NULL;
+        const char *on2 = and? find(and+5, (size_t)(end - and-5), " on ") : NULL;
+        if (!on2 || !device_at(on + 4, end, m->a, D) || !device_at(on2 + 4, end, m->b, D)) return 0;
+        size_t an = (size_t)(on - arg) < sizeof m->arg - 1 ? (size_t)(on - arg) : sizeof m->arg - 1;
+        memcpy(m->arg, arg, an);
+        m->arg[an] = 0;
+        return 1;
+    }
+    if ((p = find(msg, len, "Expected tensor to have "))) {
+        /* "Expected tensor to have cuda:0 Device, but got tensor with cpu Device (...)" (and "DeviceType") */
+        p += strlen("Expected tensor to have ");
+        size_t n = device_at(p, end, m->b, D);
+        const char *q = n ? find(p + n, (size_t)(end - p - n), "but got tensor with ") : NULL;
+        if (!q || !device_at(q + strlen("but got tensor with "), end, m->a, D)) return 0;
+        return 1;
+    }
+    if ((p = find(msg, len, "' to have the same device")) && find(msg, len, "Expected tensor for ")) {
+        /* "Expected tensor for argument #1 'input' to have the same device as tensor for argument #2
+         * 'weight'; but device 1 does not equal 0 (...)": the first named is the odd one ("device type"
+         * in checkSameDeviceType, "'out'" without a number in some) */
+        const char *q = find(p, (size_t)(end - p), "; but device ");
+        if (!q) return 0;
+        q += strlen("; but device ");
+        if ((size_t)(end - q) > 5 && strncmp(q, "type ", 5) == 0) q += 5;
+        size_t n = device_at(q, end, m->a, D);
+        const char *r = n ? find(q + n, (size_t)(end - q - n), " does not equal ") : NULL;
+        if (!r || !device_at(r + strlen(" does not equal "), end, m->b, D)) return 0;
+        quoted_after(msg, end, "Expected tensor for ", m->arg, sizeof m->arg);
+        return 1;
+    }
+    if ((p = find(msg, len, "Expected a '")) && find(msg, len, "' device type for generator but found '")) {
+        /* "Expected a 'cuda' device type for generator but found 'cpu'" */
+        const char *q = find(msg, len, "' device type for generator but found '");
+        if (!device_at(p + strlen("Expected a '"), end, m->b, D) ||
+            !device_at(q + strlen("' device type for generator but found '"), end, m->a, D))
+            return 0;
+        snprintf(m->arg, sizeof m->arg, "generator");
         return 1;
     }
     if ((p = find(msg, len, "expected device "))) {

@@ -30,7 +30,7 @@ static inline void ev_init(struct tr_ev *e, enum tr_kind kind, int nint, int nst
 static inline uint64_t dev(struct dtp_device d) { return (uint64_t)(uint32_t)d.type << 16 | (uint32_t)d.index; }
 
 TR_EXPORT void dtp_runtime_init(uint32_t abi_version, const char *runtime, const char *version) {
-    if (abi_version < 1 || abi_version > DTP_ABI_VERSION) { /* version 1's calls are a subset of 2's */
+    if (abi_version < 1 || abi_version > DTP_ABI_VERSION) { /* an older version's calls are a subset of this one's */
         atomic_store(&g_abi_ok, 0);
         tr_info("%s speaks probe ABI %u, this tracer ABI %u: its events are not recorded",
                 runtime ? runtime : "a runtime", abi_version, DTP_ABI_VERSION);

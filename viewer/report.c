@@ -1145,11 +1145,12 @@ static void print_children(struct ctx *c) {
         if (len < 4 || strcmp(e->d_name + len - 3, ".db") || !strcmp(e->d_name, self)) continue;
         snprintf(path, sizeof path, "%s%s%s", slash ? dirpath : "", slash && strcmp(dirpath, "/") ? "/" : "",
                  e->d_name);
+        struct vw_trace peek;
         sqlite3 *db = NULL;
         sqlite3_stmt *st = NULL;
         int child = 0;
         char cpid[32] = "";
-        if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        if (vw_trace_peek(path, &peek) == 0 && (db = peek.db) &&
             sqlite3_prepare_v2(db,
                                "SELECT (SELECT value FROM meta WHERE key = 'ppid'), (SELECT value FROM meta WHERE key "
                                "= 'host'), (SELECT value FROM meta WHERE key = 'pid')",
@@ -1160,7 +1161,7 @@ static void print_children(struct ctx *c) {
             snprintf(cpid, sizeof cpid, "%s", (const char *)sqlite3_column_text(st, 2));
         }
         sqlite3_finalize(st);
-        sqlite3_close(db);
+        if (db) vw_trace_close(&peek);
         if (!child) continue;
         if (c->json) {
             fprintf(f, "%s{\"file\": ", n ? ", " : "");
@@ -1301,6 +1302,8 @@ int vw_report_trace(struct vw_trace *t, int json, int flags, FILE *out, int inde
     } else if (c.brief) {
         if (found) {
             fputs("\nfor the whole chain and the source: devtrace report ", out);
+            vw_put_escaped(out, t->path);
+            fputs("\nthe change as a patch, checked by running it: devtrace fix --verify ", out);
             vw_put_escaped(out, t->path);
             fputc('\n', out);
         } else
@@ -1590,7 +1593,8 @@ int vw_cmd_report(int argc, char **argv) {
         }
     }
     if (!nfiles) {
-        usage(stderr);
+        fprintf(stderr, "usage: devtrace report [--json] [--all-frames] [--no-source] FILE|DIR...  ('devtrace report "
+                        "--help' says more)\n");
         rc = VW_EXIT_USAGE;
         goto done;
     }

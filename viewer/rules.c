@@ -334,7 +334,11 @@ static int r_temporary(struct vw_model *m, const struct vw_case *k, struct vw_fi
     struct vw_src src;
     if (s->origin != DTP_ORIGIN_FACTORY || !is_python(s) || !vw_src_at(m, s->site.file, s->site.line, &src)) return 0;
     const struct vw_src_call *c = making_call(&src, s);
+    struct vw_frame cb;
     if (!c || !c->temporary || c->device[0]) return 0;
+    /* made in a function a library called back (a DataLoader's collate_fn): the batch goes to the device in
+     * the program's loop, not in the loader (library-callback) */
+    if (vw_fact_callback_caller(m, s, k->pystack, &cb)) return 0;
     char d1[32], on[300], expr[160];
     at(fx, s);
     vw_device_expr(m, k, k->want, &s->site, expr, sizeof expr);

@@ -1,9 +1,11 @@
-/* devtrace run [-o FILE] [--overwrite] [--] PROG [ARGS...]: runs PROG with
- * libdevtrace.so preloaded (found next to this executable, in the build tree
- * or the install prefix), passes PROG's exit status through (128+N when a
- * signal N killed it), writes that status into the trace, and says where the
- * trace is. A PROG that does not exist or cannot be executed is reported as
- * a shell would, with 127 or 126, before anything runs. */
+/* devtrace run [-o FILE] [--overwrite] [--quiet] [--] PROG [ARGS...]: runs
+ * PROG with libdevtrace.so preloaded (found next to this executable, in the
+ * build tree or the install prefix), passes PROG's exit status through (128+N
+ * when a signal N killed it), writes that status into the trace, and says
+ * where the trace is. When PROG failed and its trace holds a device mismatch,
+ * the short report follows on stderr. A helper process that recorded nothing
+ * leaves no trace. A PROG that does not exist or cannot be executed is
+ * reported as a shell would, with 127 or 126, before anything runs. */
 #include "vw.h"
 
 #include <errno.h>
@@ -18,13 +20,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define RUN_USAGE "devtrace run [-o FILE] [--overwrite] [--quiet] [--] PROG [ARGS...]"
+
 static void run_usage(FILE *f) {
-    fprintf(f, "usage: devtrace run [-o FILE] [--overwrite] [--] PROG [ARGS...]\n\n"
+    fprintf(f, "usage: " RUN_USAGE "\n\n"
                "Runs PROG with the tracer loaded and records every tensor event into a trace. PROG may be a\n"
-               "program built on libdtrt, any CUDA program, a libtorch program, or python3 running PyTorch.\n\n"
+               "program built on libdtrt, any CUDA program, a libtorch program, or python3 running PyTorch.\n"
+               "When PROG fails and its trace holds a device mismatch, the short report (what went wrong,\n"
+               "the tensor on the wrong device and where it was made, the fix) follows PROG's output on\n"
+               "stderr. A process PROG starts that records nothing (a wrapper's helper) leaves no trace.\n\n"
                "  -o, --output FILE   write the trace to FILE (default: devtrace.PROG.PID.db here);\n"
                "                      an existing FILE is kept and a fresh name is used instead\n"
-               "  --overwrite         replace FILE if it exists\n\n"
+               "  --overwrite         replace FILE if it exists\n"
+               "  -q, --quiet         no lines of devtrace's own on stderr (DEVTRACE_QUIET=1)\n\n"
                "Exit status: PROG's own (128+N when signal N killed it); 126 PROG is not executable,\n"
                "127 PROG not found, 125 devtrace could not start it, 2 bad usage.\n\n"
                "Environment:\n"
@@ -172,19 +180,23 @@ static int check_output(const char *path) {
     return 0;
 }
 
-/* Writes how the program ended into its trace. */
-static void record_status(const char *trace, int status) {
+/* Writes how the program ended into its trace. own: the trace is the
+ * started process's; else it is another process's that stands for the run
+ * (a wrapper's child), which keeps a status of its own when it has one. */
+static void record_status(const char *trace, int status, int own) {
     sqlite3 *db;
     if (sqlite3_open_v2(trace, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
         sqlite3_close(db);
         return;
     }
     sqlite3_busy_timeout(db, 5000);
-    char sql[256];
-    if (WIFEXITED(status))
-        snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta VALUES('exit_status', %d)", WEXITSTATUS(status));
-    else
-        snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta VALUES('killed_by_signal', %d)", WTERMSIG(status));
+    char sql[400];
+    snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO meta SELECT '%s', %d%s",
+             WIFEXITED(status) ? "exit_status" : "killed_by_signal",
+             WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+             own ? ""
+                 : " WHERE NOT EXISTS(SELECT 1 FROM meta WHERE key IN ('exit_status', 'killed_by_signal', "
+                   "'fatal_signal'))");
     const char *q = getenv("DEVTRACE_QUIET");
     if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK && !(q && !strcmp(q, "1")))
         vw_error("could not record the exit status in %s: %s", trace, sqlite3_errmsg(db));
@@ -216,6 +228,113 @@ static int trace_events(const char *trace) {
     return rc;
 }
 
+/* Removes a trace and what SQLite may have left beside it. */
+static void remove_trace(const char *path) {
+    char side[PATH_MAX + 80];
+    unlink(path);
+    for (int w = 0; w < 2; w++) {
+        snprintf(side, sizeof side, "%s%s", path, w ? "-shm" : "-wal");
+        unlink(side);
+    }
+}
+
+/* What run reads of a finished trace. */
+struct look {
+    int events;             /* it holds at least one event */
+    int clean_end;          /* the process ended through exit (complete; no signal, fatal or not) */
+    int mismatch;           /* an error naming devices: a device mismatch the report may explain */
+    char python[32];        /* the Python version that ran in the process, or "" */
+    char program[PATH_MAX]; /* the process's executable, or "" */
+};
+
+/* 0, or -1 when the trace cannot be read. */
+static int trace_look(const char *trace, struct look *l) {
+    sqlite3 *db;
+    sqlite3_stmt *st = NULL;
+    int rc = -1;
+    memset(l, 0, sizeof *l);
+    /* read-write, as record_status: a read-only connection would leave a -shm file behind */
+    if (sqlite3_open_v2(trace, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(
+            db,
+            "SELECT EXISTS(SELECT 1 FROM events), COALESCE((SELECT CAST(value AS INTEGER) FROM meta "
+            "WHERE key = 'complete'), 0) = 1 AND NOT EXISTS(SELECT 1 FROM meta WHERE key IN "
+            "('fatal_signal', 'killed_by_signal')), EXISTS(SELECT 1 FROM errors WHERE first_arg IS NOT "
+            "NULL OR device_a IS NOT NULL), (SELECT value FROM meta WHERE key = 'python'), (SELECT value "
+            "FROM meta WHERE key = 'program')",
+            -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        l->events = sqlite3_column_int(st, 0);
+        l->clean_end = sqlite3_column_int(st, 1);
+        l->mismatch = sqlite3_column_int(st, 2);
+        if (sqlite3_column_text(st, 3)) snprintf(l->python, sizeof l->python, "%s", sqlite3_column_text(st, 3));
+        if (sqlite3_column_text(st, 4)) snprintf(l->program, sizeof l->program, "%s", sqlite3_column_text(st, 4));
+        rc = 0;
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return rc;
+}
+
+/* Runs this devtrace's `report --brief` on a trace in a child, its output (stdout
+ * and stderr) captured; 1 when it found a mismatch, 0 when not, 2 when it
+ * could not read the trace, -1 when it could not be run. *text (malloc'd,
+ * the caller frees) holds what it printed. */
+static int report_child(const char *trace, char **text) {
+    *text = NULL;
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) < 0) return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]), close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        dup2(fds[1], STDOUT_FILENO);
+        dup2(fds[1], STDERR_FILENO);
+        setenv("NO_COLOR", "1", 1);
+        execl("/proc/self/exe", "devtrace", "report", "--brief", trace, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    size_t n = 0, cap = 0;
+    char *buf = NULL, chunk[8192];
+    int ok = 1;
+    for (;;) { /* read to the end, or the child would block: past 4 MiB (or memory) the rest is dropped */
+        ssize_t got = read(fds[0], chunk, sizeof chunk);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        if (ok && n + (size_t)got + 1 > cap) {
+            char *grown = cap < (4u << 20) ? realloc(buf, cap = 2 * (n + (size_t)got + 1)) : NULL;
+            if (grown)
+                buf = grown;
+            else
+                ok = 0;
+        }
+        if (ok) memcpy(buf + n, chunk, (size_t)got), n += (size_t)got;
+    }
+    close(fds[0]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    if (!buf && !(buf = malloc(1))) return -1;
+    buf[n] = '\0';
+    *text = buf;
+    return WIFEXITED(st) && WEXITSTATUS(st) <= 2 ? WEXITSTATUS(st) : -1;
+}
+
+/* The short report of a trace that holds a device mismatch, on stderr. */
+static void brief_report(const char *trace) {
+    char *text;
+    int rc = report_child(trace, &text);
+    if (rc == 1 && text) {
+        fputc('\n', stderr);
+        fputs(text, stderr);
+    }
+    free(text);
+}
+
 static pid_t g_child;
 static void forward(int sig) {
     if (g_child > 0) kill(g_child, sig);
@@ -241,6 +360,8 @@ int vw_cmd_run(int argc, char **argv) {
             output = argv[i] + 9;
         } else if (strcmp(argv[i], "--overwrite") == 0) {
             overwrite = 1;
+        } else if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0) {
+            setenv("DEVTRACE_QUIET", "1", 1); /* for the tracer and the adapter in PROG too */
         } else if (argv[i][0] == '-') {
             vw_error("run: unknown option '%s'; see 'devtrace run --help'", argv[i]);
             return VW_EXIT_USAGE;
@@ -249,7 +370,7 @@ int vw_cmd_run(int argc, char **argv) {
         }
     }
     if (i >= argc) {
-        run_usage(stderr);
+        fprintf(stderr, "usage: " RUN_USAGE "  ('devtrace run --help' says more)\n");
         return VW_EXIT_USAGE;
     }
     char prog[PATH_MAX + 256], lib[PATH_MAX], out_abs[2 * PATH_MAX + 2];
@@ -414,10 +535,22 @@ int vw_cmd_run(int argc, char **argv) {
             status_at = real;
         }
     }
-    for (size_t k = 0; k < n; k++) {
+    /* Each trace once (its last line), and what it holds. A trace whose
+     * process ended through exit having recorded nothing (a wrapper's
+     * helper: sh, env, a pyenv shim's readlink) is removed; the root's is
+     * kept when no other trace holds an event, so that run can say where
+     * the program's trace is, and otherwise the one trace that holds events
+     * is the program's. A Python that recorded nothing never imported torch:
+     * said once. */
+    struct look *lk = calloc(n ? n : 1, sizeof *lk);
+    int *live = calloc(n ? n : 1, sizeof *live); /* 1: a trace to report; 0: a duplicate line, gone, or removed */
+    int full = 0, warned_python = 0;
+    const char *torch_off = getenv("DEVTRACE_PYTORCH");
+    int adapter = !(torch_off && !strcmp(torch_off, "0")); /* importing torch records an event */
+    for (size_t k = 0; lk && live && k < n; k++) {
         int later = 0;
         for (size_t j = k + 1; j < n && !later; j++) later = strcmp(ent[j].path, ent[k].path) == 0;
-        if (later || access(ent[k].path, F_OK) != 0) continue;
+        if (later || !ent[k].path[0] || access(ent[k].path, F_OK) != 0) continue;
         struct stat fst;
         if (stat(ent[k].path, &fst) == 0 && fst.st_size == 0) { /* ended before the tracer wrote its schema */
             unlink(ent[k].path);
@@ -425,20 +558,59 @@ int vw_cmd_run(int argc, char **argv) {
             if (ent[k].pid == pid && WIFSIGNALED(status))
                 snprintf(why, sizeof why, "was killed by SIG%s",
                          sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?");
-            vw_error("no trace: process %d %s before any event was written (the empty %s was removed)", ent[k].pid, why,
-                     ent[k].path);
+            if (!quiet)
+                vw_error("no trace: process %d %s before any event was written (the empty %s was removed)", ent[k].pid,
+                         why, ent[k].path);
             ntraces++;
             continue;
         }
-        if (k == status_at) record_status(ent[k].path, status);
+        live[k] = 1;
+        if (trace_look(ent[k].path, &lk[k]) < 0) lk[k].events = 1; /* unreadable: kept, as it is */
+        full += lk[k].events || !lk[k].clean_end;
+        if (!lk[k].events && lk[k].clean_end && lk[k].python[0] && !warned_python && !quiet && adapter) {
+            const char *who = ent[k].pid == pid ? prog : lk[k].program;
+            fprintf(stderr,
+                    "devtrace: %s ran no PyTorch (torch was never imported): nothing was recorded; it ran Python %s "
+                    "(%s): is torch installed for it ('%s -c \"import torch\"')?\n",
+                    who, lk[k].python, lk[k].program, who);
+            warned_python = 1;
+        }
+    }
+    if (lk && live) {
+        size_t only = n; /* the one trace that holds events, when there is one */
+        int several = 0;
+        for (size_t k = 0; k < n; k++) {
+            if (!live[k] || !(lk[k].events || !lk[k].clean_end)) continue;
+            several |= only < n;
+            only = k;
+        }
+        for (size_t k = 0; k < n; k++) {
+            if (!live[k] || lk[k].events || !lk[k].clean_end) continue;
+            if (full == 0 && k == status_at) continue; /* the program's, though it recorded nothing */
+            remove_trace(ent[k].path);
+            live[k] = 0;
+            if (k == status_at && only < n && !several) status_at = only; /* it takes the status, as with -o */
+        }
+    }
+    for (size_t k = 0; lk && live && k < n; k++) {
+        if (!live[k]) continue;
+        if (k == status_at) record_status(ent[k].path, status, ent[k].pid == pid);
         char whole[600] = "";
         trace_whole(ent[k].path, whole, sizeof whole);
-        if (!quiet && ent[k].pid == pid)
+        if (!quiet && (ent[k].pid == pid || k == status_at))
             fprintf(stderr, "devtrace: trace written to %s%s\n", ent[k].path, whole);
         else if (!quiet)
             fprintf(stderr, "devtrace: trace of process %d written to %s%s\n", ent[k].pid, ent[k].path, whole);
         ntraces++;
     }
+    /* The answer at the end of a failed run: the short report of each trace
+     * that holds a device mismatch (a clean run, or one that failed of
+     * something else, prints nothing more). */
+    int failed = WIFSIGNALED(status) || WEXITSTATUS(status) != 0;
+    for (size_t k = 0; failed && !quiet && lk && live && k < n; k++)
+        if (live[k] && lk[k].mismatch) brief_report(ent[k].path);
+    free(lk);
+    free(live);
     free(ent);
     if (ntraces == 0 && !quiet) vw_error("no trace was written (the tracer said why above)");
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);

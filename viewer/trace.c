@@ -364,32 +364,39 @@ void vw_trace_close(struct vw_trace *t) {
     }
 }
 
-int vw_trace_open(const char *path, struct vw_trace *t) {
+/* The one way a trace is opened for reading (vw_trace_open, vw_trace_peek):
+ * read-only and immutable (no lock, no -shm, nothing written beside the
+ * input), or, when it has a write-ahead log, from a private copy of both.
+ * quiet: no line on failure (a look at a sibling trace that may be
+ * anything). 0, or -1 with nothing left open; *has_wal and *st say what was
+ * found. */
+static int trace_db_open(const char *path, struct vw_trace *t, int quiet, struct stat *stp, int *has_walp) {
     memset(t, 0, sizeof *t);
     t->path = path;
     struct stat st;
     if (stat(path, &st) != 0) {
-        vw_error("%s: %s (give the path of a trace written by 'devtrace run')", path, strerror(errno));
+        if (!quiet) vw_error("%s: %s (give the path of a trace written by 'devtrace run')", path, strerror(errno));
         return -1;
     }
     if (S_ISDIR(st.st_mode)) {
-        vw_error("%s: is a directory, not a trace file", path);
+        if (!quiet) vw_error("%s: is a directory, not a trace file", path);
         return -1;
     }
     if (st.st_size == 0) {
-        vw_error("%s: empty file: the traced program ended (or was killed) before the tracer wrote anything", path);
+        if (!quiet)
+            vw_error("%s: empty file: the traced program ended (or was killed) before the tracer wrote anything", path);
         return -1;
     }
     char head[16] = {0};
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        vw_error("%s: cannot read: %s", path, strerror(errno));
+        if (!quiet) vw_error("%s: cannot read: %s", path, strerror(errno));
         return -1;
     }
     ssize_t n = read(fd, head, sizeof head);
     close(fd);
     if (n != (ssize_t)sizeof head || memcmp(head, "SQLite format 3", 16) != 0) {
-        vw_error("%s: not a devtrace trace (not an SQLite database)", path);
+        if (!quiet) vw_error("%s: not a devtrace trace (not an SQLite database)", path);
         return -1;
     }
     char wal[4200];
@@ -412,14 +419,15 @@ int vw_trace_open(const char *path, struct vw_trace *t) {
         sigprocmask(SIG_SETMASK, &old, NULL);
         if (!made) {
             t->tmpdir[0] = '\0';
-            vw_error("%s: has a write-ahead log and no private copy could be made: %s", path, strerror(errno));
+            if (!quiet)
+                vw_error("%s: has a write-ahead log and no private copy could be made: %s", path, strerror(errno));
             return -1;
         }
         char cwal[4200];
         snprintf(copy, sizeof copy, "%s/trace.db", t->tmpdir);
         snprintf(cwal, sizeof cwal, "%s/trace.db-wal", t->tmpdir);
         if (copy_file(path, copy) != 0 || copy_file(wal, cwal) != 0) {
-            vw_error("%s: cannot copy it with its write-ahead log for reading: %s", path, strerror(errno));
+            if (!quiet) vw_error("%s: cannot copy it with its write-ahead log for reading: %s", path, strerror(errno));
             vw_trace_close(t);
             return -1;
         }
@@ -431,10 +439,25 @@ int vw_trace_open(const char *path, struct vw_trace *t) {
     }
     int flags = (has_wal ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_URI;
     if (sqlite3_open_v2(uri, &t->db, flags, NULL) != SQLITE_OK) {
-        vw_error("%s: cannot open as SQLite: %s", path, t->db ? sqlite3_errmsg(t->db) : "out of memory");
+        if (!quiet) vw_error("%s: cannot open as SQLite: %s", path, t->db ? sqlite3_errmsg(t->db) : "out of memory");
         vw_trace_close(t);
         return -1;
     }
+    *stp = st;
+    *has_walp = has_wal;
+    return 0;
+}
+
+int vw_trace_peek(const char *path, struct vw_trace *t) {
+    struct stat st;
+    int has_wal;
+    return trace_db_open(path, t, 1, &st, &has_wal);
+}
+
+int vw_trace_open(const char *path, struct vw_trace *t) {
+    struct stat st;
+    int has_wal;
+    if (trace_db_open(path, t, 0, &st, &has_wal) < 0) return -1;
     int64_t app = scalar_int(t->db, "PRAGMA application_id", -1);
     if (app == -1) {
         vw_error("%s: truncated or corrupt SQLite file (%s)", path, sqlite3_errmsg(t->db));
@@ -495,19 +518,17 @@ int vw_trace_open(const char *path, struct vw_trace *t) {
     }
     /* A process that ran and ended with no tensor, op or error in its trace
      * is a clean run (a program on a library devtrace does not observe), not
-     * an empty trace: one with no event is refused when it was killed, or
-     * stopped tracing, or has no sign that the process ended. */
+     * an empty trace; so is one killed before its first event (a Python
+     * stopped while it started): the report says who it was, how it ended
+     * and that nothing was recorded before. One with no event is refused
+     * when it stopped tracing, or has no sign that the process ended. */
     struct vw_health h;
     int killed = (int)meta_int(t->db, "killed_by_signal", 0),
         ended = (int)scalar_int(
             t->db, "SELECT EXISTS(SELECT 1 FROM meta WHERE key IN ('complete', 'exit_status', 'fatal_signal'))", 0);
     int healthy = vw_health(t->db, &h) ? h.complete || ended : ended;
-    if (scalar_int(t->db, "SELECT EXISTS(SELECT 1 FROM events)", 0) == 0 && (killed || !healthy)) {
-        char sig[32];
-        if (killed)
-            vw_error("%s: the trace holds no events: the program was killed by %s before any event was written", path,
-                     sig_name(killed, sig, sizeof sig));
-        else if (vw_health(t->db, &h) && !h.complete && h.why[0])
+    if (scalar_int(t->db, "SELECT EXISTS(SELECT 1 FROM events)", 0) == 0 && !killed && !healthy) {
+        if (vw_health(t->db, &h) && !h.complete && h.why[0])
             vw_error("%s: the trace holds no events: %s", path, h.why);
         else
             vw_error("%s: the trace holds no events (the program made no tensor, or tracing was turned off at start)",
@@ -554,7 +575,10 @@ int vw_health(sqlite3 *db, struct vw_health *h) {
     }
     h->all_kept = !h->complete && fatal && !stopped;
     if (!h->complete) {
-        if (fatal || killed)
+        if ((fatal || killed) && scalar_int(db, "SELECT EXISTS(SELECT 1 FROM events)", 1) == 0)
+            snprintf(h->why, sizeof h->why, "the program was killed by %s: nothing recorded before it was killed",
+                     sig_name(fatal ? fatal : killed, sig, sizeof sig));
+        else if (fatal || killed)
             snprintf(h->why, sizeof h->why, "the program was killed by %s%s",
                      sig_name(fatal ? fatal : killed, sig, sizeof sig),
                      fatal ? " (every event before it was kept)"

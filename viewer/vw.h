@@ -41,6 +41,11 @@ int vw_trace_has(const struct vw_trace *t, int table);
  * returns -1 (the caller exits VW_EXIT_USAGE). */
 int vw_trace_open(const char *path, struct vw_trace *t);
 void vw_trace_close(struct vw_trace *t);
+/* Opens a file that may be a trace for a quick look (a sibling's meta),
+ * quietly and with no check of its contents: 0, or -1. Opened as
+ * vw_trace_open opens, never written to; closed with vw_trace_close. Every
+ * reading command opens a trace with one of these two, and only these. */
+int vw_trace_peek(const char *path, struct vw_trace *t);
 /* Opens every path before anything is printed: an array of n traces, or
  * NULL after printing why (none left open). */
 struct vw_trace *vw_trace_open_all(const char *const *paths, int n);

@@ -2,6 +2,7 @@
 # (modelled on pytorch/examples word_language_model/main.py, which saves
 # with torch.save(model, f) and reloads with torch.load(f)): map_location
 # "cpu" leaves the reloaded model on the CPU while the test data is on the GPU.
+import inspect
 import os
 import tempfile
 
@@ -11,6 +12,9 @@ import torch.nn.functional as F
 
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 torch.manual_seed(0)
+# a whole model is a pickle of its classes: torch.load reads it only with weights_only=False, which 2.6 and
+# later must be told (1.13 to 2.5 take it too; older ones have no such parameter)
+whole = {"weights_only": False} if "weights_only" in inspect.signature(torch.load).parameters else {}
 save = os.path.join(tempfile.mkdtemp(), "model.pt")
 model = nn.Sequential(nn.Embedding(30, 16), nn.Linear(16, 30)).to(device)
 opt = torch.optim.SGD(model.parameters(), lr=0.5)
@@ -24,7 +28,7 @@ for epoch in range(2):
     with open(save, "wb") as f:
         torch.save(model, f)
 with open(save, "rb") as f:
-    model = torch.load(f, map_location="cpu")  # devtrace: origin  devtrace: fix
+    model = torch.load(f, map_location="cpu", **whole)  # devtrace: origin  devtrace: fix
 with torch.no_grad():
     test_loss = F.cross_entropy(model(test_data[:-1]), test_data[1:])
 print("test loss", round(test_loss.item(), 4))

@@ -17,8 +17,8 @@ class CharLSTM(nn.Module):
         self.head = nn.Linear(hidden, vocab)
 
     def init_hidden(self, batch_size):
-        h0 = torch.zeros(self.layers, batch_size, self.hidden)  # devtrace: origin  devtrace: fix
-        c0 = torch.zeros(self.layers, batch_size, self.hidden)
+        h0 = torch.zeros(self.layers, batch_size, self.hidden)  # devtrace: origin
+        c0 = torch.zeros(self.layers, batch_size, self.hidden)  # devtrace: fix (after both)
         return h0, c0
 
     def forward(self, x, state):

@@ -5,8 +5,8 @@ import torch.nn as nn
 
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 torch.manual_seed(0)
-MEAN = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)  # devtrace: origin  devtrace: fix
-STD = torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1)
+MEAN = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)  # devtrace: origin
+STD = torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1)  # devtrace: fix (after both)
 
 
 def normalize(images):

@@ -23,7 +23,7 @@ for f in bin/devtrace lib/libdtrt.so lib/devtrace/libdevtrace.so include/devtrac
   [ -e "$P/$f" ] || fail "$f not installed"
 done
 if [ "$have_py" = 1 ]; then
-  for f in sitecustomize.py devtrace_torch/__init__.py devtrace_torch/recorder.py devtrace_torch/sim.py \
+  for f in sitecustomize.py devtrace_torch/__init__.py devtrace_torch/recorder.py devtrace_torch/sim.py devtrace_torch/source.py \
     devtrace_torch/_probes.abi3.so; do
     [ -e "$P/lib/devtrace/python/$f" ] || fail "lib/devtrace/python/$f not installed"
   done

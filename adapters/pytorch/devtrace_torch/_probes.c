@@ -366,21 +366,27 @@ static void add_arg(const char *name, PyObject *t, const char *where) {
 }
 
 /* Tensors in v (a tensor, or a list or tuple of them) as arguments named name. */
-static void add_value(const char *name, PyObject *v, const char *where) {
+/* A tensor argument, or the tensors of a list or tuple, nested up to 4 deep
+ * ("pairs[0][1]"): an op that fails on them is judged by their devices. */
+static void add_nested(const char *name, PyObject *v, const char *where, int depth) {
     if (is_tensor(v)) {
         add_arg(name, v, where);
-    } else if (PyList_Check(v) || PyTuple_Check(v)) {
+    } else if ((PyList_Check(v) || PyTuple_Check(v)) && depth < 4) {
         Py_ssize_t n = PySequence_Size(v);
         for (Py_ssize_t k = 0; k < n && g_op.n < MAX_ARGS; k++) {
             PyObject *e = PySequence_GetItem(v, k);
-            if (e && is_tensor(e)) {
+            if (e && (is_tensor(e) || PyList_Check(e) || PyTuple_Check(e))) {
                 char sub[48];
                 snprintf(sub, sizeof sub, "%s[%zd]", name, k);
-                add_arg(sub, e, where);
+                add_nested(sub, e, where, depth + 1);
             }
             Py_XDECREF(e);
         }
     }
+}
+
+static void add_value(const char *name, PyObject *v, const char *where) {
+    add_nested(name, v, where, 0);
     if (PyErr_Occurred()) PyErr_Clear();
 }
 

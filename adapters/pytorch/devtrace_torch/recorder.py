@@ -14,7 +14,8 @@ What it uses (public extension points, present in torch 1.13 and 2.x):
 - ``Optimizer.step/zero_grad/load_state_dict`` (wrapped): a step is one op,
   its state is named ``optimizer.state.<param>.<key>``; a mismatch inside a
   step is recorded with the parameter, its gradient and its state;
-- ``DataLoader`` iteration, ``torch.load``, ``nn.Parameter``, ``torch.Tensor(...)``
+- ``DataLoader`` iteration, ``torch.load``, ``nn.Parameter``, ``torch.Tensor(...)``,
+  the legacy typed constructors (``torch.LongTensor(n)``, ``torch.cuda.FloatTensor(...)``)
   and ``torch.from_numpy`` (wrapped): where tensors come from that no mode sees.
 
 Everything the chain needs is then the tracer's and the viewer's: this file
@@ -59,6 +60,8 @@ _FACTORY_NAMES = frozenset("""
     bartlett_window blackman_window hamming_window hann_window kaiser_window normal poisson bernoulli
     multinomial
     """.split())
+# Indexing: cpu integer indices may index a tensor on any device.
+_INDEX_OPS = frozenset("__getitem__ __setitem__ index index_put index_put_ _index_put_impl_".split())
 _TRANSFER_NAMES = frozenset("to cuda cpu type mps xpu".split())
 _VIEW_PROPS = frozenset("T mT H mH real imag".split())
 # Reads that say where a tensor is: answered by the simulator on simulated GPUs.
@@ -241,6 +244,9 @@ class Recorder:
         sim = _sim
         if kind == _SIMPROP:
             return sim.prop(k, func, args, kwargs)
+        if kind == _FACTORY and sim is not None and sim.factory_is_op(k.name, args, kwargs):
+            # a factory this version checks as an op (torch.normal(mean, std) on 2.x)
+            k, kind = _Kind(_OP, k.name, _argnames(func) or ("mean", "std")), _OP
         if kind == _FACTORY:
             out, code = sim.factory(func, args, kwargs) if sim is not None else (func(*args, **kwargs), 0)
             try:
@@ -321,6 +327,8 @@ class Recorder:
         name = k.name
         try:
             parsed = P.parse_mismatch(str(e)) if isinstance(e, RuntimeError) else None
+            if parsed is None and isinstance(e, RuntimeError) and k.kind == _OP:
+                parsed = self.mixed_devices(k, args, kwargs)
             if parsed is None:
                 P.op_end(seq, name, ERR_ARG if isinstance(e, Exception) else 0, ())
                 return
@@ -328,6 +336,48 @@ class Recorder:
             self.mismatch(seq, name, parsed, str(e))
         except Exception as exc:  # the program's error goes on to the program as it is
             self.broken(exc)
+
+    def mixed_devices(self, k, args, kwargs):
+        """(odd device, peers' device, argument) when an op's tensor operands (in nested lists and
+        tuples too) sit on more than one device, as PyTorch counts them: a 0-dim cpu tensor is a
+        scalar, and indexing takes cpu integer indices; None otherwise. An op that raises on such
+        operands failed on their devices whatever its message says (a text the parser has not
+        learnt). The odd device is the one fewer operands are on; on a tie, PyTorch's: the first
+        operand's device is the common one. Sequence ops' cpu lengths (packed sequences, CTC) are
+        excepted as indices are."""
+        from .sim import _CPU_INTEGERS_OK as lengths_ok  # the simulation's list, whether it runs or not
+
+        Tensor, sim, name = self.Tensor, _sim, k.name
+        found = []  # (argument name, device name), in the order the op lists them
+
+        def walk(n, v, depth):
+            if isinstance(v, Tensor):
+                code = sim.code(v) if sim is not None else 0
+                dev = sim.name(code) if code else str(v.device)
+                if dev == "cpu" and (v.dim() == 0 or ((name in _INDEX_OPS or name in lengths_ok) and found
+                                                      and not v.is_floating_point())):
+                    return
+                found.append((n, dev))
+            elif isinstance(v, (list, tuple)) and depth < 4:
+                for j, e in enumerate(v):
+                    walk("%s[%d]" % (n, j), e, depth + 1)
+
+        pos = k.argnames or ("self",)
+        for i, v in enumerate(args):
+            walk(pos[i] if i < len(pos) else "arg%d" % i, v, 0)
+        for n, v in kwargs.items():
+            walk(n, v, 0)
+        devs = [d for _, d in found]
+        kinds = sorted(set(devs), key=devs.index)
+        if len(kinds) < 2:
+            return None
+        common = kinds[0]
+        odd = min(kinds[1:], key=devs.count)
+        if devs.count(odd) > devs.count(common):
+            odd, common = common, odd
+        peers = max((d for d in kinds if d != odd), key=devs.count)
+        arg = next(n for n, d in found if d == odd)
+        return odd, peers, arg
 
     def mismatch(self, seq, name, parsed, message):
         odd, peers, arg = parsed
@@ -755,6 +805,8 @@ def _start_simulator(torch):
     global _CPU_INTEGERS_OK
     _CPU_INTEGERS_OK = cpu_ok
     _sim = Simulator(torch, n, P)
+    if _rec is not None:
+        _sim.quietly = _rec.quietly  # the simulation's own work is not the program's
     P.simulate(True)
     _sim.install_cuda_api()
 
@@ -1163,3 +1215,63 @@ def _wrap_sources(torch, rec):
         Tensor.__new__ = staticmethod(tensor_new)
     except Exception:
         pass
+    try:
+        _wrap_legacy_types(torch, rec)
+    except Exception:
+        pass
+
+
+# The legacy typed constructors: torch.LongTensor(n), torch.cuda.FloatTensor(...) and kin.
+_LEGACY_KINDS = "Float Double Half BFloat16 Long Int Short Char Byte Bool".split()
+
+
+def _wrap_legacy_types(torch, rec):
+    """torch.LongTensor(n) and its kin make a tensor no mode sees (PyTorch's tensortype
+    objects, immutable): each is replaced by a class that records the tensor where the
+    constructor is called and is otherwise the original (isinstance, its dtype and other
+    attributes, x.type(torch.LongTensor), set_default_tensor_type). The simulated GPUs'
+    torch.cuda.* classes, installed before, record their own."""
+    tensortype = type(torch.FloatTensor)
+    originals = {}  # proxy -> the original tensortype
+
+    def proxy(orig, qual):
+        class _Legacy(type):
+            def __instancecheck__(cls, obj):
+                return isinstance(obj, orig)
+
+            def __call__(cls, *args, **kwargs):
+                t = orig(*args, **kwargs)
+                if not rec.quiet and isinstance(t, torch.Tensor) and not any(t is a for a in args):
+                    try:
+                        P.output(t, FACTORY, qual, 0, 0)
+                    except Exception as exc:
+                        rec.broken(exc)
+                return t
+
+            def __getattr__(cls, name):
+                return getattr(orig, name)
+
+            def __repr__(cls):
+                return "<class '%s'>" % qual
+
+        # named by its dotted name: x.type(cls) reads the type's name as PyTorch's own types spell it
+        cls = _Legacy(qual, (), {"__module__": qual.rsplit(".", 1)[0], "__doc__": orig.__doc__,
+                                 "_devtrace_legacy": qual})
+        originals[cls] = orig
+        return cls
+
+    for mod, prefix in ((torch, "torch"), (getattr(torch, "cuda", None), "torch.cuda")):
+        for kind in _LEGACY_KINDS:
+            orig = getattr(mod, kind + "Tensor", None)
+            if isinstance(orig, tensortype):
+                setattr(mod, kind + "Tensor", proxy(orig, "%s.%sTensor" % (prefix, kind)))
+
+    def unwrapped(old):
+        def set_default_tensor_type(t):
+            return old(originals.get(t, t) if not isinstance(t, str) else t)
+
+        set_default_tensor_type.__name__, set_default_tensor_type.__doc__ = old.__name__, old.__doc__
+        return set_default_tensor_type
+
+    if callable(getattr(torch, "set_default_tensor_type", None)):
+        torch.set_default_tensor_type = unwrapped(torch.set_default_tensor_type)

@@ -10,6 +10,12 @@ beside each tensor, in the adapter's table of tensors (never in the tensor
 itself, so nothing of it reaches a checkpoint or a copy), and the tracer
 records it as the tensor's device.
 
+The rules and texts are those of the installed torch's version (DEVTRACE_SIM_TORCH_VERSION=2.11
+fakes another, for tests): the error texts, per version, are one table in sim_texts.py (TEXTS), and
+the rules a version changed are listed there (RULES): on 2.x the texts of PyTorch 2.11, a square
+causal mask on the cpu given to nn.TransformerEncoder/Decoder accepted (2.1+), and
+torch.normal(mean, std) on two devices refused (2.0+). docs/torch2.md says which were measured.
+
 The rules it emulates, as a CUDA build of PyTorch applies them:
 
 - an op's tensor operands must be on one device, except 0-dim CPU tensors
@@ -45,7 +51,10 @@ and ``torch.load`` puts them back there unless ``map_location`` says
 otherwise.
 """
 
+import os
 import sys
+
+from . import sim_texts as T
 
 CUDA = 1 << 16  # probe device code of cuda:0; cuda:K is CUDA | K
 
@@ -55,10 +64,20 @@ class Simulator:
         self.torch, self.n, self.P = torch, ndev, P
         self.current = 0
         self.cpu = torch.device("cpu")
-        try:
-            self.version = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
-        except ValueError:
-            self.version = (1, 13)
+        # the version whose rules and texts are simulated: torch's own, or DEVTRACE_SIM_TORCH_VERSION's
+        # (for tests: only 1.13 runs here, and the 2.x rules are tested with the version faked)
+        self.quietly = lambda fn, *args, **kwargs: fn(*args, **kwargs)  # the recorder's, once it is there
+        self.version = T.parse_version(torch.__version__) or (1, 13)
+        faked = os.environ.get("DEVTRACE_SIM_TORCH_VERSION", "")
+        if faked and T.parse_version(faked) is None:
+            sys.stderr.write("devtrace: warning: DEVTRACE_SIM_TORCH_VERSION=%s is no version (say 2.11); the "
+                             "simulated GPUs follow torch %d.%d's rules\n" % (faked, self.version[0], self.version[1]))
+        elif faked:
+            self.version = T.parse_version(faked)
+
+    def text(self, key, **fields):
+        """PyTorch's text for error key, as this version gives it (sim_texts.TEXTS)."""
+        return T.text(key, self.version, **fields)
 
     # ---------------------------------------------------------- devices
 
@@ -73,7 +92,7 @@ class Simulator:
         if d.type == "cuda":
             k = self.current if d.index is None else d.index
             if k >= self.n:
-                raise RuntimeError("CUDA error: invalid device ordinal")
+                raise RuntimeError(self.text("ordinal"))
             return CUDA | k
         if d.type == "cpu":
             return 0
@@ -97,12 +116,19 @@ class Simulator:
     def check(self, name, tensors, index_ok, names=None):
         """The device an op on these operands runs on, or PyTorch's error
         (names: the operands' argument names, for the error's text)."""
-        order = _ATEN_ORDER.get(name)
+        order = T.aten(name, self.version)
+        if name == "linear" and names and "bias" not in names:
+            order = T.aten("linear:mm", self.version) or order  # 2.x: no bias, input @ weight.t() is mm
         if order and names and len(names) == len(tensors):
-            # the operands in the order the CUDA kernel checks them (linear is addmm(bias, input, weight))
-            pos = {n: i for i, n in enumerate(names)}
-            idx = [pos[n] for n, _ in order[0] if n in pos] + [i for i, n in enumerate(names)
-                                                               if n not in dict(order[0])]
+            # the operands in the order the CUDA kernel checks them (linear is addmm(bias, input, weight)),
+            # each found by the call's name for it, else by the kernel's (a method's "self")
+            pos = {}
+            for i, n in enumerate(names):
+                pos.setdefault(_base_name(n), []).append(i)
+            idx = []
+            for py, at in order[0]:
+                idx += [i for i in pos.get(py, pos.get(at, ())) if i not in idx]
+            idx += [i for i in range(len(names)) if i not in idx]
             tensors, names = [tensors[i] for i in idx], [names[i] for i in idx]
         common, first = None, None
         for i, t in enumerate(tensors):
@@ -114,46 +140,40 @@ class Simulator:
             if common is None:
                 common, first = c, t
             elif c != common:
-                raise RuntimeError(self.message(name, order, names[i] if names else None, first, t, common, c))
+                raise RuntimeError(self.message(name, order, names[i] if names else None, first, t, common, c,
+                                                names or ()))
         return common or 0
 
-    def message(self, name, order, arg, first, other, common, c):
-        """PyTorch's text for this op's device mismatch, as a CUDA build raises it."""
-        torch = self.torch
+    def message(self, name, order, arg, first, other, common, c, names=()):
+        """PyTorch's text for this op's device mismatch, as a CUDA build of this version raises it."""
+        odd, peers = self.name(c), self.name(common)
         if name.startswith(("conv", "_convolution", "convolution")) and common and c:
-            # two GPUs: the types agree, and cuDNN's kernel finds the devices apart (the input's first)
-            if self.version >= (2, 1):
-                return ("Expected all tensors to be on the same device, but got %s is on %s, different from other "
-                        "tensors on %s (when checking argument in method wrapper_CUDA__cudnn_convolution)"
-                        % (arg or "weight", self.name(c), self.name(common)))
-            return ("Expected all tensors to be on the same device, but found at least two devices, %s and %s! (when "
-                    "checking argument for argument %s in method wrapper__cudnn_convolution)"
-                    % (self.name(common), self.name(c), arg or "weight"))
+            return self.text("conv_devices", arg=arg or "weight", odd=odd, common=peers)
         if name.startswith(("conv", "_convolution", "convolution")):
+            if name in ("conv1d", "conv2d") and not common and arg == "weight" and T.has("conv_slow", self.version):
+                return self.text("conv_slow", odd=odd, common=peers)
+
             def legacy(t, code):  # torch.cuda.FloatTensor and the like
                 kind = _LEGACY.get(t.dtype, "Float")
                 return "torch.%s%sTensor" % ("cuda." if code else "", kind)
+
             inp, weight = (first, other) if arg != "input" else (other, first)
             ic, wc = (common, c) if arg != "input" else (c, common)
-            return ("Input type (%s) and weight type (%s) should be the same or input should be a MKLDNN tensor and "
-                    "weight is a dense tensor" % (legacy(inp, ic), legacy(weight, wc)))
+            return self.text("conv_types", input_type=legacy(inp, ic), weight_type=legacy(weight, wc))
         if name in ("lstm", "gru", "rnn_tanh", "rnn_relu"):
             # the input is checked against the hidden state first, then against the weights
-            if arg and arg.startswith(("hx", "arg1")):
-                return ("Input and hidden tensors are not at the same device, found input tensor at %s and hidden "
-                        "tensor at %s" % (self.name(common), self.name(c)))
-            return ("Input and parameter tensors are not at the same device, found input tensor at %s and parameter "
-                    "tensor at %s" % (self.name(common), self.name(c)))
-        text = ("Expected all tensors to be on the same device, but found at least two devices, %s and %s!"
-                % (self.name(common), self.name(c)))
+            hidden = arg and arg.startswith(("hx", "arg1"))
+            return self.text("rnn_hidden" if hidden else "rnn_parameter", odd=odd, common=peers)
+        if name in ("masked_fill", "masked_fill_"):
+            on_self = first if arg == "mask" else other
+            return self.text("masked_fill", odd=odd, common=peers, mask_dev=odd if arg == "mask" else peers,
+                             self_dev=self.name(self.code(on_self)))
+        if name == "take_along_dim":
+            return self.text("take_along_dim", odd=odd, common=peers)
         if order and arg:
-            aten = dict(order[0]).get(arg, arg)
-            if self.version >= (2, 1):
-                return ("Expected all tensors to be on the same device, but got %s is on %s, different from other "
-                        "tensors on %s (when checking argument in method %s)"
-                        % (aten, self.name(c), self.name(common), order[1].replace("wrapper_", "wrapper_CUDA_", 1)))
-            return text + " (when checking argument for argument %s in method %s)" % (aten, order[1])
-        return text
+            return self.text("argument", arg=dict(order[0]).get(_base_name(arg), _base_name(arg)), odd=odd,
+                             common=peers, method=order[1])
+        return self.text("devices", odd=odd, common=peers)
 
     def target_of_to(self, t, args, kwargs):
         """The device .to(...) asks for (a code), or None when it keeps t's."""
@@ -194,6 +214,15 @@ class Simulator:
         if code and isinstance(out, self.torch.Tensor) and any(out is a for a in args) and self.code(out) != code:
             out = out.clone()  # as_tensor(t, device="cuda") of a CPU tensor is a copy on the GPU, not t
         return out, code or 0
+
+    def factory_is_op(self, name, args, kwargs):
+        """Whether a factory call is checked as an op: torch.normal(Tensor mean, Tensor std) from 2.0
+        (RULES "normal_checks_devices"); 1.13 put the result on mean's device whatever std's."""
+        if name != "normal" or not T.has("normal_checks_devices", self.version):
+            return False
+        Tensor = self.torch.Tensor
+        operands = list(args[:2]) + [kwargs.get("mean"), kwargs.get("std")]
+        return sum(isinstance(a, Tensor) for a in operands) >= 2
 
     def transfer(self, name, func, t, args, kwargs):
         """.to / .cuda / .cpu / .type of t: (the result, t itself when nothing
@@ -283,13 +312,11 @@ class Simulator:
         if name == "type" and not args[1:] and not kwargs and code:
             return func(*args, **kwargs).replace("torch.", "torch.cuda.", 1)
         if name in ("numpy", "__array__") and code:
-            raise TypeError("can't convert %s device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "
-                            "host memory first." % self.name(code))
+            raise TypeError(self.text("numpy", odd=self.name(code)))
         if name == "__repr__" and code:
             return _with_device(func(*args, **kwargs), self.name(code))
         if name == "data=" and len(args) > 1 and isinstance(args[1], torch.Tensor) and self.code(args[1]) != code:
-            raise RuntimeError("Attempted to call `variable.set_data(tensor)`, but `variable` and  `tensor` have "
-                               "incompatible tensor type.")
+            raise RuntimeError(self.text("set_data"))
         if name in ("pin_memory",):
             return t.clone()
         if name == "is_pinned":
@@ -373,7 +400,7 @@ class Simulator:
         def set_device(device):
             k = device if isinstance(device, int) else torch.device(device).index or 0
             if k < 0 or k >= sim.n:
-                raise RuntimeError("CUDA error: invalid device ordinal")
+                raise RuntimeError(sim.text("ordinal"))
             sim.current = k
 
         class device:
@@ -434,6 +461,8 @@ class Simulator:
             pass
         _LEGACY.update(_legacy_names(torch))
         self.install_data_parallel()
+        if T.has("causal_mask_hint", self.version):
+            self.install_causal_mask_hint()
         self.install_grad_scaler()
         for install in (self.install_legacy_types, self.install_streams, self.install_generator):
             try:
@@ -600,7 +629,7 @@ class Simulator:
 
             def elapsed_time(self, end):
                 if self.t is None or end.t is None:
-                    raise RuntimeError("Both events must be recorded before calculating elapsed time.")
+                    raise RuntimeError(sim.text("event"))
                 return (end.t - self.t) * 1000.0
 
         class Stream:
@@ -722,6 +751,55 @@ class Simulator:
             op.__name__ = name
             setattr(torch, name, op)
 
+    def install_causal_mask_hint(self):
+        """PyTorch 2.1+ (RULES "causal_mask_hint", read from its torch/nn/modules/transformer.py and
+        functional.py): nn.TransformerEncoder, and nn.TransformerDecoder for tgt_mask, find out
+        whether the mask is the square causal one (_detect_is_causal_mask) and pass is_causal to
+        their layers, whose attention (need_weights=False) then drops the mask for SDPA's
+        is_causal when no key padding mask is given: the mask's device is never checked, and a
+        causal mask left on the cpu works on a GPU. Simulated: such a mask reaches the layers as a
+        copy on the input's device (the same values: the result is the one the mask gives)."""
+        torch, sim = self.torch, self
+        nn = torch.nn
+
+        def causal(mask):
+            sz = mask.size(-2)
+            full = torch.triu(torch.full((sz, sz), float("-inf"), dtype=mask.dtype), diagonal=1)
+            return mask.size() == full.size() and bool((mask == full).all())
+
+        def hinted(mask, x):
+            code = sim.code(x) if isinstance(x, torch.Tensor) else 0
+            if not isinstance(mask, torch.Tensor) or sim.code(mask) == code or mask.dim() != 2:
+                return mask
+            if not sim.quietly(causal, mask):
+                return mask
+            copy = sim.quietly(mask.detach().clone)
+            sim.mark(copy, code, "the causal mask, which PyTorch 2.1+ replaces with is_causal")
+            return copy
+
+        def encoder(old):
+            def forward(self, src, mask=None, src_key_padding_mask=None, *args, **kwargs):
+                if mask is not None and src_key_padding_mask is None:
+                    mask = hinted(mask, src)
+                return old(self, src, mask, src_key_padding_mask, *args, **kwargs)
+
+            return forward
+
+        def decoder(old):
+            def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None, *args,
+                        **kwargs):
+                if tgt_mask is not None and tgt_key_padding_mask is None:
+                    tgt_mask = hinted(tgt_mask, tgt)
+                return old(self, tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, *args, **kwargs)
+
+            return forward
+
+        for cls, wrap in ((nn.TransformerEncoder, encoder), (nn.TransformerDecoder, decoder)):
+            old = cls.forward
+            new = wrap(old)
+            new.__name__, new.__qualname__, new.__doc__ = old.__name__, old.__qualname__, old.__doc__
+            cls.forward = new
+
     def install_data_parallel(self):
         """nn.DataParallel on simulated GPUs: PyTorch's own check that the module
         is on device_ids[0], the inputs moved there (the whole batch: the
@@ -744,8 +822,7 @@ class Simulator:
                 return self.module(*inputs, **kwargs)
             for t in list(self.module.parameters()) + list(self.module.buffers()):
                 if t.device != self.src_device_obj:
-                    raise RuntimeError("module must have its parameters and buffers on device {} (device_ids[0]) "
-                                       "but found one of them on device: {}".format(self.src_device_obj, t.device))
+                    raise RuntimeError(sim.text("data_parallel", common=self.src_device_obj, odd=t.device))
             out = self.module(*to_device(inputs, self.src_device_obj), **to_device(kwargs, self.src_device_obj))
             dev = torch.device("cuda", self.output_device) if isinstance(self.output_device, int) else \
                 torch.device(self.output_device)
@@ -767,8 +844,7 @@ class Simulator:
             src = torch.device("cuda", device_ids[0])
             for t in list(module.parameters()) + list(module.buffers()):
                 if t.device != src:
-                    raise RuntimeError("module must have its parameters and buffers on device {} (device_ids[0]) but "
-                                       "found one of them on device: {}".format(src, t.device))
+                    raise RuntimeError(sim.text("data_parallel", common=src, odd=t.device))
             out = module(*to_device(inputs, src), **to_device(module_kwargs or {}, src))
             dev = torch.device("cpu") if output_device == -1 else torch.device("cuda", output_device)
             return to_device(out, dev) if dev != src else out
@@ -785,17 +861,9 @@ _INDEXING = frozenset("__getitem__ __setitem__ index index_put index_put_ _index
 # ops that take CPU integer tensors next to GPU ones: lengths of packed sequences and of CTC, batch sizes
 _CPU_INTEGERS_OK = frozenset("_pack_padded_sequence pack_padded_sequence _pad_packed_sequence pad_packed_sequence "
                              "ctc_loss _ctc_loss lstm gru rnn_tanh rnn_relu".split())
-# ops whose CUDA kernel checks its operands in another order than the Python call lists them, with the
-# kernel's argument names and its method, as the error text gives them
-_ATEN_ORDER = {
-    "linear": ((("bias", "self"), ("input", "mat1"), ("weight", "mat2")), "wrapper_addmm"),
-    "embedding": ((("weight", "self"), ("input", "index")), "wrapper__index_select"),
-    "cross_entropy": ((("input", "self"), ("target", "target"), ("weight", "weight")), "wrapper_nll_loss_forward"),
-    "nll_loss": ((("input", "self"), ("target", "target"), ("weight", "weight")), "wrapper_nll_loss_forward"),
-    "mm": ((("input", "self"), ("mat2", "mat2")), "wrapper_mm"),
-    "bmm": ((("input", "self"), ("mat2", "mat2")), "wrapper_bmm"),
-    "addmm": ((("input", "self"), ("mat1", "mat1"), ("mat2", "mat2")), "wrapper_addmm"),
-}
+def _base_name(arg):
+    """An operand's argument without its position in a list: "tensors" of "tensors[1]"."""
+    return arg.split("[", 1)[0] if arg else arg
 
 
 def _tensors_in(obj, torch, depth=0, seen=None):

@@ -21,6 +21,7 @@ import sysconfig
 from . import _probes as P
 
 _cache = {}  # path -> tuple of (line, key, value), or () when it cannot be read or parsed
+MAX_FILES = 256  # files whose facts one process writes at most: a bound on the time the first mismatch takes
 
 # dtypes that `.to(X)` may be given instead of a device: `torch.<one of these>`
 _DTYPES = frozenset((
@@ -391,6 +392,11 @@ def _library_dirs():
             p = None
         if p:
             dirs.add(p)
+    for name in ("torch", "numpy"):  # a source checkout of torch is not the program either
+        m = sys.modules.get(name)
+        f = getattr(m, "__file__", None)
+        if isinstance(f, str):
+            dirs.add(os.path.dirname(f))
     here = os.path.dirname(os.path.abspath(__file__))
     dirs.add(here)  # devtrace's own package
     dirs.add(os.path.join(os.path.dirname(here), "sitecustomize.py"))  # and its bootstrap beside it
@@ -450,7 +456,7 @@ class Emitter:
         except Exception:  # never the program's failure: no facts (the trace says nothing it does not know)
             return
         for path in paths:
-            if path in self.done:
+            if path in self.done or len(self.done) >= MAX_FILES:
                 continue
             self.done.add(path)
             try:

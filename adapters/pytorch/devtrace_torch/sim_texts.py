@@ -1,0 +1,157 @@
+"""The simulated GPUs' error texts and version rules: PyTorch's own texts in one table, and the rules
+that differ between PyTorch versions in another, both chosen by the torch version the program runs.
+
+TEXTS maps an error to its text per version: ``((since, template), ...)``, the last entry whose
+``since`` (major, minor) is at most the version applies. Templates are ``str.format`` strings over the
+devices (``{odd}``: the operand found on another device, ``{common}``: its peers'), the argument
+(``{arg}``), the kernel's method (``{method}`` as 2.1+ names it, ``{method_v1}`` as before) and, for
+some, the devices of named operands (``{mask_dev}``, ``{self_dev}``). The 2.x texts are those of
+tests/data/torch2.11-device-errors.txt (PyTorch 2.11 on a GPU); the 1.x ones what this simulation gave
+on 1.13 from the start.
+
+RULES maps a behaviour that a PyTorch version introduced to the version (see docs/torch2.md for which
+of them were measured and which read from PyTorch's source).
+
+ATEN maps an op to the operands its CUDA kernel checks, in its order, with the kernel's argument names
+and its method, from the version the text names them.
+"""
+
+V1 = (1, 0)
+V2 = (2, 0)
+V21 = (2, 1)  # the "but got X is on ..." form of the per-argument check
+
+_DEVICES = "Expected all tensors to be on the same device, but found at least two devices, {common} and {odd}!"
+
+TEXTS = {
+    # the common check (TensorIterator, foreach, ...): no argument named
+    "devices": ((V1, _DEVICES),),
+    # a kernel's generated device check, naming the argument and the kernel
+    "argument": (
+        (V1, _DEVICES + " (when checking argument for argument {arg} in method {method_v1})"),
+        (V21, "Expected all tensors to be on the same device, but got {arg} is on {odd}, different from other "
+              "tensors on {common} (when checking argument in method {method})"),
+    ),
+    # a convolution on two GPUs: the types agree, and cuDNN's kernel finds the devices apart
+    "conv_devices": (
+        (V1, _DEVICES + " (when checking argument for argument {arg} in method wrapper__cudnn_convolution)"),
+        (V21, "Expected all tensors to be on the same device, but got {arg} is on {odd}, different from other "
+              "tensors on {common} (when checking argument in method wrapper_CUDA__cudnn_convolution)"),
+    ),
+    # a convolution between the cpu and a GPU, told by the legacy type names (2.x: a GPU input's)
+    "conv_types": (
+        (V1, "Input type ({input_type}) and weight type ({weight_type}) should be the same or input should be a "
+             "MKLDNN tensor and weight is a dense tensor"),
+        (V2, "Input type ({input_type}) and weight type ({weight_type}) should be the same"),
+    ),
+    # 2.x: F.conv1d/conv2d (nn.Conv1d/Conv2d) of a cpu input reach the CUDA slow kernel (rule "conv_slow")
+    "conv_slow": ((V2, "Expected all tensors to be on the same device, but got weight is on {odd}, different from "
+                       "other tensors on {common} (when checking argument in method "
+                       "wrapper_CUDA___slow_conv2d_forward)"),),
+    "rnn_hidden": ((V1, "Input and hidden tensors are not at the same device, found input tensor at {common} and "
+                        "hidden tensor at {odd}"),),
+    "rnn_parameter": ((V1, "Input and parameter tensors are not at the same device, found input tensor at {common} "
+                           "and parameter tensor at {odd}"),),
+    "masked_fill": (
+        (V1, _DEVICES),
+        (V2, "expected self and mask to be on the same device, but got mask on {mask_dev} and self on {self_dev}"),
+    ),
+    "take_along_dim": (
+        (V1, _DEVICES),
+        (V2, "Expected tensor to have {common} Device, but got tensor with {odd} Device (while checking arguments "
+             "for torch.take_along_dim():)"),
+    ),
+    "numpy": ((V1, "can't convert {odd} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host "
+                   "memory first."),),
+    "set_data": ((V1, "Attempted to call `variable.set_data(tensor)`, but `variable` and  `tensor` have "
+                      "incompatible tensor type."),),
+    "data_parallel": ((V1, "module must have its parameters and buffers on device {common} (device_ids[0]) but "
+                           "found one of them on device: {odd}"),),
+    "ordinal": ((V1, "CUDA error: invalid device ordinal"),),
+    "event": ((V1, "Both events must be recorded before calculating elapsed time."),),
+}
+
+RULES = {
+    # nn.TransformerEncoder/Decoder pass is_causal when the mask is the square causal mask, and
+    # F.multi_head_attention_forward then drops the mask for SDPA's is_causal (no key padding mask,
+    # no weights asked for): the mask's device is never checked
+    "causal_mask_hint": V21,
+    # torch.normal(Tensor mean, Tensor std) checks that both are on one device (1.13's CUDA kernel did not)
+    "normal_checks_devices": V2,
+    # F.conv1d/conv2d of a cpu input with a GPU weight: the CUDA slow kernel's device check
+    "conv_slow": V2,
+    # ATEN's entries marked 2.1: their kernels name the argument in the text
+    "aten_21": V21,
+}
+
+# op -> (((its argument name in the call, the kernel's name for it), ... in the kernel's order),
+#        the kernel's method as 2.1+ names it, the version from which the text names them)
+ATEN = {
+    "linear": ((("bias", "self"), ("input", "mat1"), ("weight", "mat2")), "wrapper_CUDA_addmm", V1),
+    "embedding": ((("weight", "self"), ("input", "index")), "wrapper_CUDA__index_select", V1),
+    "cross_entropy": ((("input", "self"), ("target", "target"), ("weight", "weight")),
+                      "wrapper_CUDA_nll_loss_forward", V1),
+    "nll_loss": ((("input", "self"), ("target", "target"), ("weight", "weight")), "wrapper_CUDA_nll_loss_forward",
+                 V1),
+    "mm": ((("input", "self"), ("mat2", "mat2")), "wrapper_CUDA_mm", V1),
+    "bmm": ((("input", "self"), ("mat2", "mat2")), "wrapper_CUDA_bmm", V1),
+    "addmm": ((("input", "self"), ("mat1", "mat1"), ("mat2", "mat2")), "wrapper_CUDA_addmm", V1),
+    # from 2.1 (tests/data/torch2.11-device-errors.txt)
+    "linear:mm": ((("input", "self"), ("weight", "mat2")), "wrapper_CUDA_mm", V21),  # linear without bias
+    "matmul": ((("input", "self"), ("other", "mat2")), "wrapper_CUDA_mm", V21),
+    "__matmul__": ((("self", "self"), ("other", "mat2")), "wrapper_CUDA_mm", V21),
+    "cat": ((("tensors", "tensors"),), "wrapper_CUDA_cat", V21),
+    "stack": ((("tensors", "tensors"),), "wrapper_CUDA_cat", V21),
+    "index_select": ((("input", "self"), ("self", "self"), ("index", "index")), "wrapper_CUDA__index_select", V21),
+    "gather": ((("input", "self"), ("self", "self"), ("index", "index")), "wrapper_CUDA_gather", V21),
+    "scatter_": ((("self", "self"), ("index", "index"), ("src", "src")), "wrapper_CUDA_scatter__value", V21),
+    "index_add_": ((("self", "self"), ("index", "index"), ("source", "source")), "wrapper_CUDA_index_add_", V21),
+    "layer_norm": ((("input", "input"), ("weight", "weight"), ("bias", "bias")), "wrapper_CUDA__native_layer_norm",
+                   V21),
+    "batch_norm": ((("input", "input"), ("weight", "weight"), ("bias", "bias"), ("running_mean", "running_mean"),
+                    ("running_var", "running_var")), "wrapper_CUDA__native_batch_norm", V21),
+    "clamp": ((("input", "self"), ("self", "self"), ("min", "min"), ("max", "max")), "wrapper_CUDA_clamp_Tensor",
+              V21),
+    "grid_sample": ((("input", "input"), ("grid", "grid")), "wrapper_CUDA__grid_sampler_2d", V21),
+    "searchsorted": ((("sorted_sequence", "sorted_sequence"), ("input", "self"), ("values", "self")),
+                     "wrapper_CUDA_Tensor_searchsorted", V21),
+    "bucketize": ((("input", "self"), ("boundaries", "boundaries")), "wrapper_CUDA_Tensor_bucketize", V21),
+    "cdist": ((("x1", "x1"), ("x2", "x2")), "wrapper_CUDA___cdist_forward", V21),
+    "dot": ((("input", "self"), ("self", "self"), ("tensor", "tensor"), ("other", "tensor")), "wrapper_CUDA__dot",
+            V21),
+    "prelu": ((("input", "self"), ("weight", "weight")), "wrapper_CUDA___prelu_kernel", V21),
+    "normal": ((("mean", "mean"), ("std", "std")), "wrapper_CUDA_Tensor_Tensor_normal", V21),
+}
+
+
+def parse_version(text):
+    """(major, minor) of a version string ("2.11.0+cu130", "1.13.1"); None when it is none."""
+    try:
+        major, minor = text.split("+")[0].split(".")[:2]
+        return int(major), int("".join(ch for ch in minor if ch.isdigit()) or 0)
+    except (ValueError, AttributeError):
+        return None
+
+
+def has(rule, version):
+    """Whether torch `version` has the behaviour `rule` (a RULES key)."""
+    return version >= RULES[rule]
+
+
+def aten(op, version):
+    """ATEN's entry for op where version's text names its arguments, else None."""
+    entry = ATEN.get(op)
+    return entry if entry is not None and version >= entry[2] else None
+
+
+def text(key, version, **fields):
+    """PyTorch's text for error `key` on torch `version`, filled in with fields."""
+    chosen = None
+    for since, template in TEXTS[key]:
+        if version >= since:
+            chosen = template
+    if chosen is None:
+        raise KeyError("no text for %s before %d.%d" % (key, TEXTS[key][0][0][0], TEXTS[key][0][0][1]))
+    method = fields.get("method")
+    if method is not None and "method_v1" not in fields:
+        fields["method_v1"] = method.replace("wrapper_CUDA_", "wrapper_", 1)
+    return chosen.format(**fields)
