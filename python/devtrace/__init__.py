@@ -103,24 +103,25 @@ def tracing():
 def _preloaded():
     """This process runs under ``devtrace run`` (or LD_PRELOAD): the tracer is there already."""
     try:
-        return getattr(ctypes.CDLL(None), "tr_api_trace_path", None) is not None and _lib is None
+        return getattr(ctypes.CDLL(None), "tr_api_trace_path", None) is not None
     except OSError:
         return False
 
 
 def start(path=None, overwrite=False):
     """Starts tracing this process into path (default: DEVTRACE_OUTPUT, else devtrace.PROGRAM.PID.db
-    here, as ``devtrace run``): loads the tracer, and the PyTorch recorder when torch is imported (now or later).
-    Returns the trace's path. A process writes one trace: a second start() after stop() raises
-    RuntimeError (restart the kernel, or use ``devtrace run``). Under ``devtrace run`` the whole
-    process is traced already: start() returns that trace's path and changes nothing."""
+    here, as ``devtrace run``): loads the tracer, and the PyTorch recorder when torch is imported
+    (now or later). Returns the trace's path, or None when the tracer could not start (it said why
+    in one line; the program goes on untraced). A process writes one trace: a second start() after
+    stop() raises RuntimeError (restart the kernel, or use ``devtrace run``). Under ``devtrace run``
+    the whole process is traced already: start() returns that trace's path and changes nothing."""
     global _lib, _path
     if _path:
         raise RuntimeError("devtrace: tracing into %s already; call devtrace.stop() first" % _path)
     if _finished:
         raise RuntimeError("devtrace: this process wrote its trace already (%s), and a process writes one: "
                            "restart the kernel or the program to trace again" % _finished)
-    if _preloaded():
+    if _lib is None and _preloaded():
         p = ctypes.CDLL(None).tr_api_trace_path
         p.restype = ctypes.c_char_p
         got = p()
