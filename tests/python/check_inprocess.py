@@ -55,6 +55,9 @@ def main():
         db = sqlite3.connect("file:%s?mode=ro&immutable=1" % p, uri=True)
         meta = dict(db.execute("SELECT key, value FROM meta"))
         assert str(meta.get("stopped_in_process")) == "1" and "exit_status" not in meta, meta
+        # torch (and libstdc++) loaded after the tracer: its C++ throw is hooked, as under LD_PRELOAD
+        throws = db.execute("SELECT count(*) FROM v_errors WHERE what = 'exception'").fetchone()[0]
+        assert throws >= 1, "no C++ throw recorded"
         try:
             devtrace.start("again.db")
         except RuntimeError as e:
