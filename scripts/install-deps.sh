@@ -16,7 +16,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config libsqlite3-dev libunwind8 libdw-dev libmd-dev python3 python3-dev)
 case "${1:-}" in
   "") ;;
-  --tests) pkgs+=(check sqlite3 bc python3-torch libtorch-dev chromium clang libclang-rt-14-dev) ;;
+  --tests) pkgs+=(check sqlite3 bc python3-torch libtorch-dev chromium clang libclang-rt-14-dev python3-build python3-setuptools python3-wheel python3-venv python3-ipython jupyter-nbconvert python3-ipykernel lintian) ;;
   *) echo "usage: scripts/install-deps.sh [--tests]" >&2; exit 2 ;;
 esac
 missing=()

@@ -115,13 +115,20 @@ static void on_parent(void) {
     tr_modules_atfork_parent();
     if (g_tr.writer_running) pthread_mutex_unlock(&g_tr.writer_lock);
 }
+/* Set by the in-process API (tr_api_untraced_children): a forked child
+ * records nothing. Loaded with dlopen, the tracer cannot finish a child's
+ * trace when it leaves with _exit (a DataLoader worker does): libc's _exit,
+ * not the wrapper below, is the one called, and the child would leave an
+ * empty file. */
+static int g_untraced_children;
+
 static void on_child(void) {
     tr_modules_atfork_child();
     pthread_mutex_init(&g_tr.writer_lock, NULL);
     pthread_mutex_init(&g_init_lock, NULL);
     if (atomic_load(&g_tr.initialized)) {
         atomic_store(&g_tr.enabled, 0);
-        atomic_store(&g_forked, 1); /* re-initialised at this process's first event */
+        if (!g_untraced_children) atomic_store(&g_forked, 1); /* re-initialised at this process's first event */
     }
 }
 
@@ -196,6 +203,8 @@ static int owns_trace(void) {
     return atomic_load(&g_tr.initialized) && !atomic_load(&g_forked) && getpid() == g_owner_pid;
 }
 
+static int g_finish_silent; /* the in-process API finishes the trace and says where it is itself */
+
 static void finish_trace(const char *exec_path) {
     static _Atomic int done;
     if (!owns_trace()) return;
@@ -211,7 +220,7 @@ static void finish_trace(const char *exec_path) {
     }
     uint64_t dropped = 0;
     for (struct tr_ring *r = atomic_load(&g_tr.rings); r; r = r->next) dropped += atomic_load(&r->dropped);
-    if (was_on && !atomic_load(&g_tr.warned) && !getenv("DEVTRACE_MANIFEST")) {
+    if (was_on && !atomic_load(&g_tr.warned) && !getenv("DEVTRACE_MANIFEST") && !g_finish_silent) {
         if (dropped)
             tr_info("trace written to %s; %llu events dropped (full rings%s)", g_tr.cfg.path,
                     (unsigned long long)dropped, g_tr.cfg.lossy ? " in lossy mode, DEVTRACE_LOSSY=1" : "");
@@ -221,6 +230,26 @@ static void finish_trace(const char *exec_path) {
 }
 
 __attribute__((destructor)) static void tracer_fini(void) { finish_trace(NULL); }
+
+/* The in-process API (python/devtrace: the tracer loaded with dlopen into a
+ * running interpreter, not preloaded). tr_api_trace_path: this process's
+ * trace, NULL when it has none (tracing failed to start: warned). */
+TR_EXPORT const char *tr_api_trace_path(void) { return owns_trace() && g_tr.cfg.path[0] ? g_tr.cfg.path : NULL; }
+
+/* From now on a forked child records nothing (see g_untraced_children). */
+TR_EXPORT void tr_api_untraced_children(void) { g_untraced_children = 1; }
+
+/* Finishes this process's trace now, as at exit (drain, indexes, close),
+ * silently: the caller says where it is. The process goes on untraced; a
+ * process has one trace, whose meta says it was stopped so (the program's
+ * exit status is not in it). 0, or -1 when it had none to finish. */
+TR_EXPORT int tr_api_finish(void) {
+    if (!tr_api_trace_path()) return -1;
+    g_finish_silent = 1;
+    finish_trace(NULL);
+    tr_writer_note(g_tr.cfg.path, "stopped_in_process", "1");
+    return 0;
+}
 
 /* exit() and _exit() are wrapped to note the status (a return from main
  * through the wrapper of main below). Only

@@ -80,8 +80,9 @@ static int find_tracer(char *out, size_t size) {
     if (n <= 0) return -1;
     exe[n] = '\0';
     const char *dir = dirname(exe);
-    static const char *const rel[] = {"libdevtrace.so", "../tracer/libdevtrace.so", "../lib/devtrace/libdevtrace.so",
-                                      "../lib/libdevtrace.so"};
+    /* beside it (the Python wheel), the build tree, the install prefix (its libdir) */
+    static const char *const rel[] = {"libdevtrace.so", "../tracer/libdevtrace.so", VW_TRACER_FROM_BIN,
+                                      "../lib/devtrace/libdevtrace.so", "../lib/libdevtrace.so"};
     for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
         char cand[PATH_MAX + 64];
         snprintf(cand, sizeof cand, "%s/%s", dir, rel[i]);
