@@ -4,7 +4,7 @@ _devtrace() {
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "run report show tensors transfers export --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "run report fix show tensors transfers export --help" -- "$cur"))
         return
     fi
     cmd=${COMP_WORDS[1]}
@@ -36,7 +36,8 @@ _devtrace() {
     if [[ $cur == -* ]]; then
         local opts="--json --help"
         case $cmd in
-        report) opts="--json --all-frames --no-source --help" ;;
+        report) opts="--json --brief --all-frames --no-source --help" ;;
+        fix) opts="--verify -o --help" ;;
         tensors) opts="--json --device --alive-at-error --help" ;;
         export) opts="--format -o --help" ;;
         esac

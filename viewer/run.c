@@ -38,6 +38,8 @@ static void run_usage(FILE *f) {
                "Environment:\n"
                "  DEVTRACE_SIM_CUDA=N      N simulated GPUs (cuda:0..N-1, 1..16) for libdtrt programs and\n"
                "                           PyTorch without a GPU; 0 or unset: none\n"
+               "  DEVTRACE_SIM_TORCH_VERSION=V  for tests: the PyTorch version whose rules and texts the\n"
+               "                           simulated GPUs follow (default: the installed one)\n"
                "  DEVTRACE_QUIET=1         no lines of devtrace's own on stderr (tracer, run, adapter)\n"
                "  DEVTRACE_OUTPUT=FILE     the trace's name (what -o sets); with a rank or a forked child,\n"
                "                           host, rank and pid are added to it\n"
