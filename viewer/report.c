@@ -1109,6 +1109,8 @@ static void print_ending(struct ctx *c, const char *meta_status, int sig, int64_
         if (site.has_site) fputs(" at ", f), vw_put_escaped(f, vw_site_str(&site.site, buf, sizeof buf));
     } else if (status[0])
         fprintf(f, "the program exited with status %s", status);
+    else if (vw_meta(c->t, "stopped_in_process", buf, sizeof buf)[0] == '1')
+        fputs("the trace was stopped by the program itself (devtrace.stop(), the end of a devtrace.trace() block)", f);
     else
         fputs("how the program ended is not in the trace (killed by SIGKILL, or cut short)", f);
     if (end_t >= 0 && mismatch_t >= 0)
