@@ -252,6 +252,40 @@ def side_checks():
     out.append(("meta device: the odd cpu operand, its line and the fix",
                 rc == 1 and rrc == 1 and '"mean" float32[1,2]   <- the odd one out' in rep and "meta.py:2 (<module>)" in rep
                 and 'mean = mean.to("meta")' in rep, se + rep))
+    # devtrace fix on a program of two files, the fix in the imported module: the patch names that file,
+    # --verify runs the patched copy (the script imports the copy, not the original) and leaves the originals
+    # as they were; a source changed since the run, or gone, gets one line and no patch (exit 2)
+    prog = os.path.join(WORK, "twofiles")
+    os.makedirs(os.path.join(prog, "pkg"), exist_ok=True)
+    files = {"pkg/__init__.py": "",
+             "pkg/model.py": "import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n"
+                             "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n"
+                             "    def forward(self, x):\n        pos = torch.arange(x.size(1))\n"
+                             "        return self.fc(x) + pos\n",
+             "main.py": "import torch\nfrom pkg.model import Net\n\n"
+                        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+                        "model = Net().to(device)\nx = torch.randn(2, 4).to(device)\nprint(model(x).shape)\n"}
+    for name, text in files.items():
+        with open(os.path.join(prog, name), "w") as f:
+            f.write(text)
+    db = os.path.join(WORK, "twofiles.db")
+    rc, _, se = run([DEVTRACE, "run", "-o", db, "--overwrite", "--quiet", "--", PYTHON, "main.py"],
+                    {"DEVTRACE_SIM_CUDA": "1"}, cwd=prog)
+    frc, patch, ferr = run([DEVTRACE, "fix", db], cwd=prog)
+    vrc, vout, verr = run([DEVTRACE, "fix", "--verify", db], cwd=prog)
+    same = all(open(os.path.join(prog, n)).read() == t for n, t in files.items())
+    out.append(("devtrace fix: the patch in an imported module, verified; the originals untouched",
+                rc == 1 and frc == 0 and patch.startswith("--- pkg/model.py\n") and "+        pos = pos.to(" in patch
+                and vrc == 0 and "verified" in vout and same, "%d %d %r %r %d %r %r" % (rc, frc, patch, ferr, vrc, vout, verr)))
+    with open(os.path.join(prog, "pkg/model.py"), "a") as f:
+        f.write("# changed\n")
+    crc, cout, cerr = run([DEVTRACE, "fix", db], cwd=prog)
+    os.remove(os.path.join(prog, "pkg/model.py"))
+    grc, gout, gerr = run([DEVTRACE, "fix", db], cwd=prog)
+    out.append(("devtrace fix: a source changed since the run, or gone: one line, no patch, exit 2",
+                crc == 2 and not cout and "changed since the run" in cerr and cerr.count("\n") == 1
+                and grc == 2 and not gout and "is gone since the run" in gerr and gerr.count("\n") == 1,
+                "%d %r %r / %d %r %r" % (crc, cout, cerr, grc, gout, gerr)))
     # the recorder's own failure (here injected): one warning, the program's result as untraced, the trace says why
     script = os.path.join(WORK, "broken.py")
     with open(script, "w") as f:

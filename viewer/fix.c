@@ -184,12 +184,7 @@ static int run_wait(char *const *argv, const char *cwd, const char *sim, const c
     if (pid == 0) {
         if (cwd && chdir(cwd) != 0) _exit(125);
         if (sim) setenv("DEVTRACE_SIM_CUDA", sim, 1);
-        if (pypath) {
-            const char *old = getenv("PYTHONPATH");
-            char *v = NULL;
-            if (asprintf(&v, "%s%s%s", pypath, old && old[0] ? ":" : "", old ? old : "") > 0)
-                setenv("PYTHONPATH", v, 1);
-        }
+        if (pypath) setenv("PYTHONPATH", pypath, 1);
         setenv("DEVTRACE_QUIET", "1", 1);
         if (quiet) {
             FILE *n = freopen("/dev/null", "w", stdout);
@@ -204,16 +199,15 @@ static int run_wait(char *const *argv, const char *cwd, const char *sim, const c
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* The directory of the file the patch changes, mirrored into tmp: the patched file a real copy, every
- * other entry a symbolic link to the original (the program's other modules and data as they are). */
-static int mirror_dir(const char *dir, const char *tmp, const char *base) {
+/* dir's entries as symbolic links in tmp (an existing directory), but skip. */
+static int link_entries(const char *dir, const char *tmp, const char *skip) {
     DIR *d = opendir(dir);
     if (!d) return -1;
     struct dirent *e;
     char from[PATH_MAX + 512], to[PATH_MAX + 512];
     int rc = 0;
     while (rc == 0 && (e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, base) ||
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || (skip && !strcmp(e->d_name, skip)) ||
             !strcmp(e->d_name, "__pycache__"))
             continue;
         snprintf(from, sizeof from, "%s/%s", dir, e->d_name);
@@ -222,6 +216,56 @@ static int mirror_dir(const char *dir, const char *tmp, const char *base) {
     }
     closedir(d);
     return rc;
+}
+
+/* Makes rel (a file under root) a real file in the mirror tmp of root: each directory on its way a real
+ * directory whose other entries link to the originals, the file a copy (Python takes a script's real
+ * path for its modules' directory: a link would lead it back to the original tree). */
+static int materialize(const char *root, const char *tmp, const char *rel) {
+    char from[PATH_MAX + 512], to[PATH_MAX + 512], name[PATH_MAX];
+    const char *slash = strchr(rel, '/');
+    snprintf(name, sizeof name, "%.*s", slash ? (int)(slash - rel) : (int)strlen(rel), rel);
+    snprintf(from, sizeof from, "%s/%s", root, name);
+    snprintf(to, sizeof to, "%s/%s", tmp, name);
+    struct stat st;
+    int linked = lstat(to, &st) == 0 && S_ISLNK(st.st_mode), missing = lstat(to, &st) != 0;
+    if (slash) {
+        if (linked || missing) {
+            if ((linked && unlink(to) != 0) || mkdir(to, 0700) != 0 || link_entries(from, to, NULL) != 0) return -1;
+        }
+        return materialize(from, to, slash + 1);
+    }
+    if (linked && unlink(to) != 0) return -1;
+    if (!linked && !missing) return 0; /* made already */
+    FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+    char buf[65536];
+    size_t n;
+    int rc = out ? 0 : -1;
+    while (out && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, n, out) != n) rc = -1;
+    if (in) fclose(in);
+    if (out && fclose(out) != 0) rc = -1;
+    return rc;
+}
+
+/* The deepest directory holding both a and b (absolute paths), into out; its length. */
+static size_t common_dir(const char *a, const char *b, char *out, size_t size) {
+    size_t n = 0, last = 0;
+    while (a[n] && a[n] == b[n]) {
+        if (a[n] == '/') last = n;
+        n++;
+    }
+    if ((!a[n] || a[n] == '/') && (!b[n] || b[n] == '/')) last = n; /* one is the other's directory */
+    snprintf(out, size, "%.*s", (int)(last ? last : 1), a);
+    return last;
+}
+
+/* path under root (a directory) as its place under tmp, into out; 0 when it is not under root. */
+static int under(const char *path, const char *root, const char *tmp, char *out, size_t size) {
+    size_t n = strlen(root);
+    if (strncmp(path, root, n) || (path[n] && path[n] != '/' && strcmp(root, "/"))) return 0;
+    snprintf(out, size, "%s%s", tmp, path + n);
+    return 1;
 }
 
 /* Applies the fix to a copy of its file at dst: the source with the diff's change. 0, or -1. */
@@ -276,29 +320,56 @@ static int rm_tree(const char *dir) {
 /* The patched program run again under devtrace, in a temp dir; 0 when it ran without a device mismatch. */
 static int verify(struct vw_model *m, const struct vw_fix *fix, const char *self) {
     struct vw_trace *t = m->t;
-    char path[4096], tmpl[] = "/tmp/devtrace-fix.XXXXXX", cwd[1024], sim[16] = "";
+    char path[4096], tmpl[] = "/tmp/devtrace-fix.XXXXXX", cwd[PATH_MAX], sim[16] = "";
     if (!source_path(t, fix->site.site.file, path, sizeof path)) return VW_EXIT_USAGE;
     if (!mkdtemp(tmpl)) {
         vw_error("fix: cannot make a temporary directory: %s", strerror(errno));
         return VW_EXIT_USAGE;
     }
     vw_cleanup_add_dir(tmpl);
-    char real[PATH_MAX], dir[PATH_MAX], base[PATH_MAX], copy[PATH_MAX + 256], db[PATH_MAX + 256];
+    char real[PATH_MAX], root[PATH_MAX], copy[PATH_MAX + 256], db[PATH_MAX + 256], ra[PATH_MAX], full[PATH_MAX + 1100];
     if (!realpath(path, real)) snprintf(real, sizeof real, "%s", path);
-    const char *slash = strrchr(real, '/');
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - real) : 1, slash ? real : ".");
-    snprintf(base, sizeof base, "%s", slash ? slash + 1 : real);
-    snprintf(copy, sizeof copy, "%s/%s", tmpl, base);
+    const char *base = strrchr(real, '/') ? strrchr(real, '/') + 1 : real;
     snprintf(db, sizeof db, "%s/verify.db", tmpl);
-    int rc = VW_EXIT_USAGE;
-    if (mirror_dir(dir, tmpl, base) < 0 || apply_copy(m, fix, path, copy) < 0) {
-        vw_error("fix: cannot copy %s into %s: %s", dir, tmpl, strerror(errno));
-        goto out;
-    }
-    /* the command as traced, the patched file's path (as given, or resolved) replaced by its copy */
+    vw_meta(t, "cwd", cwd, sizeof cwd);
+    /* the command as traced */
     sqlite3_stmt *st = vw_prep(t, "SELECT value FROM json_each((SELECT value FROM meta WHERE key = 'argv'))");
-    char *argv[260];
-    int argc = 0;
+    char *argv[260], *given[256];
+    int argc = 0, ngiven = 0, rc = VW_EXIT_USAGE;
+    while (st && ngiven < 250 && sqlite3_step(st) == SQLITE_ROW) {
+        const char *a = (const char *)sqlite3_column_text(st, 0);
+        given[ngiven++] = strdup(a ? a : "");
+    }
+    if (st) sqlite3_finalize(st);
+    /* the program's tree: the deepest directory holding the patched file and the program's own files named
+     * on its command line (the script: it finds its modules beside it), so that the copy is what it imports */
+    size_t len = common_dir(real, real, root, sizeof root);
+    if (strrchr(root, '/') && strrchr(root, '/') != root) *strrchr(root, '/') = 0; /* the file's directory */
+    for (int i = 1; i < ngiven; i++) {
+        struct stat sb;
+        snprintf(full, sizeof full, "%s/%s", cwd, given[i]);
+        if (!realpath(given[i][0] == '/' ? given[i] : full, ra) || stat(ra, &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
+        char both[PATH_MAX];
+        size_t k = common_dir(root, ra, both, sizeof both);
+        if (k > 1 && strchr(both + 1, '/')) /* never wider than two levels below / (/home/you) */
+            snprintf(root, sizeof root, "%s", both), len = k;
+    }
+    (void)len;
+    size_t skip = strcmp(root, "/") ? strlen(root) + 1 : 1;
+    int ok = link_entries(root, tmpl, NULL) == 0 && materialize(root, tmpl, real + skip) == 0;
+    for (int i = 1; ok && i < ngiven; i++) { /* the program's own files on its command line: copies too */
+        char moved[PATH_MAX + 256];
+        snprintf(full, sizeof full, "%s/%s", cwd, given[i]);
+        struct stat sb;
+        if (realpath(given[i][0] == '/' ? given[i] : full, ra) && stat(ra, &sb) == 0 && S_ISREG(sb.st_mode) &&
+            under(ra, root, tmpl, moved, sizeof moved))
+            ok = materialize(root, tmpl, ra + skip) == 0;
+    }
+    snprintf(copy, sizeof copy, "%s%s", tmpl, real + (strcmp(root, "/") ? strlen(root) : 0));
+    if (!ok || apply_copy(m, fix, path, copy) < 0) {
+        vw_error("fix: cannot copy %s into %s: %s", root, tmpl, strerror(errno));
+        goto free_given;
+    }
     argv[argc++] = (char *)self;
     argv[argc++] = "run";
     argv[argc++] = "--overwrite";
@@ -306,19 +377,34 @@ static int verify(struct vw_model *m, const struct vw_fix *fix, const char *self
     argv[argc++] = db;
     argv[argc++] = "--";
     int prog = argc;
-    vw_meta(t, "cwd", cwd, sizeof cwd);
-    while (st && argc < 256 && sqlite3_step(st) == SQLITE_ROW) {
-        const char *a = (const char *)sqlite3_column_text(st, 0);
-        char ra[PATH_MAX], full[4200];
-        snprintf(full, sizeof full, "%s/%s", cwd, a ? a : "");
-        int same = a && ((realpath(a[0] == '/' ? a : full, ra) && !strcmp(ra, real)));
-        argv[argc++] = strdup(same ? copy : a ? a : "");
+    /* paths into the program's tree point into the copy */
+    for (int i = 0; i < ngiven; i++) {
+        char moved[PATH_MAX + 256];
+        snprintf(full, sizeof full, "%s/%s", cwd, given[i]);
+        int in =
+            i > 0 && realpath(given[i][0] == '/' ? given[i] : full, ra) && under(ra, root, tmpl, moved, sizeof moved);
+        argv[argc++] = strdup(in ? moved : given[i]);
     }
-    if (st) sqlite3_finalize(st);
     argv[argc] = NULL;
     if (argc == prog) {
         vw_error("fix: the trace does not say what command was run (no argv): cannot verify");
         goto free_argv;
+    }
+    char rcwd[PATH_MAX], wd[PATH_MAX + 256];
+    if (!cwd[0] || !realpath(cwd, rcwd) || !under(rcwd, root, tmpl, wd, sizeof wd)) snprintf(wd, sizeof wd, "%s", cwd);
+    /* PYTHONPATH entries into the tree, too */
+    char *pypath = NULL;
+    const char *old = getenv("PYTHONPATH");
+    if (old && old[0]) {
+        size_t cap = strlen(old) * 2 + strlen(tmpl) * 8 + 64, at = 0;
+        pypath = calloc(1, cap);
+        char *copyp = strdup(old), *save = NULL;
+        for (char *e = copyp ? strtok_r(copyp, ":", &save) : NULL; e && pypath; e = strtok_r(NULL, ":", &save)) {
+            char moved[PATH_MAX + 256];
+            const char *v = realpath(e, ra) && under(ra, root, tmpl, moved, sizeof moved) ? moved : e;
+            at += (size_t)snprintf(pypath + at, cap > at ? cap - at : 0, "%s%s", at ? ":" : "", v);
+        }
+        free(copyp);
     }
     /* the same simulated GPUs: as many as the run asked for (an older trace: its highest cuda-sim device) */
     char asked[16];
@@ -332,7 +418,8 @@ static int verify(struct vw_model *m, const struct vw_fix *fix, const char *self
     }
     fprintf(stderr, "devtrace: verifying: the patched %s in %s, run again%s%s%s\n", base, tmpl, sim[0] ? " on " : "",
             sim, sim[0] ? " simulated GPU(s)" : "");
-    int status = run_wait(argv, !strcmp(cwd, dir) ? tmpl : cwd[0] ? cwd : NULL, sim[0] ? sim : NULL, tmpl, 1);
+    int status = run_wait(argv, wd[0] ? wd : NULL, sim[0] ? sim : NULL, pypath, 1);
+    free(pypath);
     struct vw_trace after;
     if (status < 0 || vw_trace_open(db, &after) < 0) {
         vw_error("fix: the patched program could not be run again");
@@ -360,7 +447,8 @@ static int verify(struct vw_model *m, const struct vw_fix *fix, const char *self
     free(doc);
 free_argv:
     for (int i = prog; i < argc; i++) free(argv[i]);
-out:
+free_given:
+    for (int i = 0; i < ngiven; i++) free(given[i]);
     rm_tree(tmpl);
     vw_cleanup_drop_dir(tmpl);
     return rc;
