@@ -98,7 +98,7 @@ START_TEST(test_libtorch_mismatch) {
     ck_assert_msg(strstr(p, want) && strstr(p, want) < strchr(p, '\n'), "origin line %d not in:\n%s", origin, out);
     ck_assert_msg(strstr(out, "reached meta here:") && strstr(out, "copied cpu -> meta"), "%s", out);
     /* the fix: move the cpu operand, at the marked line */
-    p = strstr(out, "fix: move \"other\" to meta");
+    p = strstr(out, "fix: move the tensor passed as 'other' to meta");
     ck_assert_msg(p, "%s", out);
     snprintf(want, sizeof want, "torch_target.cc:%d", fix);
     ck_assert_msg(strstr(p, want), "fix line %d not in: %s", fix, p);
@@ -143,7 +143,7 @@ START_TEST(test_libtorch_batch_template) {
         snprintf(want, sizeof want, "torch_target.cc:%d (", made);
         ck_assert_msg(p && (i || (strstr(p, want) && strstr(p, want) < strchr(p, '\n'))), "made line %d not in:\n%s",
                       made, out);
-        p = strstr(out, "fix: move \"other\" to meta where the tensors made with it are moved");
+        p = strstr(out, "fix: move the tensor passed as 'other' to meta where the tensors made with it are moved");
         snprintf(want, sizeof want, "torch_target.cc:%d", moved);
         ck_assert_msg(p && strstr(p, want) && strstr(p, want) < strchr(p, '\n') && !strstr(out, "register_buffer"),
                       "%s: fix line %d not in:\n%s", modes[i], moved, out);

@@ -76,7 +76,9 @@ def masked(text, tmp):
 
 
 def run_sample(cmd, tmp):
-    real = re.sub(r"(^|(?<=[\s=]))build/", BUILD + "/", cmd).replace("/tmp/", tmp + "/")
+    # /tmp/ first, and only where a word starts with it: the repository itself may be under /tmp (a CI clone)
+    real = re.sub(r"(^|(?<=[\s=]))/tmp/", lambda m: m.group(1) + tmp + "/", cmd)
+    real = re.sub(r"(^|(?<=[\s=]))build/", lambda m: m.group(1) + BUILD + "/", real)
     env = dict(os.environ)
     for k in ("DEVTRACE_SIM_CUDA", "DEVTRACE_OUTPUT", "DEVTRACE_OVERWRITE", "DEVTRACE_QUIET", "NO_COLOR"):
         env.pop(k, None)

@@ -172,9 +172,12 @@ struct vw_fix {
     int has_site;
     char code[600];          /* the code to add there (lines split by newlines), or "" */
     int before;              /* the code goes before the site's statement, not after it */
-    int replace;             /* the code replaces the call at (line, col) rather than adding a line: see edit_* */
-    int edit_line, edit_col; /* for replace: where to insert edit_text (an argument) */
-    char edit_text[200];
+    int replace;             /* the code is edits inside the statement (an argument added to calls), not a line */
+    struct vw_edit {
+        int line, col;  /* where text goes: before column col (0-based) of line */
+        char text[200]; /* what is inserted (", device=device") */
+    } edits[4];
+    int nedits;
     char evidence[VW_MAX_EVIDENCE][200]; /* the facts the rule used, as a person reads them */
     int nevidence;
 };
@@ -199,6 +202,9 @@ int vw_diagnose(struct vw_model *m, const struct vw_case *k, struct vw_fix *fix)
 FILE *vw_source_open(struct vw_trace *t, const char *file);
 /* Lines lo..hi of a source file (1-based, tabs kept, newline dropped); the number read. */
 int vw_source_lines(struct vw_trace *t, const char *file, int lo, int hi, char (*text)[VW_SNIP_WIDTH + 1]);
+/* Line number `line` of the fixed file, orig as read, with the fix's edits on it (malloc'd); NULL when an
+ * edit does not fit the line (the file changed). */
+char *vw_edited_line(const struct vw_fix *fix, int line, const char *orig);
 /* Where a fix's code goes: after line *after (0: at the top), as *lines (malloc'd), indented; 0 when the
  * source facts do not say. */
 int vw_fix_place(struct vw_model *m, const struct vw_fix *fix, int *after, char **lines);

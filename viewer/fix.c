@@ -286,8 +286,16 @@ static int apply_copy(struct vw_model *m, const struct vw_fix *fix, const char *
     if (after == 0) fprintf(out, "%s\n", lines);
     while ((len = getline(&line, &cap, in)) >= 0) {
         n++;
-        if (fix->replace && n == fix->edit_line && fix->edit_col >= 0 && fix->edit_col <= len) {
-            fprintf(out, "%.*s%s%s", fix->edit_col, line, fix->edit_text, line + fix->edit_col);
+        char *edited = NULL;
+        if (fix->replace) {
+            int nl = len && line[len - 1] == '\n';
+            if (nl) line[len - 1] = 0;
+            edited = vw_edited_line(fix, n, line);
+            if (nl) line[len - 1] = '\n';
+        }
+        if (edited) {
+            fprintf(out, "%s%s", edited, len && line[len - 1] == '\n' ? "\n" : "");
+            free(edited);
             continue;
         }
         fputs(line, out);

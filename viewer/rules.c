@@ -358,7 +358,14 @@ static int r_temporary(struct vw_model *m, const struct vw_case *k, struct vw_fi
     const struct vw_operand *o = k->odd;
     int view;
     if (!o->nsteps || o->missing) return 0;
-    const struct vw_step *s = &o->chain[made_at(o, &view)];
+    /* back through views, in-place moves and ops of one tensor each (a detach, a repackaging) to where it was
+     * made */
+    int own = made_at(o, &view);
+    while (own < o->nsteps - 1 &&
+           (o->chain[own].origin == DTP_ORIGIN_VIEW || o->chain[own].origin == -1 ||
+            (o->chain[own].origin == DTP_ORIGIN_OP_OUTPUT && vw_fact_combined(m, &o->chain[own]) < 2)))
+        own++;
+    const struct vw_step *s = &o->chain[own];
     struct vw_src src;
     if (s->origin != DTP_ORIGIN_FACTORY || !is_python(s) || !vw_src_at(m, s->site.file, s->site.line, &src)) return 0;
     const struct vw_src_call *c = making_call(&src, s);
@@ -373,12 +380,31 @@ static int r_temporary(struct vw_model *m, const struct vw_case *k, struct vw_fi
     say(fx, "make %s on %s where it is made, inside the expression at %s:%d: %s(..., device=%s)",
         called(o, on, sizeof on), dev_name(k->want, d1), s->site.file, s->site.line, c->func, expr);
     fx->replace = 1;
-    fx->edit_line = c->end_line;
-    fx->edit_col = c->end_col - 1; /* before the closing parenthesis */
-    snprintf(fx->edit_text, sizeof fx->edit_text, "%sdevice=%s", c->has_args ? ", " : "", expr);
     snprintf(fx->code, sizeof fx->code, "%s(..., device=%s)", c->func, expr);
     evidence(fx, "made by %s, a temporary inside a larger expression", c->func);
+    if (own) evidence(fx, "then %s", o->chain[0].what);
     evidence(fx, "never moved");
+    /* that call, and the calls of the same factory in the same statement without a device (an LSTM's (h0, c0)
+     * made inline): each gets device= before its closing parenthesis */
+    int more = 0;
+    for (int l = src.first; l <= src.last && fx->nedits < (int)(sizeof fx->edits / sizeof fx->edits[0]); l++) {
+        struct vw_src ls;
+        if (!vw_src_at(m, s->site.file, l, &ls)) continue;
+        for (int i = 0; i < ls.ncalls && fx->nedits < (int)(sizeof fx->edits / sizeof fx->edits[0]); i++) {
+            const struct vw_src_call *d = &ls.calls[i];
+            if (strcmp(d->func, c->func) || !d->temporary || d->device[0] || d->end_col < 1) continue;
+            struct vw_edit *e = &fx->edits[fx->nedits++];
+            e->line = d->end_line;
+            e->col = d->end_col - 1; /* before the closing parenthesis */
+            snprintf(e->text, sizeof e->text, "%sdevice=%.150s", d->has_args ? ", " : "", expr);
+            more += !(d->end_line == c->end_line && d->end_col == c->end_col);
+        }
+    }
+    if (!fx->nedits) return 0;
+    if (more) {
+        also(fx, " (and the %d other %s call%s of that statement)", more, c->func, more == 1 ? "" : "s");
+        evidence(fx, "%d more %s call%s in the statement without device=", more, c->func, more == 1 ? "" : "s");
+    }
     return 1;
 }
 
@@ -540,6 +566,11 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
         else
             code_for_odd(m, k, fx, codename);
         if (!fx->code[0] && modname[0]) code_for(m, k, fx, made, modname);
+        if (!fx->code[0] && (derived >= 0 || view >= 0)) { /* the other names the program had for it */
+            char names[8][256];
+            int nn = vw_tensor_names(m, made->tensor, k->seq, names, 8);
+            for (int i = 0; i < nn && !fx->code[0]; i++) code_for(m, k, fx, made, names[i]);
+        }
     }
     /* made right where it is made, with others made the same way next to it and never moved either (MEAN and
      * STD): those go too, or the program fails again at the next one */

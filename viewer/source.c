@@ -5,6 +5,7 @@
  * from the facts, never from parsing it here. */
 #include "diag.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,31 +106,49 @@ static void put_lines(FILE *f, char prefix, const char *text, void (*put)(FILE *
     free(copy);
 }
 
+char *vw_edited_line(const struct vw_fix *fix, int line, const char *orig) {
+    size_t len = strlen(orig) + 1;
+    for (int i = 0; i < fix->nedits; i++)
+        if (fix->edits[i].line == line) {
+            if (fix->edits[i].col < 0 || (size_t)fix->edits[i].col > strlen(orig)) return NULL;
+            len += strlen(fix->edits[i].text);
+        }
+    char *out = malloc(len);
+    if (!out) return NULL;
+    size_t at = 0;
+    for (int col = 0;; col++) { /* each edit before its column, in column order */
+        for (int i = 0; i < fix->nedits; i++)
+            if (fix->edits[i].line == line && fix->edits[i].col == col)
+                at += (size_t)snprintf(out + at, len - at, "%s", fix->edits[i].text);
+        if (!orig[col]) break;
+        out[at++] = orig[col];
+        out[at] = 0;
+    }
+    out[at] = 0;
+    return out;
+}
+
 int vw_fix_diff(struct vw_model *m, const struct vw_fix *fix, FILE *f, void (*put)(FILE *, const char *)) {
     if (!fix->has_site || !fix->code[0]) return 0;
     const char *file = fix->site.site.file;
-    int first, last, anchor; /* lines shown; the line replaced, or the one the code follows */
-    char *added = NULL;      /* the replacement of `anchor`, or the lines added after it */
+    int first, last, anchor; /* lines shown; the one the code follows (not for edits) */
+    char *added = NULL;      /* the lines added after `anchor` */
     if (fix->replace) {
-        char *line = whole_line(m->t, file, fix->edit_line);
-        if (!line || fix->edit_col < 0 || (size_t)fix->edit_col > strlen(line)) {
-            free(line);
-            return 0;
+        int lo = INT32_MAX, hi = 0;
+        for (int i = 0; i < fix->nedits; i++) {
+            lo = fix->edits[i].line < lo ? fix->edits[i].line : lo;
+            hi = fix->edits[i].line > hi ? fix->edits[i].line : hi;
         }
-        size_t len = strlen(line) + strlen(fix->edit_text) + 1;
-        if ((added = malloc(len)) != NULL)
-            snprintf(added, len, "%.*s%s%s", fix->edit_col, line, fix->edit_text, line + fix->edit_col);
-        free(line);
-        if (!added) return 0;
-        anchor = fix->edit_line;
-        first = anchor > DIFF_CONTEXT ? anchor - DIFF_CONTEXT : 1;
-        last = anchor + DIFF_CONTEXT;
+        if (!fix->nedits || hi - lo > 2 * DIFF_CONTEXT) return 0;
+        anchor = hi;
+        first = lo > DIFF_CONTEXT ? lo - DIFF_CONTEXT : 1;
+        last = hi + DIFF_CONTEXT;
     } else {
         if (!vw_fix_place(m, fix, &anchor, &added)) return 0;
         first = anchor > DIFF_CONTEXT ? anchor - DIFF_CONTEXT + 1 : 1;
         last = anchor + DIFF_CONTEXT;
     }
-    char *text[2 * DIFF_CONTEXT + 1] = {0}; /* whole lines: a patch's context must match exactly */
+    char *text[4 * DIFF_CONTEXT + 2] = {0}; /* whole lines: a patch's context must match exactly */
     int got = 0;
     while (got < last - first + 1 && (text[got] = whole_line(m->t, file, first + got))) got++;
     if (first + got <= anchor) { /* the file is shorter than the trace says: changed since */
@@ -138,7 +157,16 @@ int vw_fix_diff(struct vw_model *m, const struct vw_fix *fix, FILE *f, void (*pu
         return 0;
     }
     int nadded = 1;
-    for (const char *p = added; *p; p++) nadded += *p == '\n';
+    for (const char *p = added ? added : ""; *p; p++) nadded += *p == '\n';
+    char *edited[4 * DIFF_CONTEXT + 2] = {0};
+    for (int i = 0; fix->replace && i < got; i++) {
+        int has = 0;
+        for (int e = 0; e < fix->nedits; e++) has |= fix->edits[e].line == first + i;
+        if (has && !(edited[i] = vw_edited_line(fix, first + i, text[i]))) { /* the file changed since */
+            for (int k = 0; k < got; k++) free(text[k]), free(edited[k]);
+            return 0;
+        }
+    }
     fputs("--- ", f);
     put(f, file);
     fputs("\n+++ ", f);
@@ -147,9 +175,10 @@ int vw_fix_diff(struct vw_model *m, const struct vw_fix *fix, FILE *f, void (*pu
     if (!fix->replace && anchor == 0) put_lines(f, '+', added, put);
     for (int i = 0; i < got; i++) {
         int n = first + i;
-        if (fix->replace && n == anchor) {
+        if (edited[i]) {
             put_lines(f, '-', text[i], put);
-            put_lines(f, '+', added, put);
+            put_lines(f, '+', edited[i], put);
+            free(edited[i]);
             continue;
         }
         put_lines(f, ' ', text[i], put);
