@@ -170,9 +170,9 @@ struct vw_fix {
     char text[2048];     /* the advice, in the program's names */
     struct vw_step site; /* where the change goes (after this line's statement) */
     int has_site;
-    char code[600];          /* the code to add there (lines split by newlines), or "" */
-    int before;              /* the code goes before the site's statement, not after it */
-    int replace;             /* the code is edits inside the statement (an argument added to calls), not a line */
+    char code[600]; /* the code to add there (lines split by newlines), or "" */
+    int before;     /* the code goes before the site's statement, not after it */
+    int replace;    /* the code is edits inside the statement (an argument added to calls), not a line */
     struct vw_edit {
         int line, col;  /* where text goes: before column col (0-based) of line */
         char text[200]; /* what is inserted (", device=device") */

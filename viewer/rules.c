@@ -361,12 +361,18 @@ static int r_temporary(struct vw_model *m, const struct vw_case *k, struct vw_fi
     /* back through views, in-place moves and ops of one tensor each (a detach, a repackaging) to where it was
      * made */
     int own = made_at(o, &view);
+    struct vw_src src;
     while (own < o->nsteps - 1 &&
            (o->chain[own].origin == DTP_ORIGIN_VIEW || o->chain[own].origin == -1 ||
-            (o->chain[own].origin == DTP_ORIGIN_OP_OUTPUT && vw_fact_combined(m, &o->chain[own]) < 2)))
+            (o->chain[own].origin == DTP_ORIGIN_OP_OUTPUT && vw_fact_combined(m, &o->chain[own]) < 2))) {
+        /* where the program holds it by a name (MEAN = torch.tensor(...).view(...)), the move goes after that
+         * statement (never-moved): only temporaries all the way back */
+        const struct vw_step *t = &o->chain[own];
+        if (!is_python(t) || !vw_src_at(m, t->site.file, t->site.line, &src) || src.binds[0] || src.binds_attr[0])
+            return 0;
         own++;
+    }
     const struct vw_step *s = &o->chain[own];
-    struct vw_src src;
     if (s->origin != DTP_ORIGIN_FACTORY || !is_python(s) || !vw_src_at(m, s->site.file, s->site.line, &src)) return 0;
     const struct vw_src_call *c = making_call(&src, s);
     struct vw_frame cb;

@@ -15,11 +15,11 @@ class TinyTransformer(nn.Module):
         self.decoder = nn.Linear(d_model, ntoken)
 
     def _generate_square_subsequent_mask(self, sz):
-        return torch.log(torch.tril(torch.ones(sz, sz)))  # devtrace: origin
+        return torch.log(torch.tril(torch.ones(sz, sz)))  # devtrace: origin  devtrace: fix (device= where it is made)
 
     def forward(self, src):
         if self.src_mask is None or self.src_mask.size(0) != len(src):
-            mask = self._generate_square_subsequent_mask(len(src))  # devtrace: fix
+            mask = self._generate_square_subsequent_mask(len(src))
             self.src_mask = mask
         return self.decoder(self.encoder(self.embed(src), mask=self.src_mask))
 
