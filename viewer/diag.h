@@ -121,6 +121,9 @@ void vw_case_free(struct vw_case *k);
 /* Facts the rules ask about, each a question about the trace (model.c). */
 int vw_same_site(const struct vw_step *a, const struct vw_step *b);
 int vw_same_function(const char *a, const char *b);
+/* From how many places (distinct calling lines) the function that made `made` was called at that line, as
+ * far as the trace saw: a helper making batches for training and evaluation counts 2. */
+int vw_fact_callers(struct vw_model *m, const struct vw_step *made);
 /* Tensors made the same way as made, in the statements next to it in its block (constants defined together:
  * MEAN and STD), still on its device and never moved before seq: each by the name its statement binds. */
 struct vw_sibling {
@@ -175,6 +178,7 @@ struct vw_fix {
     int replace;    /* the code is edits inside the statement (an argument added to calls), not a line */
     struct vw_edit {
         int line, col;  /* where text goes: before column col (0-based) of line */
+        int del;        /* characters removed there first (".cpu()") */
         char text[200]; /* what is inserted (", device=device") */
     } edits[4];
     int nedits;

@@ -681,6 +681,25 @@ const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t 
     return buf;
 }
 
+int vw_fact_callers(struct vw_model *m, const struct vw_step *made) {
+    struct vw_frame f;
+    int64_t id = made->pystack, next, own = 0;
+    for (int depth = 0; id && depth < 256 && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next)
+        if (!f.hidden) {
+            own = id;
+            break;
+        }
+    if (!own) return 0;
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT count(DISTINCT pp.code || ':' || pp.line) FROM py_frames f JOIN py_frames "
+                                     "pp ON pp.id = f.parent JOIN py_frames o ON o.id = ?1 WHERE f.code = o.code AND "
+                                     "f.line = o.line");
+    if (!st) return 0;
+    sqlite3_bind_int64(st, 1, own);
+    int n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    return n;
+}
+
 int vw_fact_siblings(struct vw_model *m, const struct vw_step *made, int64_t seq, struct vw_sibling *out, int max) {
     struct vw_src own;
     if (!made->has_site || !vw_src_at(m, made->site.file, made->site.line, &own)) return 0;

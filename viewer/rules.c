@@ -320,11 +320,42 @@ static int r_copied(struct vw_model *m, const struct vw_case *k, struct vw_fix *
             dev_name(k->odd->dev, d2), dev_name(k->want, d1), d1);
     evidence(fx, "copied to %s by %s, and used there", dev_name(k->odd->dev, d2), a->what);
     struct vw_src src;
+    const struct vw_src_call *c;
+    char expr[160];
+    if (is_python(a) && vw_src_at(m, a->site.file, a->site.line, &src) && (c = making_call(&src, a)) && c->temporary &&
+        c->end_col > 0) {
+        /* the copy is a temporary inside an expression (loss(output.cpu(), target)): take the copy out there,
+         * or bring it back at once */
+        struct vw_edit *e = &fx->edits[fx->nedits++];
+        size_t fl = strlen(c->func);
+        fx->replace = 1;
+        e->line = c->end_line;
+        if (k->want != 0 && !c->has_args && fl > 4 && !strcmp(c->func + fl - 4, ".cpu") && c->end_col >= 6) {
+            e->col = c->end_col - 6, e->del = 6; /* ".cpu()" */
+            snprintf(fx->code, sizeof fx->code, "%.300s() -> %.*s", c->func, (int)(fl - 4), c->func);
+        } else {
+            vw_device_expr(m, k, k->want, &a->site, expr, sizeof expr);
+            e->col = c->end_col;
+            snprintf(e->text, sizeof e->text, ".to(%.150s)", expr);
+            snprintf(fx->code, sizeof fx->code, "%.300s(...).to(%.150s)", c->func, expr);
+        }
+        evidence(fx, "the copy %s() is a temporary inside the expression at line %d", c->func, a->site.line);
+        return 1;
+    }
+    if (ident(k->odd->name) && is_python(a) && is_python(&k->call) &&
+        (strcmp(a->site.file, k->call.site.file) || !vw_same_function(a->site.function, k->call.site.function)) &&
+        vw_src_at(m, a->site.file, a->site.line, &src) && src.binds[0] && !strchr(src.binds, ',')) {
+        /* copied in a function that returned it (a batch helper called by training and evaluation): moved
+         * back right there, by the name it has there */
+        vw_device_expr(m, k, k->want, &a->site, expr, sizeof expr);
+        snprintf(fx->code, sizeof fx->code, "%.200s = %.200s.to(%.150s)", src.binds, src.binds, expr);
+        evidence(fx, "copied in %s, which returned it", a->site.function);
+        return 1;
+    }
     if (k->odd->dev == 0 && ident(k->odd->name) && is_python(&k->call) &&
         vw_src_at(m, k->call.site.file, k->call.site.line, &src)) {
         /* the copy off the device is kept for what it was made for (a metric, a log); the op that failed
          * gets the device's tensor back right before it */
-        char expr[160];
         at(fx, &k->call);
         fx->before = 1;
         vw_device_expr(m, k, k->want, &k->call.site, expr, sizeof expr);
@@ -501,6 +532,16 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
      * the loop, where the program first holds it, not in the code that made it */
     int by_loop = in_caller && vw_src_at(m, caller.file, caller.line, &csrc) && csrc.opens &&
                   csrc.loop_first == csrc.first && !vw_same_function(caller.function, made->site.function);
+    /* a helper that made it for several callers (training and evaluation): the move goes in the helper,
+     * where it binds it, or each caller would need its own */
+    int callers = in_caller && binds_here && !by_loop ? 0 : in_caller ? vw_fact_callers(m, made) : 0;
+    if (in_caller && !by_loop && callers >= 2) {
+        struct vw_src hs;
+        if (vw_src_at(m, made->site.file, made->site.line, &hs) && hs.binds[0] && !strchr(hs.binds, ',')) {
+            in_caller = 0;
+            evidence(fx, "%s made it for %d callers: the move goes in it", made->site.function, callers);
+        }
+    }
     if (in_caller && (!binds_here || by_loop)) {
         /* made inside a function that returned it (the module's own __init__, a helper making a mask): the
          * fix goes where the caller binds it (model = Net(), mask = self.make_mask(n), for x, y in loader:) */
@@ -576,6 +617,12 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
             char names[8][256];
             int nn = vw_tensor_names(m, made->tensor, k->seq, names, 8);
             for (int i = 0; i < nn && !fx->code[0]; i++) code_for(m, k, fx, made, names[i]);
+            /* or the one name its statement binds (data = data.view(...).contiguous() in a helper) */
+            struct vw_src ms;
+            const struct vw_src_call *mc;
+            if (!fx->code[0] && is_python(made) && vw_src_at(m, made->site.file, made->site.line, &ms) && ms.binds[0] &&
+                !strchr(ms.binds, ',') && (mc = making_call(&ms, made)) && !mc->temporary)
+                code_for(m, k, fx, made, ms.binds);
         }
     }
     /* made right where it is made, with others made the same way next to it and never moved either (MEAN and

@@ -110,17 +110,26 @@ char *vw_edited_line(const struct vw_fix *fix, int line, const char *orig) {
     size_t len = strlen(orig) + 1;
     for (int i = 0; i < fix->nedits; i++)
         if (fix->edits[i].line == line) {
-            if (fix->edits[i].col < 0 || (size_t)fix->edits[i].col > strlen(orig)) return NULL;
+            if (fix->edits[i].col < 0 || fix->edits[i].del < 0 ||
+                (size_t)fix->edits[i].col + (size_t)fix->edits[i].del > strlen(orig))
+                return NULL;
             len += strlen(fix->edits[i].text);
         }
     char *out = malloc(len);
     if (!out) return NULL;
     size_t at = 0;
+    int skip = 0;               /* characters of orig an edit removes */
     for (int col = 0;; col++) { /* each edit before its column, in column order */
         for (int i = 0; i < fix->nedits; i++)
-            if (fix->edits[i].line == line && fix->edits[i].col == col)
+            if (fix->edits[i].line == line && fix->edits[i].col == col) {
                 at += (size_t)snprintf(out + at, len - at, "%s", fix->edits[i].text);
+                skip = fix->edits[i].del > skip ? fix->edits[i].del : skip;
+            }
         if (!orig[col]) break;
+        if (skip > 0) {
+            skip--;
+            continue;
+        }
         out[at++] = orig[col];
         out[at] = 0;
     }
