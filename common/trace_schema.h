@@ -329,7 +329,8 @@ enum ts_check {
 /* F(NAME) for every key above, DT_FACT_<NAME>: */
 #define DT_FACT_KEYS(F)                                                                                                \
     F(SHA256)                                                                                                          \
-    F(LINES) F(STMT) F(INDENT) F(OPENS) F(BODY_INDENT) F(FUNCTION) F(FUNCTION_LINE) F(LOOP) F(BINDS) F(BINDS_KIND)     \
+    F(LINES)                                                                                                           \
+    F(STMT) F(INDENT) F(OPENS) F(BODY_INDENT) F(FUNCTION) F(FUNCTION_LINE) F(LOOP) F(BINDS) F(BINDS_KIND)              \
         F(BINDS_ATTR) F(RETURNS) F(RETURN_VALUE) F(DEVICE_VAR) F(CALL) F(DEVICE_EXPR)
 
 /* ---------------------------------------------------------------- derived names */

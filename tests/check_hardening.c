@@ -337,7 +337,8 @@ START_TEST(test_damaged_schema) {
                    "PRAGMA writable_schema=ON; UPDATE sqlite_master SET sql = replace(sql, 'kind INTEGER', "
                    "'kind TEXT') WHERE name = 'transfers';",
                    "damaged trace: table transfers: column kind is declared 'INTEGER', not TEXT");
-    expect_refused("no_table", "DROP TABLE cuda_activity;", "damaged trace: no table cuda_activity (a version 10 trace");
+    expect_refused("no_table", "DROP TABLE cuda_activity;",
+                   "damaged trace: no table cuda_activity (a version 10 trace");
     expect_refused("renamed_table", "PRAGMA legacy_alter_table=ON; ALTER TABLE frames RENAME TO frames_old;",
                    "damaged trace: no table frames (a version 10 trace has one)");
     expect_refused("table_is_view", "DROP TABLE kinds; CREATE VIEW kinds AS SELECT 1 AS kind, 'x' AS name;",

@@ -249,7 +249,8 @@ START_TEST(test_python_frames_in_place) {
     ck_assert_msg(strstr(out, "  Python stack:\n    #0  "), "%s", out);
     /* the culprit's creation and the fix name the Python line that made it */
     snprintf(want, sizeof want, "runtime_from_python.py:%d (<module>)\n", culprit);
-    const char *made = strstr(out, "t2 created on cpu by ones  "), *fix = strstr(out, "fix: move the tensor passed as 'other' to cuda:0");
+    const char *made = strstr(out, "t2 created on cpu by ones  "),
+               *fix = strstr(out, "fix: move the tensor passed as 'other' to cuda:0");
     ck_assert_msg(made && strstr(made, want) && strstr(made, want) < strchr(made, '\n'), "no '%s' in:\n%s", want, out);
     ck_assert_msg(fix && strstr(fix, want) && strstr(fix, want) < strchr(fix, '\n'), "no fix at '%s' in:\n%s", want,
                   out);

@@ -361,6 +361,18 @@ static void put_code(FILE *f, const char *code) {
     }
 }
 
+/* "fix: TEXT, after SITE" and the code under it. */
+static void print_fix(FILE *f, const struct vw_fix *fix) {
+    char buf[1200];
+    fprintf(f, "%sfix:%s ", C(VW_GREEN), C(VW_RESET));
+    vw_put_escaped(f, fix->text);
+    if (fix->has_site)
+        fputs(fix->before ? ", before " : ", after ", f),
+            vw_put_escaped(f, vw_site_str(&fix->site.site, buf, sizeof buf));
+    fputc('\n', f);
+    put_code(f, fix->code);
+}
+
 /* "rule ID: the evidence; ..." under the fix: why this fix, in facts. */
 static void put_rule(FILE *f, const struct vw_fix *fix) {
     fputs("     rule ", f);
@@ -392,15 +404,7 @@ static void print_brief(FILE *f, const struct vw_case *k, const struct vw_fix *f
             fputs(", made at ", f), vw_put_escaped(f, vw_site_str(&origin->site, buf, sizeof buf));
         fputc('\n', f);
     }
-    if (fix) {
-        fprintf(f, "%sfix:%s ", C(VW_GREEN), C(VW_RESET));
-        vw_put_escaped(f, fix->text);
-        if (fix->has_site)
-            fputs(fix->before ? ", before " : ", after ", f),
-                vw_put_escaped(f, vw_site_str(&fix->site.site, buf, sizeof buf));
-        fputc('\n', f);
-        put_code(f, fix->code);
-    }
+    if (fix) print_fix(f, fix);
 }
 
 /* One mismatch: returns 0, or -1 on a read error. */
@@ -578,13 +582,8 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         fputc('\n', f);
     }
     if (fix) {
-        fprintf(f, "\n%sfix:%s ", C(VW_GREEN), C(VW_RESET));
-        vw_put_escaped(f, fix->text);
-        if (fix->has_site)
-            fputs(fix->before ? ", before " : ", after ", f),
-                vw_put_escaped(f, vw_site_str(&fix->site.site, buf, sizeof buf));
         fputc('\n', f);
-        put_code(f, fix->code);
+        print_fix(f, fix);
         put_rule(f, fix);
     } else if (odd)
         fputs("\nno rule explains this mismatch: the chains above are what the trace holds\n", f);
