@@ -6,6 +6,9 @@
 #include "testutil.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -792,6 +795,33 @@ START_TEST(test_source_facts) {
 }
 END_TEST
 
+/* The fallback symbol lookup (tracer/resolve.c) while another thread loads and unloads a library: the
+ * lookup walks the loaded objects with dl_iterate_phdr and must not dlopen inside the walk (that took the
+ * loader's locks in the reverse order of a dlopen and hung a traced program that dlopen'd while the writer
+ * looked up __cxa_demangle). Check's timeout catches a hang. */
+void *tr_lib_sym(const char *const *prefixes, const char *name);
+static _Atomic int g_loading;
+static void *load_loop(void *arg) {
+    (void)arg;
+    while (atomic_load(&g_loading)) {
+        void *h = dlopen(DUMMY_LIB, RTLD_NOW | RTLD_LOCAL);
+        if (h) dlclose(h);
+    }
+    return NULL;
+}
+START_TEST(test_lib_sym_beside_dlopen) {
+    static const char *const libs[] = {"libc.so", "libdt_dummy", NULL};
+    pthread_t t;
+    atomic_store(&g_loading, 1);
+    ck_assert_int_eq(pthread_create(&t, NULL, load_loop, NULL), 0);
+    int found = 0;
+    for (int i = 0; i < 20000; i++) found += tr_lib_sym(libs, "getpid") != NULL;
+    atomic_store(&g_loading, 0);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(found, 20000);
+}
+END_TEST
+
 Suite *make_tracer_suite(void) {
     Suite *s = suite_create("tracer");
     TCase *tc = tcase_create("traced");
@@ -826,6 +856,10 @@ Suite *make_tracer_suite(void) {
     tcase_add_test(tc, test_run_bad_programs);
     tcase_add_test(tc, test_run_keeps_existing_preload_and_fork_traces);
     suite_add_tcase(s, tc);
+    TCase *resolve = tcase_create("resolve");
+    tcase_set_timeout(resolve, 60);
+    tcase_add_test(resolve, test_lib_sym_beside_dlopen);
+    suite_add_tcase(s, resolve);
     TCase *facts = tcase_create("facts");
     tcase_add_checked_fixture(facts, setup, teardown);
     tcase_set_timeout(facts, 120);

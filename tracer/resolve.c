@@ -11,12 +11,17 @@
 #include <link.h>
 #include <string.h>
 
+#define LOOKUP_MAX 16 /* objects whose names match, looked into */
+
 struct lookup {
     const char *const *prefixes;
-    const char *name;
-    void *fn;
+    int n;                       /* names collected */
+    char names[LOOKUP_MAX][512]; /* matching objects' paths */
 };
 
+/* Only collects: dlopen inside dl_iterate_phdr's callback would take the loader's lock while the walk holds
+ * its own, the reverse of another thread's dlopen (seen: the writer resolving __cxa_demangle while the
+ * program dlopen'd a torchvision extension: both waited forever). */
 static int visit(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
     struct lookup *l = data;
@@ -24,18 +29,23 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data) {
     base = base ? base + 1 : info->dlpi_name;
     int match = 0;
     for (const char *const *p = l->prefixes; *p && !match; p++) match = strncmp(base, *p, strlen(*p)) == 0;
-    if (!match) return 0;
-    void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
-    if (!h) return 0;
-    l->fn = dlsym(h, l->name);
-    dlclose(h);
-    return l->fn != NULL;
+    if (match && strlen(info->dlpi_name) < sizeof l->names[0]) strcpy(l->names[l->n++], info->dlpi_name);
+    return l->n == LOOKUP_MAX;
 }
 
 void *tr_lib_sym(const char *const *prefixes, const char *name) {
-    struct lookup l = {prefixes, name, NULL};
+    struct lookup l;
+    l.prefixes = prefixes;
+    l.n = 0;
     dl_iterate_phdr(visit, &l);
-    return l.fn;
+    void *fn = NULL;
+    for (int i = 0; i < l.n && !fn; i++) { /* after the walk, outside its lock */
+        void *h = dlopen(l.names[i], RTLD_LAZY | RTLD_NOLOAD);
+        if (!h) continue;
+        fn = dlsym(h, name);
+        dlclose(h);
+    }
+    return fn;
 }
 
 void *tr_sym_once(_Atomic(void *) *slot, const char *const *prefixes, const char *name, int next) {
