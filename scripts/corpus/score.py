@@ -222,12 +222,34 @@ def baseline(args, spec, name):
     return name, rc == 0, "" if rc == 0 else "exit %d: %s" % (rc, se.strip()[-600:])
 
 
+def patched_runs(args, prog, work, diff):
+    """Whether the program runs to the end, traced, with the patch applied in place to a copy of the whole
+    program (every file a real copy): tells a patch that is wrong from one that `fix --verify` did not run."""
+    copy = work + ".patched"
+    if os.path.exists(copy):
+        shutil.rmtree(copy)
+    shutil.copytree(work, copy, ignore=shutil.ignore_patterns("__pycache__", "*.db"))
+    try:
+        for fname, _ in diff_hunks(diff):
+            rel = site_file(work, fname)
+            if rel is None:
+                return False
+            p = subprocess.run(["patch", "-s", "-N", os.path.join(copy, rel)], input=diff, text=True,
+                               capture_output=True, cwd=copy)
+            if p.returncode != 0:
+                return False
+        return traced(args, prog, copy)[0] == 0
+    finally:
+        if not args.keep:
+            shutil.rmtree(copy, ignore_errors=True)
+
+
 def score(args, spec, m):
     """One mutation: its row of the table (a dict)."""
     prog = spec["programs"][m["program"]]
     work = os.path.join(args.work, m["name"])
     row = {"name": m["name"], "program": m["program"], "kind": m.get("kind", ""), "valid": False,
-           "rule": "", "origin_ok": False, "fix_ok": False, "runs": False, "note": ""}
+           "rule": "", "origin_ok": False, "fix_ok": False, "runs": False, "patch_runs": False, "note": ""}
     try:
         build(args.src, prog, work, m)
         origins = expected_spans(work, m, m["origin"])
@@ -272,8 +294,11 @@ def score(args, spec, m):
     # RUNS: the patch applied to a copy makes the program run
     vrc, vout, verr = run([args.devtrace, "fix", "--verify", "m.db"], work, {"DEVTRACE_QUIET": "1"}, 2 * TIMEOUT)
     row["runs"] = vrc == 0
+    row["patch_runs"] = vrc == 0
     if vrc != 0:
         row["note"] = (vout + verr).strip().split("\n")[-1][:160]
+        if m0.get("diff"):
+            row["patch_runs"] = patched_runs(args, prog, work, m0["diff"])
     row["origin_want"] = ", ".join("%s:%d" % (s[0], s[1]) for s in origins)
     row["fix_want"] = ", ".join("%s:%d" % (s[0], s[1]) for s in fixes)
     if not args.keep:
@@ -290,18 +315,21 @@ def pct(n, d):
 
 def table(rows, bases):
     yes = lambda b: "yes" if b else "**no**"
-    out = ["| mutation | program | rule | origin ok | fix ok | runs | devtrace said (origin; fix) | expected (origin; fix) |",
-           "|---|---|---|---|---|---|---|---|"]
+    out = ["| mutation | program | rule | origin ok | fix ok | runs | patch runs in place | devtrace said (origin; fix) "
+           "| expected (origin; fix) |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if r["valid"]:
-            out.append("| %s | %s | %s | %s | %s | %s | %s; %s | %s; %s |" % (
+            out.append("| %s | %s | %s | %s | %s | %s | %s | %s; %s | %s; %s |" % (
                 r["name"], r["program"], r["rule"], yes(r["origin_ok"]), yes(r["fix_ok"]), yes(r["runs"]),
+                yes(r["patch_runs"]),
                 r["origin_said"], r["fix_said"], r["origin_want"], r["fix_want"]))
     valid = [r for r in rows if r["valid"]]
     out.append("")
-    out.append("Scored: %d mutations of %d. ORIGIN %s, FIX LINE %s, RUNS %s, all three %s." % (
+    out.append("Scored: %d mutations of %d. ORIGIN %s, FIX LINE %s, RUNS %s (the patch applied in place by the "
+               "scorer: %s), all three %s." % (
         len(valid), len(rows), pct(sum(r["origin_ok"] for r in valid), len(valid)),
         pct(sum(r["fix_ok"] for r in valid), len(valid)), pct(sum(r["runs"] for r in valid), len(valid)),
+        pct(sum(r["patch_runs"] for r in valid), len(valid)),
         pct(sum(r["origin_ok"] and r["fix_ok"] and r["runs"] for r in valid), len(valid))))
     bad = [r for r in rows if not r["valid"]]
     if bad:
@@ -377,8 +405,9 @@ def main():
             r = fu.result()
             rows.append(r)
             if r["valid"]:
-                print("%-32s %-34s origin %-3s fix %-3s runs %-3s" % (r["name"], r["rule"], "ok" if r["origin_ok"] else "NO",
-                      "ok" if r["fix_ok"] else "NO", "ok" if r["runs"] else "NO"), flush=True)
+                print("%-32s %-30s origin %-3s fix %-3s runs %-3s in place %-3s" % (
+                    r["name"], r["rule"], "ok" if r["origin_ok"] else "NO", "ok" if r["fix_ok"] else "NO",
+                    "ok" if r["runs"] else "NO", "ok" if r["patch_runs"] else "NO"), flush=True)
             else:
                 print("%-32s NOT SCORED: %s" % (r["name"], r["note"]), flush=True)
     text = table(rows, bases)
