@@ -67,9 +67,11 @@ def build(src, prog, work, mutation=None):
     if os.path.exists(work):
         shutil.rmtree(work)
     d = os.path.join(src, prog["dir"])
-    if not os.path.isdir(d):
-        raise SpecError("%s is missing: fetch the corpus first (scripts/corpus/README.md)" % d)
-    shutil.copytree(d, work, ignore=shutil.ignore_patterns("__pycache__", "*.db"))
+    for dest in prog["files"]:
+        if not os.path.isfile(os.path.join(d, dest)):
+            raise SpecError("%s is missing: fetch the corpus first (scripts/corpus/README.md)" % os.path.join(d, dest))
+        os.makedirs(os.path.dirname(os.path.join(work, dest)), exist_ok=True)
+        shutil.copyfile(os.path.join(d, dest), os.path.join(work, dest))
     for e in prog.get("setup", []):
         replace_line(os.path.join(work, e["file"]), e["line"], e["new"], e.get("at", 1))
     for sub in prog.get("dirs", []):
