@@ -282,7 +282,9 @@ def score(args, spec, m):
         s = o.get("reached_device_at") or (chain[-1].get("site") if chain else None)
         if s:
             f = site_file(work, s.get("file"))
-            said.append("%s:%s" % (f or s.get("file"), s.get("line")))
+            at = "%s:%s" % (f or s.get("file"), s.get("line"))
+            if at not in said:
+                said.append(at)
             row["origin_ok"] |= f is not None and in_spans(origins, f, s.get("line", 0))
     row["origin_said"] = ", ".join(said) or "(no odd operand)"
     # FIX LINE: the patch, else the fix site
@@ -353,10 +355,23 @@ def table(rows, bases):
     return "\n".join(out)
 
 
-def devtrace_commit():
-    rc, so, _ = run(["git", "rev-parse", "--short", "HEAD"], HERE)
-    dirty = run(["git", "status", "--porcelain", "--untracked-files=no"], HERE)[1].strip()
-    return (so.strip() or "unknown") + (" (with uncommitted changes)" if dirty else "")
+def devtrace_commit(devtrace):
+    """The commit of the sources the devtrace command was built from (the git work tree that holds it, its
+    build folder being inside), and whether they differ from it; its --version otherwise."""
+    where = os.path.dirname(devtrace)
+    srcs = ["viewer", "tracer", "adapters", "common", "runtime", "include"]
+    top = run(["git", "rev-parse", "--show-toplevel"], where)[1].strip()
+    rc, so, _ = run(["git", "log", "-1", "--format=%h", "--"] + srcs, top or where)
+    if not top or rc != 0 or not so.strip():
+        return run([devtrace, "--version"], where)[1].strip() or "unknown"
+    dirty = run(["git", "status", "--porcelain", "--untracked-files=no", "--"] + srcs, top)[1].strip()
+    return "commit " + so.strip() + (" (its sources changed since)" if dirty else "")
+
+
+def die(msg):
+    """A usage error: one line, exit status 2 (as argparse's own)."""
+    print("score.py: " + msg, file=sys.stderr)
+    sys.exit(2)
 
 
 def main():
@@ -374,25 +389,33 @@ def main():
     args.devtrace = os.path.abspath(args.devtrace)
     args.src = os.path.abspath(args.src)
     if not os.access(args.devtrace, os.X_OK):
-        sys.exit("score.py: %s is not an executable devtrace" % args.devtrace)
+        die("%s is not an executable devtrace" % args.devtrace)
     if run([args.python, "-c", "import torch, torchvision"], HERE)[0] != 0:
-        sys.exit("score.py: %s cannot import torch and torchvision (Debian: python3-torch python3-torchvision)"
+        die("%s cannot import torch and torchvision (Debian: python3-torch python3-torchvision)"
                  % args.python)
     try:
         with open(args.spec) as f:
             spec = json.load(f)
     except (OSError, ValueError) as e:
-        sys.exit("score.py: %s: %s" % (args.spec, e))
-    muts = spec["mutations"]
+        die("%s: %s" % (args.spec, e))
+    for name, prog in spec.get("programs", {}).items():
+        missing = [k for k in ("repo", "commit", "dir", "files", "main") if k not in prog]
+        if missing:
+            die("%s: program %s lacks %s" % (args.spec, name, ", ".join(missing)))
+    for i, m in enumerate(spec.get("mutations", [])):
+        missing = [k for k in ("name", "program", "file", "line", "new", "origin", "fix") if k not in m]
+        if missing:
+            die("%s: mutation %s lacks %s" % (args.spec, m.get("name", "#%d" % (i + 1)), ", ".join(missing)))
+    muts = spec.get("mutations", [])
     if args.only:
         want = set(args.only.split(","))
         muts = [m for m in muts if m["name"] in want or m["program"] in want]
         unknown = want - {m["name"] for m in muts} - {m["program"] for m in muts}
         if unknown or not muts:
-            sys.exit("score.py: no mutation or program named %s" % ", ".join(sorted(unknown or want)))
+            die("no mutation or program named %s" % ", ".join(sorted(unknown or want)))
     for m in muts:
         if m["program"] not in spec["programs"]:
-            sys.exit("score.py: mutation %s names no known program %r" % (m["name"], m["program"]))
+            die("mutation %s names no known program %r" % (m["name"], m["program"]))
     args.work = os.path.abspath(args.work or tempfile.mkdtemp(prefix="devtrace-corpus."))
     os.makedirs(args.work, exist_ok=True)
     progs = sorted({m["program"] for m in muts})
@@ -418,8 +441,8 @@ def main():
     results = args.results or (None if args.only else os.path.join(HERE, "RESULTS.md"))
     if results:
         with open(results, "w") as f:
-            f.write("# devtrace on the corpus\n\n%s, devtrace %s, `scripts/corpus/score.py` on %s (torch %s)\n\n%s\n" % (
-                datetime.date.today().isoformat(), devtrace_commit(), args.python,
+            f.write("# devtrace on the corpus\n\n%s, devtrace at %s, `scripts/corpus/score.py` on %s (torch %s)\n\n%s\n" % (
+                datetime.date.today().isoformat(), devtrace_commit(args.devtrace), args.python,
                 run([args.python, "-c", "import torch; print(torch.__version__)"], HERE)[1].strip(), text))
         print("\nwritten to %s" % results)
     valid = [r for r in rows if r["valid"]]
