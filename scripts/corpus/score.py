@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TIMEOUT = 240  # seconds for one run of a program (traced) or of `devtrace fix --verify`
@@ -220,8 +221,10 @@ def baseline(args, spec, name):
         build(args.src, prog, work)
     except SpecError as e:
         return name, False, str(e)
+    t0 = time.monotonic()
     rc, so, se = traced(args, prog, work)
-    return name, rc == 0, "" if rc == 0 else "exit %d: %s" % (rc, se.strip()[-600:])
+    took = "%.1f s traced" % (time.monotonic() - t0)
+    return name, rc == 0, took if rc == 0 else "exit %d: %s" % (rc, se.strip()[-600:])
 
 
 def patched_runs(args, prog, work, diff):
@@ -341,6 +344,9 @@ def table(rows, bases):
         out.append("Not scored (the mutation does not fail with a device mismatch here, or the spec does not fit):")
         out.append("")
         out += ["- %s (%s): %s" % (r["name"], r["program"], r["note"].replace("\n", " ")) for r in bad]
+    out.append("")
+    out.append("Programs with their setup alone, traced on one simulated GPU: " +
+               ", ".join("%s %s" % (b[0], b[2] if b[1] else "FAILS") for b in bases) + ".")
     failed_base = [b for b in bases if not b[1]]
     if failed_base:
         out.append("")
@@ -416,13 +422,14 @@ def main():
     for m in muts:
         if m["program"] not in spec["programs"]:
             die("mutation %s names no known program %r" % (m["name"], m["program"]))
+    own_work = not args.work and not args.keep  # a temporary work dir of our own goes at the end
     args.work = os.path.abspath(args.work or tempfile.mkdtemp(prefix="devtrace-corpus."))
     os.makedirs(args.work, exist_ok=True)
     progs = sorted({m["program"] for m in muts})
     with concurrent.futures.ThreadPoolExecutor(max(1, args.j)) as ex:
         bases = list(ex.map(lambda p: baseline(args, spec, p), progs))
         for b in bases:
-            print("setup %-16s %s" % (b[0], "runs" if b[1] else "FAILS: " + b[2]), flush=True)
+            print("setup %-16s %s" % (b[0], "runs (%s)" % b[2] if b[1] else "FAILS: " + b[2]), flush=True)
         good = {b[0] for b in bases if b[1]}
         rows = []
         futs = [ex.submit(score, args, spec, m) for m in muts if m["program"] in good]
@@ -445,6 +452,10 @@ def main():
                 datetime.date.today().isoformat(), devtrace_commit(args.devtrace), args.python,
                 run([args.python, "-c", "import torch; print(torch.__version__)"], HERE)[1].strip(), text))
         print("\nwritten to %s" % results)
+    if own_work:
+        shutil.rmtree(args.work, ignore_errors=True)
+    elif args.keep:
+        print("work dirs and traces kept in %s" % args.work)
     valid = [r for r in rows if r["valid"]]
     return 0 if valid and all(r["origin_ok"] and r["fix_ok"] and r["runs"] for r in valid) else 1
 
