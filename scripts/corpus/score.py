@@ -140,6 +140,26 @@ def in_spans(spans, f, line):
     return any(s[0] == f and s[1] <= line <= s[2] for s in spans)
 
 
+def site_ok(work, spans, f, line, placement):
+    """A fix without a patch, by its site: in an expected statement S, or code to go "after" the statement
+    right before S or "before" the one right after S (the block's indentation is the advice's to choose)."""
+    if in_spans(spans, f, line):
+        return True
+    if placement not in ("after", "before"):
+        return False
+    at = stmt_span(os.path.join(work, f), line)
+    if at is None:
+        return False
+    with open(os.path.join(work, f), encoding="utf-8") as fh:
+        lines = fh.read().split("\n")
+
+    def adjacent(first, last):  # nothing but blank and comment lines strictly between lines first and last
+        return first < last and all(not l.strip() or l.strip().startswith("#") for l in lines[first:last - 1])
+
+    return any(s[0] == f and (adjacent(at[1], s[1]) if placement == "after" else adjacent(s[2], at[0]))
+               for s in spans)
+
+
 def diff_hunks(diff):
     """The unified diff as (file, [('-', old_line, text) | ('+', old_pos, text)]): old_pos is the old line
     the inserted text goes before."""
@@ -297,7 +317,7 @@ def score(args, spec, m):
     if m0.get("diff"):
         row["fix_ok"] = diff_ok(work, m0["diff"], fixes)
     else:
-        row["fix_ok"] = sf is not None and in_spans(fixes, sf, site.get("line", 0))
+        row["fix_ok"] = sf is not None and site_ok(work, fixes, sf, site.get("line", 0), fix.get("placement"))
     # RUNS: the patch applied to a copy makes the program run
     vrc, vout, verr = run([args.devtrace, "fix", "--verify", "m.db"], work, {"DEVTRACE_QUIET": "1"}, 2 * TIMEOUT)
     row["runs"] = vrc == 0
