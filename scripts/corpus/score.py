@@ -288,6 +288,10 @@ def score(args, spec, m):
         mm = json.loads(jout)["traces"][0]["mismatches"]
     except (ValueError, KeyError, IndexError):
         mm = None
+    if rc == 124:
+        row["note"] = "stalled: the traced run did not end within %d s (run it again; a stall is devtrace's or " \
+                      "the program's, to look into)" % TIMEOUT
+        return row
     if rc == 0 or not mm:
         row["note"] = "invalid: %s" % ("runs to the end" if rc == 0 else
                                         "exit %d without a device mismatch: %s" % (rc, se.strip()[-300:]))
@@ -361,7 +365,8 @@ def table(rows, bases):
     bad = [r for r in rows if not r["valid"]]
     if bad:
         out.append("")
-        out.append("Not scored (the mutation does not fail with a device mismatch here, or the spec does not fit):")
+        out.append("Not scored (the mutation does not fail with a device mismatch here, the spec does not fit, "
+                   "or the run stalled):")
         out.append("")
         out += ["- %s (%s): %s" % (r["name"], r["program"], r["note"].replace("\n", " ")) for r in bad]
     out.append("")
