@@ -19,13 +19,14 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TIMEOUT = 240  # seconds for one run of a program (traced) or of `devtrace fix --verify`
+TIMEOUT = 120  # seconds for one run of a program (traced) or of `devtrace fix --verify`
 
 
 class SpecError(Exception):
@@ -218,19 +219,40 @@ def diff_ok(work, diff, spans):
 
 
 def run(cmd, cwd, env=None, timeout=TIMEOUT):
+    """(status, stdout, stderr) of CMD; past TIMEOUT its whole process group is killed and the status is 124."""
     e = dict(os.environ)
     e.pop("DEVTRACE_SIM_CUDA", None)
     e.update(env or {})
+    p = subprocess.Popen(cmd, cwd=cwd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
     try:
-        p = subprocess.run(cmd, cwd=cwd, env=e, capture_output=True, text=True, timeout=timeout)
-        return p.returncode, p.stdout, p.stderr
+        so, se = p.communicate(timeout=timeout)
+        return p.returncode, so, se
     except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)  # the traced program too, not only devtrace
+        except ProcessLookupError:
+            pass
+        p.communicate()
         return 124, "", "timed out after %d s" % timeout
 
 
-def traced(args, prog, work):
+STALLS = []  # (what, step): runs that did not end in time, killed and run once more (list.append is atomic)
+
+
+def run_again_if_stalled(what, step, fn):
+    """fn() -> (status, ...); a status of 124 (a stall) is recorded and fn is run once more."""
+    r = fn()
+    if r[0] == 124:
+        STALLS.append((what, step))
+        r = fn()
+    return r
+
+
+def traced(args, prog, work, what=""):
     cmd = [args.devtrace, "run", "-o", "m.db", "--overwrite", "--", args.python, prog["main"]] + prog.get("args", [])
-    return run(cmd, work, {"DEVTRACE_SIM_CUDA": "1", "DEVTRACE_QUIET": "1"})
+    return run_again_if_stalled(what or work, "traced run",
+                                lambda: run(cmd, work, {"DEVTRACE_SIM_CUDA": "1", "DEVTRACE_QUIET": "1"}))
 
 
 def baseline(args, spec, name):
@@ -242,7 +264,7 @@ def baseline(args, spec, name):
     except SpecError as e:
         return name, False, str(e)
     t0 = time.monotonic()
-    rc, so, se = traced(args, prog, work)
+    rc, so, se = traced(args, prog, work, "setup of " + name)
     took = "%.1f s traced" % (time.monotonic() - t0)
     return name, rc == 0, took if rc == 0 else "exit %d: %s" % (rc, se.strip()[-600:])
 
@@ -263,7 +285,7 @@ def patched_runs(args, prog, work, diff):
                                capture_output=True, cwd=copy)
             if p.returncode != 0:
                 return False
-        return traced(args, prog, copy)[0] == 0
+        return traced(args, prog, copy, os.path.basename(work) + " (patched in place)")[0] == 0
     finally:
         if not args.keep:
             shutil.rmtree(copy, ignore_errors=True)
@@ -282,15 +304,14 @@ def score(args, spec, m):
     except SpecError as e:
         row["note"] = "spec: %s" % e
         return row
-    rc, so, se = traced(args, prog, work)
+    rc, so, se = traced(args, prog, work, m["name"])
     jrc, jout, jerr = run([args.devtrace, "report", "--json", "m.db"], work)
     try:
         mm = json.loads(jout)["traces"][0]["mismatches"]
     except (ValueError, KeyError, IndexError):
         mm = None
     if rc == 124:
-        row["note"] = "stalled: the traced run did not end within %d s (run it again; a stall is devtrace's or " \
-                      "the program's, to look into)" % TIMEOUT
+        row["note"] = "stalled twice: the traced run did not end within %d s" % TIMEOUT
         return row
     if rc == 0 or not mm:
         row["note"] = "invalid: %s" % ("runs to the end" if rc == 0 else
@@ -323,7 +344,8 @@ def score(args, spec, m):
     else:
         row["fix_ok"] = sf is not None and site_ok(work, fixes, sf, site.get("line", 0), fix.get("placement"))
     # RUNS: the patch applied to a copy makes the program run
-    vrc, vout, verr = run([args.devtrace, "fix", "--verify", "m.db"], work, {"DEVTRACE_QUIET": "1"}, 2 * TIMEOUT)
+    vrc, vout, verr = run_again_if_stalled(m["name"], "fix --verify", lambda: run(
+        [args.devtrace, "fix", "--verify", "m.db"], work, {"DEVTRACE_QUIET": "1"}, 2 * TIMEOUT))
     row["runs"] = vrc == 0
     row["patch_runs"] = vrc == 0
     if vrc != 0:
@@ -377,6 +399,10 @@ def table(rows, bases):
         out.append("")
         out.append("Programs whose setup alone does not run (their mutations say nothing): " +
                    "; ".join("%s: %s" % (b[0], b[2].replace("\n", " ")) for b in failed_base))
+    if STALLS:
+        out.append("")
+        out.append("Stalls: %d runs did not end within their time limit; each was killed and run once more: %s." % (
+            len(STALLS), "; ".join("%s (%s)" % st for st in STALLS)))
     notes = [r for r in valid if r["note"]]
     if notes:
         out.append("")
