@@ -133,6 +133,8 @@ struct vw_sibling {
 int vw_fact_siblings(struct vw_model *m, const struct vw_step *made, int64_t seq, struct vw_sibling *out, int max);
 /* The latest name tensor id had before seq, into buf ("" when none). */
 const char *vw_tensor_name(struct vw_model *m, int64_t id, int64_t seq, char *buf, size_t size);
+/* 1 when the program named a tensor `name` (before seq) that is on dev and was never moved. */
+int vw_fact_unmoved_name(struct vw_model *m, const char *name, int64_t dev, int64_t seq);
 /* Up to max names tensor id had before seq, newest first; how many. */
 int vw_tensor_names(struct vw_model *m, int64_t id, int64_t seq, char (*out)[256], int max);
 /* The move of an optimizer state's parameter that left the state behind (see model.c). */

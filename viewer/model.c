@@ -737,6 +737,20 @@ int vw_fact_siblings(struct vw_model *m, const struct vw_step *made, int64_t seq
     return n;
 }
 
+int vw_fact_unmoved_name(struct vw_model *m, const char *name, int64_t dev, int64_t seq) {
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT 1 FROM names n JOIN strings s ON s.id = n.name AND s.text = ?1 JOIN "
+                                     "tensor_rows r ON r.id = n.tensor JOIN tensor_attrs a ON a.id = r.attrs WHERE "
+                                     "n.seq < ?3 AND a.device = ?2 AND NOT EXISTS (SELECT 1 FROM transfers x WHERE "
+                                     "x.src = r.id AND x.seq < ?3) LIMIT 1");
+    if (!st) return 0;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, dev);
+    sqlite3_bind_int64(st, 3, seq);
+    int yes = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return yes;
+}
+
 int vw_tensor_names(struct vw_model *m, int64_t id, int64_t seq, char (*out)[256], int max) {
     sqlite3_stmt *st = vw_prep(m->t, "SELECT DISTINCT s.text FROM names n JOIN strings s ON s.id = n.name WHERE "
                                      "n.tensor = ?1 AND n.seq < ?2 ORDER BY n.seq DESC LIMIT ?3");

@@ -115,7 +115,43 @@ static int code_for(struct vw_model *m, const struct vw_case *k, struct vw_fix *
     char expr[160];
     vw_device_expr(m, k, k->want, &fx->site.site, expr, sizeof expr);
     snprintf(fx->code, sizeof fx->code, "%s = %s.to(%s)", name, name, expr);
+    /* the statement unpacked a batch (x, y = batch; for x, y in loader:): the other names it binds that hold
+     * tensors on the same device, never moved, go too, or the program fails at the next one */
+    if (strchr(src.binds, ',')) {
+        char names[256];
+        snprintf(names, sizeof names, "%s", src.binds);
+        for (char *save = NULL, *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+            size_t at = strlen(fx->code);
+            if (strcmp(n, name) && ident(n) && vw_fact_unmoved_name(m, n, k->odd->dev, k->seq))
+                snprintf(fx->code + at, sizeof fx->code - at, "\n%.100s = %.100s.to(%.150s)", n, n, expr);
+        }
+    }
     return 1;
+}
+
+/* code_for at the first statement after the fix's site, in its function and before the failing call when
+ * that is in the same function, that binds `name` (real_cpu = data[0] after "for i, data in loader:": the
+ * program takes the batch apart with plain Python, which the trace does not see); the fix's site moves there. */
+static int code_at_binding(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const char *name) {
+    if (!ident(name) || !is_python(&fx->site)) return 0;
+    const struct vw_frame *at = &fx->site.site;
+    int stop = at->line + 40;
+    if (k->call.has_site && !strcmp(k->call.site.file, at->file) &&
+        vw_same_function(k->call.site.function, at->function) && k->call.site.line > at->line)
+        stop = k->call.site.line - 1;
+    for (int l = at->line + 1; l <= stop; l++) {
+        struct vw_src src;
+        if (!vw_src_at(m, at->file, l, &src) || src.first != l) continue;
+        if (strcmp(src.function, at->function) && !vw_same_function(src.function, at->function)) break;
+        if (!vw_src_binds(&src, name)) continue;
+        struct vw_fix moved = *fx;
+        moved.site.site.line = l;
+        if (!code_for(m, k, &moved, NULL, name)) return 0;
+        *fx = moved;
+        evidence(fx, "\"%s\" is bound at line %d", name, l);
+        return 1;
+    }
+    return 0;
 }
 
 /* code_for with the names the odd operand went by: its own, then its chain's up to where it reached its
@@ -624,6 +660,12 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
                 !strchr(ms.binds, ',') && (mc = making_call(&ms, made)) && !mc->temporary)
                 code_for(m, k, fx, made, ms.binds);
         }
+    }
+    if (!fx->code[0] && !fx->before) { /* bound by a later statement of the same function */
+        char names[8][256];
+        int nn = vw_tensor_names(m, made->tensor, k->seq, names, 8);
+        if (odd->name[0]) code_at_binding(m, k, fx, odd->name);
+        for (int i = 0; i < nn && !fx->code[0]; i++) code_at_binding(m, k, fx, names[i]);
     }
     /* made right where it is made, with others made the same way next to it and never moved either (MEAN and
      * STD): those go too, or the program fails again at the next one */

@@ -469,12 +469,14 @@ class Recorder:
             _set_name(want[tid], name)
         # the other recorded tensors the program holds in these frames ("imgs" of the loop, which the failing
         # operand was made from): the report names the steps of its chains, and the line of its fix, by them
+        # every name a frame holds it by ("targets" in forward, "y" where the loop unpacked the batch): a fix
+        # at a statement that binds one of them can move the others that statement binds
         Tensor, more = self.Tensor, set()
         for f in frames:
             for var, v in list(f.f_locals.items()):
-                if (isinstance(v, Tensor) and id(v) not in want and id(v) not in more and len(more) < 256
+                if (isinstance(v, Tensor) and id(v) not in want and (id(v), var) not in more and len(more) < 256
                         and not var.startswith("_") and var != "self" and P.tensor_id(v)):
-                    more.add(id(v))
+                    more.add((id(v), var))
                     _set_name(v, var)
 
     # ------------------------------------------------------------ wrapped calls
