@@ -42,6 +42,7 @@ struct ctx {
     int json, all_frames;
     int no_source; /* --no-source: no snippets of the program's source (text and JSON) */
     int brief;     /* --brief: the headline, the odd operand, its origin and the fix */
+    int patches;   /* fixes given with code so far (devtrace fix can write them) */
     FILE *out;
     FILE *key; /* what makes two ranks' mismatches the same (op, message, sites, culprit), or NULL */
 };
@@ -429,6 +430,7 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         if (origin && origin->has_site) fprintf(c->key, "%s:%d", origin->site.file, origin->site.line);
         fputc('\n', c->key);
     }
+    if (fix && fix->code[0]) c->patches++;
     if (c->brief && !c->json) {
         print_brief(f, &k, fix);
         vw_case_free(&k);
@@ -1304,8 +1306,10 @@ int vw_report_trace(struct vw_trace *t, int json, int flags, FILE *out, int inde
         if (found) {
             fputs("\nfor the whole chain and the source: devtrace report ", out);
             vw_put_escaped(out, t->path);
-            fputs("\nthe change as a patch, checked by running it: devtrace fix --verify ", out);
-            vw_put_escaped(out, t->path);
+            if (c.patches) {
+                fputs("\nthe change as a patch, checked by running it: devtrace fix --verify ", out);
+                vw_put_escaped(out, t->path);
+            }
             fputc('\n', out);
         } else
             fputs("no device mismatch\n", out);
