@@ -12,6 +12,7 @@
 #include "testutil.h"
 #include "tracetest.h"
 
+#include <ctype.h>
 #include <sqlite3.h>
 
 static const struct scenario {
@@ -182,6 +183,11 @@ START_TEST(test_bug_diagnosed) {
     ck_assert_str_eq(json_at(json, "SELECT json_extract(?1, '$.traces[0].mismatches[0].fix.site.line')"), want);
     ck_assert_msg(strstr(json_at(json, "SELECT json_extract(?1, '$.traces[0].mismatches[0].fix.text')"), s->fix_says),
                   "%s", json);
+    /* the fix names tensors by the program's names or by what they are, never by the trace's ids ("t639") */
+    const char *text = json_at(json, "SELECT json_extract(?1, '$.traces[0].mismatches[0].fix.text')");
+    for (const char *p = text; *p; p++)
+        ck_assert_msg(!(*p == 't' && p[1] >= '0' && p[1] <= '9' && (p == text || !isalnum((unsigned char)p[-1]))),
+                      "%s: an internal id in the fix: %s", s->name, text);
     free(json);
     free(out_text);
 }

@@ -198,6 +198,10 @@ def example(name):
                     hrc == 0 and 'data-rendered="yes"' in dom and 'id="diff-0-0"' in dom and add in dom
                     and re.search(r'<div class="mark"><span class="ln"> *%d &gt; </span>' % fix, dom) is not None,
                     herr + dom[-4000:]))
+    # the fix names tensors by the program's names or by what they are, never by the trace's ids (t123)
+    texts = [(m.get("fix") or {}).get("text", "") + " " + ((m.get("fix") or {}).get("code") or "") for m in mm]
+    out.append(("%s: no internal id in the fix" % name, mm and not any(re.search(r"\bt[0-9]+\b", t) for t in texts),
+                repr(texts)))
     odd = [o for m in mm for o in m.get("operands", []) if o["odd"]]
     fixsite = (mm[0].get("fix") or {}).get("site") or {} if mm else {}
     out.append(("%s: JSON has the odd operand, its chain and the fix line" % name,

@@ -306,8 +306,8 @@ int vw_fact_sibling_moved(struct vw_model *m, const struct vw_step *made, int64_
         char n[200];
         if (found && vw_tensor_name(m, sqlite3_column_int64(st, 7), seq, n, sizeof n)[0])
             snprintf(sname, size, "\"%s\"", n);
-        else if (found)
-            snprintf(sname, size, "t%lld", (long long)sqlite3_column_int64(st, 7));
+        else if (found) /* no name in the program: said as what it is, never by the trace's id */
+            snprintf(sname, size, "the tensor");
     }
     sqlite3_finalize(st);
     return found;
