@@ -508,9 +508,8 @@ static int verify(struct vw_model *m, const struct vw_fix *fix, const char *self
     if (mem) fclose(mem);
     vw_trace_close(&after);
     if (found == 0 && children_found(tmpl, "verify") > 0) {
-        printf("with the patch, a device mismatch still fires in a process the program started (its trace: "
-               "%s/verify.*.db)\n",
-               tmpl);
+        printf("with the patch, a device mismatch still fires in a process the program started (a rank): run "
+               "the patched program under devtrace to see it\n");
         rc = VW_EXIT_FOUND;
         goto free_argv;
     }
