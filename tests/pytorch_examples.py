@@ -22,7 +22,8 @@ __main__, the exit status and the traceback as `python3 script.py` gives
 them), and every run is a task of its own in one pool as wide as the
 machine, the longest first.
 
-usage: pytorch_examples.py DEVTRACE PYTHON EXAMPLES_DIR WORK_DIR
+usage: pytorch_examples.py DEVTRACE PYTHON EXAMPLES_DIR WORK_DIR [NAME_PART]
+(NAME_PART: only the examples whose names hold it, as tests/ddp_checks.py runs the DDP ones)
 Prints one line per check and "N passed, N failed"; exits 1 on a failure.
 """
 
@@ -146,12 +147,25 @@ def example(name):
     out = []
     path = os.path.join(EXAMPLES, name)
     base = os.path.join(WORK, name[:-3])
+    for f in os.listdir(WORK):  # an earlier run's ranks
+        if f.startswith(os.path.basename(base) + ".") and ".rank" in f and f.endswith(".db"):
+            os.remove(os.path.join(WORK, f))
     rc, so, se = traced(path, base + ".db", {"DEVTRACE_SIM_CUDA": "2"})
-    rrc, report, rerr = run([DEVTRACE, "report", base + ".db"])
-    jrc, jout, _ = run([DEVTRACE, "report", "--json", base + ".db"])
+    traces = [base + ".db"]
+    if "_ddp_" in name:
+        # DDP: the ranks torch.multiprocessing.spawn starts write traces of their own (<base>.<host>.rank<R>.<pid>.db),
+        # read as one job: every rank's, one merged report
+        ranks = sorted(f for f in os.listdir(WORK) if f.startswith(os.path.basename(base) + ".") and ".rank" in f
+                       and f.endswith(".db"))
+        out.append(("%s: a trace per rank (2)" % name, len(ranks) == 2, repr(ranks)))
+        traces = [os.path.join(WORK, f) for f in ranks] or traces
+    rrc, report, rerr = run([DEVTRACE, "report"] + traces)
+    jrc, jout, _ = run([DEVTRACE, "report", "--json"] + traces)
     try:
         doc = json.loads(jout)
-        mm = doc["traces"][0]["mismatches"]
+        mm = [x for t in doc["traces"] for x in t["mismatches"]]
+        first = next((os.path.join(WORK, t["file"]) if not os.path.isabs(t["file"]) else t["file"]
+                      for t in doc["traces"] if t["mismatches"]), traces[0])
     except Exception as e:
         out.append(("%s: report --json is valid JSON" % name, False, "%s\n%s" % (e, jout[:2000])))
         return out
@@ -163,7 +177,10 @@ def example(name):
         return out
     # PyTorch's texts: the TensorIterator's and the structured kernels', the RNNs' and the convolutions'
     forms = ("RuntimeError: Expected all tensors to be on the same device", "tensors are not at the same device",
-             ") should be the same")
+             ") should be the same",
+             # DDP's: NCCL given a cpu tensor, DistributedDataParallel given device_ids for a module on the cpu
+             "Error: Tensors must be CUDA and dense", "ValueError: DistributedDataParallel device_ids and "
+             "output_device arguments only work with single-device/multiple-device GPU modules")
     out.append(("%s: fails with PyTorch's message" % name, rc == 1 and any(f in se for f in forms), se[-2000:]))
     origin, fix = marker(path, "origin"), marker(path, "fix")
     # the chain alone (the source snippets after the fix name the origin line too)
@@ -176,7 +193,7 @@ def example(name):
                                                   fixline.group(0)),
                 report))
     # the suggested patch, applied to a copy and run again on the simulated GPUs, makes the program run
-    vrc, vout, verr = run([DEVTRACE, "fix", "--verify", base + ".db"])
+    vrc, vout, verr = run([DEVTRACE, "fix", "--verify", first])
     out.append(("%s: its patch makes it run (devtrace fix --verify)" % name,
                 vrc == 0 and "verified: with the patch, the program ran to the end" in vout, vout + verr))
     if name == "bug_labels_not_moved.py":
@@ -331,7 +348,8 @@ def side_checks():
     return out
 
 
-names = sorted(n for n in os.listdir(EXAMPLES) if n.endswith(".py") and n.startswith(("bug_", "ok_")))
+names = sorted(n for n in os.listdir(EXAMPLES) if n.endswith(".py") and n.startswith(("bug_", "ok_"))
+               and (len(sys.argv) < 6 or sys.argv[5] in n))
 width = max(1, min(4, os.cpu_count() or 1))
 plain_env = dict(os.environ)
 plain_env.pop("DEVTRACE_SIM_CUDA", None)
@@ -343,7 +361,7 @@ try:
     with concurrent.futures.ThreadPoolExecutor(max_workers=width) as pool:
         # FIFO: the longest tasks first (the side checks, the HTML export in Chromium, the simulated runs
         # with their reports), the untraced forks last
-        side = pool.submit(side_checks)
+        side = pool.submit(side_checks) if len(sys.argv) < 6 else None  # the whole run's, not a part's
         first = sorted(names, key=lambda n: n != "bug_labels_not_moved.py")
         sims = {n: pool.submit(example, n) for n in first}
         cpus = {n: pool.submit(traced, os.path.join(EXAMPLES, n), os.path.join(WORK, n[:-3] + ".cpu.db"))
@@ -352,7 +370,7 @@ try:
         for n in names:
             for name, ok, detail in same_as_untraced(n, plains[n].result(), cpus[n].result()) + sims[n].result():
                 check(name, ok, detail)
-        for name, ok, detail in side.result():
+        for name, ok, detail in side.result() if side else ():
             check(name, ok, detail)
 finally:
     for srv in started:

@@ -24,9 +24,11 @@ __attribute__((format(printf, 3, 4))) static int fmt(char *buf, size_t size, con
     return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
+/* The process's rank: DEVTRACE_RANK first (the PyTorch adapter sets it for the ranks that
+ * torch.multiprocessing.spawn starts, which have no launcher's variables), then the launchers'. */
 const char *tr_rank(void) {
-    static const char *const vars[] = {"RANK",      "OMPI_COMM_WORLD_RANK", "PMI_RANK",
-                                       "PMIX_RANK", "SLURM_PROCID",         "LOCAL_RANK"};
+    static const char *const vars[] = {"DEVTRACE_RANK", "RANK",      "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                                       "SLURM_PROCID",  "LOCAL_RANK"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = getenv(vars[i]);
         if (v && *v) return v;

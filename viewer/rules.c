@@ -481,6 +481,14 @@ static int r_temporary(struct vw_model *m, const struct vw_case *k, struct vw_fi
     return 1;
 }
 
+/* vw_fact_module_move, less a move made by the failing call itself (DistributedDataParallel moving its
+ * forward's inputs to device_ids[0]): the fix cannot go after the line that fails. */
+static int module_move_before(struct vw_model *m, const struct vw_case *k, const struct vw_step *made,
+                              struct vw_step *move) {
+    int lm = vw_fact_module_move(m, made, k->odd->dev, k->want, k->seq, move);
+    return lm == 2 && vw_same_site(move, &k->call) ? 0 : lm;
+}
+
 /* never-moved: made off the intended device and never moved; the move goes right after it is made (a view:
  * after its base is made, once; computed from an unnamed tensor: where that came from). Variants, each
  * with its own id: module-never-moved (a module's parameter), made-in-callee (made in a function that
@@ -599,7 +607,7 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
             made->site.function, made->site.file, made->site.line);
         at_frame(fx, &caller, made->seq);
         evidence(fx, "made in %s, called back by library code", made->site.function);
-    } else if ((lm = vw_fact_module_move(m, made, odd->dev, k->want, k->seq, &move)) == 2) {
+    } else if ((lm = module_move_before(m, k, made, &move)) == 2) {
         fx->rule = "moved-with-others";
         at(fx, &move);
         say(fx, "move %s to %s where the tensors made with it are moved", on, d1);

@@ -63,8 +63,10 @@ static void run_usage(FILE *f) {
                "  DEVTRACE_LIB=PATH        the tracer to preload (default: the libdevtrace.so installed\n"
                "                           with this devtrace)\n"
                "  DEVTRACE_PYTHON_BOOTSTRAP=DIR  the directory holding the adapter's sitecustomize.py\n"
-               "  RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID, LOCAL_RANK  the first one\n"
-               "                           set is the process's rank, put in its trace's name and meta\n"
+               "  DEVTRACE_RANK, RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID, LOCAL_RANK\n"
+               "                           the first one set is the process's rank, put in its trace's\n"
+               "                           name and meta (the PyTorch adapter sets DEVTRACE_RANK for the\n"
+               "                           ranks torch.multiprocessing.spawn starts)\n"
                "devtrace run sets LD_PRELOAD and PYTHONPATH (prepending to yours), DEVTRACE_MANIFEST and\n"
                "DEVTRACE_ROOT_PID for the processes it starts. NO_COLOR turns colors off in every command;\n"
                "TMPDIR is where the reading commands copy a trace left with a WAL by a killed program.\n");

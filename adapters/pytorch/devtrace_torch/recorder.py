@@ -771,6 +771,10 @@ def install(torch):
         _wrap_data_parallel(torch, rec)
     except Exception:
         pass
+    try:
+        _wrap_distributed(torch, rec)
+    except Exception:
+        pass
     _wrap_sources(torch, rec)
     _wrap_indexing(torch, rec)
     _install_excepthooks(torch)
@@ -920,6 +924,131 @@ def _data_parallel_failed(torch, rec, dp, inputs, kwargs, e):
     rec.name_operands([odd[1]] + args)
     odd_name = str(odd[1].device)
     rec.mismatch(seq, "DataParallel", (odd_name, str(want), "module." + odd[0]), str(e))
+
+
+def _wrap_distributed(torch, rec):
+    """What no mode sees of torch.distributed and torch.multiprocessing:
+
+    - the ranks torch.multiprocessing.spawn starts have no launcher's RANK: each is started with
+      DEVTRACE_RANK=<its index>, which the tracer reads first, so its trace is named and headed by its
+      rank (the program's own environment is left as it was);
+    - a collective of an NCCL group given a tensor on the cpu ("Tensors must be CUDA and dense", NCCL's own
+      or the simulation's): recorded as a mismatch of that tensor and the group's device (the current
+      GPU, a 0-element tensor named "nccl.device" stands for it);
+    - DistributedDataParallel's ValueError for a module on the cpu given device_ids (the model wrapped
+      before it was moved): recorded as a mismatch of the module's first parameter on the cpu and
+      device_ids[0] (a 0-element tensor named "device_ids[0]" on that device)."""
+    import multiprocessing.process
+
+    spawn = sys.modules.get("torch.multiprocessing.spawn")  # (torch.multiprocessing.spawn is its function)
+    spawn_wrap = getattr(spawn, "_wrap", None)
+
+    def starter(old):
+        def start(self):
+            target, args = getattr(self, "_target", None), getattr(self, "_args", ())
+            if spawn_wrap is None or target is not spawn_wrap or len(args) < 2 or not isinstance(args[1], int):
+                return old(self)
+            had = os.environ.get("DEVTRACE_RANK")
+            os.environ["DEVTRACE_RANK"] = str(args[1])
+            try:
+                return old(self)
+            finally:
+                if had is None:
+                    os.environ.pop("DEVTRACE_RANK", None)
+                else:
+                    os.environ["DEVTRACE_RANK"] = had
+
+        return start
+
+    _wrap(multiprocessing.process.BaseProcess, "start", starter)
+    dist = getattr(torch, "distributed", None)
+    if dist is None or not dist.is_available():
+        return
+    from torch.distributed import distributed_c10d as c10d
+    from .sim import _COLLECTIVES, _tensor_args
+
+    Tensor = torch.Tensor
+
+    def collective(old):
+        sig = inspect.signature(old)
+
+        def call(*args, **kwargs):
+            try:
+                return old(*args, **kwargs)
+            except (RuntimeError, ValueError) as e:  # NCCL's check raises ValueError on 2.x
+                if not rec.quiet and not rec.off:
+                    try:
+                        bound = sig.bind_partial(*args, **kwargs).arguments
+                        if dist.get_backend(bound.get("group")) == "nccl":
+                            _collective_failed(torch, rec, old.__name__, list(_tensor_args(bound, Tensor)), e)
+                    except Exception:
+                        pass
+                raise
+
+        return call
+
+    for mod in (dist, c10d):
+        for name in _COLLECTIVES:
+            _wrap(mod, name, collective)
+
+    DDP = torch.nn.parallel.DistributedDataParallel
+
+    def init(old):
+        def __init__(self, module, device_ids=None, *args, **kwargs):
+            try:
+                return old(self, module, device_ids, *args, **kwargs)
+            except ValueError as e:
+                if device_ids and not rec.quiet and not rec.off:
+                    try:
+                        _ddp_failed(torch, rec, module, device_ids[0], e)
+                    except Exception:
+                        pass
+                raise
+
+        return __init__
+
+    _wrap(DDP, "__init__", init)
+
+
+def _device_marker(torch, rec, index, name):
+    """A 0-element tensor on cuda:index that stands for a device a check compared with (no tensor of the
+    program's was there), recorded as made there and named name."""
+    if _sim is not None:
+        t = rec.quietly(torch.empty, 0)
+        P.output(t, FACTORY, name, 0, 0, _sim.code_of(index))
+    else:
+        t = rec.quietly(torch.empty, 0, device=torch.device("cuda", index))
+        P.output(t, FACTORY, name, 0, 0)
+    _set_name(t, name)
+    return t
+
+
+def _collective_failed(torch, rec, name, operands, e):
+    """A collective of an NCCL group refused an operand on the cpu: that operand against the group's device."""
+    where = rec.where
+    odd = next(((n, t) for n, t in operands if where(t) == rec.cpu or where(t) == 0), None)
+    if odd is None:
+        return
+    peer = _device_marker(torch, rec, torch.cuda.current_device(), "nccl.device")
+    seq = P.op_begin(name, (odd[0], "device"), (odd[1], peer), None)
+    rec.name_operands([odd[1]])
+    rec.mismatch(seq, name, ("cpu", str(peer.device), odd[0]), str(e))
+
+
+def _ddp_failed(torch, rec, module, want, e):
+    """DistributedDataParallel refused a module with a parameter on the cpu for device_ids: that parameter
+    against device_ids[0]."""
+    from torch.cuda._utils import _get_device_index
+
+    where = rec.where
+    odd = next(((q, p) for q, p in module.named_parameters() if where(p) == rec.cpu or where(p) == 0), None)
+    if odd is None:
+        return
+    rec.name_module(module)
+    peer = _device_marker(torch, rec, _get_device_index(want, True), "device_ids[0]")
+    seq = P.op_begin("DistributedDataParallel", ("module." + odd[0], "device_ids[0]"), (odd[1], peer), None)
+    rec.name_operands([odd[1]])
+    rec.mismatch(seq, "DistributedDataParallel", ("cpu", str(peer.device), "module." + odd[0]), str(e))
 
 
 def _wrap_optimizers(torch, rec):

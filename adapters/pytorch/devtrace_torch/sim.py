@@ -41,7 +41,11 @@ synchronous stand-ins (an event's ``elapsed_time`` is the host's time);
 ``torch.cuda.FloatTensor`` and kin construct, convert and test as on a GPU
 build; ``torch.Generator(device="cuda")`` is a CPU generator that says cuda.
 
-Not simulated (docs/pytorch.md lists it too): ``DistributedDataParallel`` and NCCL,
+torch.distributed (install_distributed, docs/ddp.md): a group asked for with NCCL is made with gloo and
+says it is NCCL; its collectives refuse a cpu tensor as ProcessGroupNCCL does; DistributedDataParallel
+runs on the simulated devices as it is (its checks read ``.device``).
+
+Not simulated (docs/pytorch.md lists it too): NCCL's own kernels and its checks beyond a cpu tensor,
 CUDA graphs, autocast's float16 results, and custom CUDA kernels.
 
 A checkpoint remembers the GPU its tensors were saved from, as on a GPU
@@ -51,6 +55,7 @@ and ``torch.load`` puts them back there unless ``map_location`` says
 otherwise.
 """
 
+import inspect
 import os
 import sys
 
@@ -67,6 +72,7 @@ class Simulator:
         # the version whose rules and texts are simulated: torch's own, or DEVTRACE_SIM_TORCH_VERSION's
         # (for tests: only 1.13 runs here, and the 2.x rules are tested with the version faked)
         self.quietly = lambda fn, *args, **kwargs: fn(*args, **kwargs)  # the recorder's, once it is there
+        self.nccl_groups = set()  # id() of the process groups the program asked NCCL for (install_distributed)
         self.version = T.parse_version(torch.__version__) or (1, 13)
         faked = os.environ.get("DEVTRACE_SIM_TORCH_VERSION", "")
         if faked and T.parse_version(faked) is None:
@@ -287,7 +293,32 @@ class Simulator:
         if "device" in kwargs and self.code_of(kwargs["device"]) is not None:
             kwargs = dict(kwargs)
             kwargs["device"] = "cpu"
-        return func(*args, **kwargs)
+        try:
+            return func(*args, **kwargs)
+        except RuntimeError as e:  # backward(): DDP's reducer all-reduces the gradients
+            if self.peer_gone(e):
+                self.wait_as_nccl(e)
+            raise
+
+    def peer_gone(self, e):
+        """Whether e is gloo's word that another rank's process is gone, in a job whose groups the program
+        asked NCCL for."""
+        return bool(self.nccl_groups) and isinstance(e, RuntimeError) and any(s in str(e) for s in _GLOO_PEER_GONE)
+
+    def wait_as_nccl(self, e):
+        """NCCL does not fail a collective whose peer died: it waits (its watchdog aborts after the group's
+        timeout, 30 minutes by default), and the launcher (torch.multiprocessing.spawn, torchrun) ends the
+        other ranks when one fails, so the job fails with the first rank's error. gloo fails at once
+        ("Connection closed by peer"), and the job could fail with a survivor's error instead: a simulated
+        NCCL rank waits as NCCL does, then raises gloo's error."""
+        import time
+
+        from torch.distributed.distributed_c10d import default_pg_timeout
+
+        end = time.monotonic() + default_pg_timeout.total_seconds()
+        while time.monotonic() < end:
+            time.sleep(1)
+        raise e
 
     def prop(self, k, func, args, kwargs):
         """Reads (and a few methods) that say where a tensor is."""
@@ -461,6 +492,10 @@ class Simulator:
             pass
         _LEGACY.update(_legacy_names(torch))
         self.install_data_parallel()
+        try:
+            self.install_distributed()
+        except Exception:  # a torch without torch.distributed: nothing to simulate there
+            pass
         if T.has("causal_mask_hint", self.version):
             self.install_causal_mask_hint()
         self.install_grad_scaler()
@@ -800,6 +835,101 @@ class Simulator:
             new.__name__, new.__qualname__, new.__doc__ = old.__name__, old.__qualname__, old.__doc__
             cls.forward = new
 
+    def install_distributed(self):
+        """torch.distributed on simulated GPUs: a process group asked for with NCCL ("nccl", or 2.x's
+        "cuda:nccl,cpu:gloo") is made with gloo, which this CPU build has, and says it is NCCL
+        (get_backend); a collective of such a group checks, as ProcessGroupNCCL does, that its tensors are on
+        a GPU (TEXTS "nccl_cpu_tensor"), and gloo then runs it on the tensors' data, which the CPU holds.
+        DistributedDataParallel needs nothing more: its checks read .device, which the simulation answers,
+        it moves the forward's inputs with .to, and its reducer's buckets hold the parameters' data."""
+        import torch.distributed as dist
+        from torch.distributed import distributed_c10d as c10d
+
+        if not dist.is_available():
+            return
+        sim, Tensor = self, self.torch.Tensor
+        nccl = self.nccl_groups
+        keep = []  # the groups themselves, so that an id is never another's
+
+        def wants_nccl(backend):
+            return isinstance(backend, str) and "nccl" in backend.lower()
+
+        helper = c10d._new_process_group_helper
+
+        def new_process_group_helper(*args, **kwargs):
+            args = list(args)
+            asked = kwargs.get("backend", args[3] if len(args) > 3 else None)
+            if wants_nccl(asked):
+                if "backend" in kwargs:
+                    kwargs["backend"] = "gloo"
+                else:
+                    args[3] = "gloo"
+            pg = helper(*args, **kwargs)
+            if wants_nccl(asked) and pg is not None and pg is not getattr(c10d.GroupMember, "NON_GROUP_MEMBER", None):
+                nccl.add(id(pg))
+                keep.append(pg)
+            return pg
+
+        c10d._new_process_group_helper = new_process_group_helper
+
+        def is_nccl(group):
+            if group is None or group is getattr(c10d.GroupMember, "WORLD", None):
+                group = c10d._get_default_group() if dist.is_initialized() else None
+            return group is not None and id(group) in nccl
+
+        def new_group(old):
+            def call(*args, **kwargs):
+                try:
+                    bound = inspect.signature(old).bind_partial(*args, **kwargs).arguments
+                except TypeError:
+                    return old(*args, **kwargs)
+                if bound.get("backend") is None and dist.is_initialized() and is_nccl(None):
+                    bound["backend"] = "nccl"  # a new group takes the default group's backend
+                    return old(**bound)
+                return old(*args, **kwargs)
+
+            return call
+
+        def get_backend(old):
+            def call(group=None):
+                return "nccl" if is_nccl(group) else old(group)
+
+            return call
+
+        def collective(old):
+            sig = inspect.signature(old)
+
+            def call(*args, **kwargs):
+                try:
+                    bound = sig.bind_partial(*args, **kwargs).arguments
+                except TypeError:
+                    return old(*args, **kwargs)  # the program's own mistake: torch says it
+                if is_nccl(bound.get("group")):
+                    for _, t in _tensor_args(bound, Tensor):
+                        if not sim.code(t):
+                            error = ValueError if T.has("nccl_value_error", sim.version) else RuntimeError
+                            raise error(sim.text("nccl_cpu_tensor"))
+                try:
+                    return old(*args, **kwargs)
+                except RuntimeError as e:
+                    if sim.peer_gone(e):
+                        sim.wait_as_nccl(e)
+                    raise
+
+            return call
+
+        for mod in (dist, c10d):
+            for name in _COLLECTIVES:
+                old = getattr(mod, name, None)
+                if callable(old) and not getattr(old, "_devtrace_sim", False):
+                    setattr(mod, name, _named_like(collective(old), old))
+            for name, make in (("new_group", new_group), ("get_backend", get_backend)):
+                old = getattr(mod, name, None)
+                if callable(old) and not getattr(old, "_devtrace_sim", False):
+                    setattr(mod, name, _named_like(make(old), old))
+            if hasattr(mod, "is_nccl_available"):
+                mod.is_nccl_available = lambda: True
+
     def install_data_parallel(self):
         """nn.DataParallel on simulated GPUs: PyTorch's own check that the module
         is on device_ids[0], the inputs moved there (the whole batch: the
@@ -861,6 +991,36 @@ _INDEXING = frozenset("__getitem__ __setitem__ index index_put index_put_ _index
 # ops that take CPU integer tensors next to GPU ones: lengths of packed sequences and of CTC, batch sizes
 _CPU_INTEGERS_OK = frozenset("_pack_padded_sequence pack_padded_sequence _pad_packed_sequence pad_packed_sequence "
                              "ctc_loss _ctc_loss lstm gru rnn_tanh rnn_relu".split())
+# torch.distributed's collectives and point-to-point calls, checked on a group the program asked NCCL for
+_COLLECTIVES = ("all_reduce broadcast reduce all_gather all_gather_into_tensor _all_gather_base reduce_scatter "
+                "reduce_scatter_tensor _reduce_scatter_base all_to_all all_to_all_single gather scatter send recv "
+                "isend irecv all_reduce_coalesced all_gather_coalesced").split()
+
+
+# gloo's texts for a peer whose process is gone (a rank that failed and exited)
+_GLOO_PEER_GONE = ("Connection closed by peer", "Connection reset by peer")
+
+
+def _tensor_args(bound, Tensor):
+    """(argument name, tensor) of a call's bound arguments, lists of tensors as "name[i]"."""
+    for n, v in bound.items():
+        if isinstance(v, Tensor):
+            yield n, v
+        elif isinstance(v, (list, tuple)):
+            for i, e in enumerate(v):
+                if isinstance(e, Tensor):
+                    yield "%s[%d]" % (n, i), e
+
+
+def _named_like(new, old):
+    """new, wrapping old, under old's name and doc."""
+    new._devtrace_sim = True
+    new.__wrapped__ = old
+    new.__name__, new.__qualname__, new.__doc__ = old.__name__, getattr(old, "__qualname__", old.__name__), old.__doc__
+    new.__module__ = getattr(old, "__module__", None)
+    return new
+
+
 def _base_name(arg):
     """An operand's argument without its position in a list: "tensors" of "tensors[1]"."""
     return arg.split("[", 1)[0] if arg else arg

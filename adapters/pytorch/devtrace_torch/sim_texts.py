@@ -66,6 +66,9 @@ TEXTS = {
                       "incompatible tensor type."),),
     "data_parallel": ((V1, "module must have its parameters and buffers on device {common} (device_ids[0]) but "
                            "found one of them on device: {odd}"),),
+    # ProcessGroupNCCL's check of a collective's tensors (check_gpu_single_tensor): the same text on 1.13 and
+    # 2.x, raised as a ValueError on 2.x (RULES "nccl_value_error")
+    "nccl_cpu_tensor": ((V1, "Tensors must be CUDA and dense"),),
     "ordinal": ((V1, "CUDA error: invalid device ordinal"),),
     "event": ((V1, "Both events must be recorded before calculating elapsed time."),),
 }
@@ -79,6 +82,10 @@ RULES = {
     "normal_checks_devices": V2,
     # F.conv1d/conv2d of a cpu input with a GPU weight: the CUDA slow kernel's device check
     "conv_slow": V2,
+    # ProcessGroupNCCL's check_gpu_single_tensor raises ValueError (C10_THROW_ERROR(ValueError, ...)) where
+    # 1.13 raised RuntimeError (TORCH_CHECK): read from PyTorch's 2.x source, not run; the first release
+    # with it is not pinned down here, taken as 2.0
+    "nccl_value_error": V2,
     # ATEN's entries marked 2.1: their kernels name the argument in the text
     "aten_21": V21,
 }
