@@ -182,6 +182,17 @@ static struct {
     int64_t rec_t;              /* the time of the record being handled */
     int in_txn;                 /* a transaction is open (steps drain into it) */
     int64_t txn_records;        /* records it holds */
+    int64_t max_seq;            /* the newest record's seq */
+    int ckpt_frames;            /* checkpoint when the WAL holds this many frames */
+    struct {                    /* the flight recorder (DEVTRACE_MAX_MB) */
+        int64_t events, rows;   /* dropped so far: events (as the events view counts them), rows of every table */
+        int64_t first, last;    /* seqs of the first and last event dropped; 0: none */
+        int64_t horizon;        /* the last pass dropped only events before this seq */
+        int64_t passes;         /* passes that dropped something */
+        int64_t retry_at;       /* live bytes before the next check (the last one could not get under the low mark) */
+        int64_t commits;        /* commits since the start (a check every PRUNE_EVERY) */
+        uint64_t ns;            /* writer CPU time spent pruning */
+    } prune;
 } W;
 
 static void sql_fail(const char *what) {
@@ -586,6 +597,7 @@ static int write_start_meta(void) {
     meta_text("clock", g_tr.tsc ? "tsc" : "monotonic");
     meta_int("stack_depth", g_tr.cfg.depth);
     meta_int("ring_bytes", (int64_t)g_tr.cfg.ring_bytes);
+    meta_int("max_mb", g_tr.cfg.max_mb);
     meta_int("complete", 0);
     return W.failed ? -1 : 0;
 }
@@ -813,6 +825,7 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
     if (h->kind < TR_EV_INIT || (h->kind > TR_EV_THROW && h->kind != TR_EV_CUPTI))
         return 0; /* from a newer producer: skipped */
     int64_t seq = (int64_t)h->seq, t = W.rec_t = tr_clock_ns(&W.clock, h->stamp), thread = thread_of(r);
+    if (seq > W.max_seq) W.max_seq = seq;
     int64_t stack = intern_stack(ips, h->nips), pystack = intern_pystack(py, h->npy);
     int rc = 0;
     W.events_written++;
@@ -1160,7 +1173,7 @@ static int wal_hook(void *ctx, sqlite3 *db, const char *name, int frames) {
  * cache. Not after every idle commit: that copied the same last pages of
  * each table over and over. */
 static void checkpoint_when(int idle) {
-    if (W.wal_frames < 1000 && !(idle && W.wal_frames >= 64)) return;
+    if (W.wal_frames < W.ckpt_frames && !(idle && W.wal_frames >= 64)) return;
     int log = 0, done = 0;
     uint64_t t0 = thread_cpu_ns();
     int rc = sqlite3_wal_checkpoint_v2(W.db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
@@ -1170,10 +1183,207 @@ static void checkpoint_when(int idle) {
     W.busy_ns += thread_cpu_ns() - t0;
 }
 
+/* ---------------------------------------------------------------- flight recorder */
+
+/* A bounded trace (DEVTRACE_MAX_MB): when the live pages of the file pass
+ * PRUNE_HIGH percent of the cap, passes of one transaction each drop the
+ * events of the oldest PRUNE_STEP percent of the span not yet pruned that
+ * belong to freed tensors, until the live pages are under PRUNE_LOW percent.
+ * Kept always: every tensor still alive, the tensors named by an error or
+ * used by the op that failed, and everything their chains reach backwards
+ * (derived.src, the op that made a tensor and that op's arguments, again
+ * and again), with their names and transfers; errors and the events that
+ * carry them; modules, threads, devices, strings, stacks and source facts.
+ * Dropped: a freed tensor's row (its creation and free), derived, names and
+ * transfers rows, when it was created and freed before the horizon and no
+ * kept chain reaches it; an op that ended before the horizon and made no
+ * kept tensor, with its arguments, outputs and end; CUDA calls and activity
+ * records before the horizon. The freed pages are reused by later inserts
+ * (no vacuum: the file stops growing). Each pass's counts go into meta in
+ * its own transaction: a trace cut short at any moment says what it lost. */
+#define PRUNE_HIGH   75 /* percent of the cap: prune above */
+#define PRUNE_LOW    60 /* percent of the cap: prune down to */
+#define PRUNE_STEP   10 /* percent of the unpruned span per pass */
+#define PRUNE_PASSES 12 /* passes per check at most */
+#define PRUNE_EVERY  4  /* commits between two checks of the size */
+
+/* Seeds of the kept set and its closure; then what a pass drops. :h is
+ * the horizon (events before it may go). The recursive CTE walks only
+ * INTEGER PRIMARY KEYs (no index exists while tracing). */
+static const char prune_keep_sql[] =
+    "DELETE FROM temp.prune_keep;"
+    "INSERT OR IGNORE INTO temp.prune_keep WITH RECURSIVE k(id) AS ("
+    " SELECT r.id FROM tensor_rows r WHERE r.free_seq IS NULL AND NOT EXISTS(SELECT 1 FROM frees_late f WHERE"
+    " f.tensor = r.id)"
+    " UNION SELECT first_arg FROM errors WHERE first_arg IS NOT NULL"
+    " UNION SELECT other_arg FROM errors WHERE other_arg IS NOT NULL"
+    " UNION SELECT o.arg0_tensor FROM ops o JOIN misc_events e ON e.op = o.op AND e.kind = 9 WHERE o.arg0_tensor"
+    " IS NOT NULL"
+    " UNION SELECT o.arg1_tensor FROM ops o JOIN misc_events e ON e.op = o.op AND e.kind = 9 WHERE o.arg1_tensor"
+    " IS NOT NULL"
+    " UNION SELECT a.tensor FROM op_args_more a JOIN misc_events e ON e.op = a.op AND e.kind = 9"
+    " UNION SELECT d.src FROM k JOIN derived d ON d.tensor = k.id"
+    " UNION SELECT o.arg0_tensor FROM k JOIN tensor_rows r ON r.id = k.id JOIN ops o ON o.op = r.op"
+    " WHERE o.arg0_tensor IS NOT NULL"
+    " UNION SELECT o.arg1_tensor FROM k JOIN tensor_rows r ON r.id = k.id JOIN ops o ON o.op = r.op"
+    " WHERE o.arg1_tensor IS NOT NULL"
+    " UNION SELECT a.tensor FROM k JOIN tensor_rows r ON r.id = k.id JOIN op_args_more a ON a.op = r.op"
+    ") SELECT id FROM k WHERE id IS NOT NULL;"
+    "DELETE FROM temp.prune_keep_ops;"
+    "INSERT OR IGNORE INTO temp.prune_keep_ops SELECT r.op FROM temp.prune_keep k JOIN tensor_rows r ON r.id = k.id"
+    " WHERE r.op IS NOT NULL UNION SELECT op FROM misc_events WHERE kind IN (9, 10) AND op IS NOT NULL;";
+
+static const char prune_doomed_sql[] =
+    "DELETE FROM temp.prune_gone; DELETE FROM temp.prune_gone_ops;"
+    "INSERT INTO temp.prune_gone SELECT r.id FROM tensor_rows r WHERE r.seq < :h AND COALESCE(r.free_seq,"
+    " (SELECT f.seq FROM frees_late f WHERE f.tensor = r.id)) < :h AND r.id NOT IN temp.prune_keep;"
+    "INSERT OR IGNORE INTO temp.prune_gone_ops SELECT o.op FROM ops o WHERE o.seq < :h AND o.len IS NOT NULL AND"
+    " o.seq + o.len < :h AND o.op NOT IN temp.prune_keep_ops"
+    " UNION SELECT e.op FROM misc_events e WHERE e.kind = 8 AND e.seq < :h AND e.op IS NOT NULL AND e.op NOT IN"
+    " temp.prune_keep_ops AND (SELECT o.seq FROM ops o WHERE o.op = e.op) < :h;";
+
+/* The events, first and last seq the pass drops (before it drops them):
+ * a tensor's creation and free, an op's begin and end, misc_events and CUDA
+ * calls, as the events view counts them. */
+static const char prune_count_sql[] =
+    "SELECT (SELECT count(*) + count(r.free_seq) FROM tensor_rows r WHERE r.id IN temp.prune_gone)"
+    " + (SELECT count(*) FROM frees_late WHERE tensor IN temp.prune_gone)"
+    " + (SELECT count(*) + count(o.len) FROM ops o WHERE o.op IN temp.prune_gone_ops)"
+    " + (SELECT count(*) FROM misc_events WHERE seq < :h AND ((kind = 8 AND op IN temp.prune_gone_ops) OR (kind = 5"
+    " AND tensor IN temp.prune_gone) OR (kind = 4 AND seq IN (SELECT seq FROM transfers WHERE seq < :h AND src NOT"
+    " IN temp.prune_keep AND (dst IS NULL OR dst NOT IN temp.prune_keep)))))"
+    " + (SELECT count(*) FROM cuda_calls WHERE seq < :h),"
+    " min((SELECT min(seq) FROM tensor_rows WHERE id IN temp.prune_gone), (SELECT min(seq) FROM ops WHERE op IN"
+    " temp.prune_gone_ops)), max((SELECT max(COALESCE(r.free_seq, 0)) FROM tensor_rows r WHERE r.id IN"
+    " temp.prune_gone), (SELECT max(f.seq) FROM frees_late f WHERE f.tensor IN temp.prune_gone),"
+    " (SELECT max(seq + COALESCE(len, 0)) FROM ops WHERE op IN temp.prune_gone_ops));";
+
+static const char prune_delete_sql[] =
+    "DELETE FROM misc_events WHERE seq < :h AND ((kind = 8 AND op IN temp.prune_gone_ops) OR (kind = 5 AND tensor IN"
+    " temp.prune_gone) OR (kind = 4 AND seq IN (SELECT seq FROM transfers WHERE seq < :h AND src NOT IN"
+    " temp.prune_keep AND (dst IS NULL OR dst NOT IN temp.prune_keep))));"
+    "DELETE FROM transfers WHERE seq < :h AND src NOT IN temp.prune_keep AND (dst IS NULL OR dst NOT IN"
+    " temp.prune_keep);"
+    "DELETE FROM names WHERE seq < :h AND tensor IN temp.prune_gone;"
+    "DELETE FROM derived WHERE tensor IN temp.prune_gone;"
+    "DELETE FROM frees_late WHERE tensor IN temp.prune_gone;"
+    "DELETE FROM tensor_rows WHERE id IN temp.prune_gone;"
+    "DELETE FROM op_args_more WHERE op IN temp.prune_gone_ops;"
+    "DELETE FROM op_outputs_more WHERE op IN temp.prune_gone_ops;"
+    "DELETE FROM ops WHERE op IN temp.prune_gone_ops;"
+    "DELETE FROM cuda_calls WHERE seq < :h;"
+    "DELETE FROM cuda_activity WHERE seq < :h;";
+
+/* Runs each statement of sql, binding :h (where a statement has it) to h;
+ * adds the rows changed to *changed (when given). */
+static int exec_h(const char *sql, int64_t h, int64_t *changed) {
+    const char *tail = sql;
+    while (!W.failed && tail && *tail) {
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(W.db, tail, -1, &st, &tail) != SQLITE_OK) {
+            sql_fail("prune");
+            return -1;
+        }
+        if (!st) break; /* trailing whitespace */
+        int i = sqlite3_bind_parameter_index(st, ":h");
+        if (i) sqlite3_bind_int64(st, i, h);
+        int rc = sqlite3_step(st);
+        if (changed && rc == SQLITE_DONE) *changed += sqlite3_changes(W.db);
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE) {
+            sql_fail("prune");
+            return -1;
+        }
+    }
+    return W.failed ? -1 : 0;
+}
+
+static int64_t pragma_int(const char *sql) {
+    sqlite3_stmt *st = NULL;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(W.db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* Bytes the trace's live pages hold (the freelist's pages are reused). */
+static int64_t live_bytes(void) {
+    int64_t pages = pragma_int("PRAGMA main.page_count"), free_pages = pragma_int("PRAGMA main.freelist_count");
+    if (pages < 0 || free_pages < 0) return -1;
+    return (pages - free_pages) * pragma_int("PRAGMA main.page_size");
+}
+
+/* One pass up to horizon h, in its own transaction: 1 when it dropped
+ * something, 0 when nothing was to drop, -1 on failure. */
+static int prune_pass(int64_t from, int64_t h) {
+    uint64_t t0 = thread_cpu_ns();
+    if (exec("BEGIN") < 0) return -1;
+    if (exec_h(prune_keep_sql, h, NULL) < 0 || exec_h(prune_doomed_sql, h, NULL) < 0) return -1;
+    sqlite3_stmt *st = NULL;
+    int64_t events = 0, first = 0, last = 0;
+    if (sqlite3_prepare_v2(W.db, prune_count_sql, -1, &st, NULL) != SQLITE_OK) {
+        sql_fail("prune count");
+        return -1;
+    }
+    sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":h"), h);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        events = sqlite3_column_int64(st, 0);
+        first = sqlite3_column_int64(st, 1);
+        last = sqlite3_column_int64(st, 2);
+    }
+    sqlite3_finalize(st);
+    int64_t rows = 0;
+    if (exec_h(prune_delete_sql, h, &rows) < 0) return -1;
+    W.prune.horizon = h;
+    if (rows > 0) {
+        W.prune.events += events, W.prune.rows += rows, W.prune.passes++;
+        if (first <= 0) first = from > 0 ? from : 1; /* only transfers or CUDA calls: the pass's span */
+        if (last < first) last = h - 1;
+        if (!W.prune.first || first < W.prune.first) W.prune.first = first;
+        if (last > W.prune.last) W.prune.last = last;
+    }
+    W.prune.ns += thread_cpu_ns() - t0;
+    meta_int("pruned_events", W.prune.events);
+    meta_int("pruned_rows", W.prune.rows);
+    meta_int("pruned_passes", W.prune.passes);
+    meta_int("pruned_before_seq", W.prune.horizon);
+    if (W.prune.first) meta_int("pruned_first_seq", W.prune.first), meta_int("pruned_last_seq", W.prune.last);
+    meta_int("prune_ns", (int64_t)W.prune.ns);
+    if (exec("COMMIT") < 0) return -1;
+    return rows > 0;
+}
+
+/* After a commit (and at the end, with the low mark as the high one and
+ * retry set: the indexes built then need room): prunes when the live pages
+ * pass the high mark. A check that cannot get under the low mark (the kept chains fill
+ * the cap) waits until the trace has grown by another PRUNE_STEP percent. */
+static int prune_check(int high_pct, int retry) {
+    if (!g_tr.cfg.max_mb || W.failed) return W.failed ? -1 : 0;
+    int64_t cap = (int64_t)g_tr.cfg.max_mb << 20, live = live_bytes();
+    if (live < 0) return 0;
+    if (live <= cap / 100 * high_pct || (!retry && live <= W.prune.retry_at)) return 0;
+    for (int pass = 0; pass < PRUNE_PASSES && live > cap / 100 * PRUNE_LOW; pass++) {
+        int64_t from = W.prune.horizon, to = W.max_seq + 1;
+        if (to - from < 2) break;
+        int64_t h = from + (to - from) * PRUNE_STEP / 100;
+        if (h <= from) h = from + 1;
+        if (prune_pass(from, h) < 0) return -1;
+        checkpoint_when(1);
+        live = live_bytes();
+    }
+    W.prune.retry_at = live > cap / 100 * PRUNE_LOW ? live + cap / 100 * PRUNE_STEP : 0;
+    return 0;
+}
+
 static int writer_open(const char *path) {
     memset(&W, 0, sizeof W);
     snprintf(W.path, sizeof W.path, "%s", path);
     W.drain_max = DRAIN_MAX;
+    /* under a cap the WAL, beside the file, stays a tenth of it (a page is 4 KiB) */
+    W.ckpt_frames = 1000;
+    if (g_tr.cfg.max_mb && g_tr.cfg.max_mb * 256 / 10 < W.ckpt_frames)
+        W.ckpt_frames = g_tr.cfg.max_mb * 256 / 10 < 64 ? 64 : (int)(g_tr.cfg.max_mb * 256 / 10);
     tr_clock_conv_init(&W.clock);
     if (sqlite3_open_v2(path, &W.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         sql_fail("open");
@@ -1197,6 +1407,10 @@ static int writer_open(const char *path) {
              " PRAGMA application_id=%d; PRAGMA user_version=%d;",
              TS_APPLICATION_ID, TS_SCHEMA_VERSION);
     if (exec(pragmas) < 0) return -1;
+    if (g_tr.cfg.max_mb) { /* a WAL reset after a checkpoint is cut back to this */
+        snprintf(pragmas, sizeof pragmas, "PRAGMA journal_size_limit=%lld;", (long long)(g_tr.cfg.max_mb << 20) / 10);
+        if (exec(pragmas) < 0) return -1;
+    }
     sqlite3_wal_hook(W.db, wal_hook, NULL);
     static char tables[8192]; /* the writer's only: made once per trace */
     if (ts_create_sql(tables, sizeof tables) >= (int)sizeof tables) {
@@ -1230,6 +1444,11 @@ static int writer_open(const char *path) {
         return -1;
     }
     if (write_start_meta() < 0 || exec("COMMIT") < 0) return -1;
+    if (g_tr.cfg.max_mb &&
+        exec("PRAGMA temp_store=MEMORY; CREATE TEMP TABLE prune_keep(id INTEGER PRIMARY KEY); CREATE TEMP TABLE"
+             " prune_keep_ops(op INTEGER PRIMARY KEY); CREATE TEMP TABLE prune_gone(id INTEGER"
+             " PRIMARY KEY); CREATE TEMP TABLE prune_gone_ops(op INTEGER PRIMARY KEY);") < 0)
+        return -1;
     return 0;
 }
 
@@ -1284,6 +1503,7 @@ static void *writer_main(void *arg) {
         int rc = commit ? cycle() : timed(step_body);
         if (commit) {
             if (rc == 0) checkpoint_when(!W.more);
+            if (rc == 0 && ++W.prune.commits % PRUNE_EVERY == 0) rc = prune_check(PRUNE_HIGH, 0);
             due = tr_now_ns() + (uint64_t)g_tr.cfg.commit_ms * 1000000u;
         }
         if (flush) {
@@ -1357,7 +1577,7 @@ static void finish(int complete, const char *exec_path) {
     uint64_t end = atomic_load(&g_tr.exit_stamp);
     if (!end) end = tr_stamp();
     W.drain_max = INT64_MAX; /* everything recorded until now, in one go */
-    if (cycle() < 0) return;
+    if (cycle() < 0 || prune_check(PRUNE_LOW, 1) < 0) return;
     uint64_t dropped = 0, waits = 0, wait_ns = 0, first_drop = 0, last_drop = 0;
     for (struct tr_ring *r = atomic_load(&g_tr.rings); r; r = r->next) {
         dropped += atomic_load(&r->dropped), waits += atomic_load(&r->waits), wait_ns += atomic_load(&r->wait_ns);
