@@ -192,6 +192,7 @@ static struct {
         int64_t retry_at;       /* live bytes before the next check (the last one could not get under the low mark) */
         int64_t commits;        /* commits since the start (a check every PRUNE_EVERY) */
         uint64_t ns;            /* writer CPU time spent pruning */
+        int kept;               /* temp.prune_keep holds this check's kept set */
     } prune;
 } W;
 
@@ -1203,7 +1204,7 @@ static void checkpoint_when(int idle) {
  * its own transaction: a trace cut short at any moment says what it lost. */
 #define PRUNE_HIGH   75 /* percent of the cap: prune above */
 #define PRUNE_LOW    60 /* percent of the cap: prune down to */
-#define PRUNE_STEP   10 /* percent of the unpruned span per pass */
+#define PRUNE_STEP   20 /* percent of the unpruned span per pass */
 #define PRUNE_PASSES 12 /* passes per check at most */
 #define PRUNE_EVERY  4  /* commits between two checks of the size */
 
@@ -1319,7 +1320,9 @@ static int64_t live_bytes(void) {
 static int prune_pass(int64_t from, int64_t h) {
     uint64_t t0 = thread_cpu_ns();
     if (exec("BEGIN") < 0) return -1;
-    if (exec_h(prune_keep_sql, h, NULL) < 0 || exec_h(prune_doomed_sql, h, NULL) < 0) return -1;
+    /* the kept set of the check's first pass holds for the next: nothing was recorded in between */
+    if ((!W.prune.kept && exec_h(prune_keep_sql, h, NULL) < 0) || exec_h(prune_doomed_sql, h, NULL) < 0) return -1;
+    W.prune.kept = 1;
     sqlite3_stmt *st = NULL;
     int64_t events = 0, first = 0, last = 0;
     if (sqlite3_prepare_v2(W.db, prune_count_sql, -1, &st, NULL) != SQLITE_OK) {
@@ -1363,6 +1366,7 @@ static int prune_check(int high_pct, int retry) {
     int64_t cap = (int64_t)g_tr.cfg.max_mb << 20, live = live_bytes();
     if (live < 0) return 0;
     if (live <= cap / 100 * high_pct || (!retry && live <= W.prune.retry_at)) return 0;
+    W.prune.kept = 0;
     for (int pass = 0; pass < PRUNE_PASSES && live > cap / 100 * PRUNE_LOW; pass++) {
         int64_t from = W.prune.horizon, to = W.max_seq + 1;
         if (to - from < 2) break;
