@@ -192,7 +192,8 @@ static struct {
         int64_t retry_at;       /* live bytes before the next check (the last one could not get under the low mark) */
         int64_t commits;        /* commits since the start (a check every PRUNE_EVERY) */
         uint64_t ns;            /* writer CPU time spent pruning */
-        int kept;               /* temp.prune_keep holds this check's kept set */
+        int64_t kept_seq;       /* temp.prune_keep is the kept set as of this max_seq (-1: not made) */
+        int active, npass;      /* a check is under way: passes made */
     } prune;
 } W;
 
@@ -1188,8 +1189,10 @@ static void checkpoint_when(int idle) {
 
 /* A bounded trace (DEVTRACE_MAX_MB): when the live pages of the file pass
  * PRUNE_HIGH percent of the cap, passes of one transaction each drop the
- * events of the oldest PRUNE_STEP percent of the span not yet pruned that
- * belong to freed tensors, until the live pages are under PRUNE_LOW percent.
+ * events of the oldest part of the span not yet pruned that belong to freed
+ * tensors (the part the live pages are over PRUNE_LOW percent by, and a
+ * little more), until the live pages are under PRUNE_LOW percent. The
+ * marks leave room for the WAL beside the file.
  * Kept always: every tensor still alive, the tensors named by an error or
  * used by the op that failed, and everything their chains reach backwards
  * (derived.src, the op that made a tensor and that op's arguments, again
@@ -1202,11 +1205,11 @@ static void checkpoint_when(int idle) {
  * records before the horizon. The freed pages are reused by later inserts
  * (no vacuum: the file stops growing). Each pass's counts go into meta in
  * its own transaction: a trace cut short at any moment says what it lost. */
-#define PRUNE_HIGH   75 /* percent of the cap: prune above */
-#define PRUNE_LOW    60 /* percent of the cap: prune down to */
-#define PRUNE_STEP   20 /* percent of the unpruned span per pass */
+#define PRUNE_HIGH   55 /* percent of the cap: prune above */
+#define PRUNE_LOW    40 /* percent of the cap: prune down to */
+#define PRUNE_STEP   10 /* percent: a pass drops the share of the unpruned span the cap is over by, +STEP/2 */
 #define PRUNE_PASSES 12 /* passes per check at most */
-#define PRUNE_EVERY  4  /* commits between two checks of the size */
+#define PRUNE_EVERY  1  /* commits between two checks of the size */
 
 /* Seeds of the kept set and its closure; then what a pass drops. :h is
  * the horizon (events before it may go). The recursive CTE walks only
@@ -1320,9 +1323,10 @@ static int64_t live_bytes(void) {
 static int prune_pass(int64_t from, int64_t h) {
     uint64_t t0 = thread_cpu_ns();
     if (exec("BEGIN") < 0) return -1;
-    /* the kept set of the check's first pass holds for the next: nothing was recorded in between */
-    if ((!W.prune.kept && exec_h(prune_keep_sql, h, NULL) < 0) || exec_h(prune_doomed_sql, h, NULL) < 0) return -1;
-    W.prune.kept = 1;
+    /* the kept set holds for the next pass while nothing new was recorded */
+    if ((W.prune.kept_seq != W.max_seq && exec_h(prune_keep_sql, h, NULL) < 0) || exec_h(prune_doomed_sql, h, NULL) < 0)
+        return -1;
+    W.prune.kept_seq = W.max_seq;
     sqlite3_stmt *st = NULL;
     int64_t events = 0, first = 0, last = 0;
     if (sqlite3_prepare_v2(W.db, prune_count_sql, -1, &st, NULL) != SQLITE_OK) {
@@ -1357,26 +1361,41 @@ static int prune_pass(int64_t from, int64_t h) {
     return rows > 0;
 }
 
-/* After a commit (and at the end, with the low mark as the high one and
- * retry set: the indexes built then need room): prunes when the live pages
- * pass the high mark. A check that cannot get under the low mark (the kept chains fill
- * the cap) waits until the trace has grown by another PRUNE_STEP percent. */
-static int prune_check(int high_pct, int retry) {
+/* After a commit: prunes when the live pages pass the high mark, one pass
+ * per commit (the rings are drained in between: a producer never waits on
+ * a whole check) until they are under the low mark or PRUNE_PASSES passes
+ * are done; a check that could not get under it (the kept chains fill the
+ * cap) waits until the trace has grown by another PRUNE_STEP percent. At
+ * the end (all set) every pass is made at once, with the low mark as the
+ * high one: the indexes built then need room. */
+static int prune_check(int high_pct, int all) {
     if (!g_tr.cfg.max_mb || W.failed) return W.failed ? -1 : 0;
     int64_t cap = (int64_t)g_tr.cfg.max_mb << 20, live = live_bytes();
     if (live < 0) return 0;
-    if (live <= cap / 100 * high_pct || (!retry && live <= W.prune.retry_at)) return 0;
-    W.prune.kept = 0;
-    for (int pass = 0; pass < PRUNE_PASSES && live > cap / 100 * PRUNE_LOW; pass++) {
+    if (!W.prune.active) {
+        if (live <= cap / 100 * high_pct || (!all && live <= W.prune.retry_at)) return 0;
+        W.prune.active = 1, W.prune.npass = 0;
+    }
+    do {
         int64_t from = W.prune.horizon, to = W.max_seq + 1;
-        if (to - from < 2) break;
-        int64_t h = from + (to - from) * PRUNE_STEP / 100;
+        if (live <= cap / 100 * PRUNE_LOW || W.prune.npass == PRUNE_PASSES || to - from < 2) {
+            W.prune.active = 0;
+            W.prune.retry_at = live > cap / 100 * PRUNE_LOW ? live + cap / 100 * PRUNE_STEP : 0;
+            return 0;
+        }
+        /* the share of the span to drop: what the live pages are over the low mark, and a little more (the
+         * kept rows are spread over the span too) */
+        int64_t pct = (live - cap / 100 * PRUNE_LOW) * 100 / (live ? live : 1) + PRUNE_STEP / 2;
+        if (pct < PRUNE_STEP / 2) pct = PRUNE_STEP / 2;
+        if (pct > 5 * PRUNE_STEP) pct = 5 * PRUNE_STEP;
+        int64_t h = from + (to - from) * pct / 100;
         if (h <= from) h = from + 1;
         if (prune_pass(from, h) < 0) return -1;
+        W.prune.npass++;
         checkpoint_when(1);
         live = live_bytes();
-    }
-    W.prune.retry_at = live > cap / 100 * PRUNE_LOW ? live + cap / 100 * PRUNE_STEP : 0;
+        if (live <= cap / 100 * PRUNE_LOW) W.prune.active = 0, W.prune.retry_at = 0; /* done */
+    } while (all && W.prune.active);
     return 0;
 }
 
@@ -1384,6 +1403,7 @@ static int writer_open(const char *path) {
     memset(&W, 0, sizeof W);
     snprintf(W.path, sizeof W.path, "%s", path);
     W.drain_max = DRAIN_MAX;
+    W.prune.kept_seq = -1;
     /* under a cap the WAL, beside the file, stays a tenth of it (a page is 4 KiB) */
     W.ckpt_frames = 1000;
     if (g_tr.cfg.max_mb && g_tr.cfg.max_mb * 256 / 10 < W.ckpt_frames)
@@ -1507,7 +1527,7 @@ static void *writer_main(void *arg) {
         int rc = commit ? cycle() : timed(step_body);
         if (commit) {
             if (rc == 0) checkpoint_when(!W.more);
-            if (rc == 0 && ++W.prune.commits % PRUNE_EVERY == 0) rc = prune_check(PRUNE_HIGH, 0);
+            if (rc == 0 && (W.prune.active || ++W.prune.commits % PRUNE_EVERY == 0)) rc = prune_check(PRUNE_HIGH, 0);
             due = tr_now_ns() + (uint64_t)g_tr.cfg.commit_ms * 1000000u;
         }
         if (flush) {
