@@ -1493,13 +1493,15 @@ static int prune_pass(int64_t from, int64_t h) {
         if (h - 1 > W.prune.last) W.prune.last = h - 1;
     }
     W.prune.ns += thread_cpu_ns() - t0;
-    if (W.prune.passes) meta_int("pruned_events", W.prune.events);
-    if (W.prune.passes) meta_int("prune_ns", (int64_t)W.prune.ns);
-    if (!W.prune.passes) return exec("COMMIT") < 0 ? -1 : 0;
-    meta_int("pruned_rows", W.prune.rows);
-    meta_int("pruned_passes", W.prune.passes);
-    meta_int("pruned_before_seq", W.prune.horizon);
-    if (W.prune.first) meta_int("pruned_first_seq", W.prune.first), meta_int("pruned_last_seq", W.prune.last);
+    if (W.prune.passes) { /* the keys appear with the first rows dropped */
+        meta_int("pruned_events", W.prune.events);
+        meta_int("pruned_rows", W.prune.rows);
+        meta_int("pruned_passes", W.prune.passes);
+        meta_int("pruned_before_seq", W.prune.horizon);
+        meta_int("pruned_first_seq", W.prune.first);
+        meta_int("pruned_last_seq", W.prune.last);
+        meta_int("prune_ns", (int64_t)W.prune.ns);
+    }
     if (exec("COMMIT") < 0) return -1;
     return rows > 0;
 }
