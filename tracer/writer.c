@@ -1511,13 +1511,13 @@ static int prune_pass(int64_t from, int64_t h) {
  * a whole check) until they are under the low mark or PRUNE_PASSES passes
  * are done; a check that could not get under it (the kept chains fill the
  * cap) waits until the trace has grown by another PRUNE_STEP percent. At
- * the end (all set) every pass is made at once, with the low mark as the
- * high one: the indexes built then need room. */
+ * the end (all set) it runs only above high_pct, whatever a check under
+ * way, and makes its passes at once: the indexes built then need room. */
 static int prune_check(int high_pct, int all) {
     if (!g_tr.cfg.max_mb || W.failed || W.prune.off) return W.failed ? -1 : 0;
     int64_t cap = (int64_t)g_tr.cfg.max_mb << 20, live = live_bytes();
     if (live < 0) return 0;
-    if (!W.prune.active) {
+    if (!W.prune.active || all) {
         if (live <= cap / 100 * high_pct || (!all && live <= W.prune.retry_at)) return 0;
         W.prune.active = 1, W.prune.npass = 0;
     }
@@ -1742,7 +1742,8 @@ static void finish(int complete, const char *exec_path) {
     uint64_t end = atomic_load(&g_tr.exit_stamp);
     if (!end) end = tr_stamp();
     W.drain_max = INT64_MAX; /* everything recorded until now, in one go */
-    if (cycle() < 0 || prune_check(PRUNE_HIGH, 1) < 0) return;
+    /* pruning at the exit (on the program's time) only when the run outpaced it: the indexes need room */
+    if (cycle() < 0 || prune_check(PRUNE_HIGH + 20, 1) < 0) return;
     uint64_t dropped = 0, waits = 0, wait_ns = 0, first_drop = 0, last_drop = 0;
     for (struct tr_ring *r = atomic_load(&g_tr.rings); r; r = r->next) {
         dropped += atomic_load(&r->dropped), waits += atomic_load(&r->waits), wait_ns += atomic_load(&r->wait_ns);
