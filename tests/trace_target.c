@@ -286,6 +286,19 @@ static void flight(long n, int killed) {
     dt_free(xg), dt_free(x), dt_free(scale), dt_free(wg);
 }
 
+/* What the flight recorder may not prune: n tensors kept alive, each a
+ * view of a tensor freed at once; killed with them alive (several commit
+ * windows later), so that the trace shows what pruning left of them. */
+static void flight_hoard(long n) {
+    for (long i = 0; i < n; i++) {
+        dt_tensor *base = dt_zeros(DT_SHAPE(2, 2), DT_F32, dt_cpu_device());
+        dt_transpose(base, 0, 1); /* alive until the end */
+        dt_free(base);
+    }
+    usleep(300 * 1000);
+    raise(SIGKILL);
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "basic";
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -322,6 +335,8 @@ int main(int argc, char **argv) {
         usleep(20 * 1000);
         volatile int *volatile p = (volatile int *)(uintptr_t)8;
         *p = 1; /* devtrace: crash */
+    } else if (strcmp(mode, "flight_hoard") == 0 && argc > 2 && atol(argv[2]) > 0) {
+        flight_hoard(atol(argv[2]));
     } else if ((strcmp(mode, "flight") == 0 || strcmp(mode, "flight_kill") == 0) && argc > 2) {
         flight(atol(argv[2]), mode[6] == '_');
     } else if (strcmp(mode, "sigkill") == 0) {

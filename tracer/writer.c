@@ -195,6 +195,7 @@ static struct {
         uint64_t ns;            /* writer CPU time spent pruning */
         int64_t kept_seq;       /* temp.prune_keep is the kept set as of this max_seq (-1: not made) */
         int active, npass;      /* a check is under way: passes made */
+        int empty;              /* passes in a row of this check that dropped nothing */
         int off;                /* out of memory for the live set: no more pruning (meta prune_stopped) */
         int64_t max_tensor, max_op; /* the largest tensor and op ids seen */
         struct prune_mark {         /* every PRUNE_MARK records: the largest ids seen by then */
@@ -1287,7 +1288,8 @@ static void checkpoint_when(int idle) {
 #define PRUNE_HIGH   55     /* percent of the cap: prune above */
 #define PRUNE_LOW    40     /* percent of the cap: prune down to */
 #define PRUNE_STEP   10     /* percent: a pass drops the share of the unpruned span the cap is over by, +STEP/2 */
-#define PRUNE_PASSES 12     /* passes per check at most */
+#define PRUNE_PASSES 12     /* passes at the exit at most */
+#define PRUNE_EMPTY  3      /* passes in a row that drop nothing: the kept chains fill the cap, stop */
 #define PRUNE_EVERY  1      /* commits between two checks of the size */
 #define PRUNE_SLICE  262144 /* seqs a pass covers at most: ~1 us of writer time per row it drops */
 
@@ -1508,22 +1510,24 @@ static int prune_pass(int64_t from, int64_t h) {
 
 /* After a commit: prunes when the live pages pass the high mark, one pass
  * per commit (the rings are drained in between: a producer never waits on
- * a whole check) until they are under the low mark or PRUNE_PASSES passes
- * are done; a check that could not get under it (the kept chains fill the
- * cap) waits until the trace has grown by another PRUNE_STEP percent. At
- * the end (all set) it runs only above high_pct, whatever a check under
- * way, and makes its passes at once: the indexes built then need room. */
+ * a whole check) until they are under the low mark. A check whose last
+ * PRUNE_EMPTY passes dropped nothing (the kept chains fill the cap) stops,
+ * and the next waits until the trace has grown by another PRUNE_STEP
+ * percent. At the end (all set) it runs only above high_pct, whatever a
+ * check under way, and makes up to PRUNE_PASSES passes at once: the
+ * indexes built then need room. */
 static int prune_check(int high_pct, int all) {
     if (!g_tr.cfg.max_mb || W.failed || W.prune.off) return W.failed ? -1 : 0;
     int64_t cap = (int64_t)g_tr.cfg.max_mb << 20, live = live_bytes();
     if (live < 0) return 0;
     if (!W.prune.active || all) {
         if (live <= cap / 100 * high_pct || (!all && live <= W.prune.retry_at)) return 0;
-        W.prune.active = 1, W.prune.npass = 0;
+        W.prune.active = 1, W.prune.npass = 0, W.prune.empty = 0;
     }
     do {
         int64_t from = W.prune.horizon, to = W.max_seq + 1;
-        if (live <= cap / 100 * PRUNE_LOW || W.prune.npass == PRUNE_PASSES || to - from < 2) {
+        if (live <= cap / 100 * PRUNE_LOW || (all && W.prune.npass == PRUNE_PASSES) || W.prune.empty >= PRUNE_EMPTY ||
+            to - from < 2) {
             W.prune.active = 0;
             W.prune.retry_at = live > cap / 100 * PRUNE_LOW ? live + cap / 100 * PRUNE_STEP : 0;
             return 0;
@@ -1536,7 +1540,9 @@ static int prune_check(int high_pct, int all) {
         int64_t h = from + (to - from) * pct / 100;
         if (h - from > PRUNE_SLICE) h = from + PRUNE_SLICE; /* a pass holds the writer ~0.1-0.3 s at most */
         if (h <= from) h = from + 1;
-        if (prune_pass(from, h) < 0) return -1;
+        int dropped = prune_pass(from, h);
+        if (dropped < 0) return -1;
+        W.prune.empty = dropped ? 0 : W.prune.empty + 1;
         W.prune.npass++;
         checkpoint_when(1);
         live = live_bytes();
