@@ -12,7 +12,7 @@ _devtrace() {
         # after PROG (or --), complete PROG's own arguments as files and commands
         for ((i = 2; i < COMP_CWORD; i++)); do
             case ${COMP_WORDS[i]} in
-            -o | --output) ((i++)) ;;
+            -o | --output | --max-mb) ((i++)) ;;
             --) if [ $((i + 1)) -eq "$COMP_CWORD" ]; then COMPREPLY=($(compgen -c -- "$cur")); else COMPREPLY=($(compgen -f -- "$cur")); fi; return ;;
             -*) ;;
             *) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -20,9 +20,10 @@ _devtrace() {
         done
         case $prev in
         -o | --output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --max-mb) return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "-o --output --overwrite -q --quiet --help --" -- "$cur"))
+            COMPREPLY=($(compgen -W "-o --output --overwrite --max-mb -q --quiet --help --" -- "$cur"))
         else
             COMPREPLY=($(compgen -c -- "$cur"))
         fi

@@ -22,6 +22,7 @@ static const struct {
     {"cupti", make_cupti_suite},
 #endif
     {"hardening", make_hardening_suite}, {"run", make_run_suite},
+    {"flight", make_flight_suite},
 };
 
 /* `dt_tests backends-real`: the backends suite on the real CUDA backend; exits

@@ -22,6 +22,7 @@ Suite *make_autograd_suite(void);
 Suite *make_train_suite(void);
 Suite *make_viewer_suite(void);
 Suite *make_run_suite(void);
+Suite *make_flight_suite(void);
 Suite *make_interpose_suite(void);
 Suite *make_bugs_suite(void);
 Suite *make_libtorch_suite(void); /* only when built with Torch (DT_HAVE_TORCH) */

@@ -256,6 +256,49 @@ static void errno_kept(void) {
     printf("errno changed by %d probe calls\n", changed);
 }
 
+/* A long run for the flight recorder (DEVTRACE_MAX_MB): a weight moved to
+ * the GPU once and a cpu tensor kept from the start as a view of a tensor
+ * freed at once (its chain runs through a freed tensor), then n steps of a
+ * batch made on the cpu, moved, used and freed; then the cpu tensor meets
+ * the GPU (a mismatch at the last step), or, killed, SIGKILL. */
+static void flight(long n, int killed) {
+    dt_set_error_handler(dt_error_handler_return, NULL, NULL);
+    dt_device cpu = dt_cpu_device();
+    dt_tensor *w = dt_randn(DT_SHAPE(4, 4), cpu);
+    dt_set_name(w, "weight");
+    dt_tensor *wg = dt_to(w, DEV);
+    dt_free(w);
+    dt_tensor *base = dt_ones(DT_SHAPE(4, 4), DT_F32, cpu); /* flight: origin */
+    dt_tensor *scale = dt_transpose(base, 0, 1);
+    dt_set_name(scale, "scale");
+    dt_free(base);
+    for (long i = 0; i < n; i++) {
+        dt_tensor *x = dt_randn(DT_SHAPE(2, 4), cpu);
+        dt_tensor *xg = dt_to(x, DEV); /* flight: move */
+        dt_tensor *y = dt_linear(xg, wg, NULL);
+        dt_free(y), dt_free(xg), dt_free(x);
+    }
+    if (killed) raise(SIGKILL);
+    dt_tensor *x = dt_randn(DT_SHAPE(2, 4), cpu);
+    dt_tensor *xg = dt_to(x, DEV);
+    dt_tensor *bad = dt_matmul(xg, scale); /* flight: mismatch */
+    printf("flight %ld steps, mismatch %s\n", n, bad ? "missed" : "recorded");
+    dt_free(xg), dt_free(x), dt_free(scale), dt_free(wg);
+}
+
+/* What the flight recorder may not prune: n tensors kept alive, each a
+ * view of a tensor freed at once; killed with them alive (several commit
+ * windows later), so that the trace shows what pruning left of them. */
+static void flight_hoard(long n) {
+    for (long i = 0; i < n; i++) {
+        dt_tensor *base = dt_zeros(DT_SHAPE(2, 2), DT_F32, dt_cpu_device());
+        dt_transpose(base, 0, 1); /* alive until the end */
+        dt_free(base);
+    }
+    usleep(300 * 1000);
+    raise(SIGKILL);
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "basic";
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -292,6 +335,10 @@ int main(int argc, char **argv) {
         usleep(20 * 1000);
         volatile int *volatile p = (volatile int *)(uintptr_t)8;
         *p = 1; /* devtrace: crash */
+    } else if (strcmp(mode, "flight_hoard") == 0 && argc > 2 && atol(argv[2]) > 0) {
+        flight_hoard(atol(argv[2]));
+    } else if ((strcmp(mode, "flight") == 0 || strcmp(mode, "flight_kill") == 0) && argc > 2) {
+        flight(atol(argv[2]), mode[6] == '_');
     } else if (strcmp(mode, "sigkill") == 0) {
         named("before_kill", 100);
         usleep(300 * 1000); /* several commit windows */

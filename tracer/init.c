@@ -91,6 +91,7 @@ static void read_config(void) {
     c->python = (int)env_long("DEVTRACE_PYTHON", 1, 0, 1);
     c->commit_ms = (int)env_long("DEVTRACE_COMMIT_MS", 20, 1, 50);
     c->lossy = (int)env_long("DEVTRACE_LOSSY", 0, 0, 1);
+    c->max_mb = env_long("DEVTRACE_MAX_MB", 1024, 0, 1L << 22); /* a day-long run's trace; 0: unbounded */
 }
 
 static void append_manifest(void) {

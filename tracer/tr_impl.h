@@ -131,6 +131,7 @@ struct tr_config {
     int commit_ms;     /* commit interval */
     int quiet;         /* DEVTRACE_QUIET=1: no line of our own on stderr, warnings included */
     int lossy;         /* DEVTRACE_LOSSY=1: a full ring drops (and counts) instead of waiting for the writer */
+    long max_mb; /* DEVTRACE_MAX_MB: the trace's cap in MiB (the writer prunes freed tensors' old events); 0: none */
 };
 
 /* Clock pairs (clock.c): a time-stamp counter value and CLOCK_MONOTONIC at

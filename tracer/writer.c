@@ -28,12 +28,13 @@
 extern const char tr_schema_kinds[], tr_schema_views[], tr_schema_indexes[];
 TR_HIDDEN const char *tr_py_version(void);
 
-#define NULLV     INT64_MIN /* a NULL column in a batch */
-#define BATCH     32        /* rows per multi-row INSERT */
-#define PEND_OPS  16        /* open ops held per thread */
-#define PEND_ROWS 4         /* tensors rows held per open op */
-#define DRAIN_MAX 16384     /* records taken from a ring per transaction while the program runs */
-#define STEP_MS   5         /* rings drained this often between commits */
+#define NULLV      INT64_MIN /* a NULL column in a batch */
+#define BATCH      32        /* rows per multi-row INSERT */
+#define PEND_OPS   16        /* open ops held per thread */
+#define PEND_ROWS  4         /* tensors rows held per open op */
+#define DRAIN_MAX  16384     /* records taken from a ring per transaction while the program runs */
+#define STEP_MS    5         /* rings drained this often between commits */
+#define PRUNE_MARK 4096      /* under a cap: records between two marks of the largest tensor and op ids */
 
 /* Column positions are common/trace_schema.h's TS_<table>_<column>. */
 
@@ -182,6 +183,28 @@ static struct {
     int64_t rec_t;              /* the time of the record being handled */
     int in_txn;                 /* a transaction is open (steps drain into it) */
     int64_t txn_records;        /* records it holds */
+    int64_t max_seq;            /* the newest record's seq */
+    int ckpt_frames;            /* checkpoint when the WAL holds this many frames */
+    struct {                    /* the flight recorder (DEVTRACE_MAX_MB) */
+        int64_t events, rows;   /* dropped so far: events (as the events view counts them), rows of every table */
+        int64_t first, last;    /* seqs of the first and last event dropped; 0: none */
+        int64_t horizon;        /* the last pass dropped only events before this seq */
+        int64_t passes;         /* passes that dropped something */
+        int64_t retry_at;       /* live bytes before the next check (the last one could not get under the low mark) */
+        int64_t commits;        /* commits since the start (a check every PRUNE_EVERY) */
+        uint64_t ns;            /* writer CPU time spent pruning */
+        int64_t kept_seq;       /* temp.prune_keep is the kept set as of this max_seq (-1: not made) */
+        int active, npass;      /* a check is under way: passes made */
+        int empty;              /* passes in a row of this check that dropped nothing */
+        int off;                /* out of memory for the live set: no more pruning (meta prune_stopped) */
+        int64_t max_tensor, max_op; /* the largest tensor and op ids seen */
+        struct prune_mark {         /* every PRUNE_MARK records: the largest ids seen by then */
+            int64_t seq, max_tensor, max_op;
+        } * marks;
+        int nmarks, capmarks;
+    } prune;
+    struct map2 alive; /* under a cap: the live tensors (v 1; -1 a freed one's slot, kept for the probe chain) */
+    size_t alive_n;    /* of them live */
 } W;
 
 static void sql_fail(const char *what) {
@@ -586,6 +609,7 @@ static int write_start_meta(void) {
     meta_text("clock", g_tr.tsc ? "tsc" : "monotonic");
     meta_int("stack_depth", g_tr.cfg.depth);
     meta_int("ring_bytes", (int64_t)g_tr.cfg.ring_bytes);
+    meta_int("max_mb", g_tr.cfg.max_mb);
     meta_int("complete", 0);
     return W.failed ? -1 : 0;
 }
@@ -782,6 +806,69 @@ static int64_t *held_free(int64_t thread, int64_t id) {
     return NULL;
 }
 
+/* ---------------------------------------------------------------- live tensors (flight recorder) */
+
+/* The live set is kept only under a cap (the pruning's seeds). A free
+ * leaves its slot marked -1 so that probing past it still finds the ids
+ * after it; slots are taken back when the table is rebuilt. Out of memory:
+ * pruning stops (said in meta), tracing goes on. */
+static void prune_stop(const char *why) {
+    if (W.prune.off) return;
+    W.prune.off = 1;
+    meta_text("prune_stopped", why);
+}
+
+static int alive_rebuild(size_t cap) {
+    struct map2 n = {0};
+    n.cap = cap;
+    n.k1 = calloc(cap, 8), n.k2 = calloc(cap, 8), n.v = calloc(cap, 8);
+    if (!n.k1 || !n.k2 || !n.v) {
+        map2_free(&n);
+        return -1;
+    }
+    for (size_t i = 0; i < W.alive.cap; i++) {
+        if (W.alive.v[i] != 1) continue;
+        size_t j = mix(W.alive.k1[i], 0) & (cap - 1);
+        while (n.v[j]) j = (j + 1) & (cap - 1);
+        n.k1[j] = W.alive.k1[i], n.v[j] = 1, n.n++;
+    }
+    map2_free(&W.alive);
+    W.alive = n;
+    return 0;
+}
+
+static void alive_add(int64_t id) {
+    if (!g_tr.cfg.max_mb || W.prune.off) return;
+    if (W.alive.n * 2 >= W.alive.cap) { /* full of live ones and freed slots: twice the room if half are live */
+        size_t cap = W.alive.cap ? W.alive.cap : 4096;
+        if (W.alive_n * 4 >= cap) cap *= 2;
+        if (alive_rebuild(cap) < 0) return prune_stop("out of memory for the live tensors");
+    }
+    size_t j = map2_slot(&W.alive, (uint64_t)id, 0, NULL, NULL);
+    if (W.alive.v[j] == 1) return;
+    if (!W.alive.v[j]) W.alive.n++;
+    W.alive.k1[j] = (uint64_t)id, W.alive.k2[j] = 0, W.alive.v[j] = 1;
+    W.alive_n++;
+}
+
+static void alive_del(int64_t id) {
+    if (!W.alive.cap) return;
+    size_t j = map2_slot(&W.alive, (uint64_t)id, 0, NULL, NULL);
+    if (W.alive.v[j] == 1) W.alive.v[j] = -1, W.alive_n--;
+}
+
+/* After each record under a cap: the largest ids, and a mark every PRUNE_MARK records. */
+static void prune_note(int64_t seq) {
+    if (!g_tr.cfg.max_mb || W.prune.off || W.events_written % PRUNE_MARK) return;
+    if (W.prune.nmarks == W.prune.capmarks) {
+        int cap = W.prune.capmarks ? 2 * W.prune.capmarks : 256;
+        struct prune_mark *m = realloc(W.prune.marks, sizeof *m * (size_t)cap);
+        if (!m) return prune_stop("out of memory for the marks");
+        W.prune.marks = m, W.prune.capmarks = cap;
+    }
+    W.prune.marks[W.prune.nmarks++] = (struct prune_mark){seq, W.prune.max_tensor, W.prune.max_op};
+}
+
 static int handle(struct tr_ring *r, const struct tr_rec *h) {
     const uint64_t *I = (const uint64_t *)(h + 1), *ips = I + h->nint, *py = ips + h->nips;
     const unsigned char *sp = (const unsigned char *)(py + 2 * h->npy), *end = (const unsigned char *)h + h->size;
@@ -813,9 +900,11 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
     if (h->kind < TR_EV_INIT || (h->kind > TR_EV_THROW && h->kind != TR_EV_CUPTI))
         return 0; /* from a newer producer: skipped */
     int64_t seq = (int64_t)h->seq, t = W.rec_t = tr_clock_ns(&W.clock, h->stamp), thread = thread_of(r);
+    if (seq > W.max_seq) W.max_seq = seq;
     int64_t stack = intern_stack(ips, h->nips), pystack = intern_pystack(py, h->npy);
     int rc = 0;
     W.events_written++;
+    prune_note(seq);
     switch (h->kind) {
     case TR_EV_INIT:
         meta_int("runtime_abi", INT(0));
@@ -855,6 +944,10 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
         int64_t row[HELD_NCOLS];
         for (int c = 0; c < HELD_NCOLS; c++) row[c] = NULLV;
         row[TS_tensor_rows_id] = INT(0);
+        if (g_tr.cfg.max_mb) {
+            alive_add(INT(0));
+            if (INT(0) > W.prune.max_tensor) W.prune.max_tensor = INT(0);
+        }
         row[TS_tensor_rows_seq] = seq;
         row[TS_tensor_rows_t] = t;
         row[TS_tensor_rows_thread] = thread;
@@ -901,6 +994,7 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
         int64_t x[TS_frees_late_NCOLS] = {
             [TS_frees_late_tensor] = INT(0), [TS_frees_late_seq] = seq,     [TS_frees_late_t] = t,
             [TS_frees_late_thread] = thread, [TS_frees_late_stack] = stack, [TS_frees_late_pystack] = pystack};
+        alive_del(x[TS_frees_late_tensor]);
         int64_t *fr = held_free(thread, x[TS_frees_late_tensor]);
         if (fr) /* still held: its free goes into its row (one row, not two) */
             memcpy(fr, x + TS_frees_late_seq, HELD_NFREE * sizeof *x);
@@ -912,6 +1006,7 @@ static int handle(struct tr_ring *r, const struct tr_rec *h) {
         int64_t o[TS_ops_NCOLS];
         for (int c = 0; c < TS_ops_NCOLS; c++) o[c] = NULLV;
         o[TS_ops_op] = INT(0), o[TS_ops_name] = S(&s, 0, ns), o[TS_ops_seq] = seq, o[TS_ops_thread] = thread;
+        if (INT(0) > W.prune.max_op) W.prune.max_op = INT(0);
         o[TS_ops_t] = t, o[TS_ops_stack] = stack, o[TS_ops_pystack] = pystack;
         int nargs = (int)INT(1), a = 0;
         for (; a < nargs && 2 + 2 * a + 1 < ni && rc == 0; a++) {
@@ -1160,7 +1255,7 @@ static int wal_hook(void *ctx, sqlite3 *db, const char *name, int frames) {
  * cache. Not after every idle commit: that copied the same last pages of
  * each table over and over. */
 static void checkpoint_when(int idle) {
-    if (W.wal_frames < 1000 && !(idle && W.wal_frames >= 64)) return;
+    if (W.wal_frames < W.ckpt_frames && !(idle && W.wal_frames >= 64)) return;
     int log = 0, done = 0;
     uint64_t t0 = thread_cpu_ns();
     int rc = sqlite3_wal_checkpoint_v2(W.db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
@@ -1170,10 +1265,301 @@ static void checkpoint_when(int idle) {
     W.busy_ns += thread_cpu_ns() - t0;
 }
 
+/* ---------------------------------------------------------------- flight recorder */
+
+/* A bounded trace (DEVTRACE_MAX_MB): when the live pages of the file pass
+ * PRUNE_HIGH percent of the cap, passes of one transaction each drop the
+ * events of the oldest part of the span not yet pruned that belong to freed
+ * tensors (the part the live pages are over PRUNE_LOW percent by, and a
+ * little more), until the live pages are under PRUNE_LOW percent. The
+ * marks leave room for the WAL beside the file.
+ * Kept always: every tensor still alive, the tensors named by an error or
+ * used by the op that failed, and everything their chains reach backwards
+ * (derived.src, the op that made a tensor and that op's arguments, again
+ * and again), with their names and transfers; errors and the events that
+ * carry them; modules, threads, devices, strings, stacks and source facts.
+ * Dropped: a freed tensor's row (its creation and free), derived, names and
+ * transfers rows, when it was created and freed before the horizon and no
+ * kept chain reaches it; an op that ended before the horizon and made no
+ * kept tensor, with its arguments, outputs and end; CUDA calls and activity
+ * records before the horizon. The freed pages are reused by later inserts
+ * (no vacuum: the file stops growing). Each pass's counts go into meta in
+ * its own transaction: a trace cut short at any moment says what it lost. */
+#define PRUNE_HIGH   55     /* percent of the cap: prune above */
+#define PRUNE_LOW    40     /* percent of the cap: prune down to */
+#define PRUNE_STEP   10     /* percent: a pass drops the share of the unpruned span the cap is over by, +STEP/2 */
+#define PRUNE_PASSES 12     /* passes at the exit at most */
+#define PRUNE_EMPTY  3      /* passes in a row that drop nothing: the kept chains fill the cap, stop */
+#define PRUNE_EVERY  1      /* commits between two checks of the size */
+#define PRUNE_SLICE  262144 /* seqs a pass covers at most: ~1 us of writer time per row it drops */
+
+/* Seeds of the kept set (temp.prune_alive: the live tensors, from the
+ * writer's memory) and its closure; then what a pass drops. :h is the
+ * horizon (events before it may go), :idh and :oph the largest tensor and
+ * op ids seen before it: the scans of tensor_rows and ops are ranges of
+ * their keys, and misc_events, transfers and the CUDA tables are keyed by
+ * seq, so a pass reads what lies before its horizon (the new slice and
+ * what older passes kept), not the whole trace. The recursive CTE walks
+ * only INTEGER PRIMARY KEYs (no index exists while tracing). */
+static const char prune_keep_sql[] =
+    "DELETE FROM temp.prune_keep;"
+    "INSERT OR IGNORE INTO temp.prune_keep WITH RECURSIVE k(id) AS ("
+    " SELECT id FROM temp.prune_alive"
+    " UNION SELECT first_arg FROM errors WHERE first_arg IS NOT NULL"
+    " UNION SELECT other_arg FROM errors WHERE other_arg IS NOT NULL"
+    " UNION SELECT o.arg0_tensor FROM errors x JOIN misc_events e ON e.seq = x.seq AND e.kind = 9 JOIN ops o ON"
+    " o.op = e.op WHERE o.arg0_tensor IS NOT NULL"
+    " UNION SELECT o.arg1_tensor FROM errors x JOIN misc_events e ON e.seq = x.seq AND e.kind = 9 JOIN ops o ON"
+    " o.op = e.op WHERE o.arg1_tensor IS NOT NULL"
+    " UNION SELECT a.tensor FROM errors x JOIN misc_events e ON e.seq = x.seq AND e.kind = 9 JOIN op_args_more a ON"
+    " a.op = e.op"
+    " UNION SELECT d.src FROM k JOIN derived d ON d.tensor = k.id"
+    " UNION SELECT o.arg0_tensor FROM k JOIN tensor_rows r ON r.id = k.id JOIN ops o ON o.op = r.op"
+    " WHERE o.arg0_tensor IS NOT NULL"
+    " UNION SELECT o.arg1_tensor FROM k JOIN tensor_rows r ON r.id = k.id JOIN ops o ON o.op = r.op"
+    " WHERE o.arg1_tensor IS NOT NULL"
+    " UNION SELECT a.tensor FROM k JOIN tensor_rows r ON r.id = k.id JOIN op_args_more a ON a.op = r.op"
+    ") SELECT id FROM k WHERE id IS NOT NULL;"
+    "DELETE FROM temp.prune_keep_ops;"
+    "INSERT OR IGNORE INTO temp.prune_keep_ops SELECT r.op FROM temp.prune_keep k JOIN tensor_rows r ON r.id = k.id"
+    " WHERE r.op IS NOT NULL UNION SELECT e.op FROM errors x JOIN misc_events e ON e.seq = x.seq WHERE e.op IS NOT"
+    " NULL;";
+
+static const char prune_doomed_sql[] =
+    "DELETE FROM temp.prune_gone; DELETE FROM temp.prune_gone_ops;"
+    "INSERT INTO temp.prune_gone SELECT r.id FROM tensor_rows r WHERE r.id <= :idh AND r.seq < :h AND"
+    " COALESCE(r.free_seq, (SELECT f.seq FROM frees_late f WHERE f.tensor = r.id)) < :h AND r.id NOT IN"
+    " temp.prune_keep;"
+    "INSERT OR IGNORE INTO temp.prune_gone_ops SELECT o.op FROM ops o WHERE o.op <= :oph AND o.seq < :h AND o.len IS"
+    " NOT NULL AND o.seq + o.len < :h AND o.op NOT IN temp.prune_keep_ops"
+    " UNION SELECT e.op FROM misc_events e WHERE e.seq < :h AND e.kind = 8 AND e.op IS NOT NULL AND e.op NOT IN"
+    " temp.prune_keep_ops AND (SELECT o.seq FROM ops o WHERE o.op = e.op) < :h;"
+    "SELECT (SELECT min(seq) FROM tensor_rows WHERE id IN temp.prune_gone), (SELECT min(seq) FROM ops WHERE op IN"
+    " temp.prune_gone_ops);";
+
+/* One statement a table; PD_* name their positions: the events a pass
+ * drops are counted from their changes, as the events view counts them
+ * (every tensor dropped was freed: its creation and its free; every op
+ * ended: its begin and its end, in its row or a misc_events row). */
+enum {
+    PD_MISC_END,
+    PD_MISC_NAME,
+    PD_MISC_TRANSFER,
+    PD_TRANSFERS,
+    PD_NAMES,
+    PD_DERIVED,
+    PD_FREES_LATE,
+    PD_TENSORS,
+    PD_ARGS,
+    PD_OUTS,
+    PD_OPS,
+    PD_CUDA,
+    PD_CUDA_ACT,
+    PD_N
+};
+static const char prune_delete_sql[] =
+    "DELETE FROM misc_events WHERE seq < :h AND kind = 8 AND op IN temp.prune_gone_ops;"
+    "DELETE FROM misc_events WHERE seq < :h AND kind = 5 AND tensor IN temp.prune_gone;"
+    "DELETE FROM misc_events WHERE seq < :h AND kind = 4 AND seq IN (SELECT seq FROM transfers WHERE seq < :h AND src"
+    " NOT IN temp.prune_keep AND (dst IS NULL OR dst NOT IN temp.prune_keep));"
+    "DELETE FROM transfers WHERE seq < :h AND src NOT IN temp.prune_keep AND (dst IS NULL OR dst NOT IN"
+    " temp.prune_keep);"
+    "DELETE FROM names WHERE seq < :h AND tensor IN temp.prune_gone;"
+    "DELETE FROM derived WHERE tensor IN temp.prune_gone;"
+    "DELETE FROM frees_late WHERE tensor IN temp.prune_gone;"
+    "DELETE FROM tensor_rows WHERE id IN temp.prune_gone;"
+    "DELETE FROM op_args_more WHERE op IN temp.prune_gone_ops;"
+    "DELETE FROM op_outputs_more WHERE op IN temp.prune_gone_ops;"
+    "DELETE FROM ops WHERE op IN temp.prune_gone_ops;"
+    "DELETE FROM cuda_calls WHERE seq < :h;"
+    "DELETE FROM cuda_activity WHERE seq < :h;";
+
+/* The values a pass's statements bind by name. */
+struct prune_at {
+    int64_t h, idh, oph; /* :h, :idh, :oph */
+};
+
+/* Runs each statement of sql with its parameters bound from at; the rows
+ * each changed go into changes[i] (when given), the first row a SELECT
+ * returns into row[0..1] (NULL: 0). */
+static int exec_pass(const char *sql, const struct prune_at *at, int64_t *changes, int64_t *row) {
+    const char *tail = sql;
+    for (int n = 0; !W.failed && tail && *tail; n++) {
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(W.db, tail, -1, &st, &tail) != SQLITE_OK) {
+            sql_fail("prune");
+            return -1;
+        }
+        if (!st) break; /* trailing whitespace */
+        const char *names[] = {":h", ":idh", ":oph"};
+        const int64_t vals[] = {at->h, at->idh, at->oph};
+        for (int k = 0; k < 3; k++) {
+            int i = sqlite3_bind_parameter_index(st, names[k]);
+            if (i) sqlite3_bind_int64(st, i, vals[k]);
+        }
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW && row) {
+            row[0] = sqlite3_column_int64(st, 0), row[1] = sqlite3_column_int64(st, 1);
+            while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            }
+        }
+        if (changes && rc == SQLITE_DONE) changes[n] = sqlite3_changes(W.db);
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE) {
+            sql_fail("prune");
+            return -1;
+        }
+    }
+    return W.failed ? -1 : 0;
+}
+
+static int64_t pragma_int(const char *sql) {
+    sqlite3_stmt *st = NULL;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(W.db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* Bytes the trace's live pages hold (the freelist's pages are reused). */
+static int64_t live_bytes(void) {
+    int64_t pages = pragma_int("PRAGMA main.page_count"), free_pages = pragma_int("PRAGMA main.freelist_count");
+    if (pages < 0 || free_pages < 0) return -1;
+    return (pages - free_pages) * pragma_int("PRAGMA main.page_size");
+}
+
+/* The largest tensor and op ids seen before seq h (the marks hold them
+ * every PRUNE_MARK records); marks before h are dropped: no later pass
+ * needs them. */
+static void prune_ids_before(int64_t h, int64_t *idh, int64_t *oph) {
+    int k = 0;
+    while (k < W.prune.nmarks && W.prune.marks[k].seq < h) k++;
+    *idh = k < W.prune.nmarks ? W.prune.marks[k].max_tensor : W.prune.max_tensor;
+    *oph = k < W.prune.nmarks ? W.prune.marks[k].max_op : W.prune.max_op;
+    memmove(W.prune.marks, W.prune.marks + k, sizeof *W.prune.marks * (size_t)(W.prune.nmarks - k));
+    W.prune.nmarks -= k;
+}
+
+/* The live tensors into temp.prune_alive. */
+static int prune_alive_rows(void) {
+    if (exec("DELETE FROM temp.prune_alive") < 0) return -1;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(W.db, "INSERT OR IGNORE INTO temp.prune_alive VALUES(?)", -1, &st, NULL) != SQLITE_OK) {
+        sql_fail("prune");
+        return -1;
+    }
+    for (size_t j = 0; j < W.alive.cap; j++) {
+        if (W.alive.v[j] != 1) continue;
+        sqlite3_bind_int64(st, 1, (int64_t)W.alive.k1[j]);
+        int rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE) {
+            sqlite3_finalize(st);
+            sql_fail("prune");
+            return -1;
+        }
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+/* One pass up to horizon h, in its own transaction: 1 when it dropped
+ * something, 0 when nothing was to drop, -1 on failure. */
+static int prune_pass(int64_t from, int64_t h) {
+    uint64_t t0 = thread_cpu_ns();
+    /* its scratch tables, in memory, made on the first pass: a trace that never reaches the cap pays nothing */
+    if (W.prune.kept_seq == -1 &&
+        exec("PRAGMA temp_store=MEMORY; CREATE TEMP TABLE IF NOT EXISTS prune_alive(id INTEGER PRIMARY KEY);"
+             " CREATE TEMP TABLE IF NOT EXISTS prune_keep(id INTEGER PRIMARY KEY); CREATE TEMP TABLE IF NOT EXISTS"
+             " prune_keep_ops(op INTEGER PRIMARY KEY); CREATE TEMP TABLE IF NOT EXISTS prune_gone(id INTEGER"
+             " PRIMARY KEY); CREATE TEMP TABLE IF NOT EXISTS prune_gone_ops(op INTEGER PRIMARY KEY);") < 0)
+        return -1;
+    struct prune_at at = {.h = h};
+    prune_ids_before(h, &at.idh, &at.oph);
+    if (exec("BEGIN") < 0) return -1;
+    /* the kept set holds for the next pass while nothing new was recorded */
+    if (W.prune.kept_seq != W.max_seq && (prune_alive_rows() < 0 || exec_pass(prune_keep_sql, &at, NULL, NULL) < 0))
+        return -1;
+    W.prune.kept_seq = W.max_seq;
+    int64_t firsts[2] = {0, 0}, c[PD_N + 1] = {0};
+    if (exec_pass(prune_doomed_sql, &at, NULL, firsts) < 0 || exec_pass(prune_delete_sql, &at, c, NULL) < 0) return -1;
+    int64_t rows = 0, events = c[PD_MISC_NAME] + c[PD_MISC_TRANSFER] + 2 * c[PD_TENSORS] + 2 * c[PD_OPS] + c[PD_CUDA];
+    for (int k = 0; k < PD_N; k++) rows += c[k];
+    W.prune.horizon = h;
+    if (rows > 0) {
+        int64_t first = firsts[0] > 0 && (firsts[1] <= 0 || firsts[0] < firsts[1]) ? firsts[0] : firsts[1];
+        if (first <= 0) first = from > 0 ? from : 1; /* only transfers or CUDA calls: the pass's span */
+        W.prune.events += events, W.prune.rows += rows, W.prune.passes++;
+        if (!W.prune.first || first < W.prune.first) W.prune.first = first;
+        if (h - 1 > W.prune.last) W.prune.last = h - 1;
+    }
+    W.prune.ns += thread_cpu_ns() - t0;
+    if (W.prune.passes) { /* the keys appear with the first rows dropped */
+        meta_int("pruned_events", W.prune.events);
+        meta_int("pruned_rows", W.prune.rows);
+        meta_int("pruned_passes", W.prune.passes);
+        meta_int("pruned_before_seq", W.prune.horizon);
+        meta_int("pruned_first_seq", W.prune.first);
+        meta_int("pruned_last_seq", W.prune.last);
+        meta_int("prune_ns", (int64_t)W.prune.ns);
+    }
+    if (exec("COMMIT") < 0) return -1;
+    return rows > 0;
+}
+
+/* After a commit: prunes when the live pages pass the high mark, one pass
+ * per commit (the rings are drained in between: a producer never waits on
+ * a whole check) until they are under the low mark. A check whose last
+ * PRUNE_EMPTY passes dropped nothing (the kept chains fill the cap) stops,
+ * and the next waits until the trace has grown by another PRUNE_STEP
+ * percent. At the end (all set) it runs only above high_pct, whatever a
+ * check under way, and makes up to PRUNE_PASSES passes at once: the
+ * indexes built then need room. */
+static int prune_check(int high_pct, int all) {
+    if (!g_tr.cfg.max_mb || W.failed || W.prune.off) return W.failed ? -1 : 0;
+    int64_t cap = (int64_t)g_tr.cfg.max_mb << 20, live = live_bytes();
+    if (live < 0) return 0;
+    if (!W.prune.active || all) {
+        if (live <= cap / 100 * high_pct || (!all && live <= W.prune.retry_at)) return 0;
+        W.prune.active = 1, W.prune.npass = 0, W.prune.empty = 0;
+    }
+    do {
+        int64_t from = W.prune.horizon, to = W.max_seq + 1;
+        if (live <= cap / 100 * PRUNE_LOW || (all && W.prune.npass == PRUNE_PASSES) || W.prune.empty >= PRUNE_EMPTY ||
+            to - from < 2) {
+            W.prune.active = 0;
+            W.prune.retry_at = live > cap / 100 * PRUNE_LOW ? live + cap / 100 * PRUNE_STEP : 0;
+            return 0;
+        }
+        /* the share of the span to drop: what the live pages are over the low mark, and a little more (the
+         * kept rows are spread over the span too) */
+        int64_t pct = (live - cap / 100 * PRUNE_LOW) * 100 / (live ? live : 1) + PRUNE_STEP / 2;
+        if (pct < PRUNE_STEP / 2) pct = PRUNE_STEP / 2;
+        if (pct > 5 * PRUNE_STEP) pct = 5 * PRUNE_STEP;
+        int64_t h = from + (to - from) * pct / 100;
+        if (h - from > PRUNE_SLICE) h = from + PRUNE_SLICE; /* a pass holds the writer ~0.1-0.3 s at most */
+        if (h <= from) h = from + 1;
+        int dropped = prune_pass(from, h);
+        if (dropped < 0) return -1;
+        W.prune.empty = dropped ? 0 : W.prune.empty + 1;
+        W.prune.npass++;
+        checkpoint_when(1);
+        live = live_bytes();
+        if (live <= cap / 100 * PRUNE_LOW) W.prune.active = 0, W.prune.retry_at = 0; /* done */
+    } while (all && W.prune.active);
+    return 0;
+}
+
 static int writer_open(const char *path) {
     memset(&W, 0, sizeof W);
     snprintf(W.path, sizeof W.path, "%s", path);
     W.drain_max = DRAIN_MAX;
+    W.prune.kept_seq = -1;
+    /* under a cap the WAL, beside the file, stays a tenth of it (a page is 4 KiB) */
+    W.ckpt_frames = 1000;
+    if (g_tr.cfg.max_mb && g_tr.cfg.max_mb * 256 / 10 < W.ckpt_frames)
+        W.ckpt_frames = g_tr.cfg.max_mb * 256 / 10 < 64 ? 64 : (int)(g_tr.cfg.max_mb * 256 / 10);
     tr_clock_conv_init(&W.clock);
     if (sqlite3_open_v2(path, &W.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         sql_fail("open");
@@ -1197,6 +1583,10 @@ static int writer_open(const char *path) {
              " PRAGMA application_id=%d; PRAGMA user_version=%d;",
              TS_APPLICATION_ID, TS_SCHEMA_VERSION);
     if (exec(pragmas) < 0) return -1;
+    if (g_tr.cfg.max_mb) { /* a WAL reset after a checkpoint is cut back to this */
+        snprintf(pragmas, sizeof pragmas, "PRAGMA journal_size_limit=%lld;", (long long)(g_tr.cfg.max_mb << 20) / 10);
+        if (exec(pragmas) < 0) return -1;
+    }
     sqlite3_wal_hook(W.db, wal_hook, NULL);
     static char tables[8192]; /* the writer's only: made once per trace */
     if (ts_create_sql(tables, sizeof tables) >= (int)sizeof tables) {
@@ -1284,6 +1674,7 @@ static void *writer_main(void *arg) {
         int rc = commit ? cycle() : timed(step_body);
         if (commit) {
             if (rc == 0) checkpoint_when(!W.more);
+            if (rc == 0 && (W.prune.active || ++W.prune.commits % PRUNE_EVERY == 0)) rc = prune_check(PRUNE_HIGH, 0);
             due = tr_now_ns() + (uint64_t)g_tr.cfg.commit_ms * 1000000u;
         }
         if (flush) {
@@ -1357,7 +1748,8 @@ static void finish(int complete, const char *exec_path) {
     uint64_t end = atomic_load(&g_tr.exit_stamp);
     if (!end) end = tr_stamp();
     W.drain_max = INT64_MAX; /* everything recorded until now, in one go */
-    if (cycle() < 0) return;
+    /* pruning at the exit (on the program's time) only when the run outpaced it: the indexes need room */
+    if (cycle() < 0 || prune_check(PRUNE_HIGH + 20, 1) < 0) return;
     uint64_t dropped = 0, waits = 0, wait_ns = 0, first_drop = 0, last_drop = 0;
     for (struct tr_ring *r = atomic_load(&g_tr.rings); r; r = r->next) {
         dropped += atomic_load(&r->dropped), waits += atomic_load(&r->waits), wait_ns += atomic_load(&r->wait_ns);
@@ -1401,7 +1793,9 @@ static void free_mem(void) {
     for (int64_t i = 0; i < W.caprctx; i++) free(W.rctx[i]);
     free(W.rctx);
     map2_free(&W.strings), map2_free(&W.stacks), map2_free(&W.pystacks), map2_free(&W.pycode);
-    map2_free(&W.stack_cache), map2_free(&W.dims_cache), map2_free(&W.attrs_cache);
+    map2_free(&W.stack_cache), map2_free(&W.dims_cache), map2_free(&W.attrs_cache), map2_free(&W.alive);
+    free(W.prune.marks);
+    W.prune.marks = NULL, W.prune.nmarks = W.prune.capmarks = 0;
     W.texts = NULL, W.ntexts = 0, W.rctx = NULL, W.caprctx = 0;
 }
 

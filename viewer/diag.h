@@ -34,6 +34,8 @@ struct vw_operand {
     int arrived;     /* index in chain where it reached its device */
     int64_t missing; /* a tensor of the chain whose making is not in the trace (the chain ends there), or 0 */
     int gap;         /* events were dropped over the chain's span: a link may be missing */
+    int pruned;      /* events of freed tensors were pruned over the chain's span (none of its links) */
+    int64_t span_lo; /* the chain's span: its first event's seq (0: the failing op's) to the failing op's */
 };
 
 /* Where the program meant the failing op to run, from what it did rather than from how many operands sit

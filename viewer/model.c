@@ -869,7 +869,9 @@ int vw_case_load(struct vw_model *m, struct vw_case *k, int64_t seq, int first, 
         ops[i].odd = !ops[i].scalar && ops[i].dev != k->want;
         build_chain(m, &ops[i], ops[i].tensor, seq);
         ops[i].arrived = arrival(&ops[i]);
-        ops[i].gap = vw_health_gap(&m->health, ops[i].nsteps ? ops[i].chain[ops[i].nsteps - 1].seq : 0, seq);
+        ops[i].span_lo = ops[i].nsteps ? ops[i].chain[ops[i].nsteps - 1].seq : 0;
+        ops[i].gap = vw_health_gap(&m->health, ops[i].span_lo, seq);
+        ops[i].pruned = vw_health_pruned(&m->health, ops[i].span_lo, seq);
         if (ops[i].odd && !k->odd) k->odd = &ops[i];
     }
     k->call.stack = stack, k->call.seq = seq, k->call.pystack = pystack;

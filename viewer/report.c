@@ -477,7 +477,8 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
                 fprintf(f, "%lld", (long long)o->missing);
             else
                 fputs("null", f);
-            fprintf(f, ", \"may_miss_links\": %s", o->gap ? "true" : "false");
+            fprintf(f, ", \"may_miss_links\": %s, \"pruned_in_span\": %s", o->gap ? "true" : "false",
+                    o->pruned ? "true" : "false");
             fputs("}", f);
         }
         fputs("],\n     \"fix\": ", f);
@@ -557,6 +558,17 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
                     h->dropped == 1 ? " was" : "s were", vw_health_span(h, 0, span, sizeof span));
             fprintf(f, ", within this chain's span (#%lld to #%lld): a link of it may be missing%s\n",
                     (long long)(o->nsteps ? o->chain[o->nsteps - 1].seq : 0), (long long)seq, C(VW_RESET));
+        }
+        if (c->m.health.pruned > 0) { /* a bounded trace: its span lost nothing, or only other tensors' events */
+            const struct vw_health *h = &c->m.health;
+            if (o->pruned)
+                fprintf(f,
+                        "     events of freed tensors%s were pruned within this chain's span (#%lld to #%lld); none "
+                        "of its links\n",
+                        h->first_pruned > 0 ? "" : " (where: not recorded)", (long long)o->span_lo, (long long)seq);
+            else
+                fprintf(f, "     this chain's span (#%lld to #%lld) lost nothing to pruning\n", (long long)o->span_lo,
+                        (long long)seq);
         }
     }
     for (int i = 0; i < n; i++) {
@@ -1253,6 +1265,7 @@ int vw_report_trace(struct vw_trace *t, int json, int flags, FILE *out, int inde
             vw_put_json_string(out, h.why);
         else
             fputs("null", out);
+        fprintf(out, ", \"events_pruned\": %lld", (long long)h.pruned);
         fprintf(out, ", \"events_dropped\": %lld, \"first_dropped_seq\": ", (long long)h.dropped);
         if (h.first_dropped > 0)
             fprintf(out, "%lld", (long long)h.first_dropped);
@@ -1272,6 +1285,12 @@ int vw_report_trace(struct vw_trace *t, int json, int flags, FILE *out, int inde
             vw_put_escaped(out, h.all_kept ? "" : h.why);
             fputs(h.why[0] && !h.all_kept && h.lost[0] ? "; " : "", out);
             vw_put_escaped(out, h.lost);
+            fputs("\n\n", out);
+        }
+        if (h.pruned > 0) { /* a bounded trace (DEVTRACE_MAX_MB) */
+            fprintf(out, "%snote:%s a bounded trace: ", out == stdout ? vw_color(VW_YELLOW) : "",
+                    out == stdout ? vw_color(VW_RESET) : "");
+            vw_put_escaped(out, h.pruned_text);
             fputs("\n\n", out);
         }
     }

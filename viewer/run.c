@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define RUN_USAGE "devtrace run [-o FILE] [--overwrite] [--quiet] [--] PROG [ARGS...]"
+#define RUN_USAGE "devtrace run [-o FILE] [--overwrite] [--max-mb N] [--quiet] [--] PROG [ARGS...]"
 
 static void run_usage(FILE *f) {
     fprintf(f, "usage: " RUN_USAGE "\n\n"
@@ -32,6 +32,8 @@ static void run_usage(FILE *f) {
                "  -o, --output FILE   write the trace to FILE (default: devtrace.PROG.PID.db here);\n"
                "                      an existing FILE is kept and a fresh name is used instead\n"
                "  --overwrite         replace FILE if it exists\n"
+               "  --max-mb N          bound the trace to N MiB (DEVTRACE_MAX_MB; default 1024, 0: unbounded):\n"
+               "                      old events of freed tensors are pruned, live tensors' chains kept\n"
                "  -q, --quiet         no lines of devtrace's own on stderr (DEVTRACE_QUIET=1)\n\n"
                "Exit status: PROG's own (128+N when signal N killed it); 126 PROG is not executable,\n"
                "127 PROG not found, 125 devtrace could not start it, 2 bad usage.\n\n"
@@ -49,6 +51,7 @@ static void run_usage(FILE *f) {
                "  DEVTRACE_PYTHON=0        no Python stacks (1, the default, records them)\n"
                "  DEVTRACE_COMMIT_MS=N     commit the trace at least every N ms (20; 1..50)\n"
                "  DEVTRACE_CLOCK=monotonic time events with clock_gettime, not the CPU's counter\n"
+               "  DEVTRACE_MAX_MB=N        the trace's cap in MiB (1024; 0: unbounded; what --max-mb sets)\n"
                "  DEVTRACE_LOSSY=1         a thread whose ring is full drops and counts events instead of\n"
                "                           waiting for the writer (by default nothing is lost: a writer\n"
                "                           stuck for 2 s turns tracing off with one warning)\n"
@@ -208,13 +211,19 @@ static void record_status(const char *trace, int status, int own) {
 }
 
 /* ", incomplete: why" and ", N events dropped" when the trace is not
- * whole, into buf ("" when it is). */
+ * whole, and what a bounded trace pruned, into buf ("" when none). */
 static void trace_whole(const char *trace, char *buf, size_t size) {
-    sqlite3 *db;
+    sqlite3 *db = NULL;
     struct vw_health h;
+    buf[0] = '\0';
     /* read-write, as record_status: a read-only connection would leave a -shm file behind */
-    if (sqlite3_open_v2(trace, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK && vw_health(db, &h))
-        snprintf(buf, size, "%s%s%s%s", h.why[0] ? ", incomplete: " : "", h.why, h.lost[0] ? "; " : "", h.lost);
+    if (sqlite3_open_v2(trace, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) {
+        if (vw_health(db, &h))
+            snprintf(buf, size, "%s%s%s%s", h.why[0] ? ", incomplete: " : "", h.why, h.lost[0] ? "; " : "", h.lost);
+        size_t n = strlen(buf);
+        if (h.pruned > 0 && n < size) /* a bounded trace says what it pruned, even when whole */
+            snprintf(buf + n, size - n, "%s%s", n ? "; " : ", ", h.pruned_text);
+    }
     sqlite3_close(db);
 }
 
@@ -362,6 +371,18 @@ int vw_cmd_run(int argc, char **argv) {
             output = argv[i];
         } else if (strncmp(argv[i], "--output=", 9) == 0) {
             output = argv[i] + 9;
+        } else if (strcmp(argv[i], "--max-mb") == 0 || strncmp(argv[i], "--max-mb=", 9) == 0) {
+            const char *v = argv[i][8] == '=' ? argv[i] + 9 : (i + 1 < argc ? argv[++i] : NULL);
+            char *end = NULL;
+            errno = 0;
+            long mb = v ? strtol(v, &end, 10) : -1;
+            if (!v || !*v || *end || errno || mb < 0 || mb > (1L << 22)) {
+                vw_error("--max-mb needs a size in MiB from 0 (unbounded) to %ld, not '%s'", 1L << 22, v ? v : "");
+                return VW_EXIT_USAGE;
+            }
+            char num[32];
+            snprintf(num, sizeof num, "%ld", mb);
+            setenv("DEVTRACE_MAX_MB", num, 1); /* for the tracer in PROG and its children */
         } else if (strcmp(argv[i], "--overwrite") == 0) {
             overwrite = 1;
         } else if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0) {

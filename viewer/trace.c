@@ -604,7 +604,30 @@ int vw_health(sqlite3 *db, struct vw_health *h) {
                  (long long)h->dropped, h->dropped == 1 ? "" : "s",
                  meta_int(db, "lossy", 0) == 1 ? " in lossy mode, DEVTRACE_LOSSY=1" : "", since);
     }
+    h->max_mb = meta_int(db, "max_mb", -1);
+    h->pruned = meta_int(db, "pruned_events", 0);
+    if (h->pruned > 0) {
+        h->first_pruned = meta_int(db, "pruned_first_seq", 0);
+        h->last_pruned = meta_int(db, "pruned_last_seq", 0);
+        if (h->first_pruned <= 0 || h->last_pruned < h->first_pruned) h->first_pruned = h->last_pruned = 0;
+        char span[72] = "", cap[48] = "";
+        if (h->first_pruned > 0)
+            snprintf(span, sizeof span, " between events #%lld and #%lld", (long long)h->first_pruned,
+                     (long long)h->last_pruned);
+        if (h->max_mb > 0) snprintf(cap, sizeof cap, ", under a cap of %lld MB", (long long)h->max_mb);
+        snprintf(h->pruned_text, sizeof h->pruned_text,
+                 "%lld event%s of freed tensors pruned%s%s; every live tensor's chain is kept", (long long)h->pruned,
+                 h->pruned == 1 ? "" : "s", span, cap);
+    } else {
+        h->pruned = 0;
+    }
     return h->complete && !h->dropped ? 0 : 1;
+}
+
+int vw_health_pruned(const struct vw_health *h, int64_t lo, int64_t hi) {
+    if (h->pruned <= 0) return 0;
+    if (h->first_pruned <= 0) return 1; /* not known where */
+    return h->first_pruned <= hi && h->last_pruned >= lo;
 }
 
 const char *vw_health_span(const struct vw_health *h, int words, char *buf, size_t size) {

@@ -61,8 +61,18 @@ struct vw_health {
     char why[256];         /* why it is not complete, or "" */
     char lost[200];        /* how many events were dropped (and from when), or "" */
     char stopped[160];     /* meta tracing_stopped: why the tracer stopped early, or "" */
+    /* The flight recorder (DEVTRACE_MAX_MB): events of freed tensors pruned
+     * by design, never a link of a live tensor's chain; not a loss that
+     * makes the trace less than whole. */
+    int64_t max_mb;        /* the cap the trace was written under, MiB; 0: unbounded, -1: not recorded */
+    int64_t pruned;        /* events pruned */
+    int64_t first_pruned;  /* seq of the first, 0 when none */
+    int64_t last_pruned;   /* seq of the last, 0 when none */
+    char pruned_text[200]; /* "N events of freed tensors pruned (...)", or "" */
 };
 int vw_health(sqlite3 *db, struct vw_health *h);
+/* 1 when events were pruned between seqs lo and hi (inclusive). */
+int vw_health_pruned(const struct vw_health *h, int64_t lo, int64_t hi);
 /* 1 when events between seqs lo and hi (inclusive) may have been dropped:
  * a chain of events over that span may miss links. */
 int vw_health_gap(const struct vw_health *h, int64_t lo, int64_t hi);
