@@ -104,10 +104,11 @@ BODY = '''    out = ddp(torch.randn(8, 4))  # DDP moves the input to device_ids[
     g = model.weight.grad
     both = [torch.zeros_like(g) for _ in range(2)]
     dist.all_gather(both, g)
-    print("rank", rank, "gpus", torch.cuda.device_count(), "current", torch.cuda.current_device(),
-          "backend", dist.get_backend(), "nccl", dist.is_nccl_available(), "out", out.device,
-          "output_device", ddp.output_device, "weight", model.weight.device, "grad", g.device,
-          "grads equal", bool(torch.equal(both[0], both[1])), flush=True)
+    words = ["rank", rank, "gpus", torch.cuda.device_count(), "current", torch.cuda.current_device(),
+             "backend", dist.get_backend(), "nccl", dist.is_nccl_available(), "out", out.device,
+             "output_device", ddp.output_device, "weight", model.weight.device, "grad", g.device,
+             "grads equal", bool(torch.equal(both[0], both[1]))]
+    os.write(1, (" ".join(str(w) for w in words) + "\\n").encode())  # one write a line: the ranks share the pipe
     dist.destroy_process_group()'''
 rc, so, se, d = traced("ranks", SPAWN % BODY)
 lines = sorted(l for l in so.splitlines() if l.startswith("rank "))

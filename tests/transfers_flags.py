@@ -10,6 +10,7 @@ their sources mark with `devtrace: transfers <reason>`, with that reason.
   transfers_flags.py DEVTRACE BUILD_EXAMPLES_DIR SOURCE_DIR WORK_DIR WITH_PYTORCH
 """
 import concurrent.futures
+import glob
 import json
 import os
 import re
@@ -42,11 +43,13 @@ def flagged(argv, name):
                          stderr=subprocess.STDOUT, text=True, timeout=300)
     if run.returncode != 0:
         return "devtrace run exited %d:\n%s" % (run.returncode, run.stdout)
-    out = subprocess.run([cli, "transfers", "--json", db], stdout=subprocess.PIPE, text=True, timeout=120)
+    # a job that starts ranks (DDP's mp.spawn) leaves a trace per rank beside its own: all of them are read
+    dbs = [p for p in [db] + sorted(glob.glob(db[:-3] + ".*.db")) if os.path.exists(p)]
+    out = subprocess.run([cli, "transfers", "--json"] + dbs, stdout=subprocess.PIPE, text=True, timeout=120)
     if out.returncode != 0:
         return "devtrace transfers exited %d" % out.returncode
     got = {}
-    sites = json.loads(out.stdout)["traces"][0]["sites"]
+    sites = [s for t in json.loads(out.stdout)["traces"] for s in t["sites"]]
     if not sites:
         return "no transfers recorded"
     for s in sites:
