@@ -330,8 +330,9 @@ enum ts_check {
 #define DT_FACT_KEYS(F)                                                                                                \
     F(SHA256)                                                                                                          \
     F(LINES)                                                                                                           \
-    F(STMT) F(INDENT) F(OPENS) F(BODY_INDENT) F(FUNCTION) F(FUNCTION_LINE) F(LOOP) F(BINDS) F(BINDS_KIND)              \
-        F(BINDS_ATTR) F(RETURNS) F(RETURN_VALUE) F(DEVICE_VAR) F(CALL) F(DEVICE_EXPR)
+    F(STMT)                                                                                                            \
+    F(INDENT) F(OPENS) F(BODY_INDENT) F(FUNCTION) F(FUNCTION_LINE) F(LOOP) F(BINDS) F(BINDS_KIND) F(BINDS_ATTR)        \
+        F(RETURNS) F(RETURN_VALUE) F(DEVICE_VAR) F(CALL) F(DEVICE_EXPR)
 
 /* ---------------------------------------------------------------- derived names */
 
