@@ -331,8 +331,20 @@ enum ts_check {
     F(SHA256)                                                                                                          \
     F(LINES)                                                                                                           \
     F(STMT)                                                                                                            \
-    F(INDENT) F(OPENS) F(BODY_INDENT) F(FUNCTION) F(FUNCTION_LINE) F(LOOP) F(BINDS) F(BINDS_KIND) F(BINDS_ATTR)        \
-        F(RETURNS) F(RETURN_VALUE) F(DEVICE_VAR) F(CALL) F(DEVICE_EXPR)
+    F(INDENT)                                                                                                          \
+    F(OPENS)                                                                                                           \
+    F(BODY_INDENT)                                                                                                     \
+    F(FUNCTION)                                                                                                        \
+    F(FUNCTION_LINE)                                                                                                   \
+    F(LOOP)                                                                                                            \
+    F(BINDS)                                                                                                           \
+    F(BINDS_KIND)                                                                                                      \
+    F(BINDS_ATTR)                                                                                                      \
+    F(RETURNS)                                                                                                         \
+    F(RETURN_VALUE)                                                                                                    \
+    F(DEVICE_VAR)                                                                                                      \
+    F(CALL)                                                                                                            \
+    F(DEVICE_EXPR)
 
 /* ---------------------------------------------------------------- derived names */
 
