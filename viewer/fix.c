@@ -26,7 +26,7 @@ static void usage(FILE *f) {
           "for `patch -p0` or `git apply` from the directory the report names its files from. With --verify, the\n"
           "patch is applied to a copy of the program's file and the traced command is run again, on the same\n"
           "simulated GPUs when the trace was made on them: says whether the mismatch is gone, and reports another\n"
-          "one if it fires.\n\n"
+          "one if it fires. It runs the command the trace recorded: use it on traces you made.\n\n"
           "Exit status: 0 a patch was written (--verify: and the program then ran without a device mismatch),\n"
           "1 --verify: the patched program still fails, 2 bad usage, an unreadable trace, or no patch to give\n"
           "(the rule proposes no code, or the source is gone or changed since the run).\n",

@@ -163,19 +163,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         put(data, size);
     }
     /* the SQL mode runs one command per input (the first byte's high bits;
-     * all of them for 10 and up): symbolizing a stack takes tens of ms, and
+     * all of them for 11 and up): symbolizing a stack takes tens of ms, and
      * more inputs find more */
-    int only = g_nseeds ? (data[0] >> 3) % 12 : 10;
+    int only = g_nseeds ? (data[0] >> 3) % 13 : 11;
     const char *p = g_path;
-    if (only == 0 || only >= 10) run(vw_cmd_report, "report", p, NULL, NULL, NULL, NULL);
-    if (only == 1 || only >= 10) run(vw_cmd_report, "report", "--json", "--all-frames", p, NULL, NULL);
-    if (only == 2 || only >= 10) run(vw_cmd_tensors, "tensors", p, NULL, NULL, NULL, NULL);
-    if (only == 3 || only >= 10) run(vw_cmd_tensors, "tensors", "--json", "--alive-at-error", p, NULL, NULL);
-    if (only == 4 || only >= 10) run(vw_cmd_transfers, "transfers", p, NULL, NULL, NULL, NULL);
-    if (only == 5 || only >= 10) run(vw_cmd_transfers, "transfers", "--json", p, NULL, NULL, NULL);
-    if (only == 6 || only >= 10) run(vw_cmd_show, "show", p, "1", NULL, NULL, NULL);
-    if (only == 7 || only >= 10) run(vw_cmd_show, "show", "--json", p, "labels", NULL, NULL);
-    if (only == 8 || only >= 10) run(vw_cmd_export, "export", "--format", "chrome", "-o", "-", p);
-    if (only == 9 || only >= 10) run(vw_cmd_export, "export", "--format", "html", "-o", "-", p);
+    if (only == 0 || only >= 11) run(vw_cmd_report, "report", p, NULL, NULL, NULL, NULL);
+    if (only == 1 || only >= 11) run(vw_cmd_report, "report", "--json", "--all-frames", p, NULL, NULL);
+    if (only == 2 || only >= 11) run(vw_cmd_tensors, "tensors", p, NULL, NULL, NULL, NULL);
+    if (only == 3 || only >= 11) run(vw_cmd_tensors, "tensors", "--json", "--alive-at-error", p, NULL, NULL);
+    if (only == 4 || only >= 11) run(vw_cmd_transfers, "transfers", p, NULL, NULL, NULL, NULL);
+    if (only == 5 || only >= 11) run(vw_cmd_transfers, "transfers", "--json", p, NULL, NULL, NULL);
+    if (only == 6 || only >= 11) run(vw_cmd_show, "show", p, "1", NULL, NULL, NULL);
+    if (only == 7 || only >= 11) run(vw_cmd_show, "show", "--json", p, "labels", NULL, NULL);
+    if (only == 8 || only >= 11) run(vw_cmd_export, "export", "--format", "chrome", "-o", "-", p);
+    if (only == 9 || only >= 11) run(vw_cmd_export, "export", "--format", "html", "-o", "-", p);
+    if (only == 10 || only >= 11) run(vw_cmd_fix, "fix", p, NULL, NULL, NULL, NULL); /* the patch, never --verify */
     return 0;
 }
