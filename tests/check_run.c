@@ -16,30 +16,8 @@
 static char dir[64];
 static char out[1 << 16], err[1 << 16];
 
-static void slurp(const char *path, char *buf, size_t size) {
-    FILE *f = fopen(path, "rb");
-    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
-    buf[n] = '\0';
-    if (f) fclose(f);
-}
-
-/* Runs a shell command in dir; stdout and stderr land in out and err. */
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...) {
-    char cmd[4096], full[4400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    snprintf(full, sizeof full, "cd %s && (%s) >%s/.out 2>%s/.err", dir, cmd, dir, dir);
-    int st = system(full);
-    char p[128];
-    snprintf(p, sizeof p, "%s/.out", dir);
-    slurp(p, out, sizeof out);
-    snprintf(p, sizeof p, "%s/.err", dir);
-    slurp(p, err, sizeof err);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
+/* A shell command in dir (its working directory); stdout and stderr land in out and err. */
+#define sh(...) tu_sh(dir, 1, out, sizeof out, err, sizeof err, __VA_ARGS__)
 
 /* The names in dir (not the captured output), sorted, one per line. */
 static void listing(char *buf, size_t size) {

@@ -16,30 +16,8 @@
 static char dir[64], trace[128], fixed[128];
 static char out[1 << 16], err[1 << 16];
 
-static void slurp(const char *path, char *buf, size_t size) {
-    FILE *f = fopen(path, "rb");
-    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
-    buf[n] = '\0';
-    if (f) fclose(f);
-}
-
-/* Runs a shell command; stdout and stderr land in out and err. */
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...) {
-    char cmd[4096], full[4400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    snprintf(full, sizeof full, "(%s) >%s/out 2>%s/err", cmd, dir, dir);
-    int st = system(full);
-    char p[128];
-    snprintf(p, sizeof p, "%s/out", dir);
-    slurp(p, out, sizeof out);
-    snprintf(p, sizeof p, "%s/err", dir);
-    slurp(p, err, sizeof err);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
+/* A shell command in dir; stdout and stderr land in out and err. */
+#define sh(...) tu_sh(dir, 0, out, sizeof out, err, sizeof err, __VA_ARGS__)
 
 static void setup(void) {
     snprintf(dir, sizeof dir, "/tmp/dt_viewer.XXXXXX");
@@ -666,7 +644,7 @@ END_TEST
  * "| `name` | ...", and each column is named in it as `column`. */
 START_TEST(test_schema_documented) {
     static char doc[1 << 17];
-    slurp(DOCS_DIR "/trace-format.md", doc, sizeof doc);
+    tu_slurp(DOCS_DIR "/trace-format.md", doc, sizeof doc);
     ck_assert_msg(strlen(doc) > 1000, "cannot read " DOCS_DIR "/trace-format.md");
     for (int i = 0; i < TS_NTABLES; i++) {
         const struct ts_table *t = &ts_tables[i];

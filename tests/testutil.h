@@ -7,9 +7,11 @@
 #include <check.h>
 #include <devtrace/dt.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 Suite *make_tensor_suite(void);
 Suite *make_ops_suite(void);
@@ -28,6 +30,34 @@ Suite *make_bugs_suite(void);
 Suite *make_libtorch_suite(void); /* only when built with Torch (DT_HAVE_TORCH) */
 Suite *make_cupti_suite(void);    /* only when the CUPTI headers were found (DT_HAVE_CUPTI) */
 Suite *make_hardening_suite(void);
+
+/* A file's bytes into buf (NUL-terminated, cut at size - 1): its length; "" when it cannot be read. */
+static inline __attribute__((unused)) size_t tu_slurp(const char *path, char *buf, size_t size) {
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
+    buf[n] = '\0';
+    if (f) fclose(f);
+    return n;
+}
+
+/* Runs a shell command (in dir when cd is set), its stdout and stderr captured through dir/.out and dir/.err
+ * into out and err; its status as a shell gives it (128 + N for a signal N). */
+static inline __attribute__((unused, format(printf, 7, 8))) int tu_sh(const char *dir, int cd, char *out, size_t osize,
+                                                                      char *err, size_t esize, const char *fmt, ...) {
+    char cmd[4096], full[4400], p[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    snprintf(full, sizeof full, "%s%s%s(%s) >%s/.out 2>%s/.err", cd ? "cd " : "", cd ? dir : "", cd ? " && " : "", cmd,
+             dir, dir);
+    int st = system(full);
+    snprintf(p, sizeof p, "%s/.out", dir);
+    tu_slurp(p, out, osize);
+    snprintf(p, sizeof p, "%s/.err", dir);
+    tu_slurp(p, err, esize);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
 
 /* Why a test that runs a Python host skips in the sanitizer build. */
 #define TU_SKIP_PYTHON_UNDER_SANITIZERS                                                                                \
