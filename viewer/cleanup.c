@@ -3,10 +3,12 @@
  * file an export writes beside its target are removed on every exit path
  * the viewer can catch (SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT), and the
  * signal then ends the viewer as it would have. Also the checks on an output
- * path: only a regular file (or nothing) is ever replaced. */
+ * path (only a regular file, or nothing, is ever replaced) and writing one
+ * whole or not at all. */
 #include "vw.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,4 +112,38 @@ int vw_output_check(const char *cmd, const char *path) {
                                               : "not a regular file";
     vw_error("%s: %s is %s; give the name of a regular file to write (or - for standard output)", cmd, path, what);
     return -1;
+}
+
+/* Writing OUT whole or not at all: a temp file beside it, registered for removal, renamed over it by
+ * vw_out_finish. */
+FILE *vw_out_open(const char *cmd, const char *out, char *tmp, size_t size) {
+    if (vw_output_check(cmd, out) < 0) return NULL;
+    if (snprintf(tmp, size, "%s.tmpXXXXXX", out) >= (int)size) {
+        vw_error("%s: output path too long", cmd);
+        return NULL;
+    }
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old); /* made and registered for removal at once */
+    int fd = mkstemp(tmp);
+    if (fd >= 0) vw_cleanup_add_file(tmp);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        vw_error("%s: cannot write %s: %s", cmd, out, strerror(errno));
+        if (fd >= 0) close(fd), unlink(tmp), vw_cleanup_drop_file(tmp);
+    }
+    return f;
+}
+
+int vw_out_finish(const char *cmd, const char *out, const char *tmp, FILE *f, int keep) {
+    int bad = ferror(f) | (fflush(f) != 0) | (fsync(fileno(f)) != 0), err = errno, rc = 0;
+    if (fclose(f) != 0) bad = 1, err = errno;
+    if (keep && (bad || rename(tmp, out) != 0)) {
+        vw_error("%s: cannot write %s: %s", cmd, out, strerror(bad ? err : errno));
+        rc = -1;
+    }
+    if (!keep || rc) unlink(tmp);
+    vw_cleanup_drop_file(tmp);
+    return keep ? rc : -1;
 }

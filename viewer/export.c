@@ -16,7 +16,6 @@
 #include "vw.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -738,24 +737,7 @@ static int html_report(FILE *f, struct tl *x, int n) {
  * failed export never leaves a half file under OUT's name); NULL after
  * printing why. */
 static FILE *open_out(const char *out, char *tmp, size_t size) {
-    if (!strcmp(out, "-")) return stdout;
-    if (vw_output_check("export", out) < 0) return NULL;
-    if (snprintf(tmp, size, "%s.tmpXXXXXX", out) >= (int)size) {
-        vw_error("export: output path too long");
-        return NULL;
-    }
-    sigset_t all, old;
-    sigfillset(&all);
-    sigprocmask(SIG_BLOCK, &all, &old); /* made and registered for removal at once */
-    int fd = mkstemp(tmp);
-    if (fd >= 0) vw_cleanup_add_file(tmp);
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        vw_error("export: cannot write %s: %s", out, strerror(errno));
-        if (fd >= 0) close(fd), unlink(tmp), vw_cleanup_drop_file(tmp);
-    }
-    return f;
+    return strcmp(out, "-") ? vw_out_open("export", out, tmp, size) : stdout;
 }
 
 int vw_cmd_export(int argc, char **argv) {
@@ -815,15 +797,7 @@ int vw_cmd_export(int argc, char **argv) {
             chrome_trace(f, x, n);
         }
         if (f != stdout) {
-            int bad = ferror(f) | (fflush(f) != 0) | (fsync(fileno(f)) != 0);
-            int err = errno;
-            if (fclose(f) != 0) bad = 1, err = errno;
-            if (rc == VW_EXIT_OK && (bad || rename(tmp, out) != 0)) {
-                vw_error("export: cannot write %s: %s", out, strerror(bad ? err : errno));
-                rc = VW_EXIT_USAGE;
-            }
-            if (rc != VW_EXIT_OK) unlink(tmp);
-            vw_cleanup_drop_file(tmp);
+            if (vw_out_finish("export", out, tmp, f, rc == VW_EXIT_OK) < 0) rc = VW_EXIT_USAGE;
         } else if (fflush(stdout) != 0 || ferror(stdout)) {
             vw_error("export: cannot write to standard output: %s", strerror(errno));
             rc = VW_EXIT_USAGE;

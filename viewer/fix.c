@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <sha2.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -142,37 +141,13 @@ static int first_patch(struct vw_model *m, struct vw_fix *fix, char **diff, int 
     return rc;
 }
 
-/* Writes text to path through a temp file renamed over it; 0, or -1 after saying why. */
+/* Writes text to path whole or not at all; 0, or -1 after saying why. */
 static int write_file(const char *path, const char *text) {
     char tmp[4200];
-    if (vw_output_check("fix", path) < 0) return -1;
-    if (snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", path) >= (int)sizeof tmp) {
-        vw_error("fix: output path too long");
-        return -1;
-    }
-    sigset_t all, old;
-    sigfillset(&all);
-    sigprocmask(SIG_BLOCK, &all, &old);
-    int fd = mkstemp(tmp);
-    if (fd >= 0) vw_cleanup_add_file(tmp);
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        vw_error("fix: cannot write %s: %s", path, strerror(errno));
-        if (fd >= 0) close(fd), unlink(tmp), vw_cleanup_drop_file(tmp);
-        return -1;
-    }
+    FILE *f = vw_out_open("fix", path, tmp, sizeof tmp);
+    if (!f) return -1;
     fputs(text, f);
-    int bad = ferror(f) | (fflush(f) != 0) | (fsync(fileno(f)) != 0), err = errno;
-    if (fclose(f) != 0) bad = 1, err = errno;
-    if (bad || rename(tmp, path) != 0) {
-        vw_error("fix: cannot write %s: %s", path, strerror(bad ? err : errno));
-        unlink(tmp);
-        vw_cleanup_drop_file(tmp);
-        return -1;
-    }
-    vw_cleanup_drop_file(tmp);
-    return 0;
+    return vw_out_finish("fix", path, tmp, f, 1);
 }
 
 /* ---------------------------------------------------------------- --verify */
@@ -553,6 +528,7 @@ int vw_cmd_fix(int argc, char **argv) {
                 return VW_EXIT_USAGE;
             }
             out = argv[++i];
+            if (!strcmp(out, "-")) out = NULL; /* standard output, as without -o */
         } else if (a[0] == '-' && a[1]) {
             vw_error("fix: unknown option '%s'; see 'devtrace fix --help'", a);
             return VW_EXIT_USAGE;

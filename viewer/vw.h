@@ -207,6 +207,11 @@ void vw_cleanup_drop_dir(const char *dir);
 /* 0 when path is a regular file or does not exist; else -1 after one line
  * naming what it is (a device node, a FIFO, a directory is never replaced). */
 int vw_output_check(const char *cmd, const char *path);
+/* A temp file beside out (its name in tmp), to be renamed over out by vw_out_finish; NULL after saying
+ * why. */
+FILE *vw_out_open(const char *cmd, const char *out, char *tmp, size_t size);
+/* Closes f; when keep, renames tmp over out (0, or -1 after saying why), else removes it (-1). */
+int vw_out_finish(const char *cmd, const char *out, const char *tmp, FILE *f, int keep);
 
 /* "devtrace: <message>" on stderr. */
 void vw_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
