@@ -1,4 +1,5 @@
-"""Tests of the diagnosis engine's rules, one fixture per rule id (tests/rules/<rule-id>.py; run by ctest).
+"""Tests of the diagnosis engine's rules, one fixture per rule id (tests/rules/<rule-id>.py; run by ctest), and
+more for the placements a rule chooses between (tests/rules/<rule-id>.<case>.py).
 
 Each fixture is a short PyTorch program with a device-placement bug that fails only on simulated GPUs. Its
 header says what the report must propose:
@@ -61,7 +62,7 @@ def fixture(name):
     """All checks of one fixture; returns [(check, ok, detail)]."""
     path = os.path.join(FIXTURES, name)
     rule, code, fix = expected(path)
-    if rule != name[:-3] or len(fix) != 1:
+    if rule != name[:-3].split(".")[0] or len(fix) != 1:
         return [("%s: header names its own rule and one line has the fix marker" % name, False,
                  "rule %r, fix markers on lines %r" % (rule, fix))]
     fix = fix[0]
@@ -103,7 +104,7 @@ def rule_ids():
 
 def coverage():
     ids, variants = rule_ids()
-    have = {n[:-3] for n in os.listdir(FIXTURES) if n.endswith(".py")}
+    have = {n[:-3].split(".")[0] for n in os.listdir(FIXTURES) if n.endswith(".py")}
     out = [("rules.c: the rule table read (%d ids, %d variant ids)" % (len(ids), len(set(variants))),
             len(ids) > 0 and len(variants) > 0, "no table or no variant id found in %s" % RULES_C)]
     for rid in sorted(set(ids) | set(variants)):
