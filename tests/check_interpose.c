@@ -1,6 +1,7 @@
 /* Tests of what libdevtrace.so records from programs not built on the
  * runtime: the CUDA runtime calls of a program linked against libcudart
- * (run on the fake libcudart.so.13, so no GPU is needed), the same from a
+ * (run on the fake libcudart.so.13, so no GPU is needed; launches and frees
+ * counted into meta by default, recorded with DEVTRACE_CUDA_ACTIVITY=1), the same from a
  * Python host that loads it RTLD_LOCAL with ctypes, C++ throws (type, what(),
  * rethrows, the per-site limit, a std::exception base at an offset), the
  * parsing of device-mismatch messages, and PyTorch's own device-mismatch
@@ -63,12 +64,31 @@ START_TEST(test_cudart_calls_recorded) {
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE api = 'cudaMallocHost' AND host = 'pinned' "
                                "AND bytes = 1024"),
                      1);
-    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE kind = 'free'"), 4);
-    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE kind = 'launch' AND func <> '0x0'"), 1);
+    /* by default the launch and the frees are forwarded and counted, not recorded */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE kind IN ('free', 'launch')"), 0);
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key = 'cuda_launches_counted'"), 1);
+    ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key = 'cuda_frees_counted'"), 4);
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE kind = 'sync'"), 2);
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE kind = 'memset' AND bytes = 16"), 1);
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE kind = 'set_device' AND device = 0"), 1);
     /* each call's innermost frame is the program's own, not the tracer's */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM cuda_calls c JOIN frames f ON f.id = c.stack JOIN modules m ON "
+                               "f.ip >= m.start AND f.ip < m.end WHERE m.path NOT LIKE '%/cuda_user'"),
+                     0);
+    sqlite3_close(db);
+}
+END_TEST
+
+/* DEVTRACE_CUDA_ACTIVITY=1, and its older name: launches and frees recorded
+ * too, with their stacks, and nothing counted instead. */
+static void check_activity_on(const char *env) {
+    run_both((const char *const[]){env, NULL}, (const char *const[]){CUDA_USER, "fail", NULL}, 0);
+    ck_assert_msg(!strstr(err_buf, "warning"), "%s: %s", env, err_buf);
+    sqlite3 *db = open_trace("t.db");
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM cuda_calls WHERE kind = 1"), 8);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE kind = 'free'"), 4);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM v_cuda_calls WHERE kind = 'launch' AND func <> '0x0'"), 1);
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM meta WHERE key GLOB 'cuda_*_counted'"), 0);
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM cuda_calls c JOIN frames f ON f.id = c.stack JOIN modules m ON "
                                "f.ip >= m.start AND f.ip < m.end WHERE m.path NOT LIKE '%/cuda_user'"),
                      0);
@@ -78,6 +98,11 @@ START_TEST(test_cudart_calls_recorded) {
                      1);
     sqlite3_close(db);
 }
+
+START_TEST(test_cudart_activity_opt_in) { check_activity_on("DEVTRACE_CUDA_ACTIVITY=1"); }
+END_TEST
+
+START_TEST(test_cudart_activity_old_name) { check_activity_on("DEVTRACE_CUPTI_ACTIVITY=1"); }
 END_TEST
 
 START_TEST(test_cudart_off_when_tracing_off) {
@@ -380,7 +405,9 @@ static const char *json_eval(const char *expr) {
  * runtime tensors and what there is instead, report sums the CUDA calls up,
  * and the Chrome export has them on the thread's and the device's tracks. */
 START_TEST(test_viewer_on_cuda_program) {
-    run_both(NULL, (const char *const[]){CUDA_USER, "loop", "6", NULL}, 0);
+    /* with the launches recorded, which the report and the timeline show */
+    run_both((const char *const[]){"DEVTRACE_CUDA_ACTIVITY=1", NULL},
+             (const char *const[]){CUDA_USER, "loop", "6", NULL}, 0);
     ck_assert_str_eq(out_buf, "loop total 12.0 rc 0\n");
     int batch = marker_line(CUDA_USER_SOURCE, "the batch, every step"),
         item = marker_line(CUDA_USER_SOURCE, "loss.item(), every step");
@@ -533,6 +560,8 @@ Suite *make_interpose_suite(void) {
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_cudart_calls_recorded);
+    tcase_add_test(tc, test_cudart_activity_opt_in);
+    tcase_add_test(tc, test_cudart_activity_old_name);
     tcase_add_test(tc, test_cuda_copies_joined_to_ops);
     tcase_add_test(tc, test_cudart_off_when_tracing_off);
     tcase_add_test(tc, test_cudart_under_ctypes_host);

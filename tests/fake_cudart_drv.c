@@ -5,7 +5,10 @@
  * interposition sees as well as CUPTI (the double-counting test). Like the
  * real one it opens libcuda.so.1 at its first call and calls cuInit (where
  * the driver starts the injection library), and announces each of its
- * calls to the driver's tool, as runtime API callbacks. */
+ * calls to the driver's tool, as runtime API callbacks, from internal
+ * functions named as CUDA 12 and 13 name theirs in libcudart_static.a
+ * (libcudart_static_<sha1>): between the program's call and the driver
+ * are the entry point's frame and an internal one, as on a real GPU. */
 #include "fake_cuda.h"
 
 #include <cupti.h>
@@ -65,6 +68,18 @@ static cudaError_t err_of(CUresult r) {
 }
 
 #define DEV(p) ((CUdeviceptr)(uintptr_t)(p))
+
+/* The call's exit announced from an internal function of its own frame
+ * (not a tail call: the empty asm after the call keeps the frame). */
+__attribute__((noinline)) void libcudart_static_3f0c9a4e1b7d2c865a0e4f19d3b8c7a2e6f5d401(int cbid, const char *name,
+                                                                                         const void *params,
+                                                                                         cudaError_t *rc, uint32_t corr,
+                                                                                         uint64_t *data) {
+    D.exit(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, name, params, rc, corr, data);
+    __asm__ volatile("" ::: "memory");
+}
+#define RUNTIME_EXIT libcudart_static_3f0c9a4e1b7d2c865a0e4f19d3b8c7a2e6f5d401
+
 /* A runtime call: announced, done on the driver, announced done. */
 #define RUNTIME(cbid, name, params, body)                                                                              \
     do {                                                                                                               \
@@ -72,7 +87,7 @@ static cudaError_t err_of(CUresult r) {
         uint64_t data_ = 0;                                                                                            \
         uint32_t corr_ = D.enter(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, name, &(params), &data_);                          \
         cudaError_t rc_ = (body);                                                                                      \
-        D.exit(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, name, &(params), &rc_, corr_, &data_);                               \
+        RUNTIME_EXIT(cbid, name, &(params), &rc_, corr_, &data_);                                                      \
         return rc_;                                                                                                    \
     } while (0)
 

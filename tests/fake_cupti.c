@@ -10,12 +10,17 @@
  * (another profiler subscribed: cuptiSubscribe returns
  * CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED), "init" (no driver:
  * CUPTI_ERROR_NOT_INITIALIZED), "activity" (cuptiActivityEnable refuses),
- * "version" (cuptiGetVersion fails). */
+ * "version" (cuptiGetVersion fails).
+ *
+ * FAKE_CUPTI_STATS=FILE: at exit, what the client asked for and what it
+ * cost it, one "key value" a line: callbacks delivered, of them launches,
+ * callback ids enabled, whole domains enabled (cuptiEnableDomain). */
 #include "fake_cuda.h"
 
 #include <cupti.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +36,20 @@ static CUpti_BuffersCallbackRequestFunc buf_request;
 static CUpti_BuffersCallbackCompleteFunc buf_complete;
 static uint8_t *buf; /* the buffer being filled */
 static size_t buf_size, buf_used;
+static unsigned long n_delivered, n_launches, n_domains; /* FAKE_CUPTI_STATS (atomic adds) */
+
+__attribute__((destructor)) static void write_stats(void) {
+    const char *path = getenv("FAKE_CUPTI_STATS");
+    FILE *f = path && *path ? fopen(path, "w") : NULL;
+    if (!f) return;
+    unsigned long ids = 0;
+    for (int d = 0; d < 2; d++)
+        for (int i = 0; i < 1024; i++) ids += enabled[d][i];
+    fprintf(f, "callbacks %lu\nlaunch_callbacks %lu\nenabled_ids %lu\nenabled_domains %lu\n",
+            __atomic_load_n(&n_delivered, __ATOMIC_RELAXED), __atomic_load_n(&n_launches, __ATOMIC_RELAXED), ids,
+            n_domains);
+    fclose(f);
+}
 
 static int failing(const char *what) {
     const char *f = getenv("FAKE_CUPTI_FAIL");
@@ -61,6 +80,11 @@ static void on_api(int domain, int cbid, const char *name, const void *params, c
                    uint64_t *data) {
     int d = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
     if (!subscribed || cbid < 0 || cbid >= 1024 || !enabled[d][cbid]) return;
+    __atomic_add_fetch(&n_delivered, 1, __ATOMIC_RELAXED);
+    if (d ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 ||
+                cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000
+          : cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel || cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz)
+        __atomic_add_fetch(&n_launches, 1, __ATOMIC_RELAXED);
     CUpti_CallbackData cb = {
         .callbackSite = site ? CUPTI_API_EXIT : CUPTI_API_ENTER,
         .functionName = name,
@@ -163,6 +187,7 @@ EXPORT CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle sub
     if (domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API)
         return CUPTI_ERROR_INVALID_PARAMETER;
     memset(enabled[domain == CUPTI_CB_DOMAIN_RUNTIME_API], enable != 0, 1024);
+    n_domains += enable != 0;
     return CUPTI_SUCCESS;
 }
 

@@ -15,12 +15,25 @@
  *
  * Pointer kinds come from the real cudaPointerGetAttributes, which since
  * CUDA 11 succeeds for pageable memory (type "unregistered"); it is only
- * asked about pointers the program itself passed to a copy. */
+ * asked about pointers the program itself passed to a copy.
+ *
+ * By default only what the viewer reads is recorded: copies, sets,
+ * allocations, synchronisations, device switches. Kernel launches and frees
+ * are forwarded and counted (no stack, no record: the count goes into the
+ * trace's meta at exit); DEVTRACE_CUDA_ACTIVITY=1 records them too, as it
+ * turns on CUPTI's launch callbacks and activity records (cupti.c). */
 #include "tr_impl.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* Shared with init.c and cupti.c; declared here while tr_impl.h is being
+ * reorganised (move them there): this process's trace, NULL when it has
+ * none; whether launches and frees are recorded (1) or counted (0). */
+const char *tr_api_trace_path(void);
+TR_HIDDEN int tr_cuda_activity(void);
 
 typedef int cudaError_t;
 typedef void *cudaStream_t;
@@ -72,6 +85,60 @@ static int current_device(void) {
     *(void **)&f = real_fn(&slot, "cudaGetDevice", 0);
     int d = -1;
     return f && f(&d) == 0 ? d : -1;
+}
+
+/* ---------------------------------------------------------------- what is recorded */
+
+/* DEVTRACE_CUDA_ACTIVITY (DEVTRACE_CUPTI_ACTIVITY, its older name, when it
+ * is not set): 1 records every launch and free and CUPTI's activity
+ * records; 0, the default, counts launches and frees instead. Read once. */
+static _Atomic int g_activity = -1;
+
+static int activity_from_env(void) {
+    const char *name = "DEVTRACE_CUDA_ACTIVITY", *v = getenv(name);
+    if (!v || !*v) name = "DEVTRACE_CUPTI_ACTIVITY", v = getenv(name);
+    if (!v || !*v || !strcmp(v, "0")) return 0;
+    if (!strcmp(v, "1")) return 1;
+    tr_info("warning: %s=%s is not 0 or 1; kernel launches are counted, not recorded (the default)", name, v);
+    return 0;
+}
+
+int tr_cuda_activity(void) {
+    int on = atomic_load_explicit(&g_activity, memory_order_relaxed);
+    if (on >= 0) return on;
+    int expected = -1;
+    on = activity_from_env();
+    if (!atomic_compare_exchange_strong(&g_activity, &expected, on)) on = expected; /* another thread read it */
+    return on;
+}
+
+/* Calls forwarded without a record (activity off), by kind: alone on their
+ * line, which every launch takes for its add. */
+static _Alignas(64) _Atomic uint64_t g_counted[8];
+
+static void reset_counted(void) {
+    for (size_t i = 0; i < sizeof g_counted / sizeof g_counted[0]; i++) atomic_store(&g_counted[i], 0);
+}
+
+__attribute__((constructor)) static void cuda_counts_init(void) { pthread_atfork(NULL, NULL, reset_counted); }
+
+/* The counts into the finished trace's meta, so that nothing is dropped
+ * silently: this destructor's priority runs it after the tracer's own
+ * (init.c), which finishes the trace. A process that ends in _exit or exec
+ * or is killed has no destructors, and its trace no count. */
+__attribute__((destructor(101))) static void cuda_counts_note(void) {
+    static const struct {
+        int kind;
+        const char *key;
+    } keys[] = {{K_LAUNCH, "cuda_launches_counted"}, {K_FREE, "cuda_frees_counted"}};
+    const char *path = tr_api_trace_path();
+    for (size_t i = 0; path && i < sizeof keys / sizeof keys[0]; i++) {
+        uint64_t n = atomic_load(&g_counted[keys[i].kind]);
+        char value[24];
+        snprintf(value, sizeof value, "%llu", (unsigned long long)n);
+        if (n && tr_writer_note(path, keys[i].key, value) < 0)
+            tr_info("warning: %llu %s not written into %s", (unsigned long long)n, keys[i].key, path);
+    }
 }
 
 /* ---------------------------------------------------------------- recording */
@@ -152,6 +219,18 @@ static void classify(struct call *c, int kind) {
         return rc_;                                                                                                    \
     } while (0)
 
+/* A call of a kind recorded only with DEVTRACE_CUDA_ACTIVITY=1: without
+ * it, forwarded and counted, with no stack, record or depth guard (the
+ * launch callbacks of CUPTI are off then too). */
+#define COUNT_OR_RUN(c, call_expr, after)                                                                              \
+    do {                                                                                                               \
+        if (!tr_cuda_activity()) {                                                                                     \
+            atomic_fetch_add_explicit(&g_counted[(c).kind], 1, memory_order_relaxed);                                  \
+            return (call_expr);                                                                                        \
+        }                                                                                                              \
+        RUN(c, call_expr, after);                                                                                      \
+    } while (0)
+
 /* ---------------------------------------------------------------- memory */
 
 typedef cudaError_t (*malloc_fn)(void **, size_t);
@@ -205,7 +284,7 @@ MALLOC_ASYNC(cudaMallocAsync_ptsz)
     TR_EXPORT cudaError_t name(void *p) {                                                                              \
         REAL(name, free_fn);                                                                                           \
         struct call c = {.api = #name, .kind = K_FREE, .dir = -1, .host = hostkind, .peer = -1, .dst = p};             \
-        RUN(c, real(p), c.device = hostkind == H_PINNED ? -1 : current_device());                                      \
+        COUNT_OR_RUN(c, real(p), c.device = hostkind == H_PINNED ? -1 : current_device());                             \
     }
 FREE(cudaFree, H_NONE)
 FREE(cudaFreeHost, H_PINNED)
@@ -214,7 +293,7 @@ FREE(cudaFreeHost, H_PINNED)
     TR_EXPORT cudaError_t name(void *p, cudaStream_t s) {                                                              \
         REAL(name, free_async_fn);                                                                                     \
         struct call c = {.api = #name, .kind = K_FREE, .dir = -1, .host = H_NONE, .peer = -1, .dst = p, .stream = s};  \
-        RUN(c, real(p, s), c.device = current_device());                                                               \
+        COUNT_OR_RUN(c, real(p, s), c.device = current_device());                                                      \
     }
 FREE_ASYNC(cudaFreeAsync)
 FREE_ASYNC(cudaFreeAsync_ptsz)
@@ -375,7 +454,7 @@ MEMSET_ASYNC(cudaMemsetAsync_ptsz)
         REAL(name, launch_fn);                                                                                         \
         struct call c = {                                                                                              \
             .api = #name, .kind = K_LAUNCH, .dir = -1, .host = H_NONE, .peer = -1, .func = f, .stream = s};            \
-        RUN(c, real(f, grid, block, args, shmem, s), c.device = current_device());                                     \
+        COUNT_OR_RUN(c, real(f, grid, block, args, shmem, s), c.device = current_device());                            \
     }
 LAUNCH(cudaLaunchKernel)
 LAUNCH(cudaLaunchKernel_ptsz)

@@ -16,19 +16,34 @@
  * runtime call's nested driver calls are not rows of their own. Any CUPTI
  * failure (no libcupti, no driver, another profiler subscribed: one
  * subscriber per process) prints one warning and leaves the interposition
- * as it was. Not done: joining copies to the runtime's tensors by address. */
+ * as it was. Not done: joining copies to the runtime's tensors by address.
+ *
+ * What is enabled is what the viewer reads (copies, sets, allocations), one
+ * callback id at a time; launches, frees and the activity records only with
+ * DEVTRACE_CUDA_ACTIVITY=1 (its older name DEVTRACE_CUPTI_ACTIVITY too). A
+ * call's stack starts at the program's call: the frames of libcupti,
+ * libcuda and a shared libcudart are left out by their objects' names, those
+ * of a cudart linked into the program (nvcc's default) by their symbols. */
 #include "tr_impl.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #if defined(TR_HAVE_CUPTI)
 #include <cupti.h>
+
+/* cuda.c: whether launches, frees and activity records are recorded
+ * (declared here while tr_impl.h is being reorganised: move it there). */
+TR_HIDDEN int tr_cuda_activity(void);
 
 enum { K_MEMCPY = 1, K_MALLOC = 2, K_FREE = 3, K_MEMSET = 4, K_LAUNCH = 5 }; /* cuda_calls.kind, as in cuda.c */
 enum { H_NONE = -1, H_PAGEABLE = 0, H_PINNED = 1, H_MANAGED = 2 };
@@ -147,14 +162,191 @@ static int skipped(uintptr_t ip) {
     return 0;
 }
 
-/* The calling thread's stack from the program's call outward. */
-static int capture(uint64_t *ips, int max) {
+/* ---------------------------------------------------------------- a cudart inside the program */
+
+/* A cudart linked into an object (libcudart_static.a, nvcc's default; a
+ * library's private copy) is found by its symbols, not by the object's
+ * name: its internal functions are named libcudart_static_<hash> (CUDA 12
+ * and 13) or __cudart<n> (older), its entry points cuda<Name> and
+ * __cuda<Name>. An object with no internal function of cudart's has none
+ * (a program's own cudaCheck helper stays its code). Each object is read
+ * once (its .symtab, else .dynsym, from its file), when a recorded call's
+ * stack first reaches it; a stripped one reads as having none. */
+struct cudart_fn {
+    uintptr_t lo, hi; /* loaded address range */
+    uint32_t entry;   /* 0: internal; else the FNV-1a hash of an entry point's name */
+};
+#define CUDART_OBJS 32
+static struct cudart_obj {
+    uintptr_t lo, hi;      /* the object's executable segments, loaded */
+    struct cudart_fn *fns; /* sorted by lo; NULL when it has no cudart */
+    size_t nfns;
+} g_objs[CUDART_OBJS];
+static _Atomic int g_nobjs; /* entries of g_objs published (filled before the count is raised) */
+static pthread_mutex_t g_objs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint32_t name_hash(const char *s) {
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h ? h : 1;
+}
+
+/* 1: an internal function of cudart's; 2: an entry point; 0: neither. */
+static int cudart_name(const char *n) {
+    if (!strncmp(n, "libcudart_static_", 17) || !strncmp(n, "__cudart", 8)) return 1;
+    if (!strncmp(n, "__cuda", 6)) n += 2;
+    return !strncmp(n, "cuda", 4) && n[4] >= 'A' && n[4] <= 'Z' ? 2 : 0;
+}
+
+static int fn_cmp(const void *a, const void *b) {
+    uintptr_t x = ((const struct cudart_fn *)a)->lo, y = ((const struct cudart_fn *)b)->lo;
+    return x < y ? -1 : x > y;
+}
+
+/* The cudart functions of the object mapped at base from file path, into
+ * o->fns (malloc'd); none when the file cannot be read or has no symbols. */
+static void read_cudart_fns(struct cudart_obj *o, const char *path, uintptr_t base) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0) return;
+    void *map = fstat(fd, &st) == 0 && st.st_size > (off_t)sizeof(ElfW(Ehdr))
+                    ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
+                    : MAP_FAILED;
+    close(fd);
+    if (map == MAP_FAILED) return;
+    const unsigned char *f = map;
+    size_t size = (size_t)st.st_size;
+    const ElfW(Ehdr) *eh = map;
+    const ElfW(Shdr) *sh = NULL;
+    if (!memcmp(eh->e_ident, ELFMAG, SELFMAG) &&
+        eh->e_ident[EI_CLASS] == (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) &&
+        eh->e_shentsize == sizeof(ElfW(Shdr)) && eh->e_shoff < size &&
+        eh->e_shnum <= (size - eh->e_shoff) / sizeof(ElfW(Shdr)))
+        sh = (const ElfW(Shdr) *)(f + eh->e_shoff);
+    const ElfW(Shdr) *symtab = NULL;
+    for (int pass = 0; sh && pass < 2 && !symtab; pass++)
+        for (int i = 0; i < eh->e_shnum && !symtab; i++)
+            if (sh[i].sh_type == (pass ? SHT_DYNSYM : SHT_SYMTAB) && sh[i].sh_link < eh->e_shnum) symtab = &sh[i];
+    const ElfW(Shdr) *strs = symtab ? &sh[symtab->sh_link] : NULL;
+    if (!symtab || symtab->sh_offset > size || symtab->sh_size > size - symtab->sh_offset ||
+        symtab->sh_entsize != sizeof(ElfW(Sym)) || strs->sh_offset > size || strs->sh_size > size - strs->sh_offset) {
+        munmap(map, size);
+        return;
+    }
+    const ElfW(Sym) *syms = (const ElfW(Sym) *)(f + symtab->sh_offset);
+    size_t nsyms = symtab->sh_size / sizeof(ElfW(Sym)), n = 0, internal = 0;
+    const char *names = (const char *)(f + strs->sh_offset);
+    for (int fill = 0; fill < 2; fill++) {
+        for (size_t i = 0; i < nsyms; i++) {
+            const ElfW(Sym) *y = &syms[i];
+            if (ELF64_ST_TYPE(y->st_info) != STT_FUNC || y->st_shndx == SHN_UNDEF || !y->st_size ||
+                y->st_name >= strs->sh_size || !memchr(names + y->st_name, 0, strs->sh_size - y->st_name))
+                continue;
+            int kind = cudart_name(names + y->st_name);
+            if (!kind) continue;
+            if (fill)
+                o->fns[n] = (struct cudart_fn){base + y->st_value, base + y->st_value + y->st_size,
+                                               kind == 2 ? name_hash(names + y->st_name) : 0};
+            n++, internal += kind == 1;
+        }
+        if (fill || !internal || !(o->fns = malloc(n * sizeof *o->fns))) break;
+        n = internal = 0;
+    }
+    if (o->fns) {
+        o->nfns = n;
+        qsort(o->fns, n, sizeof *o->fns, fn_cmp);
+    }
+    munmap(map, size);
+}
+
+struct obj_query {
+    uintptr_t ip;
+    struct cudart_obj *o;
+};
+
+/* dl_iterate_phdr: the object holding q->ip, read into q->o. */
+static int find_obj(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    struct obj_query *q = data;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    int holds = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+        if (p->p_type != PT_LOAD || !(p->p_flags & PF_X)) continue;
+        uintptr_t a = info->dlpi_addr + p->p_vaddr, b = a + p->p_memsz;
+        if (a < lo) lo = a;
+        if (b > hi) hi = b;
+        holds |= q->ip >= a && q->ip < b;
+    }
+    if (!holds) return 0;
+    q->o->lo = lo, q->o->hi = hi;
+    read_cudart_fns(q->o, info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "/proc/self/exe", info->dlpi_addr);
+    return 1;
+}
+
+/* The object holding ip, read the first time; NULL when none is known
+ * (the table is full, or no object holds it). */
+static const struct cudart_obj *obj_of(uintptr_t ip) {
+    int n = atomic_load_explicit(&g_nobjs, memory_order_acquire);
+    for (int i = 0; i < n; i++)
+        if (ip >= g_objs[i].lo && ip < g_objs[i].hi) return &g_objs[i];
+    pthread_mutex_lock(&g_objs_lock);
+    const struct cudart_obj *found = NULL;
+    n = atomic_load(&g_nobjs);
+    for (int i = 0; i < n && !found; i++)
+        if (ip >= g_objs[i].lo && ip < g_objs[i].hi) found = &g_objs[i];
+    if (!found && n < CUDART_OBJS) {
+        struct obj_query q = {ip, &g_objs[n]};
+        memset(q.o, 0, sizeof *q.o);
+        if (dl_iterate_phdr(find_obj, &q)) {
+            found = q.o;
+            atomic_store_explicit(&g_nobjs, n + 1, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&g_objs_lock);
+    return found;
+}
+
+/* The cudart function of o holding ip, or NULL. */
+static const struct cudart_fn *cudart_fn_at(const struct cudart_obj *o, uintptr_t ip) {
+    size_t lo = 0, hi = o->nfns;
+    while (lo < hi) { /* the last function starting at or before ip */
+        size_t mid = (lo + hi) / 2;
+        if (o->fns[mid].lo <= ip)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo && ip < o->fns[lo - 1].hi ? &o->fns[lo - 1] : NULL;
+}
+
+/* The first of buf[i..n) outside the object's own cudart: its internal
+ * functions and the entry point the program called (api, its name), which
+ * is the last frame left out. Past the innermost, each is a return address,
+ * just after its call: ip - 1 is inside the calling function. */
+static int past_cudart(void *const *buf, int i, int n, const char *api) {
+    const struct cudart_obj *o = i < n ? obj_of((uintptr_t)buf[i] - (i > 0)) : NULL;
+    if (!o || !o->fns) return i;
+    uint32_t want = api ? name_hash(api) : 0;
+    for (int k = i; k < n; k++) {
+        uintptr_t ip = (uintptr_t)buf[k] - (k > 0);
+        const struct cudart_fn *fn = ip >= o->lo && ip < o->hi ? cudart_fn_at(o, ip) : NULL;
+        if (!fn) return k;
+        if (fn->entry && fn->entry == want) return k + 1;
+    }
+    return i; /* all of it cudart's: not a stack this understands */
+}
+
+/* The calling thread's stack from the program's call outward (api: the
+ * function called, as CUPTI names it). */
+static int capture(uint64_t *ips, int max, const char *api) {
     void *buf[TR_MAX_DEPTH + 48];
     int want = max + 48;
     if (want > (int)(sizeof buf / sizeof buf[0])) want = (int)(sizeof buf / sizeof buf[0]);
     int n = tr_unw_backtrace ? tr_unw_backtrace(buf, want) : backtrace(buf, want);
     int i = 0, k = 0;
     while (i < n && skipped((uintptr_t)buf[i])) i++;
+    i = past_cudart(buf, i, n, api);
     for (; i < n && k < max; i++) ips[k++] = (uint64_t)(uintptr_t)buf[i];
     return k;
 }
@@ -376,15 +568,18 @@ static int decode(CUpti_CallbackDomain dom, CUpti_CallbackId id, const CUpti_Cal
 #undef U
 }
 
-/* The call ids enabled: only these reach on_callback. */
+/* The call ids enabled, one by one (never a whole domain: every call of
+ * an enabled id costs a callback, on a real driver with a stack 1.7-3 us):
+ * by default what a chain, `devtrace transfers` and the report read, the
+ * copies, sets and allocations (the report lists the allocations before an
+ * error); with DEVTRACE_CUDA_ACTIVITY=1 also the launches and frees, which
+ * only the export's timeline shows. Only these reach on_callback. */
 static const CUpti_CallbackId runtime_ids[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,           CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000,    CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020,         CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000,    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
     CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000,      CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
     CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020,
     CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020,     CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020,       CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020,
     CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_v3020,         CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_ptds_v7000,
     CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_v3020,    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_ptsz_v7000,
     CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeer_v4000,       CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000,
@@ -392,14 +587,16 @@ static const CUpti_CallbackId runtime_ids[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbol_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbolAsync_v3020,
     CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,           CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000,
     CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,      CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+};
+static const CUpti_CallbackId runtime_activity_ids[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020,         CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020,   CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
 };
 static const CUpti_CallbackId driver_ids[] = {
     CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,
     CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2,
     CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged,
-    CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
-    CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost,
     CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2,
     CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2_ptds,
     CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2,
@@ -418,18 +615,30 @@ static const CUpti_CallbackId driver_ids[] = {
     CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2_ptds,
     CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2,
     CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2_ptds,
+};
+static const CUpti_CallbackId driver_activity_ids[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
 };
 
+/* Enables each of ids (n of them) in domain dom; the first failure. */
+static CUptiResult enable_ids(CUpti_CallbackDomain dom, const CUpti_CallbackId *ids, size_t n) {
+    CUptiResult r = CUPTI_SUCCESS;
+    for (size_t i = 0; i < n && r == CUPTI_SUCCESS; i++) r = C.enable_callback(1, g_sub, dom, ids[i]);
+    return r;
+}
+#define ENABLE_IDS(dom, ids) enable_ids(dom, ids, sizeof ids / sizeof ids[0])
+
 /* One cuda_calls row, with the stacks of this (the calling) thread. */
-static void emit_call(const struct row *c, int device, int rc, uint64_t dur, uint32_t corr) {
+static void emit_call(const struct row *c, const char *fn, int device, int rc, uint64_t dur, uint32_t corr) {
     struct tr_ring *ring = tr_ring_self();
     if (!ring) return;
     uint64_t seq = atomic_fetch_add_explicit(&g_tr.next_seq, 1, memory_order_relaxed);
     uint64_t stamp = tr_stamp();
     uint64_t ips[TR_MAX_DEPTH], py[2 * TR_MAX_PY];
-    int nips = tr_no_native ? 0 : capture(ips, g_tr.cfg.depth);
+    int nips = tr_no_native ? 0 : capture(ips, g_tr.cfg.depth, fn);
     int npy = g_tr.cfg.python && tr_no_native != DTP_STACKS_NONE ? tr_py_capture(py, TR_MAX_PY) : 0;
     struct tr_ev e = {.kind = TR_EV_CUDA, .nint = 13, .nstr = 1, .stack = 1};
     uint64_t v[13] = {(uint64_t)c->kind,
@@ -480,7 +689,8 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain dom, CUpti
     uint64_t t0 = cb->correlationData ? *cb->correlationData : 0;
     uint32_t device = 0; /* of the call's context (the current one when it has none) */
     int have_device = C.device_id && C.device_id(cb->context, &device) == CUPTI_SUCCESS;
-    emit_call(&r, have_device ? (int)device : -1, rc, t0 ? tr_now_ns() - t0 : 0, cb->correlationId);
+    emit_call(&r, cb->functionName ? cb->functionName : r.api + 6, have_device ? (int)device : -1, rc,
+              t0 ? tr_now_ns() - t0 : 0, cb->correlationId);
     errno = saved_errno;
 }
 
@@ -608,18 +818,19 @@ static const char *start_cupti(char *why, size_t size) {
                      : "");
         return why;
     }
-    for (size_t i = 0; i < sizeof runtime_ids / sizeof runtime_ids[0] && r == CUPTI_SUCCESS; i++)
-        r = C.enable_callback(1, g_sub, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_ids[i]);
-    for (size_t i = 0; i < sizeof driver_ids / sizeof driver_ids[0] && r == CUPTI_SUCCESS; i++)
-        r = C.enable_callback(1, g_sub, CUPTI_CB_DOMAIN_DRIVER_API, driver_ids[i]);
+    int activity = tr_cuda_activity();
+    r = ENABLE_IDS(CUPTI_CB_DOMAIN_RUNTIME_API, runtime_ids);
+    if (r == CUPTI_SUCCESS) r = ENABLE_IDS(CUPTI_CB_DOMAIN_DRIVER_API, driver_ids);
+    if (r == CUPTI_SUCCESS && activity) r = ENABLE_IDS(CUPTI_CB_DOMAIN_RUNTIME_API, runtime_activity_ids);
+    if (r == CUPTI_SUCCESS && activity) r = ENABLE_IDS(CUPTI_CB_DOMAIN_DRIVER_API, driver_activity_ids);
     if (r != CUPTI_SUCCESS) {
         C.unsubscribe(g_sub);
         snprintf(why, size, "cuptiEnableCallback: %s", result_text(r));
         return why;
     }
-    /* The activity API: without it the calls are still recorded. */
-    const char *act = getenv("DEVTRACE_CUPTI_ACTIVITY");
-    if (act && !strcmp(act, "0")) return NULL;
+    /* The activity API, only when asked for: without it the calls are
+     * still recorded. */
+    if (!activity) return NULL;
     r = C.register_buffers(on_buffer_request, on_buffer_complete);
     if (r == CUPTI_SUCCESS) r = C.activity_enable(CUPTI_ACTIVITY_KIND_MEMCPY);
     if (r == CUPTI_SUCCESS) r = C.activity_enable(CUPTI_ACTIVITY_KIND_MEMSET);
