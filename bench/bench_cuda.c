@@ -6,7 +6,10 @@
  * the real function, the depth guard, the stacks and the record (for a copy,
  * two cudaPointerGetAttributes and a cudaGetDevice too). Used by bench/run.sh.
  * Modes: memcpy (HtoD, 64 bytes from pageable memory), launch (a no-op
- * kernel), malloc (cudaMalloc + cudaFree: two calls per iteration). */
+ * kernel), malloc (cudaMalloc + cudaFree: two calls per iteration). By
+ * default the tracer records the copies and allocations and only counts
+ * the launches and frees; run.sh measures DEVTRACE_CUDA_ACTIVITY=1, which
+ * records them all, beside it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

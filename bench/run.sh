@@ -6,12 +6,17 @@
 #   bytes per event in the finished trace (target <= 40),
 #   the workload traced over untraced wall time (target <= 1.05),
 #   the fixed cost of starting and finishing a trace,
-#   the cost the CUDA runtime wrappers add per call, and CUPTI's (on the tests' fakes),
+#   the cost the CUDA runtime wrappers add per call, and CUPTI's (on the tests' fakes):
+#     untraced, traced by default (launches and frees counted) and with
+#     DEVTRACE_CUDA_ACTIVITY=1 (launches, frees and activity records recorded),
 #   an op storm on 1 and 8 threads: events lost (goal 0) and traced/untraced,
-# Usage: bench/run.sh [BUILD_DIR]   (default: build)
+# Usage: bench/run.sh [BUILD_DIR] [cuda]   (default: build; `cuda`: the CUDA sections only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build}
+ONLY=${2:-}
+case "$ONLY" in ""|cuda) ;; *) echo "usage: bench/run.sh [BUILD_DIR] [cuda]" >&2; exit 2 ;; esac
+[ -f "$B/tracer/libdevtrace.so" ] || { echo "bench: no $B/tracer/libdevtrace.so: build the project first" >&2; exit 2; }
 LIB=$B/tracer/libdevtrace.so
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -32,6 +37,50 @@ wall() {
   echo $(( (e - s) / 1000 ))
 }
 
+ratio() { echo "scale=2; $1 / $2" | bc; }
+# cuda_cost DIR PROG MODE [VAR=VALUE...]: best of 5 ns/call of PROG MODE on the fakes in DIR
+cuda_cost() {
+  local dir=$1 prog=$2 mode=$3 i; shift 3
+  for i in 1 2 3 4 5; do
+    (for v in "$@"; do export "$v"; done; DEVTRACE_OUTPUT=$tmp/k$mode$i.db DEVTRACE_OVERWRITE=1 LD_LIBRARY_PATH=$dir \
+      $B/bench/$prog $mode 100000) | awk '{print $2}'
+  done | best
+}
+traced=(DEVTRACE_QUIET=1 DEVTRACE_RING_KB=524288 LD_PRELOAD=$LIB)
+activity=(DEVTRACE_CUDA_ACTIVITY=1)
+
+echo "== interposition: ns per CUDA runtime call (fake libcudart, 20-frame stack), best of 5"
+echo "   default: copies and allocations recorded, launches and frees counted; activity: DEVTRACE_CUDA_ACTIVITY=1"
+for mode in memcpy launch malloc; do
+  base=$(cuda_cost $B/tests/fakecuda bench_cuda $mode)
+  def=$(cuda_cost $B/tests/fakecuda bench_cuda $mode "${traced[@]}")
+  act=$(cuda_cost $B/tests/fakecuda bench_cuda $mode "${traced[@]}" "${activity[@]}")
+  echo "  $mode: untraced $base ns; default $def ns (x$(ratio $def $base), +$(echo "$def - $base" | bc) ns); activity $act ns (x$(ratio $act $base), +$(echo "$act - $base" | bc) ns)"
+done
+
+if [ -x $B/bench/bench_cuda_static ]; then
+  F=$B/tests/fakecupti
+  echo "== CUPTI: ns per CUDA call (fake driver and libcupti, 20-frame stack), best of 5"
+  echo "   static cudart: only CUPTI sees the call (a runtime callback with a stack, its driver call skipped;"
+  echo "   by default no launch callback at all, with activity on an activity record per call too)"
+  for mode in memcpy launch malloc; do
+    base=$(cuda_cost $F bench_cuda_static $mode)
+    def=$(cuda_cost $F bench_cuda_static $mode "${traced[@]}" CUDA_INJECTION64_PATH=$LIB)
+    act=$(cuda_cost $F bench_cuda_static $mode "${traced[@]}" CUDA_INJECTION64_PATH=$LIB "${activity[@]}")
+    off=$(cuda_cost $F bench_cuda_static $mode "${traced[@]}" DEVTRACE_CUPTI=0)
+    echo "  $mode: untraced $base ns; default $def ns (x$(ratio $def $base)); activity $act ns (x$(ratio $act $base)); DEVTRACE_CUPTI=0 (nothing recorded) $off ns"
+  done
+  echo "   shared cudart on the same driver: the wrappers record the call, CUPTI only skips it (and adds its activity)"
+  for mode in memcpy launch malloc; do
+    base=$(cuda_cost $F bench_cuda_drv $mode)
+    def=$(cuda_cost $F bench_cuda_drv $mode "${traced[@]}" CUDA_INJECTION64_PATH=$LIB)
+    act=$(cuda_cost $F bench_cuda_drv $mode "${traced[@]}" CUDA_INJECTION64_PATH=$LIB "${activity[@]}")
+    off=$(cuda_cost $F bench_cuda_drv $mode "${traced[@]}" DEVTRACE_CUPTI=0)
+    echo "  $mode: untraced $base ns; default $def ns (x$(ratio $def $base)); activity $act ns (x$(ratio $act $base)); wrappers alone (DEVTRACE_CUPTI=0) $off ns"
+  done
+fi
+[ "$ONLY" = cuda ] && exit 0
+
 echo "== producer: ns per probe call (20-frame stack; op: an op, its output, its end, a free), best of 5"
 for probe in freed created op; do
   base=$(for i in 1 2 3 4 5; do $B/bench/bench_probe $probe 200000 | awk '{print $2}'; done | best)
@@ -40,42 +89,6 @@ for probe in freed created op; do
   drop=$(sqlite3 $tmp/p${probe}1.db "select value from meta where key='events_dropped'")
   echo "  $probe: untraced $base ns, traced $traced ns, producer cost $(echo "$traced - $base" | bc) ns (dropped $drop)"
 done
-
-echo "== interposition: ns added per CUDA runtime call (fake libcudart, 20-frame stack), best of 5"
-for mode in memcpy launch malloc; do
-  base=$(for i in 1 2 3 4 5; do LD_LIBRARY_PATH=$B/tests/fakecuda $B/bench/bench_cuda $mode 100000 | awk '{print $2}'; done | best)
-  traced=$(for i in 1 2 3 4 5; do DEVTRACE_QUIET=1 DEVTRACE_RING_KB=524288 DEVTRACE_OUTPUT=$tmp/c$mode$i.db LD_LIBRARY_PATH=$B/tests/fakecuda \
-            LD_PRELOAD=$LIB $B/bench/bench_cuda $mode 100000 | awk '{print $2}'; done | best)
-  echo "  $mode: untraced $base ns, traced $traced ns, added $(echo "$traced - $base" | bc) ns per call"
-done
-
-if [ -x $B/bench/bench_cuda_static ]; then
-  F=$B/tests/fakecupti
-  # cost MODE PROG [VAR=VALUE...]: best of 5 ns/call of PROG MODE on the fake driver
-  cost() {
-    local mode=$1 prog=$2 i; shift 2
-    for i in 1 2 3 4 5; do
-      (for v in "$@"; do export "$v"; done; DEVTRACE_OUTPUT=$tmp/k$mode$i.db DEVTRACE_OVERWRITE=1 LD_LIBRARY_PATH=$F \
-        $B/bench/$prog $mode 100000) | awk '{print $2}'
-    done | best
-  }
-  traced=(DEVTRACE_QUIET=1 DEVTRACE_RING_KB=524288 LD_PRELOAD=$LIB)
-  echo "== CUPTI: ns added per CUDA call (fake driver and libcupti, 20-frame stack), best of 5"
-  echo "   static cudart: only CUPTI sees the call (a runtime callback, its driver call skipped, an activity record)"
-  for mode in memcpy launch malloc; do
-    base=$(cost $mode bench_cuda_static)
-    t=$(cost $mode bench_cuda_static "${traced[@]}" CUDA_INJECTION64_PATH=$LIB)
-    off=$(cost $mode bench_cuda_static "${traced[@]}" DEVTRACE_CUPTI=0)
-    echo "  $mode: untraced $base ns, traced $t ns (x$(echo "scale=2; $t / $base" | bc)), added $(echo "$t - $base" | bc) ns per call; with DEVTRACE_CUPTI=0 (nothing recorded) $off ns"
-  done
-  echo "   shared cudart on the same driver: the wrappers record the call, CUPTI only skips it and adds its activity"
-  for mode in memcpy launch malloc; do
-    base=$(cost $mode bench_cuda_drv)
-    t=$(cost $mode bench_cuda_drv "${traced[@]}" CUDA_INJECTION64_PATH=$LIB)
-    off=$(cost $mode bench_cuda_drv "${traced[@]}" DEVTRACE_CUPTI=0)
-    echo "  $mode: untraced $base ns, wrappers + CUPTI $t ns, wrappers alone $off ns: CUPTI adds $(echo "$t - $off" | bc) ns per call"
-  done
-fi
 
 echo "== writer: events per second of the writer thread's CPU time, best of 3"
 # rate DB: "EVENTS BUSY_NS RATE" of a finished trace
