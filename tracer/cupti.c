@@ -538,6 +538,23 @@ static int decode(CUpti_CallbackDomain dom, CUpti_CallbackId id, const CUpti_Cal
         const cuMemcpyDtoD_v2_params *a = p;
         return put(r, "cupti:cuMemcpyDtoD_v2", K_MEMCPY, 3, H_NONE, a->ByteCount, a->dstDevice, a->srcDevice, 0, 0);
     }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz: {
+        const cuMemcpyDtoDAsync_v2_params *a = p;
+        return put(r, "cupti:cuMemcpyDtoDAsync_v2", K_MEMCPY, 3, H_NONE, a->ByteCount, a->dstDevice, a->srcDevice,
+                   U(a->hStream), 0);
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer_ptds: {
+        const cuMemcpyPeer_params *a = p;
+        return put(r, "cupti:cuMemcpyPeer", K_MEMCPY, 3, H_NONE, a->ByteCount, a->dstDevice, a->srcDevice, 0, 0);
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync_ptsz: {
+        const cuMemcpyPeerAsync_params *a = p;
+        return put(r, "cupti:cuMemcpyPeerAsync", K_MEMCPY, 3, H_NONE, a->ByteCount, a->dstDevice, a->srcDevice,
+                   U(a->hStream), 0);
+    }
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpy:
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds: { /* unified addressing: the activity record says which way */
         const cuMemcpy_params *a = p;
@@ -557,6 +574,28 @@ static int decode(CUpti_CallbackDomain dom, CUpti_CallbackId id, const CUpti_Cal
     case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2_ptds: {
         const cuMemsetD32_v2_params *a = p;
         return put(r, "cupti:cuMemsetD32_v2", K_MEMSET, -1, H_NONE, 4 * (uint64_t)a->N, a->dstDevice, 0, 0, 0);
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz: {
+        const cuMemsetD8Async_params *a = p;
+        return put(r, "cupti:cuMemsetD8Async", K_MEMSET, -1, H_NONE, a->N, a->dstDevice, 0, U(a->hStream), 0);
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD16_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD16_v2_ptds: {
+        const cuMemsetD16_v2_params *a = p;
+        return put(r, "cupti:cuMemsetD16_v2", K_MEMSET, -1, H_NONE, 2 * (uint64_t)a->N, a->dstDevice, 0, 0, 0);
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async_ptsz: {
+        const cuMemsetD16Async_params *a = p;
+        return put(r, "cupti:cuMemsetD16Async", K_MEMSET, -1, H_NONE, 2 * (uint64_t)a->N, a->dstDevice, 0,
+                   U(a->hStream), 0);
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz: {
+        const cuMemsetD32Async_params *a = p;
+        return put(r, "cupti:cuMemsetD32Async", K_MEMSET, -1, H_NONE, 4 * (uint64_t)a->N, a->dstDevice, 0,
+                   U(a->hStream), 0);
     }
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
@@ -607,6 +646,12 @@ static const CUpti_CallbackId driver_ids[] = {
     CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2,
     CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuMemcpy,
     CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds,
     CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,
@@ -615,6 +660,14 @@ static const CUpti_CallbackId driver_ids[] = {
     CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2_ptds,
     CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2,
     CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD16_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD16_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz,
 };
 static const CUpti_CallbackId driver_activity_ids[] = {
     CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
