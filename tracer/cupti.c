@@ -261,10 +261,13 @@ static void read_cudart_fns(struct cudart_obj *o, const char *path, uintptr_t ba
 
 struct obj_query {
     uintptr_t ip;
-    struct cudart_obj *o;
+    struct cudart_obj o; /* its range */
+    uintptr_t base;      /* its load bias */
+    char path[4096];     /* its file */
 };
 
-/* dl_iterate_phdr: the object holding q->ip, read into q->o. */
+/* dl_iterate_phdr: the object holding q->ip (only its range and file: it
+ * is read after the loader's lock is let go). */
 static int find_obj(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
     struct obj_query *q = data;
@@ -279,31 +282,49 @@ static int find_obj(struct dl_phdr_info *info, size_t size, void *data) {
         holds |= q->ip >= a && q->ip < b;
     }
     if (!holds) return 0;
-    q->o->lo = lo, q->o->hi = hi;
-    read_cudart_fns(q->o, info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "/proc/self/exe", info->dlpi_addr);
+    q->o.lo = lo, q->o.hi = hi, q->base = info->dlpi_addr;
+    snprintf(q->path, sizeof q->path, "%s", info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "/proc/self/exe");
     return 1;
 }
 
+/* Return addresses in no loaded object (JIT code) looked up so far: past
+ * CUDART_MISSES, such a stack is taken as it is without looking. */
+#define CUDART_MISSES 64
+static _Atomic int g_misses;
+
 /* The object holding ip, read the first time; NULL when none is known
- * (the table is full, or no object holds it). */
+ * (no object holds it, or the table is full). g_objs_lock is never held
+ * while the loader's lock is taken (a dlopen on another thread may be
+ * calling CUDA from a constructor) nor while a file is read. */
 static const struct cudart_obj *obj_of(uintptr_t ip) {
     int n = atomic_load_explicit(&g_nobjs, memory_order_acquire);
     for (int i = 0; i < n; i++)
         if (ip >= g_objs[i].lo && ip < g_objs[i].hi) return &g_objs[i];
-    pthread_mutex_lock(&g_objs_lock);
+    if (n == CUDART_OBJS || atomic_load_explicit(&g_misses, memory_order_relaxed) >= CUDART_MISSES) return NULL;
+    struct obj_query *q = malloc(sizeof *q); /* not on a stack that may be a small one, nor in TLS */
+    if (!q) return NULL;
+    memset(&q->o, 0, sizeof q->o);
+    q->ip = ip;
+    if (!dl_iterate_phdr(find_obj, q)) {
+        atomic_fetch_add(&g_misses, 1);
+        free(q);
+        return NULL;
+    }
+    read_cudart_fns(&q->o, q->path, q->base);
     const struct cudart_obj *found = NULL;
+    pthread_mutex_lock(&g_objs_lock);
     n = atomic_load(&g_nobjs);
-    for (int i = 0; i < n && !found; i++)
+    for (int i = 0; i < n && !found; i++) /* another thread read it meanwhile */
         if (ip >= g_objs[i].lo && ip < g_objs[i].hi) found = &g_objs[i];
     if (!found && n < CUDART_OBJS) {
-        struct obj_query q = {ip, &g_objs[n]};
-        memset(q.o, 0, sizeof *q.o);
-        if (dl_iterate_phdr(find_obj, &q)) {
-            found = q.o;
-            atomic_store_explicit(&g_nobjs, n + 1, memory_order_release);
-        }
+        g_objs[n] = q->o;
+        q->o.fns = NULL;
+        found = &g_objs[n];
+        atomic_store_explicit(&g_nobjs, n + 1, memory_order_release);
     }
     pthread_mutex_unlock(&g_objs_lock);
+    free(q->o.fns);
+    free(q);
     return found;
 }
 
