@@ -220,13 +220,17 @@ static void classify(struct call *c, int kind) {
     } while (0)
 
 /* A call of a kind recorded only with DEVTRACE_CUDA_ACTIVITY=1: without
- * it, forwarded and counted, with no stack, record or depth guard (the
- * launch callbacks of CUPTI are off then too). */
+ * it, forwarded and counted, with no clock, stack or record. The depth is
+ * still raised, so that a call CUPTI reports from inside it (a driver copy
+ * a launch makes) is not taken for one of the program's. */
 #define COUNT_OR_RUN(c, call_expr, after)                                                                              \
     do {                                                                                                               \
         if (!tr_cuda_activity()) {                                                                                     \
             atomic_fetch_add_explicit(&g_counted[(c).kind], 1, memory_order_relaxed);                                  \
-            return (call_expr);                                                                                        \
+            tr_cuda_depth++;                                                                                           \
+            cudaError_t rc_ = (call_expr);                                                                             \
+            tr_cuda_depth--;                                                                                           \
+            return rc_;                                                                                                \
         }                                                                                                              \
         RUN(c, call_expr, after);                                                                                      \
     } while (0)
