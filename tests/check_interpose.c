@@ -1,12 +1,12 @@
 /* Tests of what libdevtrace.so records from programs not built on the
  * runtime: the CUDA runtime calls of a program linked against libcudart
  * (run on the fake libcudart.so.13, so no GPU is needed; launches and frees
- * counted into meta by default, recorded with DEVTRACE_CUDA_ACTIVITY=1), the same from a
- * Python host that loads it RTLD_LOCAL with ctypes, C++ throws (type, what(),
- * rethrows, the per-site limit, a std::exception base at an offset), the
- * parsing of device-mismatch messages, and PyTorch's own device-mismatch
- * error under Debian's python3-torch. Each traced run's output and exit
- * status are compared with an untraced run's. */
+ * counted into meta by default, recorded with DEVTRACE_CUDA_ACTIVITY=1),
+ * the same from a Python host that loads it RTLD_LOCAL with ctypes, C++
+ * throws (type, what(), rethrows, the per-site limit, a std::exception base
+ * at an offset), the parsing of device-mismatch messages, and PyTorch's own
+ * device-mismatch error under Debian's python3-torch. Each traced run's
+ * output and exit status are compared with an untraced run's. */
 #include "testutil.h"
 #include "tracetest.h"
 #include "tr_impl.h"
