@@ -294,7 +294,7 @@ TR_HIDDEN void tr_modules_flush(int64_t (*fn)(void *ctx, const char *path, uint6
                                               const char *build_id, uint64_t loaded, uint64_t unloaded, int64_t row),
                                 void *ctx);
 
-/* The writer (writer.c). */
+/* The writer (writer.c, writer_exit.c; its internals: writer_impl.h). */
 TR_HIDDEN int tr_writer_start(void); /* the thread opens the trace and creates its schema; 0 or -1 (warned) */
 /* drain, finish, close; exec_path: the program this process is about to
  * exec (noted in the trace), or NULL. Returns the events written, or
