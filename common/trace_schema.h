@@ -3,7 +3,7 @@
  * trace against them when it opens one): name, columns in order with their
  * SQL declaration, table constraint, and per column the check the viewer
  * applies. docs/trace-format.md says what each column means; the views, the
- * indexes and the kinds rows are SQL text in tracer/schema.c. */
+ * indexes and the kinds rows are SQL text in tracer/core/schema.c. */
 #ifndef DEVTRACE_TRACE_SCHEMA_H
 #define DEVTRACE_TRACE_SCHEMA_H
 

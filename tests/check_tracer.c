@@ -795,7 +795,7 @@ START_TEST(test_source_facts) {
 }
 END_TEST
 
-/* The fallback symbol lookup (tracer/resolve.c) while another thread loads and unloads a library: the
+/* The fallback symbol lookup (tracer/core/resolve.c) while another thread loads and unloads a library: the
  * lookup walks the loaded objects with dl_iterate_phdr and must not dlopen inside the walk (that took the
  * loader's locks in the reverse order of a dlopen and hung a traced program that dlopen'd while the writer
  * looked up __cxa_demangle). Check's timeout catches a hang. */

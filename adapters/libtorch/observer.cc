@@ -3,7 +3,7 @@
 // probe.h) that libdtrt fires, so the tracer, the trace and the report's
 // chain serve native libtorch programs too. libdevtrace.so loads it at its
 // start into a process that maps the libtorch it was compiled against
-// (tracer/libtorch.c); it reaches the probes through the tracer's exported
+// (tracer/front/libtorch.c); it reaches the probes through the tracer's exported
 // dtp_* functions, and does nothing when they are not there.
 //
 // What it records, for each op the program calls (an op nested in another,

@@ -89,7 +89,7 @@ fi
 
 # ---- every environment variable read is documented (run --help, man page)
 help=$("$P/bin/devtrace" run --help)
-vars=$( (grep -ohE 'getenv\("[A-Z_]+"\)|env_long\("[A-Z_]+"' "$src"/tracer/*.c "$src"/viewer/*.c "$src"/runtime/*.c
+vars=$( (grep -ohE 'getenv\("[A-Z_]+"\)|env_long\("[A-Z_]+"' "$src"/tracer/*/*.c "$src"/viewer/*.c "$src"/runtime/*.c
   grep -ohE 'os\.environ\.get\("[A-Z_]+"' "$src"/adapters/pytorch/*.py "$src"/adapters/pytorch/devtrace_torch/*.py) |
   grep -oE '"[A-Z_]+"' | tr -d '"' | sort -u | grep -vx PATH)
 for v in $vars; do

@@ -1,8 +1,11 @@
 /* Internals of libdevtrace.so, shared by its sources: the per-thread ring
  * and its record format (producer side), the writer (consumer side), stack
- * capture, the module table, and the global state. Nothing here is public. */
+ * capture, the module table. The global state and the failure path are in
+ * ground.h. Nothing here is public. */
 #ifndef DEVTRACE_TR_IMPL_H
 #define DEVTRACE_TR_IMPL_H
+
+#include "ground.h"
 
 #include <devtrace/probe.h>
 #include <errno.h>
@@ -11,10 +14,6 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#define TR_HIDDEN  __attribute__((visibility("hidden")))
-#define TR_EXPORT  __attribute__((visibility("default")))
-#define TR_VERSION "0.1.0"
 
 /* ---------------------------------------------------------------- records */
 
@@ -121,24 +120,7 @@ struct tr_ring {
     struct tr_op_stack ops[TR_OPS_KEPT];
 };
 
-/* ---------------------------------------------------------------- global state */
-
-struct tr_config {
-    char path[4096];   /* the trace file */
-    int depth;         /* native frames per event */
-    size_t ring_bytes; /* per thread */
-    int python;        /* capture Python stacks */
-    int commit_ms;     /* commit interval */
-    int quiet;         /* DEVTRACE_QUIET=1: no line of our own on stderr, warnings included */
-    int lossy;         /* DEVTRACE_LOSSY=1: a full ring drops (and counts) instead of waiting for the writer */
-    long max_mb; /* DEVTRACE_MAX_MB: the trace's cap in MiB (the writer prunes freed tensors' old events); 0: none */
-};
-
-/* Clock pairs (clock.c): a time-stamp counter value and CLOCK_MONOTONIC at
- * the same moment; the writer's conversion keeps the last TR_CLOCK_PAIRS. */
-struct tr_clock_pair {
-    uint64_t tsc, ns;
-};
+/* The writer's conversion of stamps keeps the last TR_CLOCK_PAIRS clock pairs (clock.c). */
 #define TR_CLOCK_PAIRS 64
 struct tr_clock_conv {
     struct tr_clock_pair pairs[TR_CLOCK_PAIRS];
@@ -147,49 +129,8 @@ struct tr_clock_conv {
     uint64_t t0;  /* g_tr.t0, copied: read per record */
 };
 
-/* THREAD SAFETY NOTES: g_tr.enabled is read by every producer and cleared
- * by whoever hits an internal failure; rings are published through the
- * lock-free list g_tr.rings (push only; the writer unlinks under
- * g_tr.writer_lock). Everything the writer owns (SQLite handle, interning
- * tables) is touched by the writer thread only, or by the exit and fatal
- * paths after they stopped it. */
-struct tr_state {
-    /* alone on its line, which each event takes for its locked add: the
-     * fields beside it, read by the writer per record, made every event
-     * fetch it back from the writer's core */
-    _Alignas(64) _Atomic uint64_t next_seq; /* global event counter */
-    _Alignas(64) _Atomic int enabled;       /* producers record only while 1 */
-    _Atomic int initialized;                /* init ran in this process */
-    uint64_t t0;                            /* CLOCK_MONOTONIC at start, ns */
-    int tsc;                                /* records are stamped with the time-stamp counter */
-    struct tr_clock_pair start;             /* the counter at t0 */
-    _Atomic(struct tr_ring *) rings;        /* all rings of this process */
-    struct tr_config cfg;
-    pthread_t writer; /* the writer thread */
-    int writer_running;
-    pthread_mutex_t writer_lock; /* held while the writer works; fork takes it */
-    int wake_fd[2];              /* pipe: wakes the writer (signal-safe) */
-    _Atomic int stop;            /* writer: return; the program's thread finishes the trace */
-    _Atomic int writer_opened;   /* the writer made the file and its schema (or failed to) */
-    _Atomic uint64_t lap_ticks;  /* TR_RING_LAP_MS in tr_stamp() units; 0 until the writer knows */
-    _Atomic int writer_idle;     /* the writer waits in poll: a wake gets it going at once */
-    _Atomic int flush_request;   /* fatal path: drain and commit now */
-    _Atomic int flush_done;      /* writer: request served */
-    _Atomic int writer_gone;     /* writer thread returned (failed): nobody serves requests */
-    _Atomic int warned;          /* the one warning was printed */
-    _Atomic int fatal_signal;    /* signal that is killing us, or 0 */
-    _Atomic int exit_status;     /* status passed to exit(), or -1 */
-    char fail_msg[512];          /* the one warning's text (tracing stopped early), "" when none; set once */
-    _Atomic uint64_t exit_stamp; /* tr_stamp() when exit() was called, or 0 */
-};
-
-extern TR_HIDDEN struct tr_state g_tr;
-
 /* ---------------------------------------------------------------- functions */
 
-/* Turns tracing off with one warning line on stderr (printf-like). */
-TR_HIDDEN void tr_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-TR_HIDDEN void tr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 TR_HIDDEN uint64_t tr_now_ns(void); /* CLOCK_MONOTONIC, ns */
 
 /* Event times (clock.c). tr_clock_start picks the clock and takes the
@@ -205,7 +146,6 @@ static inline uint64_t tr_stamp(void) {
 TR_HIDDEN void tr_clock_conv_init(struct tr_clock_conv *c);
 TR_HIDDEN void tr_clock_calibrate(void); /* writer: sets g_tr.lap_ticks once it can */
 TR_HIDDEN int64_t tr_clock_ns(struct tr_clock_conv *c, uint64_t stamp);
-TR_HIDDEN int64_t tr_gettid(void);
 
 /* Lazy, idempotent process init (config, output file, writer thread). */
 TR_HIDDEN int tr_ensure_init(void);
@@ -354,7 +294,7 @@ TR_HIDDEN void tr_modules_flush(int64_t (*fn)(void *ctx, const char *path, uint6
                                               const char *build_id, uint64_t loaded, uint64_t unloaded, int64_t row),
                                 void *ctx);
 
-/* The writer (writer.c). */
+/* The writer (writer.c, writer_exit.c; its internals: writer_impl.h). */
 TR_HIDDEN int tr_writer_start(void); /* the thread opens the trace and creates its schema; 0 or -1 (warned) */
 /* drain, finish, close; exec_path: the program this process is about to
  * exec (noted in the trace), or NULL. Returns the events written, or

@@ -1,7 +1,7 @@
 /* Process lifecycle of libdevtrace.so: configuration from the environment,
  * start-up (output file, writer thread, signal handlers), fork (the child
  * records into a file of its own), and exit (drain, finish, say where the
- * trace is). Also the one-warning failure path every module uses. */
+ * trace is). The global state and the failure path are in ground.c. */
 #include "tr_impl.h"
 
 #include <dlfcn.h>
@@ -15,54 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
-struct tr_state g_tr = {
-    .writer_lock = PTHREAD_MUTEX_INITIALIZER,
-    .wake_fd = {-1, -1},
-    .exit_status = -1,
-};
-
 static pthread_mutex_t g_init_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int g_forked; /* set in the child of a fork until it re-initialises */
 static pid_t g_owner_pid;    /* process whose trace g_tr describes */
 static int g_once_done;      /* one-time setup (atfork, signals, stack) done */
-
-int64_t tr_gettid(void) { return (int64_t)syscall(SYS_gettid); }
-
-/* One line on stderr: "devtrace: " head, the message, tail. */
-static void say(const char *head, const char *tail, const char *fmt, va_list ap) {
-    char msg[1024], out[4 * sizeof msg];
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    /* paths and a producer's text: control bytes shown, never sent to the terminal */
-    size_t n = 0;
-    for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
-        if (*p < 0x20 || *p == 0x7f)
-            n += (size_t)snprintf(out + n, sizeof out - n, "\\x%02x", *p);
-        else
-            out[n++] = (char)*p;
-    out[n] = '\0';
-    fprintf(stderr, "devtrace: %s%s%s\n", head, out, tail);
-}
-
-void tr_fail(const char *fmt, ...) {
-    atomic_store(&g_tr.enabled, 0);
-    if (atomic_exchange(&g_tr.warned, 1)) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_tr.fail_msg, sizeof g_tr.fail_msg, fmt, ap); /* the trace says why (meta tracing_stopped) */
-    va_end(ap);
-    if (g_tr.cfg.quiet) return;
-    va_start(ap, fmt);
-    say("warning: ", "; tracing is off, the program goes on", fmt, ap);
-    va_end(ap);
-}
-
-void tr_info(const char *fmt, ...) {
-    if (g_tr.cfg.quiet) return;
-    va_list ap;
-    va_start(ap, fmt);
-    say("", "", fmt, ap);
-    va_end(ap);
-}
 
 /* An integer setting from the environment; a bad value is said and ignored. */
 static long env_long(const char *name, long def, long lo, long hi) {
