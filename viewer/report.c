@@ -961,17 +961,26 @@ static void summary(struct ctx *c) {
     if (st && sqlite3_step(st) == SQLITE_ROW) {
         long long v[11];
         for (int i = 0; i < 11; i++) v[i] = sqlite3_column_int64(st, i);
+        /* launches forwarded without a record (the default; DEVTRACE_CUDA_ACTIVITY=1 records them) */
+        char buf[32];
+        const char *m = vw_meta(c->t, "cuda_launches_counted", buf, sizeof buf);
+        long long counted = m ? strtoll(m, NULL, 10) : 0;
         if (c->json)
             fprintf(f,
                     ", \"cuda_calls\": {\"calls\": %lld, \"copies\": %lld, \"copy_bytes\": %lld, \"htod\": %lld, "
                     "\"dtoh\": %lld, \"dtod\": %lld, \"allocations\": %lld, \"allocated_bytes\": %lld, "
-                    "\"launches\": %lld, \"synchronizations\": %lld, \"failed\": %lld}",
-                    v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]);
-        else if (v[0]) {
+                    "\"launches\": %lld, \"launches_counted\": %lld, \"synchronizations\": %lld, \"failed\": %lld}",
+                    v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], counted, v[9], v[10]);
+        else if (v[0] || counted) {
+            char launches[96];
+            if (counted && !v[8])
+                snprintf(launches, sizeof launches, "%lld kernel launches counted, not recorded", counted);
+            else
+                snprintf(launches, sizeof launches, "%lld kernel launches", v[8] + counted);
             fprintf(f,
                     "CUDA runtime calls: %lld: %lld copies (%lld bytes; %lld HtoD, %lld DtoH, %lld DtoD), %lld "
-                    "allocations (%lld bytes), %lld kernel launches, %lld synchronizations",
-                    v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]);
+                    "allocations (%lld bytes), %s, %lld synchronizations",
+                    v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], launches, v[9]);
             if (v[10]) fprintf(f, "; %lld failed", v[10]);
             fputc('\n', f);
         }

@@ -330,6 +330,12 @@ extern TR_HIDDEN const char *const tr_cxx_libs[]; /* libstdc++, libc++abi, libc+
  * CUPTI correlation id of the outermost one (0 when CUPTI is off). */
 extern TR_HIDDEN _Thread_local int tr_cuda_depth;
 extern TR_HIDDEN _Thread_local uint32_t tr_cuda_corr;
+/* DEVTRACE_CUDA_ACTIVITY=1 (or its old name DEVTRACE_CUPTI_ACTIVITY): launches,
+ * frees and CUPTI's activity records recorded; else launches and frees are
+ * only counted, and the counts go into the trace's meta at its end. */
+TR_HIDDEN int tr_cuda_activity(void);
+TR_HIDDEN uint64_t tr_cuda_launches_counted(void);
+TR_HIDDEN uint64_t tr_cuda_frees_counted(void);
 /* CUPTI (cupti.c): started once, when CUDA is (InitializeInjection), or at
  * the tracer's start when libcuda is already loaded or DEVTRACE_CUPTI=1;
  * flushed (activity buffers written) before the trace is finished. */

@@ -54,6 +54,10 @@ static void finish(int complete, const char *exec_path) {
         tr_meta_text("tracing_stopped", g_tr.fail_msg[0] ? g_tr.fail_msg : "an internal failure (see the warning)");
     }
     tr_meta_int("writer_busy_ns", (int64_t)tr_w.busy_ns);
+    /* CUDA calls forwarded without a record (DEVTRACE_CUDA_ACTIVITY unset) */
+    uint64_t launches = tr_cuda_launches_counted(), frees = tr_cuda_frees_counted();
+    if (launches) tr_meta_int("cuda_launches_counted", (int64_t)launches);
+    if (frees) tr_meta_int("cuda_frees_counted", (int64_t)frees);
     int st = atomic_load(&g_tr.exit_status);
     if (st >= 0) tr_meta_int("exit_status", st);
     const char *pyv = tr_py_version();

@@ -32,8 +32,6 @@
 /* Shared with init.c and cupti.c; declared here while tr_impl.h is being
  * reorganised (move them there): this process's trace, NULL when it has
  * none; whether launches and frees are recorded (1) or counted (0). */
-const char *tr_api_trace_path(void);
-TR_HIDDEN int tr_cuda_activity(void);
 
 typedef int cudaError_t;
 typedef void *cudaStream_t;
@@ -122,24 +120,10 @@ static void reset_counted(void) {
 
 __attribute__((constructor)) static void cuda_counts_init(void) { pthread_atfork(NULL, NULL, reset_counted); }
 
-/* The counts into the finished trace's meta, so that nothing is dropped
- * silently: this destructor's priority runs it after the tracer's own
- * (init.c), which finishes the trace. A process that ends in _exit or exec
- * or is killed has no destructors, and its trace no count. */
-__attribute__((destructor(101))) static void cuda_counts_note(void) {
-    static const struct {
-        int kind;
-        const char *key;
-    } keys[] = {{K_LAUNCH, "cuda_launches_counted"}, {K_FREE, "cuda_frees_counted"}};
-    const char *path = tr_api_trace_path();
-    for (size_t i = 0; path && i < sizeof keys / sizeof keys[0]; i++) {
-        uint64_t n = atomic_load(&g_counted[keys[i].kind]);
-        char value[24];
-        snprintf(value, sizeof value, "%llu", (unsigned long long)n);
-        if (n && tr_writer_note(path, keys[i].key, value) < 0)
-            tr_info("warning: %llu %s not written into %s", (unsigned long long)n, keys[i].key, path);
-    }
-}
+/* Launches and frees forwarded without a record, for the trace's end
+ * (writer_exit.c writes them into meta, so nothing is dropped silently). */
+uint64_t tr_cuda_launches_counted(void) { return atomic_load(&g_counted[K_LAUNCH]); }
+uint64_t tr_cuda_frees_counted(void) { return atomic_load(&g_counted[K_FREE]); }
 
 /* ---------------------------------------------------------------- recording */
 

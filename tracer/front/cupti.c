@@ -43,7 +43,6 @@
 
 /* cuda.c: whether launches, frees and activity records are recorded
  * (declared here while tr_impl.h is being reorganised: move it there). */
-TR_HIDDEN int tr_cuda_activity(void);
 
 enum { K_MEMCPY = 1, K_MALLOC = 2, K_FREE = 3, K_MEMSET = 4, K_LAUNCH = 5 }; /* cuda_calls.kind, as in cuda.c */
 enum { H_NONE = -1, H_PAGEABLE = 0, H_PINNED = 1, H_MANAGED = 2 };
