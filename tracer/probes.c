@@ -150,6 +150,7 @@ TR_EXPORT void dtp_device_mismatch(const struct dtp_op *op, int32_t first, int32
     e.ints[3] = (uint64_t)put_args(&e, 4, op, 2);
     tr_ev_emit(&e);
     LEAVE();
+    tr_cfacts_at_mismatch(); /* native source facts, once, before the program's error handler runs */
 }
 
 TR_HIDDEN _Thread_local int tr_no_native;

@@ -206,6 +206,8 @@ TR_HIDDEN void tr_clock_conv_init(struct tr_clock_conv *c);
 TR_HIDDEN void tr_clock_calibrate(void); /* writer: sets g_tr.lap_ticks once it can */
 TR_HIDDEN int64_t tr_clock_ns(struct tr_clock_conv *c, uint64_t stamp);
 TR_HIDDEN int64_t tr_gettid(void);
+/* cfacts.c: the first device mismatch writes the source facts of the program's native files */
+TR_HIDDEN void tr_cfacts_at_mismatch(void);
 
 /* Lazy, idempotent process init (config, output file, writer thread). */
 TR_HIDDEN int tr_ensure_init(void);
