@@ -40,11 +40,31 @@ enum vw_lang vw_code_lang(struct vw_model *m, const struct vw_frame *site) {
     return !strcmp(lang, "c") ? VW_LANG_C : !strcmp(lang, "c++") ? VW_LANG_CXX : VW_LANG_NONE;
 }
 
-int vw_code_move(struct vw_model *m, const struct vw_frame *site, const char *name, const char *expr, char *out,
+/* A device named by a string literal ("cuda:1", quotes included) as lang writes it: dt_cuda_device(1) in C,
+ * torch::Device("cuda:1") in C++; expr itself otherwise. */
+static const char *device_in(enum vw_lang lang, const char *expr, char *buf, size_t size) {
+    size_t n = strlen(expr);
+    if (lang == VW_LANG_PYTHON || n < 2 || expr[0] != '"' || expr[n - 1] != '"') return expr;
+    if (lang == VW_LANG_CXX)
+        snprintf(buf, size, "torch::Device(%s)", expr);
+    else if (!strncmp(expr, "\"cuda:", 6))
+        snprintf(buf, size, "dt_cuda_device(%.*s)", (int)(n - 7), expr + 6);
+    else if (!strcmp(expr, "\"cuda\""))
+        snprintf(buf, size, "dt_cuda_device(0)");
+    else if (!strcmp(expr, "\"cpu\""))
+        snprintf(buf, size, "dt_cpu_device()");
+    else
+        return expr;
+    return buf;
+}
+
+int vw_code_move(struct vw_model *m, const struct vw_frame *site, const char *name, const char *dev, char *out,
                  size_t size) {
-    char wrap[64];
+    char wrap[64], ebuf[192];
+    enum vw_lang lang = vw_code_lang(m, site);
+    const char *expr = device_in(lang, dev, ebuf, sizeof ebuf);
     out[0] = 0;
-    switch (vw_code_lang(m, site)) {
+    switch (lang) {
     case VW_LANG_PYTHON: snprintf(out, size, "%.200s = %.200s.to(%.150s)", name, name, expr); return 1;
     case VW_LANG_C:
         /* dt_to returns a new reference (the old one stays the caller's to free) or NULL after the runtime's

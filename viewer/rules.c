@@ -702,8 +702,9 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
         also(fx, "; and with it");
         for (int i = 0; i < nsib; i++) {
             size_t at = strlen(fx->code);
-            snprintf(fx->code + at, sizeof fx->code - at, "\n%.120s = %.120s.to(%.150s)", sib[i].name, sib[i].name,
-                     expr);
+            char line[512];
+            if (vw_code_move(m, &fx->site.site, sib[i].name, expr, line, sizeof line))
+                snprintf(fx->code + at, sizeof fx->code - at, "\n%s", line);
             also(fx, "%s\"%s\" (line %d)", i ? ", " : " ", sib[i].name, sib[i].line);
             if (sib[i].line > last) last = sib[i].line;
         }
