@@ -697,7 +697,15 @@ static void file_facts(struct cf_state *s, const char *file, const char *lang) {
     snprintf(n, sizeof n, "%d", t.nlines);
     fact(file, 0, DT_FACT_LINES, n);
     fact(file, 0, DT_FACT_LANG, lang);
-    for (int i = 0; i < t.nstmts; i++) stmt_facts(s, &t, file, &t.stmts[i], !strcmp(lang, "c++"));
+    /* only this file's locals, for the statements to look through */
+    struct cf_state mine = *s;
+    mine.nlocals = 0;
+    mine.locals = malloc(sizeof *mine.locals * (size_t)(s->nlocals ? s->nlocals : 1));
+    if (!mine.locals) goto out;
+    for (int i = 0; i < s->nlocals; i++)
+        if (s->locals[i].file == file) mine.locals[mine.nlocals++] = s->locals[i];
+    for (int i = 0; i < t.nstmts; i++) stmt_facts(&mine, &t, file, &t.stmts[i], !strcmp(lang, "c++"));
+    free(mine.locals);
 out:
     free(src), free(t.code), free(t.line_at), free(t.blocks), free(t.stmts);
 }
