@@ -62,6 +62,8 @@ int vw_code_move(struct vw_model *m, const struct vw_frame *site, const char *na
                  size_t size) {
     char wrap[64], ebuf[192];
     enum vw_lang lang = vw_code_lang(m, site);
+    /* C++ on libdtrt (its moves are dt_to calls) writes the C API's moves */
+    if (lang == VW_LANG_CXX && fact_value(m, site->file, -1, DT_FACT_MOVE_WRAP, wrap, sizeof wrap)) lang = VW_LANG_C;
     const char *expr = device_in(lang, dev, ebuf, sizeof ebuf);
     out[0] = 0;
     switch (lang) {
