@@ -2,7 +2,9 @@
  * the program's own modules names its source files, languages, functions and the locals each line
  * declares, and each of those files' text gives its statements (span to the ';' at depth 0, indentation,
  * blocks and loops, a plain assignment's target, the calls and device expressions of the program's
- * moves); all written through dtp_source_fact under the keys of common/trace_schema.h. It does not
+ * moves); all written through dtp_source_fact under the keys of common/trace_schema.h, once the op that
+ * failed has ended (its end, the error probe or the C++ throw that follows the mismatch on that thread: the
+ * writer keeps an open op's row only so long). It does not
  * evaluate variable locations, nor read system headers or devtrace's own libraries. */
 #include "tr_impl.h"
 
@@ -710,9 +712,16 @@ out:
     free(src), free(t.code), free(t.line_at), free(t.blocks), free(t.stmts);
 }
 
-static _Atomic int g_done;
+static _Atomic int g_done;           /* written once per process */
+static _Thread_local int tl_pending; /* a mismatch on this thread, its facts not written yet */
 
 TR_HIDDEN void tr_cfacts_at_mismatch(void) {
+    if (!atomic_load_explicit(&g_done, memory_order_relaxed)) tl_pending = 1;
+}
+
+TR_HIDDEN void tr_cfacts_flush(void) {
+    if (!tl_pending) return;
+    tl_pending = 0;
     if (atomic_exchange(&g_done, 1)) return;
     const char *off = getenv("DEVTRACE_C_FACTS");
     if (off && !strcmp(off, "0")) return;
