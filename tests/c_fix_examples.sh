@@ -1,6 +1,6 @@
 #!/bin/sh
-# Every C bug example's suggested patch, end to end: traced on two simulated GPUs, `devtrace fix` writes
-# its patch (from the source tree, so the patch names examples/FILE), which is applied with patch -p0 to a
+# Every C bug example's suggested patch (and mismatch_minimal's), end to end: traced on two simulated GPUs,
+# `devtrace fix` writes its patch (from the source tree, so the patch names examples/FILE), applied with patch -p0 to a
 # copy of examples/, compiled against libdtrt with the flags of examples/CMakeLists.txt, and run on the
 # same simulated GPUs: it must exit 0 without a device mismatch. The examples listed in
 # tests/data/c_fix_examples.txt must pass; every other one is counted and named ("no patch" or "still
@@ -20,7 +20,7 @@ list="$src/tests/data/c_fix_examples.txt"
 }
 rm -rf "$work" && mkdir -p "$work" || exit 2
 pass=0 total=0 bad=0
-for c in "$src"/examples/bug_*.c; do
+for c in "$src"/examples/mismatch_minimal.c "$src"/examples/bug_*.c; do
     ex=$(basename "$c" .c)
     total=$((total + 1))
     expect=no
@@ -49,5 +49,5 @@ for c in "$src"/examples/bug_*.c; do
         bad=1
     fi
 done
-echo "c_fix_examples: $pass of $total C bug examples run without a device mismatch after their one patch"
+echo "c_fix_examples: $pass of $total C examples (mismatch_minimal and bug_*) run without a device mismatch after their one patch"
 exit $bad

@@ -167,6 +167,15 @@ static void code_for_odd(struct vw_model *m, const struct vw_case *k, struct vw_
     const struct vw_operand *o = k->odd;
     const struct vw_step *own = o->nsteps ? &o->chain[0] : NULL, *arr = o->nsteps ? &o->chain[o->arrived] : NULL;
     const struct vw_step *owns[2] = {own, arr != own ? arr : NULL};
+    /* native code: first the name the failing call passed it by (its argument's text), where the fix binds it
+     * or in the first statement after the fix that does; a name of a tensor it was computed from may be bound
+     * there after it was computed */
+    char arg[256];
+    if (!fx->code[0] && vw_code_operand_name(m, k, o, arg, sizeof arg)[0]) {
+        for (int w = 0; w < 2 && !fx->code[0]; w++)
+            if (owns[w] || !w) code_for(m, k, fx, owns[w], arg);
+        if (!fx->code[0]) code_at_binding(m, k, fx, arg);
+    }
     for (int w = 0; w < 2 && !fx->code[0]; w++)
         if ((owns[w] || !w) && first && first[0]) code_for(m, k, fx, owns[w], first);
     /* the one name the statement that made it binds to it (h0 = torch.zeros(...)) */
@@ -192,14 +201,6 @@ static void code_for_odd(struct vw_model *m, const struct vw_case *k, struct vw_
         for (int j = 0; j < nn && !fx->code[0]; j++)
             for (int w = 0; w < 2 && !fx->code[0]; w++)
                 if (owns[w] || !w) code_for(m, k, fx, owns[w], names[j]);
-    }
-    /* native code: the name the failing call passed it by, where the fix binds it or in the first statement
-     * after the fix that does */
-    char arg[256];
-    if (!fx->code[0] && vw_code_operand_name(m, k, o, arg, sizeof arg)[0]) {
-        for (int w = 0; w < 2 && !fx->code[0]; w++)
-            if (owns[w] || !w) code_for(m, k, fx, owns[w], arg);
-        if (!fx->code[0]) code_at_binding(m, k, fx, arg);
     }
 }
 
