@@ -404,15 +404,20 @@ static int r_copied(struct vw_model *m, const struct vw_case *k, struct vw_fix *
         evidence(fx, "copied in %s, which returned it", a->site.function);
         return 1;
     }
-    if (k->odd->dev == 0 && ident(k->odd->name) && is_python(&k->call) &&
+    /* the program's name for it at the failing call: a native call's argument, else the tensor's name */
+    char nat[256];
+    enum vw_lang cl = k->call.has_site ? vw_code_lang(m, &k->call.site) : VW_LANG_NONE;
+    const char *oname =
+        cl == VW_LANG_C || cl == VW_LANG_CXX ? vw_code_operand_name(m, k, k->odd, nat, sizeof nat) : k->odd->name;
+    if (k->odd->dev == 0 && ident(oname) && has_code(m, &k->call) &&
         vw_src_at(m, k->call.site.file, k->call.site.line, &src)) {
         /* the copy off the device is kept for what it was made for (a metric, a log); the op that failed
          * gets the device's tensor back right before it */
         at(fx, &k->call);
         fx->before = 1;
         vw_device_expr(m, k, k->want, &k->call.site, expr, sizeof expr);
-        snprintf(fx->code, sizeof fx->code, "%.200s = %.200s.to(%.150s)", k->odd->name, k->odd->name, expr);
-        evidence(fx, "\"%s\" is used on %s right after", k->odd->name, d1);
+        vw_code_move(m, &k->call.site, oname, expr, fx->code, sizeof fx->code);
+        evidence(fx, "\"%s\" is used on %s right after", oname, d1);
         return 1;
     }
     code_for_odd(m, k, fx, k->odd->name);
