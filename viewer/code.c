@@ -8,6 +8,7 @@
 #include "trace_schema.h"
 
 #include <devtrace/probe.h>
+#include <stdio.h>
 #include <string.h>
 
 /* A statement over the facts of `file` (as a frame names it: relative to the cwd when under it), the
@@ -146,4 +147,23 @@ const char *vw_code_operand_name(struct vw_model *m, const struct vw_case *k, co
     }
     sqlite3_finalize(st);
     return buf;
+}
+
+int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char *name) {
+    enum vw_lang lang = vw_code_lang(m, site);
+    if ((lang != VW_LANG_C && lang != VW_LANG_CXX) || !name[0]) return 0;
+    struct vw_src at, src;
+    if (!vw_src_at(m, site->file, site->line, &at) || !at.function[0]) return 0;
+    for (int l = at.first - 1; l > 0 && l >= at.first - 400; l--) {
+        if (!vw_src_at(m, site->file, l, &src) || src.first != l) continue;
+        if (strcmp(src.function, at.function)) break; /* out of the function */
+        if (!vw_src_binds(&src, name)) continue;
+        /* declared (or assigned) in a block that still holds the site */
+        char block[64];
+        int lo = 0, hi = 0;
+        if (fact_value(m, site->file, l, DT_FACT_BLOCK, block, sizeof block) && sscanf(block, "%d %d", &lo, &hi) == 2 &&
+            lo <= site->line && site->line <= hi)
+            return 1;
+    }
+    return 0;
 }

@@ -233,5 +233,8 @@ int vw_code_move(struct vw_model *m, const struct vw_frame *site, const char *na
  * identifier), from the call-site facts; "" when not known. */
 const char *vw_code_operand_name(struct vw_model *m, const struct vw_case *k, const struct vw_operand *o, char *buf,
                                  size_t size);
+/* Native code: 1 when a statement of site's function before it binds `name` in a block that holds site (the
+ * variable is in scope there). */
+int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char *name);
 
 #endif

@@ -116,6 +116,8 @@ static int code_for(struct vw_model *m, const struct vw_case *k, struct vw_fix *
         fx->site.site.line - own->site.line < 64)
         for (int l = own->site.line; l < fx->site.site.line && !bound; l++)
             bound = vw_src_at(m, own->site.file, l, &src) && vw_src_binds(&src, name);
+    if (!bound && vw_code_in_scope(m, &fx->site.site, name)) /* C and C++: declared earlier, still in scope */
+        bound = vw_src_at(m, fx->site.site.file, fx->site.site.line, &src);
     if (!bound) return 0;
     char expr[160];
     vw_device_expr(m, k, k->want, &fx->site.site, expr, sizeof expr);
