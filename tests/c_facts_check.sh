@@ -3,21 +3,23 @@
 # tests/c_facts_target.c traced on a simulated GPU: facts from DWARF (a multi-declarator's names, a device
 # variable), from the text (a statement over two lines, a loop, a move and its wrapper, a call's
 # arguments), none for system headers, none with DEVTRACE_C_FACTS=0; then the C patch `devtrace fix`
-# writes from them, and --verify refusing a compiled program in one line.
-# usage: c_facts_check.sh DEVTRACE TARGET WORK_DIR
+# writes from them, and --verify refusing a compiled program in one line; for tests/c_facts_target.cc, its
+# language, a function in a namespace, and a patch in the C API that the program uses.
+# usage: c_facts_check.sh DEVTRACE TARGET TARGET_CXX WORK_DIR
 set -u
-[ $# -eq 3 ] || { echo "usage: $0 DEVTRACE TARGET WORK_DIR" >&2; exit 2; }
-dt=$1 target=$2 work=$3
+[ $# -eq 4 ] || { echo "usage: $0 DEVTRACE TARGET TARGET_CXX WORK_DIR" >&2; exit 2; }
+dt=$1 target=$2 cxx=$3 work=$4
 rm -rf "$work" && mkdir -p "$work" || exit 2
 fail=0
 DEVTRACE_SIM_CUDA=1 "$dt" run -o "$work/t.db" "$target" >"$work/run.out" 2>&1
+db=t.db src=c_facts_target.c
 fact() { # LINE KEY: the values, one a line, tabs shown as |
-    sqlite3 "$work/t.db" "SELECT replace(value, char(9), '|') FROM source_facts_v WHERE file LIKE '%/c_facts_target.c' AND line = $1 AND key = '$2' ORDER BY value"
+    sqlite3 "$work/$db" "SELECT replace(value, char(9), '|') FROM source_facts_v WHERE file LIKE '%/$src' AND line = $1 AND key = '$2' ORDER BY value"
 }
 expect() { # LINE KEY WANT
     got=$(fact "$1" "$2")
     if [ "$got" != "$3" ]; then
-        echo "line $1 $2: got '$got', want '$3'" >&2
+        echo "$src line $1 $2: got '$got', want '$3'" >&2
         fail=1
     fi
 }
@@ -57,5 +59,20 @@ rc=$?
 DEVTRACE_C_FACTS=0 DEVTRACE_SIM_CUDA=1 "$dt" run -o "$work/off.db" "$target" >/dev/null 2>&1
 n=$(sqlite3 "$work/off.db" "SELECT count(*) FROM source_facts_v")
 [ "$n" = 0 ] || { echo "DEVTRACE_C_FACTS=0 still wrote $n facts" >&2; fail=1; }
+# C++
+DEVTRACE_SIM_CUDA=1 "$dt" run -o "$work/cxx.db" "$cxx" >"$work/cxx.out" 2>&1
+db=cxx.db src=c_facts_target.cc
+expect 0 lang "c++"
+expect 11 function "make"
+expect 11 function_line "8"
+expect 11 binds "t"
+expect 12 returns "1"
+expect 19 move_wrap "-"
+expect 20 args "dt_add|b|a"
+(cd "$work" && "$dt" fix -o cxx.patch cxx.db) >"$work/cxxfix.out" 2>&1
+grep -qx '+    a = dt_to(a, dev);' "$work/cxx.patch" && grep -q '^@@ -19,2 +19,3 @@' "$work/cxx.patch" || {
+    echo "the C++ patch is not the move of 'a' after line 19: $(cat "$work/cxx.patch" "$work/cxxfix.out")" >&2
+    fail=1
+}
 [ $fail = 0 ] && echo "c_facts_check: all facts and the patch as expected"
 exit $fail
