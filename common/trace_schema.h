@@ -326,6 +326,12 @@ enum ts_check {
 /* Per line, for what starts on that line: */
 #define DT_FACT_CALL        "call"        /* a call: "FUNC\tDEVICE\tTEMP\tEND_LINE\tEND_COL\tHAS_ARGS" */
 #define DT_FACT_DEVICE_EXPR "device_expr" /* a device expression's source text (.to(X), .cuda(X), device=X) */
+/* Written for native (C and C++) files only, by the tracer (tracer/cfacts.c): */
+#define DT_FACT_LANG      "lang"  /* line 0: "c" or "c++", the language DWARF gives the file's unit */
+#define DT_FACT_BLOCK     "block" /* "FIRST LAST": the braces block that holds the statement */
+#define DT_FACT_CALL_ARGS "args"  /* per call starting on the line: "FUNC\tARG0\tARG1...", each argument's text */
+#define DT_FACT_MOVE_WRAP                                                                                              \
+    "move_wrap" /* per dt_to() move starting on the line: the call wrapping it alone ("must"), or "-" */
 /* F(NAME) for every key above, DT_FACT_<NAME>: */
 #define DT_FACT_KEYS(F)                                                                                                \
     F(SHA256)                                                                                                          \
@@ -344,7 +350,11 @@ enum ts_check {
     F(RETURN_VALUE)                                                                                                    \
     F(DEVICE_VAR)                                                                                                      \
     F(CALL)                                                                                                            \
-    F(DEVICE_EXPR)
+    F(DEVICE_EXPR)                                                                                                     \
+    F(LANG)                                                                                                            \
+    F(BLOCK)                                                                                                           \
+    F(CALL_ARGS)                                                                                                       \
+    F(MOVE_WRAP)
 
 /* ---------------------------------------------------------------- derived names */
 

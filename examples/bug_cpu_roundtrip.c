@@ -21,7 +21,7 @@ int main(void) {
         dt_tensor *loss = must(dt_cross_entropy(logits, y, NULL, DT_IGNORE_INDEX_DEFAULT));
         if (soft_targets) { /* self-distillation: stay close to last epoch's predictions */
             dt_tensor *probs = must(dt_softmax(logits, 1));
-            dt_tensor *distill = must(dt_mse_loss(probs, soft_targets));
+            dt_tensor *distill = must(dt_mse_loss(probs, soft_targets)); /* devtrace: fix */
             dt_tensor *sum = must(dt_add(loss, distill));
             dt_free(loss), dt_free(probs), dt_free(distill);
             loss = sum;
@@ -31,7 +31,7 @@ int main(void) {
         /* accuracy, computed on the cpu copy */
         dt_tensor *probs = must(dt_softmax(logits, 1)), *detached = must(dt_detach(probs));
         dt_free(soft_targets);
-        soft_targets = must(dt_cpu(detached)); /* devtrace: origin */ /* devtrace: fix */
+        soft_targets = must(dt_cpu(detached)); /* devtrace: origin */
         dt_tensor *pred = must(dt_argmax_dim(soft_targets, 1, 0));
         dt_tensor *right = must(dt_eq(pred, y_cpu)), *rightf = must(dt_cast(right, DT_F32)),
                   *acc = must(dt_mean(rightf));

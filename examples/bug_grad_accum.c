@@ -14,8 +14,8 @@ int main(void) {
     dt_tensor *x_cpu, *y_cpu;
     example_data(128, 16, 4, &x_cpu, &y_cpu);
     dt_module *model = must(dt_nn_linear(16, 4, 1));
-    dt_tensor *acc_w = must(dt_zeros_like(dt_module_get(model, "weight"))); /* devtrace: origin */ /* devtrace: fix */
-    dt_tensor *acc_b = must(dt_zeros_like(dt_module_get(model, "bias")));
+    dt_tensor *acc_w = must(dt_zeros_like(dt_module_get(model, "weight"))); /* devtrace: origin */
+    dt_tensor *acc_b = must(dt_zeros_like(dt_module_get(model, "bias")));   /* devtrace: fix */
     dt_set_name(acc_w, "acc.weight");
     dt_set_name(acc_b, "acc.bias");
     dt_module_to(model, dev);

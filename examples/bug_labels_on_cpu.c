@@ -20,9 +20,9 @@ int main(void) {
         dt_tensor *batch[2];
         double total = 0;
         int n = 0;
-        while (dt_dataloader_next(loader, batch) == 1) {    /* devtrace: origin */
-            dt_tensor *inputs = must(dt_to(batch[0], dev)); /* devtrace: fix */
-            dt_tensor *labels = batch[1];                   /* the labels stay on the cpu */
+        while (dt_dataloader_next(loader, batch) == 1) { /* devtrace: origin */
+            dt_tensor *inputs = must(dt_to(batch[0], dev));
+            dt_tensor *labels = batch[1]; /* devtrace: fix */ /* the labels stay on the cpu */
             dt_optimizer_zero_grad(opt);
             dt_tensor *logits = must(dt_module_forward(model, inputs));
             dt_tensor *loss = must(dt_cross_entropy(logits, labels, NULL, DT_IGNORE_INDEX_DEFAULT));

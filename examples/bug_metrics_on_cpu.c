@@ -26,13 +26,13 @@ int main(void) {
         dt_optimizer_step(opt);
         dt_tensor *logits_cpu = must(dt_cpu(logits)), *loss_cpu = must(dt_cpu(loss));
         dt_free(logged_labels);
-        logged_labels = must(dt_cpu(y)); /* devtrace: origin */ /* devtrace: fix */
+        logged_labels = must(dt_cpu(y)); /* devtrace: origin */
         sum += dt_item(loss_cpu);
         printf("step %d loss %.4f\n", i, dt_item(loss_cpu));
         dt_free(loss_cpu), dt_free(logits_cpu), dt_free(loss), dt_free(logits);
     }
     dt_tensor *last = must(dt_module_forward(model, x));
-    dt_tensor *summary = must(dt_cross_entropy(last, logged_labels, NULL, DT_IGNORE_INDEX_DEFAULT));
+    dt_tensor *summary = must(dt_cross_entropy(last, logged_labels, NULL, DT_IGNORE_INDEX_DEFAULT)); /* devtrace: fix */
     printf("summary: last loss %.4f, mean %.4f\n", dt_item(summary), sum / 6);
     dt_free(summary), dt_free(last), dt_free(logged_labels);
     dt_optimizer_free(opt), dt_module_free(model);

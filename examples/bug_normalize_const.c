@@ -13,8 +13,8 @@ static const float STD[FEATURES] = {0.229f, 0.224f, 0.225f, 0.25f};
 int main(void) {
     dt_device dev = example_device();
     dt_device cpu = dt_cpu_device();
-    dt_tensor *mean = dt_from_data(MEAN, DT_F32, DT_SHAPE(FEATURES), cpu); /* devtrace: origin */ /* devtrace: fix */
-    dt_tensor *std = must(dt_from_data(STD, DT_F32, DT_SHAPE(FEATURES), dt_cpu_device()));
+    dt_tensor *mean = dt_from_data(MEAN, DT_F32, DT_SHAPE(FEATURES), cpu);                 /* devtrace: origin */
+    dt_tensor *std = must(dt_from_data(STD, DT_F32, DT_SHAPE(FEATURES), dt_cpu_device())); /* devtrace: fix */
     dt_set_name(mean, "mean");
     dt_set_name(std, "std");
     for (int step = 1; step <= 3; step++) {

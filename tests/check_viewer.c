@@ -86,13 +86,15 @@ START_TEST(test_report_names_the_chain_and_the_fix) {
                         DEVTRACE_CLI, trace),
                      0);
     ck_assert_int_eq(atoi(out), fix);
-    /* the source snippets in JSON: the fix line marked, no diff for C; --no-source: none */
-    ck_assert_int_eq(sh("%s report --json %s | python3 -c 'import json,sys; m=json.load(sys.stdin)[\"traces\"][0]"
-                        "[\"mismatches\"][0]; print([l[\"n\"] for s in m[\"source\"] for l in s[\"lines\"] "
-                        "if \"fix\" in l[\"marks\"]], m[\"diff\"])'",
-                        DEVTRACE_CLI, trace),
-                     0);
-    snprintf(want, sizeof want, "[%d] None\n", fix);
+    /* the source snippets in JSON: the fix line marked, and the diff that moves "onehot" there, in C (the
+     * tracer's source facts of the program); --no-source: none */
+    ck_assert_int_eq(
+        sh("%s report --json %s | python3 -c 'import json,sys; m=json.load(sys.stdin)[\"traces\"][0]"
+           "[\"mismatches\"][0]; print([l[\"n\"] for s in m[\"source\"] for l in s[\"lines\"] "
+           "if \"fix\" in l[\"marks\"]], \"+    onehot = dt_to(onehot, dev);\" in m[\"diff\"].split(\"\\n\"))'",
+           DEVTRACE_CLI, trace),
+        0);
+    snprintf(want, sizeof want, "[%d] True\n", fix);
     ck_assert_str_eq(out, want);
     ck_assert_int_eq(sh("%s report --json --no-source %s | python3 -c 'import json,sys; m=json.load(sys.stdin)"
                         "[\"traces\"][0][\"mismatches\"][0]; print(m[\"source\"], m[\"diff\"])'",
@@ -559,13 +561,13 @@ START_TEST(test_export_html_in_chromium) {
     ck_assert_msg(f && strstr(f, want), "fix line %d not rendered", fix);
     ck_assert_msg(strstr(out, "&lt;b id=\"injected\"&gt;") && !strstr(out, "<b id=\"injected\">"),
                   "trace text became markup");
-    /* under the mismatch, the source around its lines, the marked ones highlighted (C: no suggested diff) */
+    /* under the mismatch, the source around its lines, the marked ones highlighted, and the suggested diff */
     char *src = strstr(out, "id=\"source-0-0\"");
     ck_assert_msg(src, "no source snippets rendered:\n%.4000s", out);
     snprintf(want, sizeof want, "<div class=\"mark\"><span class=\"ln\">%5d &gt; </span>", fix);
     ck_assert_msg(strstr(src, want) && strstr(src, "dt_mul(logp, onehot)") && strstr(src, "\u2190 fix"),
                   "fix line %d not highlighted in:\n%.4000s", fix, src);
-    ck_assert_msg(!strstr(out, "id=\"diff-0-0\""), "a diff for C");
+    ck_assert_msg(strstr(out, "id=\"diff-0-0\""), "no diff for C");
     /* the timeline at two window widths: its SVG fits the column, the legend
      * and the zoom buttons are there, and the mismatch's link (#show-0-0 does
      * what a click does) outlines its events on the timeline */

@@ -220,4 +220,21 @@ int vw_fix_place(struct vw_model *m, const struct vw_fix *fix, int *after, char 
  * of source. 0 when the file cannot be read or the fix has no code. */
 int vw_fix_diff(struct vw_model *m, const struct vw_fix *fix, FILE *f, void (*put)(FILE *, const char *));
 
+/* ---------------------------------------------------------------- code per language (code.c) */
+
+enum vw_lang { VW_LANG_NONE, VW_LANG_PYTHON, VW_LANG_C, VW_LANG_CXX };
+/* The language of the file at site, as its producer recorded it (none: no facts, no code). */
+enum vw_lang vw_code_lang(struct vw_model *m, const struct vw_frame *site);
+/* The statement that moves `name` to the device expression expr, in site's language, into out; 0 when the
+ * language is not known. */
+int vw_code_move(struct vw_model *m, const struct vw_frame *site, const char *name, const char *expr, char *out,
+                 size_t size);
+/* The name the program passed operand o by at the failing native call (the argument's text, when a plain
+ * identifier), from the call-site facts; "" when not known. */
+const char *vw_code_operand_name(struct vw_model *m, const struct vw_case *k, const struct vw_operand *o, char *buf,
+                                 size_t size);
+/* Native code: 1 when a statement of site's function before it binds `name` in a block that holds site (the
+ * variable is in scope there). */
+int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char *name);
+
 #endif

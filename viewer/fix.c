@@ -369,6 +369,13 @@ static int verify(struct vw_model *m, const struct vw_fix *fix, const char *self
     struct vw_trace *t = m->t;
     char path[4096], tmpl[] = "/tmp/devtrace-fix.XXXXXX", cwd[PATH_MAX], sim[16] = "";
     if (!source_path(t, fix->site.site.file, path, sizeof path)) return VW_EXIT_USAGE;
+    enum vw_lang lang = vw_code_lang(m, &fix->site.site);
+    if (lang == VW_LANG_C || lang == VW_LANG_CXX) { /* running the traced binary again would not run the patch */
+        vw_error("fix: cannot verify a compiled program (%s): apply the patch, rebuild it, and run it again under "
+                 "devtrace run",
+                 fix->site.site.file);
+        return VW_EXIT_USAGE;
+    }
     if (!mkdtemp(tmpl)) {
         vw_error("fix: cannot make a temporary directory: %s", strerror(errno));
         return VW_EXIT_USAGE;

@@ -43,6 +43,7 @@ struct ctx {
     int no_source; /* --no-source: no snippets of the program's source (text and JSON) */
     int brief;     /* --brief: the headline, the odd operand, its origin and the fix */
     int patches;   /* fixes given with code so far (devtrace fix can write them) */
+    int compiled;  /* of those, fixes of C or C++ code (fix --verify cannot re-run them) */
     FILE *out;
     FILE *key; /* what makes two ranks' mismatches the same (op, message, sites, culprit), or NULL */
 };
@@ -430,7 +431,11 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         if (origin && origin->has_site) fprintf(c->key, "%s:%d", origin->site.file, origin->site.line);
         fputc('\n', c->key);
     }
-    if (fix && fix->code[0]) c->patches++;
+    if (fix && fix->code[0]) {
+        enum vw_lang lang = vw_code_lang(&c->m, &fix->site.site);
+        c->patches++;
+        c->compiled += lang == VW_LANG_C || lang == VW_LANG_CXX;
+    }
     if (c->brief && !c->json) {
         print_brief(f, &k, fix);
         vw_case_free(&k);
@@ -1334,7 +1339,10 @@ int vw_report_trace(struct vw_trace *t, int json, int flags, FILE *out, int inde
         if (found) {
             fputs("\nfor the whole chain and the source: devtrace report ", out);
             vw_put_escaped(out, t->path);
-            if (c.patches) {
+            if (c.patches && c.compiled == c.patches) {
+                fputs("\nthe change as a patch (apply it, rebuild, run again): devtrace fix ", out);
+                vw_put_escaped(out, t->path);
+            } else if (c.patches) {
                 fputs("\nthe change as a patch, checked by running it: devtrace fix --verify ", out);
                 vw_put_escaped(out, t->path);
             }

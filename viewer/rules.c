@@ -69,6 +69,11 @@ static int ident(const char *s) {
 
 static int is_python(const struct vw_step *s) { return s->has_site && !strcmp(s->site.module, "python"); }
 
+/* A site whose language's code the fix can write (code.c): Python, or native code with source facts. */
+static int has_code(struct vw_model *m, const struct vw_step *s) {
+    return s->has_site && vw_code_lang(m, &s->site) != VW_LANG_NONE;
+}
+
 /* What the advice calls the odd operand: its name in the program, else the argument it was passed as
  * ("the tensor passed as 'input'"); never a trace's internal id. */
 static const char *called(const struct vw_operand *o, char *buf, size_t size) {
@@ -103,18 +108,20 @@ static const struct vw_src_call *making_call(const struct vw_src *src, const str
  * the fix, in the same function), as the source facts say. 1 when written. */
 static int code_for(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const struct vw_step *own,
                     const char *name) {
-    if (!ident(name) || !is_python(&fx->site)) return 0;
+    if (!ident(name) || !has_code(m, &fx->site)) return 0;
     struct vw_src src;
     int bound = vw_src_at(m, fx->site.site.file, fx->site.site.line, &src) && vw_src_binds(&src, name);
-    if (!bound && own && is_python(own) && !strcmp(own->site.file, fx->site.site.file) &&
+    if (!bound && own && has_code(m, own) && !strcmp(own->site.file, fx->site.site.file) &&
         vw_same_function(own->site.function, fx->site.site.function) && own->site.line <= fx->site.site.line &&
         fx->site.site.line - own->site.line < 64)
         for (int l = own->site.line; l < fx->site.site.line && !bound; l++)
             bound = vw_src_at(m, own->site.file, l, &src) && vw_src_binds(&src, name);
+    if (!bound && vw_code_in_scope(m, &fx->site.site, name)) /* C and C++: declared earlier, still in scope */
+        bound = vw_src_at(m, fx->site.site.file, fx->site.site.line, &src);
     if (!bound) return 0;
     char expr[160];
     vw_device_expr(m, k, k->want, &fx->site.site, expr, sizeof expr);
-    snprintf(fx->code, sizeof fx->code, "%s = %s.to(%s)", name, name, expr);
+    vw_code_move(m, &fx->site.site, name, expr, fx->code, sizeof fx->code);
     /* the statement unpacked a batch (x, y = batch; for x, y in loader:): the other names it binds that hold
      * tensors on the same device, never moved, go too, or the program fails at the next one */
     if (strchr(src.binds, ',')) {
@@ -122,8 +129,10 @@ static int code_for(struct vw_model *m, const struct vw_case *k, struct vw_fix *
         snprintf(names, sizeof names, "%s", src.binds);
         for (char *save = NULL, *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
             size_t at = strlen(fx->code);
-            if (strcmp(n, name) && ident(n) && vw_fact_unmoved_name(m, n, k->odd->dev, k->seq))
-                snprintf(fx->code + at, sizeof fx->code - at, "\n%.100s = %.100s.to(%.150s)", n, n, expr);
+            char line[512];
+            if (strcmp(n, name) && ident(n) && vw_fact_unmoved_name(m, n, k->odd->dev, k->seq) &&
+                vw_code_move(m, &fx->site.site, n, expr, line, sizeof line))
+                snprintf(fx->code + at, sizeof fx->code - at, "\n%s", line);
         }
     }
     return 1;
@@ -133,7 +142,7 @@ static int code_for(struct vw_model *m, const struct vw_case *k, struct vw_fix *
  * that is in the same function, that binds `name` (real_cpu = data[0] after "for i, data in loader:": the
  * program takes the batch apart with plain Python, which the trace does not see); the fix's site moves there. */
 static int code_at_binding(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const char *name) {
-    if (!ident(name) || !is_python(&fx->site)) return 0;
+    if (!ident(name) || !has_code(m, &fx->site)) return 0;
     const struct vw_frame *at = &fx->site.site;
     int stop = at->line + 40;
     if (k->call.has_site && !strcmp(k->call.site.file, at->file) &&
@@ -160,6 +169,15 @@ static void code_for_odd(struct vw_model *m, const struct vw_case *k, struct vw_
     const struct vw_operand *o = k->odd;
     const struct vw_step *own = o->nsteps ? &o->chain[0] : NULL, *arr = o->nsteps ? &o->chain[o->arrived] : NULL;
     const struct vw_step *owns[2] = {own, arr != own ? arr : NULL};
+    /* native code: first the name the failing call passed it by (its argument's text), where the fix binds it
+     * or in the first statement after the fix that does; a name of a tensor it was computed from may be bound
+     * there after it was computed */
+    char arg[256];
+    if (!fx->code[0] && vw_code_operand_name(m, k, o, arg, sizeof arg)[0]) {
+        for (int w = 0; w < 2 && !fx->code[0]; w++)
+            if (owns[w] || !w) code_for(m, k, fx, owns[w], arg);
+        if (!fx->code[0]) code_at_binding(m, k, fx, arg);
+    }
     for (int w = 0; w < 2 && !fx->code[0]; w++)
         if ((owns[w] || !w) && first && first[0]) code_for(m, k, fx, owns[w], first);
     /* the one name the statement that made it binds to it (h0 = torch.zeros(...)) */
@@ -388,15 +406,20 @@ static int r_copied(struct vw_model *m, const struct vw_case *k, struct vw_fix *
         evidence(fx, "copied in %s, which returned it", a->site.function);
         return 1;
     }
-    if (k->odd->dev == 0 && ident(k->odd->name) && is_python(&k->call) &&
+    /* the program's name for it at the failing call: a native call's argument, else the tensor's name */
+    char nat[256];
+    enum vw_lang cl = k->call.has_site ? vw_code_lang(m, &k->call.site) : VW_LANG_NONE;
+    const char *oname =
+        cl == VW_LANG_C || cl == VW_LANG_CXX ? vw_code_operand_name(m, k, k->odd, nat, sizeof nat) : k->odd->name;
+    if (k->odd->dev == 0 && ident(oname) && has_code(m, &k->call) &&
         vw_src_at(m, k->call.site.file, k->call.site.line, &src)) {
         /* the copy off the device is kept for what it was made for (a metric, a log); the op that failed
          * gets the device's tensor back right before it */
         at(fx, &k->call);
         fx->before = 1;
         vw_device_expr(m, k, k->want, &k->call.site, expr, sizeof expr);
-        snprintf(fx->code, sizeof fx->code, "%.200s = %.200s.to(%.150s)", k->odd->name, k->odd->name, expr);
-        evidence(fx, "\"%s\" is used on %s right after", k->odd->name, d1);
+        vw_code_move(m, &k->call.site, oname, expr, fx->code, sizeof fx->code);
+        evidence(fx, "\"%s\" is used on %s right after", oname, d1);
         return 1;
     }
     code_for_odd(m, k, fx, k->odd->name);
@@ -687,8 +710,9 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
         also(fx, "; and with it");
         for (int i = 0; i < nsib; i++) {
             size_t at = strlen(fx->code);
-            snprintf(fx->code + at, sizeof fx->code - at, "\n%.120s = %.120s.to(%.150s)", sib[i].name, sib[i].name,
-                     expr);
+            char line[512];
+            if (vw_code_move(m, &fx->site.site, sib[i].name, expr, line, sizeof line))
+                snprintf(fx->code + at, sizeof fx->code - at, "\n%s", line);
             also(fx, "%s\"%s\" (line %d)", i ? ", " : " ", sib[i].name, sib[i].line);
             if (sib[i].line > last) last = sib[i].line;
         }

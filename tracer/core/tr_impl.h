@@ -146,6 +146,10 @@ static inline uint64_t tr_stamp(void) {
 TR_HIDDEN void tr_clock_conv_init(struct tr_clock_conv *c);
 TR_HIDDEN void tr_clock_calibrate(void); /* writer: sets g_tr.lap_ticks once it can */
 TR_HIDDEN int64_t tr_clock_ns(struct tr_clock_conv *c, uint64_t stamp);
+/* cfacts.c: the first device mismatch writes the source facts of the program's native files: marked at the
+ * mismatch, written by tr_cfacts_flush at the next op end, error or C++ throw of that thread */
+TR_HIDDEN void tr_cfacts_at_mismatch(void);
+TR_HIDDEN void tr_cfacts_flush(void);
 
 /* Lazy, idempotent process init (config, output file, writer thread). */
 TR_HIDDEN int tr_ensure_init(void);

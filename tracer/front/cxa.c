@@ -188,6 +188,7 @@ TR_EXPORT __attribute__((noreturn)) void __cxa_throw(void *obj, void *tinfo, voi
         in_hook = 1;
         record(obj, tinfo, (uintptr_t)__builtin_return_address(0), 0);
         in_hook = 0;
+        tr_cfacts_flush(); /* the throw that follows a mismatch the libtorch observer saw */
     }
     f(obj, tinfo, dest);
     __builtin_unreachable();

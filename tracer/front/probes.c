@@ -138,6 +138,7 @@ TR_EXPORT void dtp_op_end(uint64_t seq, const char *name, int32_t status, int32_
     e.strs[0] = name;
     tr_ev_emit(&e);
     LEAVE();
+    tr_cfacts_flush();
 }
 
 TR_EXPORT void dtp_device_mismatch(const struct dtp_op *op, int32_t first, int32_t other, const char *message) {
@@ -150,6 +151,7 @@ TR_EXPORT void dtp_device_mismatch(const struct dtp_op *op, int32_t first, int32
     e.ints[3] = (uint64_t)put_args(&e, 4, op, 2);
     tr_ev_emit(&e);
     LEAVE();
+    tr_cfacts_at_mismatch(); /* native source facts, once, when the op has ended */
 }
 
 TR_HIDDEN _Thread_local int tr_no_native;
@@ -186,4 +188,5 @@ TR_EXPORT void dtp_error(const char *op, int32_t kind, const char *message) {
     e.strs[0] = op, e.strs[1] = message;
     tr_ev_emit(&e);
     LEAVE();
+    tr_cfacts_flush();
 }

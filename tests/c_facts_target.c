@@ -1,0 +1,26 @@
+/* A C program on libdtrt whose first device mismatch makes the tracer write its source facts
+ * (tracer/cfacts.c); tests/c_facts_check.sh compares them with the lines below, which it names by number:
+ * keep the line numbers when editing. */
+#include <devtrace/dt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void *check(void *p) { /* the program's own wrapper of its calls */
+    if (!p) exit(1);
+    return p;
+}
+
+int main(void) {
+    dt_device dev = dt_default_device();
+    dt_tensor *a, *b;
+    a = check(dt_ones(DT_SHAPE(4), DT_F32,
+                      dt_cpu_device()));
+    b = check(dt_to(a, dev));
+    for (int step = 0; step < 2; step++) {
+        dt_tensor *c = dt_add(a, b); /* a is on the cpu, b on dev: fails on a GPU */
+        printf("step %d: %s\n", step, c ? "ok" : "failed");
+        dt_free(c);
+    }
+    dt_free(a), dt_free(b);
+    return 0;
+}

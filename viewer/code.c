@@ -1,0 +1,169 @@
+/* The code a fix writes, per language: a move of a named tensor to a device expression, in Python
+ * (`x = x.to(device)`), C on libdtrt (`x = dt_to(x, dev);`, wrapped as the program wraps its own moves)
+ * and C++ on libtorch (`x = x.to(device);`); and the program's name for an operand of the failing call,
+ * from the call-site facts of native code. The language and every text come from the source facts the
+ * producer recorded; nothing here parses source. Where the code goes is source.c's. */
+#include "diag.h"
+
+#include "trace_schema.h"
+
+#include <devtrace/probe.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A statement over the facts of `file` (as a frame names it: relative to the cwd when under it), the
+ * file bound as ?1. */
+#define CODE_FILE_MATCH "(fs.text = ?1 OR (substr(?1, 1, 1) <> '/' AND substr(fs.text, -length(?1) - 1) = '/' || ?1))"
+
+/* The first value of `key` at `line` of file (line < 0: any line, the most frequent value), into out. */
+static int fact_value(struct vw_model *m, const char *file, int line, const char *key, char *out, size_t size) {
+    out[0] = 0;
+    if (!m->have_facts || !file || !file[0]) return 0;
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT v.text, count(*) AS n FROM source_facts f JOIN strings fs ON fs.id = "
+                                     "f.file JOIN strings k ON k.id = f.key JOIN strings v ON v.id = f.value WHERE "
+                                     "k.text = ?2 AND (?3 < 0 OR f.line = ?3) AND " CODE_FILE_MATCH
+                                     " GROUP BY v.text ORDER BY n DESC, v.text LIMIT 1");
+    if (!st) return 0;
+    sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, line);
+    int found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0);
+    if (found) snprintf(out, size, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return found;
+}
+
+enum vw_lang vw_code_lang(struct vw_model *m, const struct vw_frame *site) {
+    char lang[16];
+    if (!site || !site->file[0]) return VW_LANG_NONE;
+    if (!strcmp(site->module, "python")) return VW_LANG_PYTHON;
+    if (!fact_value(m, site->file, 0, DT_FACT_LANG, lang, sizeof lang)) return VW_LANG_NONE;
+    return !strcmp(lang, "c") ? VW_LANG_C : !strcmp(lang, "c++") ? VW_LANG_CXX : VW_LANG_NONE;
+}
+
+/* A device named by a string literal ("cuda:1", quotes included) as lang writes it: dt_cuda_device(1) in C,
+ * torch::Device("cuda:1") in C++; expr itself otherwise. */
+static const char *device_in(enum vw_lang lang, const char *expr, char *buf, size_t size) {
+    size_t n = strlen(expr);
+    if (lang == VW_LANG_PYTHON || n < 2 || expr[0] != '"' || expr[n - 1] != '"') return expr;
+    if (lang == VW_LANG_CXX)
+        snprintf(buf, size, "torch::Device(%s)", expr);
+    else if (!strncmp(expr, "\"cuda:", 6))
+        snprintf(buf, size, "dt_cuda_device(%.*s)", (int)(n - 7), expr + 6);
+    else if (!strcmp(expr, "\"cuda\""))
+        snprintf(buf, size, "dt_cuda_device(0)");
+    else if (!strcmp(expr, "\"cpu\""))
+        snprintf(buf, size, "dt_cpu_device()");
+    else
+        return expr;
+    return buf;
+}
+
+int vw_code_move(struct vw_model *m, const struct vw_frame *site, const char *name, const char *dev, char *out,
+                 size_t size) {
+    char wrap[64], ebuf[192];
+    enum vw_lang lang = vw_code_lang(m, site);
+    /* C++ on libdtrt (its moves are dt_to calls) writes the C API's moves */
+    if (lang == VW_LANG_CXX && fact_value(m, site->file, -1, DT_FACT_MOVE_WRAP, wrap, sizeof wrap)) lang = VW_LANG_C;
+    const char *expr = device_in(lang, dev, ebuf, sizeof ebuf);
+    out[0] = 0;
+    switch (lang) {
+    case VW_LANG_PYTHON: snprintf(out, size, "%.200s = %.200s.to(%.150s)", name, name, expr); return 1;
+    case VW_LANG_C:
+        /* dt_to returns a new reference (the old one stays the caller's to free) or NULL after the runtime's
+         * error handler ran: wrapped in the program's own check when its moves in this file use one */
+        if (fact_value(m, site->file, -1, DT_FACT_MOVE_WRAP, wrap, sizeof wrap) && strcmp(wrap, "-"))
+            snprintf(out, size, "%.200s = %.60s(dt_to(%.200s, %.150s));", name, wrap, name, expr);
+        else
+            snprintf(out, size, "%.200s = dt_to(%.200s, %.150s);", name, name, expr);
+        return 1;
+    case VW_LANG_CXX: snprintf(out, size, "%.200s = %.200s.to(%.150s);", name, name, expr); return 1;
+    case VW_LANG_NONE: break;
+    }
+    return 0;
+}
+
+/* Whether the call FUNC (as written: "dt_cross_entropy", "x.add", "torch::mm") is the op `op`: its last
+ * name is the op's, bare or with the runtime's dt_ prefix. *method: called on a receiver (x.add). */
+static int call_is_op(const char *func, const char *op, int *method) {
+    const char *base = func + strlen(func);
+    while (base > func && base[-1] != '.' && base[-1] != '>' && base[-1] != ':') base--;
+    *method = base > func && (base[-1] == '.' || base[-1] == '>');
+    return !strcmp(base, op) || (!strncmp(base, "dt_", 3) && !strcmp(base + 3, op));
+}
+
+static int ident(const char *s) {
+    if (!s || !*s || (*s >= '0' && *s <= '9')) return 0;
+    for (; *s; s++)
+        if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9'))) return 0;
+    return 1;
+}
+
+const char *vw_code_operand_name(struct vw_model *m, const struct vw_case *k, const struct vw_operand *o, char *buf,
+                                 size_t size) {
+    buf[0] = 0;
+    int pos = (int)(o - k->ops);
+    if (!m->have_facts || !k->call.has_site || pos < 0 || pos >= k->n || !k->opname[0]) return buf;
+    enum vw_lang lang = vw_code_lang(m, &k->call.site);
+    if (lang != VW_LANG_C && lang != VW_LANG_CXX) return buf;
+    struct vw_src src;
+    if (!vw_src_at(m, k->call.site.file, k->call.site.line, &src)) return buf;
+    sqlite3_stmt *st =
+        vw_prep(m->t, "SELECT v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
+                      "strings k ON k.id = f.key AND k.text = '" DT_FACT_CALL_ARGS "' JOIN strings v ON "
+                      "v.id = f.value WHERE f.line BETWEEN ?2 AND ?3 AND " CODE_FILE_MATCH " ORDER BY f.line");
+    if (!st) return buf;
+    sqlite3_bind_text(st, 1, k->call.site.file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 2, src.first);
+    sqlite3_bind_int(st, 3, src.last);
+    int found = 0;
+    while (!found && sqlite3_step(st) == SQLITE_ROW) {
+        /* FUNC \t ARG0 \t ARG1 ... */
+        char v[1400], *field[17];
+        int nf = 0, method;
+        snprintf(v, sizeof v, "%s", sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "");
+        for (char *p = v, *tab; nf < 17 && p; p = tab ? tab + 1 : NULL) {
+            tab = strchr(p, '\t');
+            if (tab) *tab = 0;
+            field[nf++] = p;
+        }
+        if (!call_is_op(field[0], k->opname, &method)) continue;
+        char recv[256] = "";
+        if (method) { /* x.add(y): operand 0 is the receiver */
+            const char *base = field[0] + strlen(field[0]);
+            while (base > field[0] && base[-1] != '.' && base[-1] != '>') base--;
+            size_t n = (size_t)(base - field[0]) - (base[-1] == '>' ? 2 : 1);
+            snprintf(recv, sizeof recv, "%.*s", (int)(n < 255 ? n : 255), field[0]);
+        }
+        const char *a = method         ? (pos == 0   ? recv
+                                          : pos < nf ? field[pos]
+                                                     : NULL)
+                        : pos + 1 < nf ? field[pos + 1]
+                                       : NULL;
+        if (a && ident(a)) {
+            snprintf(buf, size, "%s", a);
+            found = 1;
+        }
+    }
+    sqlite3_finalize(st);
+    return buf;
+}
+
+int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char *name) {
+    enum vw_lang lang = vw_code_lang(m, site);
+    if ((lang != VW_LANG_C && lang != VW_LANG_CXX) || !name[0]) return 0;
+    struct vw_src at, src;
+    if (!vw_src_at(m, site->file, site->line, &at) || !at.function[0]) return 0;
+    for (int l = at.first - 1; l > 0 && l >= at.first - 400; l--) {
+        if (!vw_src_at(m, site->file, l, &src) || src.first != l) continue;
+        if (strcmp(src.function, at.function)) break; /* out of the function */
+        if (!vw_src_binds(&src, name)) continue;
+        /* declared (or assigned) in a block that still holds the site */
+        char block[64];
+        int lo = 0, hi = 0;
+        if (fact_value(m, site->file, l, DT_FACT_BLOCK, block, sizeof block) && sscanf(block, "%d %d", &lo, &hi) == 2 &&
+            lo <= site->line && site->line <= hi)
+            return 1;
+    }
+    return 0;
+}
