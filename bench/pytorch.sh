@@ -14,7 +14,7 @@
 # without the interpreter's start and the trace's finish. The trace size
 # under a cap (DEVTRACE_MAX_MB) after 10x more steps is bench/flight.sh's.
 # Usage: bench/pytorch.sh [--sim] [BUILD_DIR] [PAIRS] [WORKLOAD:STEPS...]
-#   default: build 7 mlp:400 cnn:40 gpt:20 resnet:30 (~4 min on 2 cores);
+#   default: build 7 mlp:400 cnn:60 gpt:12 resnet:20 (~4 min on a loaded 2-core machine);
 #   --sim: the traced runs on one simulated GPU (DEVTRACE_SIM_CUDA=1), so the
 #   ratio includes the simulation's own cost.
 set -euo pipefail
@@ -25,7 +25,7 @@ if [ "${1:-}" = "--sim" ]; then SIM=1; shift; fi
 B=${1:-build}
 P=${2:-7}
 [ $# -gt 2 ] && shift 2 || set --
-[ $# -gt 0 ] && WORKLOADS=("$@") || WORKLOADS=(mlp:400 cnn:40 gpt:20 resnet:30)
+[ $# -gt 0 ] && WORKLOADS=("$@") || WORKLOADS=(mlp:400 cnn:60 gpt:12 resnet:20)
 PY=/usr/bin/python3
 DT=$B/viewer/devtrace
 [[ $P =~ ^[1-9][0-9]*$ ]] || die "PAIRS must be a positive integer, not '$P'"
