@@ -18,11 +18,12 @@ CN=${2:-100000}
 CMB=${3:-8}
 PN=${4:-300}
 PMB=${5:-1}
-[ $# -gt 5 ] && shift 5 || set --
-[ $# -gt 0 ] && WORKLOADS=("$@") || WORKLOADS=(mlp:"$PN" cnn:150 gpt:20 resnet:40)
+if [ $# -gt 5 ]; then shift 5; else set --; fi
+WORKLOADS=(mlp:"$PN" cnn:150 gpt:20 resnet:40)
+if [ $# -gt 0 ]; then WORKLOADS=("$@"); fi
 PY=/usr/bin/python3
 for v in "$CN" "$CMB" "$PN" "$PMB"; do [[ $v =~ ^[0-9]+$ ]] || die "'$v' is not a non-negative integer"; done
-[ "$CMB" -gt 0 ] && [ "$PMB" -gt 0 ] || die "a cap of 0 MB is no cap: give at least 1"
+if [ "$CMB" = 0 ] || [ "$PMB" = 0 ]; then die "a cap of 0 MB is no cap: give at least 1"; fi
 for w in "${WORKLOADS[@]}"; do
   [[ $w =~ ^(mlp|cnn|gpt|resnet):[1-9][0-9]*$ ]] || die "a workload is mlp|cnn|gpt|resnet:STEPS, not '$w'"
 done

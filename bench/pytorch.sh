@@ -24,8 +24,9 @@ SIM=0
 if [ "${1:-}" = "--sim" ]; then SIM=1; shift; fi
 B=${1:-build}
 P=${2:-7}
-[ $# -gt 2 ] && shift 2 || set --
-[ $# -gt 0 ] && WORKLOADS=("$@") || WORKLOADS=(mlp:400 cnn:60 gpt:12 resnet:20)
+if [ $# -gt 2 ]; then shift 2; else set --; fi
+WORKLOADS=(mlp:400 cnn:60 gpt:12 resnet:20)
+if [ $# -gt 0 ]; then WORKLOADS=("$@"); fi
 PY=/usr/bin/python3
 DT=$B/viewer/devtrace
 [[ $P =~ ^[1-9][0-9]*$ ]] || die "PAIRS must be a positive integer, not '$P'"
@@ -52,6 +53,10 @@ traced() {
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 meta() { sqlite3 "$1" "select coalesce((select value from meta where key = '$2'), 0)"; }
 ops() { sqlite3 "$1" "select count(*) from ops"; }
+# column EXPR / range EXPR: the median / "MIN MAX" over the pairs of the awk
+# expression EXPR of $1 to $4 (untraced wall, CPU, traced wall, CPU seconds)
+column() { awk "{ print $1 }" "$tmp/pairs" | median; }
+range() { awk "{ print $1 }" "$tmp/pairs" | sort -g | sed -n '1p;$p' | paste -sd' '; }
 
 echo "== bench/pytorch.sh on $(nproc) cores ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)), load average" \
   "$(cut -d' ' -f1-3 /proc/loadavg); torch $("$PY" -c 'import torch; print(torch.__version__)'), $("$PY" -V)"
@@ -82,9 +87,7 @@ for w in "${WORKLOADS[@]}"; do
   sz1=$(stat -c %s "$tmp/n.db")
   sz2=$(stat -c %s "$tmp/2n.db")
   lost=$(($(meta "$tmp/n.db" events_dropped) + $(meta "$tmp/2n.db" events_dropped)))
-  # column COL EXPR: the median over the pairs of EXPR ($1 to $4: untraced wall, cpu, traced wall, cpu)
-  column() { awk "{ print $1 }" "$tmp/pairs" | median; }
-  range() { awk "{ print $1 }" "$tmp/pairs" | sort -g | sed -n '1p;$p' | paste -sd' '; }
+  # shellcheck disable=SC2016 # awk's fields, not the shell's
   awk -v name="$name" -v n="$n" -v p="$P" -v loss="$ul" -v lost="$lost" \
     -v uw="$(column '$1')" -v uc="$(column '$2')" -v tw="$(column '$3')" -v tc="$(column '$4')" \
     -v rw="$(column '$3 / $1')" -v rc="$(column '$4 / $2')" -v rwr="$(range '$3 / $1')" -v rcr="$(range '$4 / $2')" \
