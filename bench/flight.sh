@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The flight recorder's benchmark (DEVTRACE_MAX_MB): the trace's size after N
-# and 10xN steps under a cap, and after 10xN unbounded, with the run's wall
-# time and the writer's CPU time spent pruning: with the cap, the size stays
+# and 10xN steps under a cap, and after 10xN unbounded, the largest the file
+# and its WAL were during the run (sampled every 0.2 s), the run's wall time
+# and the writer's CPU time spent pruning: with the cap, the size stays
 # flat. The workloads: the C loop bench/gen_trace (6 events a step, simulated
 # GPU) and those of bench/pytorch_train.py on the cpu (mlp ~34 events a step,
 # cnn ~46, gpt ~476, resnet ~252), each N chosen so that N steps make about
@@ -32,18 +33,35 @@ command -v sqlite3 >/dev/null || die "needs the sqlite3 shell (apt-get install s
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 meta() { sqlite3 "$1" "select coalesce((select value from meta where key='$2'), 0)"; }
+# peak DB: the largest size DB and its write-ahead log had together, sampled
+# every 0.2 s until $tmp/done exists, into $tmp/peak
+peak() {
+  local m=0 s
+  while [ ! -e "$tmp/done" ]; do
+    s=$(($(stat -c %s "$1" 2>/dev/null || echo 0) + $(stat -c %s "$1-wal" 2>/dev/null || echo 0)))
+    if [ "$s" -gt "$m" ]; then m=$s; fi
+    sleep 0.2
+  done
+  echo "$m" >"$tmp/peak"
+}
 # one LABEL CAP DB CMD...: run CMD traced under a cap of CAP MB (0: none) into DB, print a line
 one() {
-  local label=$1 cap=$2 db=$tmp/$3 s e
+  local label=$1 cap=$2 db=$tmp/$3 s e sampler
   shift 3
+  rm -f "$tmp/done"
+  peak "$db" &
+  sampler=$!
   s=$(date +%s%N)
   "$B/viewer/devtrace" run -q --max-mb "$cap" -o "$db" -- "$@" >/dev/null 2>"$tmp/err" ||
-    die "'$*' traced failed: $(tail -3 "$tmp/err")"
+    { touch "$tmp/done"; wait "$sampler"; die "'$*' traced failed: $(tail -3 "$tmp/err")"; }
   e=$(date +%s%N)
+  touch "$tmp/done"
+  wait "$sampler"
+  if [ "$(stat -c %s "$db")" -gt "$(cat "$tmp/peak")" ]; then stat -c %s "$db" >"$tmp/peak"; fi
   [ "$(meta "$db" complete)" = 1 ] || die "the trace of '$*' is not complete"
-  printf "  %-28s cap %5s MB: %10d bytes, %9d events recorded, %9d pruned, %6d ms wall, %5d ms pruning\n" \
-    "$label" "$cap" "$(stat -c %s "$db")" "$(meta "$db" events_recorded)" "$(meta "$db" pruned_events)" \
-    $(((e - s) / 1000000)) $(($(meta "$db" prune_ns) / 1000000))
+  printf "  %-27s cap %2s MB: %10d bytes (peak with WAL %10d), %8d events, %8d pruned, %6d ms wall, %4d ms pruning\n" \
+    "$label" "$cap" "$(stat -c %s "$db")" "$(cat "$tmp/peak")" "$(meta "$db" events_recorded)" \
+    "$(meta "$db" pruned_events)" $(((e - s) / 1000000)) $(($(meta "$db" prune_ns) / 1000000))
 }
 # flat CAP DB_N DB_10N: how the capped trace grew from N to 10xN steps, against the unbounded one
 flat() {
