@@ -38,6 +38,12 @@ command -v sqlite3 >/dev/null || die "needs the sqlite3 shell (apt-get install s
 [ -x "$DT" ] || die "build devtrace first ($DT: cmake --build $B --target devtrace-cli devtrace devtrace_torch_probes)"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# glibc's malloc moves its mmap threshold as large blocks are freed: a run
+# either maps and faults in a convolution's buffers on every call or reuses
+# them from the heap (cnn untraced: 58,000 or 136,000 minor faults, run to
+# run), whichever way the first frees went; a fixed threshold on both sides
+# keeps that out of the ratio. An explicit GLIBC_TUNABLES, even empty, wins.
+export GLIBC_TUNABLES=${GLIBC_TUNABLES-glibc.malloc.mmap_threshold=33554432}
 
 # untraced WORKLOAD STEPS / traced DB WORKLOAD STEPS: "SECONDS LOSS" of one run
 untraced() { "$PY" bench/pytorch_train.py "$1" "$2" || die "untraced $1 $2 failed"; }
@@ -60,7 +66,7 @@ range() { awk "{ print $1 }" "$tmp/pairs" | sort -g | sed -n '1p;$p' | paste -sd
 
 echo "== bench/pytorch.sh on $(nproc) cores ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)), load average" \
   "$(cut -d' ' -f1-3 /proc/loadavg); torch $("$PY" -c 'import torch; print(torch.__version__)'), $("$PY" -V)"
-echo "   traced on $([ $SIM = 1 ] && echo "one simulated GPU (DEVTRACE_SIM_CUDA=1)" || echo "the cpu"), untraced on the cpu;" \
+echo "   GLIBC_TUNABLES=$GLIBC_TUNABLES on both sides; traced on $([ $SIM = 1 ] && echo "one simulated GPU (DEVTRACE_SIM_CUDA=1)" || echo "the cpu"), untraced on the cpu;" \
   "$P interleaved pairs a workload; times are the training loop's own"
 for w in "${WORKLOADS[@]}"; do
   name=${w%:*}
