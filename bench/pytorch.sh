@@ -14,7 +14,7 @@
 # without the interpreter's start and the trace's finish. The trace size
 # under a cap (DEVTRACE_MAX_MB) after 10x more steps is bench/flight.sh's.
 # Usage: bench/pytorch.sh [--sim] [BUILD_DIR] [PAIRS] [WORKLOAD:STEPS...]
-#   default: build 7 mlp:400 cnn:60 gpt:12 resnet:20 (~4 min on a loaded 2-core machine);
+#   default: build 7 mlp:400 cnn:60 gpt:12 resnet:20 (2-5 min on a shared 2-core machine);
 #   --sim: the traced runs on one simulated GPU (DEVTRACE_SIM_CUDA=1), so the
 #   ratio includes the simulation's own cost.
 set -euo pipefail
@@ -45,7 +45,7 @@ trap 'rm -rf "$tmp"' EXIT
 # keeps that out of the ratio. An explicit GLIBC_TUNABLES, even empty, wins.
 export GLIBC_TUNABLES=${GLIBC_TUNABLES-glibc.malloc.mmap_threshold=33554432}
 
-# untraced WORKLOAD STEPS / traced DB WORKLOAD STEPS: "SECONDS LOSS" of one run
+# untraced WORKLOAD STEPS / traced DB WORKLOAD STEPS: "WALL CPU LOSS" of one run
 untraced() { "$PY" bench/pytorch_train.py "$1" "$2" || die "untraced $1 $2 failed"; }
 traced() {
   local db=$1
@@ -66,7 +66,8 @@ range() { awk "{ print $1 }" "$tmp/pairs" | sort -g | sed -n '1p;$p' | paste -sd
 
 echo "== bench/pytorch.sh on $(nproc) cores ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)), load average" \
   "$(cut -d' ' -f1-3 /proc/loadavg); torch $("$PY" -c 'import torch; print(torch.__version__)'), $("$PY" -V)"
-echo "   GLIBC_TUNABLES=$GLIBC_TUNABLES on both sides; traced on $([ $SIM = 1 ] && echo "one simulated GPU (DEVTRACE_SIM_CUDA=1)" || echo "the cpu"), untraced on the cpu;" \
+dev=$("$PY" -c 'import torch; print("cuda" if torch.cuda.is_available() else "the cpu")')
+echo "   GLIBC_TUNABLES=$GLIBC_TUNABLES on both sides; traced on $([ $SIM = 1 ] && echo "one simulated GPU (DEVTRACE_SIM_CUDA=1)" || echo "$dev"), untraced on $dev;" \
   "$P interleaved pairs a workload; times are the training loop's own"
 for w in "${WORKLOADS[@]}"; do
   name=${w%:*}
