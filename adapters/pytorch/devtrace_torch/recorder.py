@@ -723,6 +723,25 @@ def _enter_direct(torch, rec, slow, raised):
             elif direct.active:
                 C._set_torch_function_mode(direct)
 
+    # handle_torch_function itself, as torch's modules imported it by name (torch.nn.functional's
+    # relu and cross_entropy, Tensor.backward): while this mode is the one set, a call goes straight
+    # to its entry, as torch's own would after ~5 us of stack helpers (the context manager and stack
+    # mode above); otherwise, to torch's own.
+    orig_handle = ov.handle_torch_function
+    enabled, stack_len = C._is_torch_function_mode_enabled, ov._len_torch_function_stack
+
+    def handle_torch_function(public_api, relevant_args, *args, **kwargs):
+        if direct.active and stack_len() == 0 and enabled():
+            return direct.__torch_function__(public_api, (), args, kwargs)
+        return orig_handle(public_api, relevant_args, *args, **kwargs)
+
+    handle_torch_function.__doc__, handle_torch_function.__wrapped__ = orig_handle.__doc__, orig_handle
+    for name, mod in list(sys.modules.items()):
+        if (name == "torch" or name.startswith("torch.")) and getattr(mod, "handle_torch_function", None) is orig_handle:
+            try:
+                mod.handle_torch_function = handle_torch_function
+            except Exception:
+                pass
     ov._push_mode, ov._pop_mode = _push_mode, _pop_mode
     ov._TorchFunctionStackMode, ov._no_torch_function_mode = _StackMode, _no_torch_function_mode
     _direct = _entry = direct
@@ -1134,6 +1153,32 @@ def _wrap_optimizers(torch, rec):
         wrap_class(cls)
 
     Optimizer.__init_subclass__ = __init_subclass__
+
+    # torch wraps each optimizer class's step, at its first instance, in a profiler hook
+    # (record_function, which makes a tensor of its own, and the step hooks of 2.x): the step is
+    # recorded from outside that hook, so that what the hook does is the step's, run quietly
+    # (the step wrapped above, inside it, then passes straight through)
+    def outer_step(hook):
+        def patched(self, *args, **kwargs):
+            out = hook(self, *args, **kwargs)
+            try:
+                cls = self.__class__
+                inner = cls.__dict__.get("step")
+                if inner is not None and getattr(inner, "hooked", False) and not getattr(inner, "_devtrace_outer",
+                                                                                          False):
+                    outer = stepper(inner)
+                    outer.__wrapped__, outer.hooked, outer._devtrace, outer._devtrace_outer = inner, inner.hooked, True, True
+                    outer.__name__, outer.__qualname__, outer.__doc__ = inner.__name__, inner.__qualname__, inner.__doc__
+                    cls.step = outer
+            except Exception:
+                pass
+            return out
+
+        return patched
+
+    for name in ("_hook_for_profile", "_patch_step_function"):  # torch 1.x's name, 2.x's
+        if callable(Optimizer.__dict__.get(name)):
+            _wrap(Optimizer, name, outer_step)
 
     def quiet(old):
         def call(self, *args, **kwargs):
