@@ -587,12 +587,7 @@ static PyObject *py_op_end(PyObject *self, PyObject *a) {
 
 /* transfer(src_t, dst_t_or_None, kind, via): data of src_t went to dst_t
  * (or, for a move in place, src_t itself now lives on to_device). */
-static PyObject *py_transfer(PyObject *self, PyObject *a) {
-    (void)self;
-    PyObject *src, *dst;
-    int kind;
-    const char *via, *from = NULL;
-    if (!PyArg_ParseTuple(a, "OOis|z", &src, &dst, &kind, &via, &from)) return NULL;
+static void transfer_c(PyObject *src, PyObject *dst, int kind, const char *via, const char *from) {
     POLICY_BEGIN();
     struct dtp_transfer x = {.kind = kind, .via = via};
     x.src_id = id_or_seen(src, "seen first when moved");
@@ -611,7 +606,50 @@ static PyObject *py_transfer(PyObject *self, PyObject *a) {
     x.bytes = m.nbytes;
     P.tensor_transferred(&x);
     POLICY_END();
+}
+
+static PyObject *py_transfer(PyObject *self, PyObject *a) {
+    (void)self;
+    PyObject *src, *dst;
+    int kind;
+    const char *via, *from = NULL;
+    if (!PyArg_ParseTuple(a, "OOis|z", &src, &dst, &kind, &via, &from)) return NULL;
+    transfer_c(src, dst, kind, via, from);
     Py_RETURN_NONE;
+}
+
+/* Transfer op seq (src.to(...), .cuda(), .cpu(), .type()) returned out, and
+ * ends: a result that is not src is made by it, a copy of src on another
+ * device (and the transfer recorded) or, on src's own, its output; as
+ * recorder.py's record() does for a transfer, without simulated GPUs. */
+static void transfer_done_c(uint64_t seq, const char *name, PyObject *out, PyObject *src, PyObject *kwargs) {
+    POLICY_BEGIN();
+    char via[80];
+    PyObject *nb = kwargs ? PyDict_GetItemString(kwargs, "non_blocking") : NULL; /* borrowed */
+    snprintf(via, sizeof via, nb && PyObject_IsTrue(nb) == 1 ? "%s(non_blocking)" : "%s", name);
+    uint64_t ids[MAX_ARGS];
+    int n = 0;
+    int seq_like = PyTuple_Check(out) || PyList_Check(out);
+    Py_ssize_t m = seq_like ? PySequence_Size(out) : 1;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        PyObject *t = seq_like ? PySequence_GetItem(out, i) : (Py_INCREF(out), out);
+        if (t && is_tensor(t)) {
+            uint64_t id = id_of(t);
+            if (!id && t != src) {
+                int moved = device_code(t) != device_code(src);
+                id = record_created(t, moved ? DTP_ORIGIN_TRANSFER : DTP_ORIGIN_OP_OUTPUT, name, id_of(src), seq, NULL,
+                                    NULL, 0);
+                if (moved) transfer_c(src, t, DTP_TRANSFER_TO, via, NULL);
+            } else if (!id) {
+                id = record_created(t, DTP_ORIGIN_OP_OUTPUT, name, 0, seq, NULL, NULL, 0);
+            }
+            if (n < MAX_ARGS) ids[n++] = id;
+        }
+        Py_XDECREF(t);
+    }
+    if (PyErr_Occurred()) PyErr_Clear();
+    P.op_end(seq, name, 0, n, ids);
+    POLICY_END();
 }
 
 /* named(t, name): t is known by name now (a name it already has is not said again). */
@@ -752,9 +790,10 @@ static PyType_Spec state_spec = {"devtrace_torch._probes.State", sizeof(State), 
 static PyTypeObject *g_state_type;
 static PyObject *g_empty; /* () */
 
-/* How recorder.py classifies a torch function (its _PASS, _OP, _FACTORY): the
- * entry finishes a pass-through and, without simulated GPUs, an op itself. */
-enum { KIND_PASS = 0, KIND_OP = 1, KIND_FACTORY = 2 };
+/* How recorder.py classifies a torch function (its _PASS, _OP, _FACTORY,
+ * _TRANSFER): the entry finishes a pass-through and, without simulated GPUs,
+ * an op or a tensor's transfer itself. */
+enum { KIND_PASS = 0, KIND_OP = 1, KIND_FACTORY = 2, KIND_TRANSFER = 3 };
 
 /* The TorchFunctionMode's __torch_function__, in C: a pass-through costs a
  * dictionary lookup and the call; an op is recorded (op_begin, the call,
@@ -848,7 +887,10 @@ static PyObject *mode_handle_c(Mode *m, PyObject *func, PyObject *types, PyObjec
     State *r = m->rec;
     if (kind == KIND_PASS || r->quiet || (r->light && kind != KIND_FACTORY) || PyThread_get_thread_ident() != r->thread)
         return PyObject_Call(func, args, kw);
-    if (kind != KIND_OP || g_sim || !P.op_begin) return mode_slow(m, func, types, args, kwargs);
+    PyObject *first = PyTuple_Size(args) > 0 ? PyTuple_GetItem(args, 0) : NULL;
+    PyObject *src = first && is_tensor(first) ? first : Py_None;
+    if ((kind != KIND_OP && (kind != KIND_TRANSFER || src == Py_None)) || g_sim || !P.op_begin)
+        return mode_slow(m, func, types, args, kwargs);
     Py_INCREF(k); /* its name is the op's while it runs */
     const char *name = PyUnicode_AsUTF8AndSize(PyTuple_GetItem(k, 1), NULL);
     if (!name) {
@@ -857,13 +899,13 @@ static PyObject *mode_handle_c(Mode *m, PyObject *func, PyObject *types, PyObjec
         return mode_slow(m, func, types, args, kwargs);
     }
     uint64_t seq = op_begin_c(name, PyTuple_GetItem(k, 2), args, kw);
-    PyObject *first = PyTuple_Size(args) > 0 ? PyTuple_GetItem(args, 0) : NULL;
-    PyObject *src = first && is_tensor(first) ? first : Py_None;
     r->quiet++; /* what the op itself calls is the op's */
     PyObject *out = PyObject_Call(func, args, kw);
     r->quiet--;
     if (!out)
         mode_raised(m, seq, func, args, kwargs);
+    else if (kind == KIND_TRANSFER)
+        transfer_done_c(seq, name, out, src, kw);
     else
         op_done_c(seq, name, out, src, 0);
     Py_DECREF(k);
