@@ -46,7 +46,6 @@ static struct {
 
 static PyObject *g_tensor_type; /* torch.Tensor */
 static PyObject *g_dtypes;      /* {torch.float32: DTP_DTYPE_F32, ...} */
-static PyObject *g_ids;         /* {address: [id, weakref, simulated device code, name]} of the tensors given an id */
 static uint64_t g_next_id;      /* next tensor id; ids start high, away from libdtrt's */
 static uint64_t g_next_seq;     /* next op sequence number, likewise */
 static uint32_t g_seen_devices[64];
@@ -85,16 +84,9 @@ static uint32_t device_code_of_str(const char *s) {
 /* The device of tensor t, as a code; cpu when it cannot be read. A device
  * first seen is announced to the tracer (dtp_device_backend). */
 static int g_sim; /* simulated GPUs: a tensor's device may be in its entry */
-static PyObject *entry_of(PyObject *t);
+static struct ident *entry_of(PyObject *t);
 
-/* The simulated device a tensor carries, as a code; 0 when none. */
-static uint32_t sim_code(PyObject *t) {
-    if (!g_sim) return 0;
-    PyObject *e = entry_of(t);
-    uint32_t code = e ? (uint32_t)PyLong_AsUnsignedLong(PyList_GetItem(e, 2)) : 0;
-    if (PyErr_Occurred()) PyErr_Clear(), code = 0;
-    return code;
-}
+static uint32_t sim_code(PyObject *t);
 
 static PyObject *s_device, *s_type, *s_index, *s_shape, *s_stride, *s_storage_offset, *s_dtype, *s_is_view, *s_base;
 static PyObject *s_is_cuda, *s_is_cpu, *s_get_device;
@@ -159,36 +151,125 @@ static PyObject *device_str(uint32_t code) {
 
 /* ---------------------------------------------------------------- identity */
 
-static PyObject *addr_key(PyObject *t) { return PyLong_FromVoidPtr(t); }
+/* The tensors given an id, in a table keyed by the tensor object's address
+ * (open addressing, linear probing, deletion by backward shift), and their
+ * weak references in a second one keyed by the reference's address, so that
+ * the one callback shared by all finds its tensor: a new tensor costs its
+ * weak reference and nothing else in Python objects, a lookup none. Both
+ * are touched only with the GIL held, which serialises them. */
+struct ident {
+    uintptr_t addr; /* the tensor object's address; 0: an empty slot */
+    uint64_t id;    /* its id */
+    PyObject *wr;   /* its weak reference (a reference), NULL when it could not have one */
+    PyObject *name; /* the name it was given last (a reference), or NULL */
+    uint32_t code;  /* its simulated device's code, 0 for its own */
+};
+struct weak {
+    uintptr_t wr;   /* the weak reference's address; 0: an empty slot */
+    uintptr_t addr; /* its tensor's */
+};
+static struct ident *g_idents; /* [g_cap] */
+static struct weak *g_weaks;   /* [g_cap] */
+static size_t g_cap, g_nidents, g_nweaks;
 
-/* The entry of t (borrowed), or NULL when it has no id yet. */
-static PyObject *entry_of(PyObject *t) {
-    PyObject *key = addr_key(t);
-    if (!key) {
-        PyErr_Clear();
-        return NULL;
+static size_t slot_of(uintptr_t key) { return (size_t)((key >> 4) * 0x9E3779B97F4A7C15ull) & (g_cap - 1); }
+
+static struct ident *ident_find(uintptr_t addr) {
+    if (!g_cap) return NULL;
+    for (size_t h = slot_of(addr);; h = (h + 1) & (g_cap - 1)) {
+        if (g_idents[h].addr == addr) return &g_idents[h];
+        if (!g_idents[h].addr) return NULL;
     }
-    PyObject *v = g_ids ? PyDict_GetItem(g_ids, key) : NULL; /* borrowed */
-    Py_DECREF(key);
-    return v;
+}
+
+static struct weak *weak_find(uintptr_t wr) {
+    if (!g_cap) return NULL;
+    for (size_t h = slot_of(wr);; h = (h + 1) & (g_cap - 1)) {
+        if (g_weaks[h].wr == wr) return &g_weaks[h];
+        if (!g_weaks[h].wr) return NULL;
+    }
+}
+
+/* Empties slot i of a table of n-byte slots keyed by their first word, moving
+ * later entries of its run back (no tombstones). */
+static void slot_delete(void *table, size_t size, size_t i) {
+    unsigned char *t = table;
+#define KEY(j) (*(uintptr_t *)(void *)(t + (j)*size))
+    for (size_t j = (i + 1) & (g_cap - 1); KEY(j); j = (j + 1) & (g_cap - 1)) {
+        size_t home = slot_of(KEY(j));
+        /* j's entry may fill i when its home is not in (i, j], cyclically */
+        if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+            memcpy(t + i * size, t + j * size, size);
+            i = j;
+        }
+    }
+    memset(t + i * size, 0, size);
+#undef KEY
+}
+
+/* Room for one more entry in each table: grown (doubled) at half full. */
+static int idents_reserve(void) {
+    if (g_cap && (g_nidents + 1) * 2 <= g_cap && (g_nweaks + 1) * 2 <= g_cap) return 1;
+    size_t cap = g_cap ? g_cap * 2 : 4096;
+    struct ident *idents = PyMem_Calloc(cap, sizeof *idents);
+    struct weak *weaks = PyMem_Calloc(cap, sizeof *weaks);
+    if (!idents || !weaks) {
+        PyMem_Free(idents);
+        PyMem_Free(weaks);
+        return 0;
+    }
+    struct ident *old_i = g_idents;
+    struct weak *old_w = g_weaks;
+    size_t old_cap = g_cap;
+    g_idents = idents, g_weaks = weaks, g_cap = cap;
+    for (size_t i = 0; i < old_cap; i++) {
+        if (old_i[i].addr) {
+            size_t h = slot_of(old_i[i].addr);
+            while (g_idents[h].addr) h = (h + 1) & (g_cap - 1);
+            g_idents[h] = old_i[i];
+        }
+        if (old_w[i].wr) {
+            size_t h = slot_of(old_w[i].wr);
+            while (g_weaks[h].wr) h = (h + 1) & (g_cap - 1);
+            g_weaks[h] = old_w[i];
+        }
+    }
+    PyMem_Free(old_i);
+    PyMem_Free(old_w);
+    return 1;
+}
+
+/* The entry of t, or NULL when it has no id yet. */
+static struct ident *entry_of(PyObject *t) { return ident_find((uintptr_t)t); }
+
+/* The simulated device a tensor carries, as a code; 0 when none. */
+static uint32_t sim_code(PyObject *t) {
+    if (!g_sim) return 0;
+    struct ident *e = entry_of(t);
+    return e ? e->code : 0;
 }
 
 /* The id of t, or 0 when it has none yet. */
 static uint64_t id_of(PyObject *t) {
-    PyObject *v = entry_of(t);
-    return v ? (uint64_t)PyLong_AsUnsignedLongLong(PyList_GetItem(v, 0)) : 0;
+    struct ident *e = entry_of(t);
+    return e ? e->id : 0;
 }
 
-/* The weak reference's callback: the tensor object is going away. */
+/* The weak references' one callback: a tensor object is going away. */
 static PyObject *on_freed(PyObject *self, PyObject *wr) {
-    (void)wr;
-    PyObject *idobj = PyTuple_GetItem(self, 0), *key = PyTuple_GetItem(self, 1);
-    uint64_t id = idobj ? (uint64_t)PyLong_AsUnsignedLongLong(idobj) : 0;
-    if (key) {
-        PyObject *v = PyDict_GetItem(g_ids, key);
-        if (v && (uint64_t)PyLong_AsUnsignedLongLong(PyList_GetItem(v, 0)) == id) PyDict_DelItem(g_ids, key);
-    }
-    if (PyErr_Occurred()) PyErr_Clear();
+    (void)self;
+    struct weak *w = weak_find((uintptr_t)wr);
+    if (!w) Py_RETURN_NONE;
+    struct ident *e = ident_find(w->addr);
+    slot_delete(g_weaks, sizeof *g_weaks, (size_t)(w - g_weaks));
+    g_nweaks--;
+    if (!e || e->wr != wr) Py_RETURN_NONE; /* its tensor's entry went (a new one at the address) */
+    uint64_t id = e->id;
+    PyObject *name = e->name, *ref = e->wr;
+    slot_delete(g_idents, sizeof *g_idents, (size_t)(e - g_idents));
+    g_nidents--;
+    Py_XDECREF(name);
+    Py_XDECREF(ref);            /* the weakref machinery holds its own while the callback runs */
     if (id && P.tensor_freed) { /* where a Python object goes says nothing: no stack */
         int32_t saved = P.stack_policy ? P.stack_policy(DTP_STACKS_NONE) : 0;
         P.tensor_freed(id);
@@ -197,24 +278,42 @@ static PyObject *on_freed(PyObject *self, PyObject *wr) {
     Py_RETURN_NONE;
 }
 static PyMethodDef on_freed_def = {"_on_freed", on_freed, METH_O, NULL};
+static PyObject *g_on_freed; /* the callback, made once */
 
 /* Gives t a new id (and its simulated device code), remembered until the object goes. */
 static uint64_t id_new(PyObject *t, uint32_t code) {
     uint64_t id = g_next_id++;
-    PyObject *key = addr_key(t), *idobj = PyLong_FromUnsignedLongLong(id);
-    PyObject *self = key && idobj ? PyTuple_Pack(2, idobj, key) : NULL;
-    PyObject *cb = self ? PyCFunction_New(&on_freed_def, self) : NULL;
-    PyObject *wr = cb ? PyWeakref_NewRef(t, cb) : NULL;
-    if (!wr) PyErr_Clear(); /* no weak references: its free is not seen, its id still holds */
-    PyObject *v = Py_BuildValue("[OOIO]", idobj ? idobj : Py_None, wr ? wr : Py_None, code, Py_None);
-    if (key && v) PyDict_SetItem(g_ids, key, v);
-    Py_XDECREF(v);
-    Py_XDECREF(wr);
-    Py_XDECREF(cb);
-    Py_XDECREF(self);
-    Py_XDECREF(idobj);
-    Py_XDECREF(key);
-    if (PyErr_Occurred()) PyErr_Clear();
+    if (!g_on_freed) g_on_freed = PyCFunction_New(&on_freed_def, NULL);
+    if (!g_on_freed || !idents_reserve()) { /* no memory: the tensor goes unremembered, its id said once */
+        PyErr_Clear();
+        return id;
+    }
+    struct ident *e = entry_of(t);
+    if (e) { /* an object at a reused address whose free was not seen: the new one replaces it */
+        struct weak *w = e->wr ? weak_find((uintptr_t)e->wr) : NULL;
+        if (w) {
+            slot_delete(g_weaks, sizeof *g_weaks, (size_t)(w - g_weaks));
+            g_nweaks--;
+        }
+        Py_CLEAR(e->name);
+        Py_CLEAR(e->wr);
+    } else {
+        size_t h = slot_of((uintptr_t)t);
+        while (g_idents[h].addr) h = (h + 1) & (g_cap - 1);
+        e = &g_idents[h];
+        e->addr = (uintptr_t)t;
+        g_nidents++;
+    }
+    e->id = id, e->code = code, e->name = NULL;
+    e->wr = PyWeakref_NewRef(t, g_on_freed);
+    if (!e->wr) {
+        PyErr_Clear(); /* no weak references: its free is not seen, its id still holds */
+    } else {
+        size_t h = slot_of((uintptr_t)e->wr);
+        while (g_weaks[h].wr) h = (h + 1) & (g_cap - 1);
+        g_weaks[h] = (struct weak){(uintptr_t)e->wr, (uintptr_t)t};
+        g_nweaks++;
+    }
     return id;
 }
 
@@ -332,7 +431,6 @@ static PyObject *py_init(PyObject *self, PyObject *args) {
     Py_XDECREF(g_dtypes);
     g_tensor_type = ttype;
     g_dtypes = dtypes;
-    if (!g_ids && !(g_ids = PyDict_New())) return NULL;
     /* ids and op numbers from 1, as libdtrt's; from base when libdtrt is in
      * the process too, whose own count from 1 */
     g_next_id = g_next_seq = dlsym(RTLD_DEFAULT, "dt_zeros") ? base : 1;
@@ -661,11 +759,13 @@ static PyObject *py_named(PyObject *self, PyObject *a) {
     if (!name) return NULL;
     POLICY_BEGIN();
     uint64_t id = id_or_seen(t, "seen first when named");
-    PyObject *e = entry_of(t), *old = e ? PyList_GetItem(e, 3) : NULL;
-    if (!old || old == Py_None || PyUnicode_Compare(old, nameobj) != 0) {
+    struct ident *e = entry_of(t);
+    PyObject *old = e ? e->name : NULL;
+    if (!old || PyUnicode_Compare(old, nameobj) != 0) {
         if (e) {
             Py_INCREF(nameobj);
-            PyList_SetItem(e, 3, nameobj);
+            e->name = nameobj;
+            Py_XDECREF(old);
         }
         P.tensor_named(id, name);
     }
@@ -677,8 +777,8 @@ static PyObject *py_named(PyObject *self, PyObject *a) {
 /* name_of(t) -> the name it was given last, or None. */
 static PyObject *py_name_of(PyObject *self, PyObject *t) {
     (void)self;
-    PyObject *e = entry_of(t), *n = e ? PyList_GetItem(e, 3) : Py_None;
-    if (!n) n = Py_None;
+    struct ident *e = entry_of(t);
+    PyObject *n = e && e->name ? e->name : Py_None;
     Py_INCREF(n);
     return n;
 }
@@ -697,13 +797,13 @@ static PyObject *py_set_sim(PyObject *self, PyObject *a) {
     unsigned int code;
     const char *what = "seen first on a simulated device";
     if (!PyArg_ParseTuple(a, "OI|s", &t, &code, &what)) return NULL;
-    PyObject *e = entry_of(t);
+    struct ident *e = entry_of(t);
     if (!e) {
         POLICY_BEGIN();
         record_created(t, DTP_ORIGIN_OTHER, what, 0, 0, NULL, NULL, code);
         POLICY_END();
     } else {
-        PyList_SetItem(e, 2, PyLong_FromUnsignedLong(code));
+        e->code = code;
     }
     if (PyErr_Occurred()) PyErr_Clear();
     Py_RETURN_NONE;
