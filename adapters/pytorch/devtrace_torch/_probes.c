@@ -5,6 +5,9 @@
  * the GIL held, and gives PyTorch tensors their identity: a process-unique
  * id per Python tensor object, kept in a table keyed by the object's address
  * and released by a weak reference's callback (which fires the freed probe).
+ * It also holds the recorder's TorchFunctionMode entry (Mode): the calls the
+ * recorder passes through, and plain ops and transfers, are finished here
+ * without running Python (docs/recorder-cost.md).
  *
  * It keeps no chain, schema or report logic: those are the tracer's and the
  * viewer's. Stacks are the tracer's too: each call here asks it for Python
