@@ -3,8 +3,11 @@
  * the frame API found with dlsym(RTLD_DEFAULT) — libpython is never linked.
  * Each code object is resolved (file, qualified name, first line) once, when
  * first seen, emitted as a TR_EV_PYCODE record, and kept alive with a
- * reference so its address is never reused for another. The table of seen
- * code objects is touched only with the GIL held, which serialises it. */
+ * reference so its address is never reused for another. A call site's line
+ * is found once too: from 3.11, (code object, instruction offset) -> line is
+ * kept in a table, since PyFrame_GetLineNumber decodes the code object's
+ * line table from its start on every call. Both tables are touched only
+ * with the GIL held, which serialises them. */
 #include "tr_impl.h"
 
 TR_HIDDEN const char *tr_py_version(void);
@@ -26,6 +29,7 @@ static struct {
     PyObject *(*frame_back)(PyObject *);
     PyObject *(*frame_code)(PyObject *);
     int (*frame_line)(PyObject *);
+    int (*frame_lasti)(PyObject *); /* 3.11 on; NULL before: no table of lines */
     void (*incref)(PyObject *);
     void (*decref)(PyObject *);
     PyObject *(*getattr)(PyObject *, const char *);
@@ -38,6 +42,16 @@ static struct {
 #define PY_TABLE (1u << 16) /* code objects remembered (open addressing) */
 static uintptr_t *g_seen;   /* mmap'd; guarded by the GIL */
 static unsigned g_nseen;
+
+/* (code object, instruction offset) -> line, for code objects in g_seen
+ * (held, so their addresses are not reused); mmap'd; guarded by the GIL. */
+#define PY_SITES (1u << 16)
+static struct py_site {
+    uintptr_t code; /* 0: an empty slot */
+    int32_t lasti;  /* the frame's last instruction, in bytes */
+    int32_t line;   /* its line */
+} * g_sites;
+static unsigned g_nsites;
 
 #define SYM(field, name) (*(void **)&py.field = dlsym(RTLD_DEFAULT, name))
 
@@ -64,21 +78,29 @@ void tr_py_init(void) {
     void *m = mmap(NULL, PY_TABLE * sizeof(uintptr_t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) return;
     g_seen = m;
+    if (minor >= 11) { /* PyFrame_GetLasti: 3.11's; without it each line is decoded as before */
+        SYM(frame_lasti, "PyFrame_GetLasti");
+        void *s = py.frame_lasti ? mmap(NULL, PY_SITES * sizeof *g_sites, PROT_READ | PROT_WRITE,
+                                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                                 : MAP_FAILED;
+        if (s != MAP_FAILED) g_sites = s;
+    }
     snprintf(g_version, sizeof g_version, "%d.%d", major, minor);
     py.ready = 1;
 }
 
 const char *tr_py_version(void) { return py.ready ? g_version : NULL; }
 
-/* Records a code object the first time it is seen. */
-static void note_code(PyObject *code) {
+/* Records a code object the first time it is seen; 1 when it is held (in
+ * the table), 0 when the table is full. */
+static int note_code(PyObject *code) {
     uintptr_t key = (uintptr_t)code;
     unsigned h = (unsigned)((key >> 4) * 2654435761u) & (PY_TABLE - 1);
     for (unsigned i = 0; i < PY_TABLE; i++, h = (h + 1) & (PY_TABLE - 1)) {
-        if (g_seen[h] == key) return;
+        if (g_seen[h] == key) return 1;
         if (g_seen[h] == 0) break;
     }
-    if (g_nseen >= PY_TABLE * 3 / 4) return; /* table full: frames still recorded, names not */
+    if (g_nseen >= PY_TABLE * 3 / 4) return 0; /* table full: frames still recorded, names not */
     g_seen[h] = key;
     g_nseen++;
     py.incref(code); /* never freed: its address stays unique */
@@ -99,6 +121,26 @@ static void note_code(PyObject *code) {
     if (name) py.decref(name);
     if (first) py.decref(first);
     py.err_restore(et, ev, tb);
+    return 1;
+}
+
+/* The line frame f (of code, a held code object) is at: from the table of
+ * call sites, or decoded once and kept there. */
+static int site_line(PyObject *f, PyObject *code) {
+    int lasti = py.frame_lasti(f);
+    uintptr_t key = (uintptr_t)code;
+    unsigned h = (unsigned)(((key >> 4) ^ ((uintptr_t)(unsigned)lasti * 40503u)) * 2654435761u) & (PY_SITES - 1);
+    for (unsigned i = 0; i < PY_SITES; i++, h = (h + 1) & (PY_SITES - 1)) {
+        struct py_site *s = &g_sites[h];
+        if (s->code == key && s->lasti == lasti) return s->line;
+        if (s->code == 0) break;
+    }
+    int line = py.frame_line(f);
+    if (g_nsites < PY_SITES * 3 / 4 && g_sites[h].code == 0) { /* else: full, each line decoded as before */
+        g_sites[h] = (struct py_site){key, lasti, line};
+        g_nsites++;
+    }
+    return line;
 }
 
 int tr_py_held(void) { return g_tr.cfg.python && py.ready && py.is_initialized() && py.gil_check(); }
@@ -111,9 +153,9 @@ int tr_py_capture(uint64_t *pairs, int max) {
     int n = 0;
     while (f && n < max) {
         PyObject *code = py.frame_code(f); /* new reference */
-        note_code(code);
+        int held = note_code(code);
         pairs[2 * n] = (uint64_t)(uintptr_t)code;
-        pairs[2 * n + 1] = (uint64_t)py.frame_line(f);
+        pairs[2 * n + 1] = (uint64_t)(held && g_sites ? site_line(f, code) : py.frame_line(f));
         n++;
         py.decref(code); /* the table holds its own reference */
         PyObject *back = py.frame_back(f);

@@ -5,6 +5,9 @@
  * the GIL held, and gives PyTorch tensors their identity: a process-unique
  * id per Python tensor object, kept in a table keyed by the object's address
  * and released by a weak reference's callback (which fires the freed probe).
+ * It also holds the recorder's TorchFunctionMode entry (Mode): the calls the
+ * recorder passes through, and plain ops and transfers, are finished here
+ * without running Python (docs/recorder-cost.md).
  *
  * It keeps no chain, schema or report logic: those are the tracer's and the
  * viewer's. Stacks are the tracer's too: each call here asks it for Python
@@ -15,6 +18,7 @@
  * with what could be read. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 
 #include <devtrace/probe.h>
 #include <dlfcn.h>
@@ -45,7 +49,6 @@ static struct {
 
 static PyObject *g_tensor_type; /* torch.Tensor */
 static PyObject *g_dtypes;      /* {torch.float32: DTP_DTYPE_F32, ...} */
-static PyObject *g_ids;         /* {address: [id, weakref, simulated device code, name]} of the tensors given an id */
 static uint64_t g_next_id;      /* next tensor id; ids start high, away from libdtrt's */
 static uint64_t g_next_seq;     /* next op sequence number, likewise */
 static uint32_t g_seen_devices[64];
@@ -84,22 +87,39 @@ static uint32_t device_code_of_str(const char *s) {
 /* The device of tensor t, as a code; cpu when it cannot be read. A device
  * first seen is announced to the tracer (dtp_device_backend). */
 static int g_sim; /* simulated GPUs: a tensor's device may be in its entry */
-static PyObject *entry_of(PyObject *t);
+static struct ident *entry_of(PyObject *t);
 
-/* The simulated device a tensor carries, as a code; 0 when none. */
-static uint32_t sim_code(PyObject *t) {
-    if (!g_sim) return 0;
-    PyObject *e = entry_of(t);
-    uint32_t code = e ? (uint32_t)PyLong_AsUnsignedLong(PyList_GetItem(e, 2)) : 0;
-    if (PyErr_Occurred()) PyErr_Clear(), code = 0;
+static uint32_t sim_code(PyObject *t);
+
+static PyObject *s_device, *s_type, *s_index, *s_shape, *s_stride, *s_storage_offset, *s_dtype, *s_is_view, *s_base;
+static PyObject *s_is_cuda, *s_is_cpu, *s_get_device;
+
+/* The device of t from its flags (is_cuda, is_cpu: shared bools, no object
+ * made, no device name formatted as t.device.type does); UINT32_MAX for a
+ * kind the flags do not tell (meta, mps, ...). */
+static uint32_t flag_device_code(PyObject *t) {
+    uint32_t code = UINT32_MAX;
+    PyObject *cuda = PyObject_GetAttr(t, s_is_cuda);
+    if (cuda == Py_True) {
+        PyObject *index = PyObject_CallMethodObjArgs(t, s_get_device, NULL);
+        long i = index ? PyLong_AsLong(index) : -1;
+        if (i >= 0) code = (uint32_t)DTP_DEVICE_CUDA << 16 | ((uint32_t)i & 0xffff);
+        Py_XDECREF(index);
+    } else if (cuda == Py_False) {
+        PyObject *cpu = PyObject_GetAttr(t, s_is_cpu);
+        if (cpu == Py_True) code = (uint32_t)DTP_DEVICE_CPU << 16;
+        Py_XDECREF(cpu);
+    }
+    Py_XDECREF(cuda);
+    if (PyErr_Occurred()) PyErr_Clear();
     return code;
 }
 
-static PyObject *s_device, *s_type, *s_index, *s_shape, *s_stride, *s_storage_offset, *s_dtype, *s_is_view, *s_base;
-
 static uint32_t device_code(PyObject *t) {
-    uint32_t code = sim_code(t);
-    PyObject *dev = code ? NULL : PyObject_GetAttr(t, s_device);
+    uint32_t code = sim_code(t), flags = code ? code : flag_device_code(t);
+    if (flags != UINT32_MAX) code = flags;
+    PyObject *dev = flags == UINT32_MAX ? PyObject_GetAttr(t, s_device) : NULL;
+    if (flags == UINT32_MAX) code = 0;
     if (dev) {
         PyObject *type = PyObject_GetAttr(dev, s_type), *index = PyObject_GetAttr(dev, s_index);
         const char *u = type ? PyUnicode_AsUTF8AndSize(type, NULL) : NULL;
@@ -134,36 +154,125 @@ static PyObject *device_str(uint32_t code) {
 
 /* ---------------------------------------------------------------- identity */
 
-static PyObject *addr_key(PyObject *t) { return PyLong_FromVoidPtr(t); }
+/* The tensors given an id, in a table keyed by the tensor object's address
+ * (open addressing, linear probing, deletion by backward shift), and their
+ * weak references in a second one keyed by the reference's address, so that
+ * the one callback shared by all finds its tensor: a new tensor costs its
+ * weak reference and nothing else in Python objects, a lookup none. Both
+ * are touched only with the GIL held, which serialises them. */
+struct ident {
+    uintptr_t addr; /* the tensor object's address; 0: an empty slot */
+    uint64_t id;    /* its id */
+    PyObject *wr;   /* its weak reference (a reference), NULL when it could not have one */
+    PyObject *name; /* the name it was given last (a reference), or NULL */
+    uint32_t code;  /* its simulated device's code, 0 for its own */
+};
+struct weak {
+    uintptr_t wr;   /* the weak reference's address; 0: an empty slot */
+    uintptr_t addr; /* its tensor's */
+};
+static struct ident *g_idents; /* [g_cap] */
+static struct weak *g_weaks;   /* [g_cap] */
+static size_t g_cap, g_nidents, g_nweaks;
 
-/* The entry of t (borrowed), or NULL when it has no id yet. */
-static PyObject *entry_of(PyObject *t) {
-    PyObject *key = addr_key(t);
-    if (!key) {
-        PyErr_Clear();
-        return NULL;
+static size_t slot_of(uintptr_t key) { return (size_t)((key >> 4) * 0x9E3779B97F4A7C15ull) & (g_cap - 1); }
+
+static struct ident *ident_find(uintptr_t addr) {
+    if (!g_cap) return NULL;
+    for (size_t h = slot_of(addr);; h = (h + 1) & (g_cap - 1)) {
+        if (g_idents[h].addr == addr) return &g_idents[h];
+        if (!g_idents[h].addr) return NULL;
     }
-    PyObject *v = g_ids ? PyDict_GetItem(g_ids, key) : NULL; /* borrowed */
-    Py_DECREF(key);
-    return v;
+}
+
+static struct weak *weak_find(uintptr_t wr) {
+    if (!g_cap) return NULL;
+    for (size_t h = slot_of(wr);; h = (h + 1) & (g_cap - 1)) {
+        if (g_weaks[h].wr == wr) return &g_weaks[h];
+        if (!g_weaks[h].wr) return NULL;
+    }
+}
+
+/* Empties slot i of a table of n-byte slots keyed by their first word, moving
+ * later entries of its run back (no tombstones). */
+static void slot_delete(void *table, size_t size, size_t i) {
+    unsigned char *t = table;
+#define KEY(j) (*(uintptr_t *)(void *)(t + (j)*size))
+    for (size_t j = (i + 1) & (g_cap - 1); KEY(j); j = (j + 1) & (g_cap - 1)) {
+        size_t home = slot_of(KEY(j));
+        /* j's entry may fill i when its home is not in (i, j], cyclically */
+        if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+            memcpy(t + i * size, t + j * size, size);
+            i = j;
+        }
+    }
+    memset(t + i * size, 0, size);
+#undef KEY
+}
+
+/* Room for one more entry in each table: grown (doubled) at half full. */
+static int idents_reserve(void) {
+    if (g_cap && (g_nidents + 1) * 2 <= g_cap && (g_nweaks + 1) * 2 <= g_cap) return 1;
+    size_t cap = g_cap ? g_cap * 2 : 4096;
+    struct ident *idents = PyMem_Calloc(cap, sizeof *idents);
+    struct weak *weaks = PyMem_Calloc(cap, sizeof *weaks);
+    if (!idents || !weaks) {
+        PyMem_Free(idents);
+        PyMem_Free(weaks);
+        return 0;
+    }
+    struct ident *old_i = g_idents;
+    struct weak *old_w = g_weaks;
+    size_t old_cap = g_cap;
+    g_idents = idents, g_weaks = weaks, g_cap = cap;
+    for (size_t i = 0; i < old_cap; i++) {
+        if (old_i[i].addr) {
+            size_t h = slot_of(old_i[i].addr);
+            while (g_idents[h].addr) h = (h + 1) & (g_cap - 1);
+            g_idents[h] = old_i[i];
+        }
+        if (old_w[i].wr) {
+            size_t h = slot_of(old_w[i].wr);
+            while (g_weaks[h].wr) h = (h + 1) & (g_cap - 1);
+            g_weaks[h] = old_w[i];
+        }
+    }
+    PyMem_Free(old_i);
+    PyMem_Free(old_w);
+    return 1;
+}
+
+/* The entry of t, or NULL when it has no id yet. */
+static struct ident *entry_of(PyObject *t) { return ident_find((uintptr_t)t); }
+
+/* The simulated device a tensor carries, as a code; 0 when none. */
+static uint32_t sim_code(PyObject *t) {
+    if (!g_sim) return 0;
+    struct ident *e = entry_of(t);
+    return e ? e->code : 0;
 }
 
 /* The id of t, or 0 when it has none yet. */
 static uint64_t id_of(PyObject *t) {
-    PyObject *v = entry_of(t);
-    return v ? (uint64_t)PyLong_AsUnsignedLongLong(PyList_GetItem(v, 0)) : 0;
+    struct ident *e = entry_of(t);
+    return e ? e->id : 0;
 }
 
-/* The weak reference's callback: the tensor object is going away. */
+/* The weak references' one callback: a tensor object is going away. */
 static PyObject *on_freed(PyObject *self, PyObject *wr) {
-    (void)wr;
-    PyObject *idobj = PyTuple_GetItem(self, 0), *key = PyTuple_GetItem(self, 1);
-    uint64_t id = idobj ? (uint64_t)PyLong_AsUnsignedLongLong(idobj) : 0;
-    if (key) {
-        PyObject *v = PyDict_GetItem(g_ids, key);
-        if (v && (uint64_t)PyLong_AsUnsignedLongLong(PyList_GetItem(v, 0)) == id) PyDict_DelItem(g_ids, key);
-    }
-    if (PyErr_Occurred()) PyErr_Clear();
+    (void)self;
+    struct weak *w = weak_find((uintptr_t)wr);
+    if (!w) Py_RETURN_NONE;
+    struct ident *e = ident_find(w->addr);
+    slot_delete(g_weaks, sizeof *g_weaks, (size_t)(w - g_weaks));
+    g_nweaks--;
+    if (!e || e->wr != wr) Py_RETURN_NONE; /* its tensor's entry went (a new one at the address) */
+    uint64_t id = e->id;
+    PyObject *name = e->name, *ref = e->wr;
+    slot_delete(g_idents, sizeof *g_idents, (size_t)(e - g_idents));
+    g_nidents--;
+    Py_XDECREF(name);
+    Py_XDECREF(ref);            /* the weakref machinery holds its own while the callback runs */
     if (id && P.tensor_freed) { /* where a Python object goes says nothing: no stack */
         int32_t saved = P.stack_policy ? P.stack_policy(DTP_STACKS_NONE) : 0;
         P.tensor_freed(id);
@@ -172,24 +281,42 @@ static PyObject *on_freed(PyObject *self, PyObject *wr) {
     Py_RETURN_NONE;
 }
 static PyMethodDef on_freed_def = {"_on_freed", on_freed, METH_O, NULL};
+static PyObject *g_on_freed; /* the callback, made once */
 
 /* Gives t a new id (and its simulated device code), remembered until the object goes. */
 static uint64_t id_new(PyObject *t, uint32_t code) {
     uint64_t id = g_next_id++;
-    PyObject *key = addr_key(t), *idobj = PyLong_FromUnsignedLongLong(id);
-    PyObject *self = key && idobj ? PyTuple_Pack(2, idobj, key) : NULL;
-    PyObject *cb = self ? PyCFunction_New(&on_freed_def, self) : NULL;
-    PyObject *wr = cb ? PyWeakref_NewRef(t, cb) : NULL;
-    if (!wr) PyErr_Clear(); /* no weak references: its free is not seen, its id still holds */
-    PyObject *v = Py_BuildValue("[OOIO]", idobj ? idobj : Py_None, wr ? wr : Py_None, code, Py_None);
-    if (key && v) PyDict_SetItem(g_ids, key, v);
-    Py_XDECREF(v);
-    Py_XDECREF(wr);
-    Py_XDECREF(cb);
-    Py_XDECREF(self);
-    Py_XDECREF(idobj);
-    Py_XDECREF(key);
-    if (PyErr_Occurred()) PyErr_Clear();
+    if (!g_on_freed) g_on_freed = PyCFunction_New(&on_freed_def, NULL);
+    if (!g_on_freed || !idents_reserve()) { /* no memory: the tensor goes unremembered, its id said once */
+        PyErr_Clear();
+        return id;
+    }
+    struct ident *e = entry_of(t);
+    if (e) { /* an object at a reused address whose free was not seen: the new one replaces it */
+        struct weak *w = e->wr ? weak_find((uintptr_t)e->wr) : NULL;
+        if (w) {
+            slot_delete(g_weaks, sizeof *g_weaks, (size_t)(w - g_weaks));
+            g_nweaks--;
+        }
+        Py_CLEAR(e->name);
+        Py_CLEAR(e->wr);
+    } else {
+        size_t h = slot_of((uintptr_t)t);
+        while (g_idents[h].addr) h = (h + 1) & (g_cap - 1);
+        e = &g_idents[h];
+        e->addr = (uintptr_t)t;
+        g_nidents++;
+    }
+    e->id = id, e->code = code, e->name = NULL;
+    e->wr = PyWeakref_NewRef(t, g_on_freed);
+    if (!e->wr) {
+        PyErr_Clear(); /* no weak references: its free is not seen, its id still holds */
+    } else {
+        size_t h = slot_of((uintptr_t)e->wr);
+        while (g_weaks[h].wr) h = (h + 1) & (g_cap - 1);
+        g_weaks[h] = (struct weak){(uintptr_t)e->wr, (uintptr_t)t};
+        g_nweaks++;
+    }
     return id;
 }
 
@@ -294,7 +421,8 @@ static PyObject *py_init(PyObject *self, PyObject *args) {
 #define STR(v, text) (v || (v = PyUnicode_InternFromString(text)))
     ok = ok && STR(s_device, "device") && STR(s_type, "type") && STR(s_index, "index") && STR(s_shape, "shape") &&
          STR(s_stride, "stride") && STR(s_storage_offset, "storage_offset") && STR(s_dtype, "dtype") &&
-         STR(s_is_view, "_is_view") && STR(s_base, "_base");
+         STR(s_is_view, "_is_view") && STR(s_base, "_base") && STR(s_is_cuda, "is_cuda") && STR(s_is_cpu, "is_cpu") &&
+         STR(s_get_device, "get_device");
 #undef STR
     if (!ok) {
         memset(&P, 0, sizeof P);
@@ -306,7 +434,6 @@ static PyObject *py_init(PyObject *self, PyObject *args) {
     Py_XDECREF(g_dtypes);
     g_tensor_type = ttype;
     g_dtypes = dtypes;
-    if (!g_ids && !(g_ids = PyDict_New())) return NULL;
     /* ids and op numbers from 1, as libdtrt's; from base when libdtrt is in
      * the process too, whose own count from 1 */
     g_next_id = g_next_seq = dlsym(RTLD_DEFAULT, "dt_zeros") ? base : 1;
@@ -345,6 +472,15 @@ static PyObject *py_created(PyObject *self, PyObject *args) {
     return PyLong_FromUnsignedLongLong(id);
 }
 
+/* An argument's name into a 48-byte slot, cut to fit (snprintf's cost, per
+ * argument of every op, without its formatting). */
+static void copy_name(char dst[48], const char *src) {
+    size_t n = strlen(src);
+    if (n > 47) n = 47;
+    memcpy(dst, src, n);
+    dst[n] = 0;
+}
+
 /* The id of t, which is recorded first (as seen first in `where`, or as an
  * argument of op `of`) when it has none. */
 static uint64_t id_or_seen_in(PyObject *t, const char *where, const char *of) {
@@ -359,7 +495,7 @@ static uint64_t id_or_seen(PyObject *t, const char *where) { return id_or_seen_i
 static void add_arg(const char *name, PyObject *t, const char *where) {
     if (g_op.n >= MAX_ARGS) return;
     int i = g_op.n++;
-    snprintf(g_op.names[i], sizeof g_op.names[i], "%s", name);
+    copy_name(g_op.names[i], name);
     g_op.args[i].name = g_op.names[i];
     g_op.args[i].id = id_or_seen_in(t, NULL, where);
     g_op.args[i].device = device_of_code(device_code(t));
@@ -390,27 +526,25 @@ static void add_value(const char *name, PyObject *v, const char *where) {
     if (PyErr_Occurred()) PyErr_Clear();
 }
 
-/* op_begin(name, argnames, args, kwargs) -> seq: an op starts, with the
- * tensors among its arguments (argnames: the positional names, or None). */
-static PyObject *py_op_begin(PyObject *self, PyObject *a) {
-    (void)self;
-    const char *name;
-    PyObject *names, *args, *kwargs;
-    if (!PyArg_ParseTuple(a, "sOOO", &name, &names, &args, &kwargs)) return NULL;
+/* Opens op name, with the tensors among its arguments (names: the
+ * positional names, a tuple, or anything else for none); its seq. */
+static uint64_t op_begin_c(const char *name, PyObject *names, PyObject *args, PyObject *kwargs) {
     POLICY_BEGIN();
     g_op.seq = g_next_seq++;
     g_op.n = 0;
     const char *where = name; /* the op a tensor not seen before is an argument of */
-    Py_ssize_t n = PyTuple_Check(args) ? PyTuple_Size(args) : 0;
+    Py_ssize_t n = args && PyTuple_Check(args) ? PyTuple_Size(args) : 0;
     Py_ssize_t nn = PyTuple_Check(names) ? PyTuple_Size(names) : 0;
     for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PyTuple_GetItem(args, i);
+        if (!v || !(is_tensor(v) || PyList_Check(v) || PyTuple_Check(v))) continue; /* no name to make */
         char argname[48];
         const char *pn = i < nn ? PyUnicode_AsUTF8AndSize(PyTuple_GetItem(names, i), NULL) : NULL;
         if (pn)
-            snprintf(argname, sizeof argname, "%s", pn);
+            copy_name(argname, pn);
         else
             snprintf(argname, sizeof argname, "arg%zd", i);
-        add_value(argname, PyTuple_GetItem(args, i), where);
+        add_value(argname, v, where);
     }
     if (kwargs && PyDict_Check(kwargs)) {
         Py_ssize_t pos = 0;
@@ -424,7 +558,17 @@ static PyObject *py_op_begin(PyObject *self, PyObject *a) {
     struct dtp_op op = {.seq = g_op.seq, .name = name, .nargs = g_op.n, .args = g_op.args};
     P.op_begin(&op);
     POLICY_END();
-    return PyLong_FromUnsignedLongLong(g_op.seq);
+    return g_op.seq;
+}
+
+/* op_begin(name, argnames, args, kwargs) -> seq: an op starts, with the
+ * tensors among its arguments (argnames: the positional names, or None). */
+static PyObject *py_op_begin(PyObject *self, PyObject *a) {
+    (void)self;
+    const char *name;
+    PyObject *names, *args, *kwargs;
+    if (!PyArg_ParseTuple(a, "sOOO", &name, &names, &args, &kwargs)) return NULL;
+    return PyLong_FromUnsignedLongLong(op_begin_c(name, names, args, kwargs));
 }
 
 /* op_args(seq) -> [(name, device), ...] of the op being recorded, or []. */
@@ -468,13 +612,7 @@ static PyObject *py_output(PyObject *self, PyObject *a) {
  * as made by it (a view of src's base when it is a view of another tensor
  * than src, else its output), on the simulated device given, and the op
  * ends. Results that already had an id are the tensors it wrote. */
-static PyObject *py_op_done(PyObject *self, PyObject *a) {
-    (void)self;
-    unsigned long long seq;
-    const char *name;
-    PyObject *out, *src;
-    unsigned int code = 0;
-    if (!PyArg_ParseTuple(a, "KsOO|I", &seq, &name, &out, &src, &code)) return NULL;
+static void op_done_c(uint64_t seq, const char *name, PyObject *out, PyObject *src, uint32_t code) {
     POLICY_BEGIN();
     uint64_t ids[MAX_ARGS];
     int n = 0;
@@ -515,6 +653,16 @@ static PyObject *py_op_done(PyObject *self, PyObject *a) {
     if (PyErr_Occurred()) PyErr_Clear();
     P.op_end(seq, name, 0, n, ids);
     POLICY_END();
+}
+
+static PyObject *py_op_done(PyObject *self, PyObject *a) {
+    (void)self;
+    unsigned long long seq;
+    const char *name;
+    PyObject *out, *src;
+    unsigned int code = 0;
+    if (!PyArg_ParseTuple(a, "KsOO|I", &seq, &name, &out, &src, &code)) return NULL;
+    op_done_c(seq, name, out, src, code);
     Py_INCREF(out);
     return out;
 }
@@ -540,12 +688,7 @@ static PyObject *py_op_end(PyObject *self, PyObject *a) {
 
 /* transfer(src_t, dst_t_or_None, kind, via): data of src_t went to dst_t
  * (or, for a move in place, src_t itself now lives on to_device). */
-static PyObject *py_transfer(PyObject *self, PyObject *a) {
-    (void)self;
-    PyObject *src, *dst;
-    int kind;
-    const char *via, *from = NULL;
-    if (!PyArg_ParseTuple(a, "OOis|z", &src, &dst, &kind, &via, &from)) return NULL;
+static void transfer_c(PyObject *src, PyObject *dst, int kind, const char *via, const char *from) {
     POLICY_BEGIN();
     struct dtp_transfer x = {.kind = kind, .via = via};
     x.src_id = id_or_seen(src, "seen first when moved");
@@ -564,7 +707,50 @@ static PyObject *py_transfer(PyObject *self, PyObject *a) {
     x.bytes = m.nbytes;
     P.tensor_transferred(&x);
     POLICY_END();
+}
+
+static PyObject *py_transfer(PyObject *self, PyObject *a) {
+    (void)self;
+    PyObject *src, *dst;
+    int kind;
+    const char *via, *from = NULL;
+    if (!PyArg_ParseTuple(a, "OOis|z", &src, &dst, &kind, &via, &from)) return NULL;
+    transfer_c(src, dst, kind, via, from);
     Py_RETURN_NONE;
+}
+
+/* Transfer op seq (src.to(...), .cuda(), .cpu(), .type()) returned out, and
+ * ends: a result that is not src is made by it, a copy of src on another
+ * device (and the transfer recorded) or, on src's own, its output; as
+ * recorder.py's record() does for a transfer, without simulated GPUs. */
+static void transfer_done_c(uint64_t seq, const char *name, PyObject *out, PyObject *src, PyObject *kwargs) {
+    POLICY_BEGIN();
+    char via[80];
+    PyObject *nb = kwargs ? PyDict_GetItemString(kwargs, "non_blocking") : NULL; /* borrowed */
+    snprintf(via, sizeof via, nb && PyObject_IsTrue(nb) == 1 ? "%s(non_blocking)" : "%s", name);
+    uint64_t ids[MAX_ARGS];
+    int n = 0;
+    int seq_like = PyTuple_Check(out) || PyList_Check(out);
+    Py_ssize_t m = seq_like ? PySequence_Size(out) : 1;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        PyObject *t = seq_like ? PySequence_GetItem(out, i) : (Py_INCREF(out), out);
+        if (t && is_tensor(t)) {
+            uint64_t id = id_of(t);
+            if (!id && t != src) {
+                int moved = device_code(t) != device_code(src);
+                id = record_created(t, moved ? DTP_ORIGIN_TRANSFER : DTP_ORIGIN_OP_OUTPUT, name, id_of(src), seq, NULL,
+                                    NULL, 0);
+                if (moved) transfer_c(src, t, DTP_TRANSFER_TO, via, NULL);
+            } else if (!id) {
+                id = record_created(t, DTP_ORIGIN_OP_OUTPUT, name, 0, seq, NULL, NULL, 0);
+            }
+            if (n < MAX_ARGS) ids[n++] = id;
+        }
+        Py_XDECREF(t);
+    }
+    if (PyErr_Occurred()) PyErr_Clear();
+    P.op_end(seq, name, 0, n, ids);
+    POLICY_END();
 }
 
 /* named(t, name): t is known by name now (a name it already has is not said again). */
@@ -576,11 +762,13 @@ static PyObject *py_named(PyObject *self, PyObject *a) {
     if (!name) return NULL;
     POLICY_BEGIN();
     uint64_t id = id_or_seen(t, "seen first when named");
-    PyObject *e = entry_of(t), *old = e ? PyList_GetItem(e, 3) : NULL;
-    if (!old || old == Py_None || PyUnicode_Compare(old, nameobj) != 0) {
+    struct ident *e = entry_of(t);
+    PyObject *old = e ? e->name : NULL;
+    if (!old || PyUnicode_Compare(old, nameobj) != 0) {
         if (e) {
             Py_INCREF(nameobj);
-            PyList_SetItem(e, 3, nameobj);
+            e->name = nameobj;
+            Py_XDECREF(old);
         }
         P.tensor_named(id, name);
     }
@@ -592,8 +780,8 @@ static PyObject *py_named(PyObject *self, PyObject *a) {
 /* name_of(t) -> the name it was given last, or None. */
 static PyObject *py_name_of(PyObject *self, PyObject *t) {
     (void)self;
-    PyObject *e = entry_of(t), *n = e ? PyList_GetItem(e, 3) : Py_None;
-    if (!n) n = Py_None;
+    struct ident *e = entry_of(t);
+    PyObject *n = e && e->name ? e->name : Py_None;
     Py_INCREF(n);
     return n;
 }
@@ -612,13 +800,13 @@ static PyObject *py_set_sim(PyObject *self, PyObject *a) {
     unsigned int code;
     const char *what = "seen first on a simulated device";
     if (!PyArg_ParseTuple(a, "OI|s", &t, &code, &what)) return NULL;
-    PyObject *e = entry_of(t);
+    struct ident *e = entry_of(t);
     if (!e) {
         POLICY_BEGIN();
         record_created(t, DTP_ORIGIN_OTHER, what, 0, 0, NULL, NULL, code);
         POLICY_END();
     } else {
-        PyList_SetItem(e, 2, PyLong_FromUnsignedLong(code));
+        e->code = code;
     }
     if (PyErr_Occurred()) PyErr_Clear();
     Py_RETURN_NONE;
@@ -676,6 +864,233 @@ static PyObject *py_parse_mismatch(PyObject *self, PyObject *msg) {
     return Py_BuildValue("(sss)", m.a, m.b, m.arg);
 }
 
+/* ---------------------------------------------------------------- the mode's entry */
+
+/* The recorder's counters, read by the mode's entry on every call: the
+ * Python Recorder derives from this type, so its quiet, light and thread
+ * are these fields, and the entry reads them without a lookup. */
+typedef struct {
+    PyObject_HEAD long long quiet; /* > 0: calls pass through unrecorded (a recorded op, a wrapped call runs) */
+    long long light;               /* > 0: factories only (a DataLoader's iteration runs) */
+    unsigned long thread;          /* the thread whose calls are recorded, as threading.get_ident() */
+} State;
+
+static PyMemberDef state_members[] = {
+    {"quiet", T_LONGLONG, offsetof(State, quiet), 0, "> 0: calls pass through unrecorded"},
+    {"light", T_LONGLONG, offsetof(State, light), 0, "> 0: only factories are recorded"},
+    {"thread", T_ULONG, offsetof(State, thread), 0, "the thread whose calls are recorded"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot state_slots[] = {
+    {Py_tp_doc, "The recorder's counters (quiet, light, thread), shared with the mode's C entry."},
+    {Py_tp_members, state_members},
+    {0, NULL},
+};
+
+static PyType_Spec state_spec = {"devtrace_torch._probes.State", sizeof(State), 0,
+                                 Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, state_slots};
+static PyTypeObject *g_state_type;
+static PyObject *g_empty; /* () */
+
+/* How recorder.py classifies a torch function (its _PASS, _OP, _FACTORY,
+ * _TRANSFER): the entry finishes a pass-through and, without simulated GPUs,
+ * an op or a tensor's transfer itself. */
+enum { KIND_PASS = 0, KIND_OP = 1, KIND_FACTORY = 2, KIND_TRANSFER = 3 };
+
+/* The TorchFunctionMode's __torch_function__, in C: a pass-through costs a
+ * dictionary lookup and the call; an op is recorded (op_begin, the call,
+ * op_done) without a Python frame, tuple or string of its own. Everything
+ * else (a first call of a function, transfers, factories, reads, simulated
+ * GPUs) goes to recorder.py's slow handler. The mode lives as long as the
+ * program (self_args holds it). */
+typedef struct {
+    PyObject_HEAD State *rec;        /* the recorder (a reference) */
+    PyObject *slow;                  /* slow(func, types, args, kwargs): what the entry does not finish */
+    PyObject *raised;                /* raised(seq, func, exc, args, kwargs): a recorded op raised exc */
+    PyObject *set_fn;                /* torch._C._set_torch_function_mode, set directly (1.x); else NULL */
+    PyObject *none_args, *self_args; /* (None,) and (self,): set_fn's arguments, made once */
+    PyObject *kinds;                 /* {func: (kind, name, argnames)}, filled by classified() */
+} Mode;
+
+static int mode_init(PyObject *self, PyObject *args, PyObject *kw) {
+    Mode *m = (Mode *)self;
+    PyObject *rec, *slow, *raised, *set_fn = Py_None;
+    (void)kw;
+    if (!PyArg_ParseTuple(args, "O!OO|O", g_state_type, &rec, &slow, &raised, &set_fn)) return -1;
+    if (!PyCallable_Check(slow) || !PyCallable_Check(raised) || (set_fn != Py_None && !PyCallable_Check(set_fn))) {
+        PyErr_SetString(PyExc_TypeError, "Mode(recorder, slow, raised, set_fn=None): slow, raised and set_fn "
+                                         "must be callable");
+        return -1;
+    }
+    Py_INCREF(rec);
+    Py_INCREF(slow);
+    Py_INCREF(raised);
+    Py_CLEAR(m->rec);
+    Py_CLEAR(m->slow);
+    Py_CLEAR(m->raised);
+    Py_CLEAR(m->set_fn);
+    m->rec = (State *)rec, m->slow = slow, m->raised = raised;
+    if (set_fn != Py_None) {
+        Py_INCREF(set_fn);
+        m->set_fn = set_fn;
+    }
+    if (!m->none_args && !(m->none_args = PyTuple_Pack(1, Py_None))) return -1;
+    if (!m->self_args && !(m->self_args = PyTuple_Pack(1, self))) return -1;
+    if (!m->kinds && !(m->kinds = PyDict_New())) return -1;
+    return 0;
+}
+
+static void mode_dealloc(PyObject *self) {
+    Mode *m = (Mode *)self;
+    PyTypeObject *tp = Py_TYPE(self);
+    Py_CLEAR(m->rec);
+    Py_CLEAR(m->slow);
+    Py_CLEAR(m->raised);
+    Py_CLEAR(m->set_fn);
+    Py_CLEAR(m->none_args);
+    Py_CLEAR(m->self_args);
+    Py_CLEAR(m->kinds);
+    freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+    tp_free(self);
+    Py_DECREF(tp);
+}
+
+static PyObject *mode_slow(Mode *m, PyObject *func, PyObject *types, PyObject *args, PyObject *kwargs) {
+    return PyObject_CallFunctionObjArgs(m->slow, func, types, args, kwargs ? kwargs : Py_None, NULL);
+}
+
+/* Op seq raised (the error is set): recorder.py records a device mismatch
+ * from it; the program gets the error as it was. */
+static void mode_raised(Mode *m, uint64_t seq, PyObject *func, PyObject *args, PyObject *kwargs) {
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyErr_NormalizeException(&et, &ev, &tb);
+    if (ev && tb) PyException_SetTraceback(ev, tb);
+    PyObject *res = PyObject_CallFunction(m->raised, "KOOOO", (unsigned long long)seq, func, ev ? ev : Py_None, args,
+                                          kwargs ? kwargs : Py_None);
+    if (!res) PyErr_Clear();
+    Py_XDECREF(res);
+    PyErr_Restore(et, ev, tb);
+}
+
+static PyObject *mode_handle_c(Mode *m, PyObject *func, PyObject *types, PyObject *args, PyObject *kwargs) {
+    if (!m->rec) {
+        PyErr_SetString(PyExc_RuntimeError, "devtrace_torch._probes.Mode was not initialised");
+        return NULL;
+    }
+    PyObject *kw = kwargs && PyDict_Check(kwargs) && PyDict_Size(kwargs) > 0 ? kwargs : NULL;
+    if (!args || !PyTuple_Check(args)) return mode_slow(m, func, types, args, kwargs);
+    PyObject *k = PyDict_GetItemWithError(m->kinds, func); /* borrowed */
+    if (!k) {
+        if (PyErr_Occurred()) PyErr_Clear(); /* an unhashable func: the slow handler's */
+        return mode_slow(m, func, types, args, kwargs);
+    }
+    long kind = PyLong_AsLong(PyTuple_GetItem(k, 0));
+    State *r = m->rec;
+    if (kind == KIND_PASS || r->quiet || (r->light && kind != KIND_FACTORY) || PyThread_get_thread_ident() != r->thread)
+        return PyObject_Call(func, args, kw);
+    PyObject *first = PyTuple_Size(args) > 0 ? PyTuple_GetItem(args, 0) : NULL;
+    PyObject *src = first && is_tensor(first) ? first : Py_None;
+    if ((kind != KIND_OP && (kind != KIND_TRANSFER || src == Py_None)) || g_sim || !P.op_begin)
+        return mode_slow(m, func, types, args, kwargs);
+    Py_INCREF(k); /* its name is the op's while it runs */
+    const char *name = PyUnicode_AsUTF8AndSize(PyTuple_GetItem(k, 1), NULL);
+    if (!name) {
+        PyErr_Clear();
+        Py_DECREF(k);
+        return mode_slow(m, func, types, args, kwargs);
+    }
+    uint64_t seq = op_begin_c(name, PyTuple_GetItem(k, 2), args, kw);
+    r->quiet++; /* what the op itself calls is the op's */
+    PyObject *out = PyObject_Call(func, args, kw);
+    r->quiet--;
+    if (!out)
+        mode_raised(m, seq, func, args, kwargs);
+    else if (kind == KIND_TRANSFER)
+        transfer_done_c(seq, name, out, src, kw);
+    else
+        op_done_c(seq, name, out, src, 0);
+    Py_DECREF(k);
+    return out;
+}
+
+/* (func, types, args=(), kwargs=None) of a __torch_function__ call. */
+static int mode_args(PyObject *const *a, Py_ssize_t n, PyObject **func, PyObject **types, PyObject **args,
+                     PyObject **kwargs) {
+    if (n < 2 || n > 4) {
+        PyErr_SetString(PyExc_TypeError, "__torch_function__(func, types, args=(), kwargs=None)");
+        return 0;
+    }
+    *func = a[0], *types = a[1], *args = n > 2 ? a[2] : g_empty, *kwargs = n > 3 && a[3] != Py_None ? a[3] : NULL;
+    return 1;
+}
+
+/* __torch_function__: set directly as torch 1.x's mode, the mode is off while
+ * the call runs (as torch's own stack mode does) and on again after it. */
+static PyObject *mode_torch_function(PyObject *self, PyObject *const *a, Py_ssize_t n) {
+    Mode *m = (Mode *)self;
+    PyObject *func, *types, *args, *kwargs;
+    if (!mode_args(a, n, &func, &types, &args, &kwargs)) return NULL;
+    if (!m->set_fn) return mode_handle_c(m, func, types, args, kwargs);
+    PyObject *r = PyObject_Call(m->set_fn, m->none_args, NULL);
+    if (!r) return NULL;
+    Py_DECREF(r);
+    PyObject *out = mode_handle_c(m, func, types, args, kwargs);
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    r = PyObject_Call(m->set_fn, m->self_args, NULL);
+    if (!r) PyErr_Clear();
+    Py_XDECREF(r);
+    PyErr_Restore(et, ev, tb);
+    return out;
+}
+
+/* handle(func, types, args=(), kwargs=None): the entry, the mode left as it is
+ * (torch 2.x's stack took it off for the call; torch 1.x's Python helpers did). */
+static PyObject *mode_handle(PyObject *self, PyObject *const *a, Py_ssize_t n) {
+    PyObject *func, *types, *args, *kwargs;
+    if (!mode_args(a, n, &func, &types, &args, &kwargs)) return NULL;
+    return mode_handle_c((Mode *)self, func, types, args, kwargs);
+}
+
+/* classified(func, kind, name, argnames): how recorder.py classified func. */
+static PyObject *mode_classified(PyObject *self, PyObject *a) {
+    Mode *m = (Mode *)self;
+    PyObject *func, *name, *names;
+    int kind;
+    if (!PyArg_ParseTuple(a, "OiUO!", &func, &kind, &name, &PyTuple_Type, &names)) return NULL;
+    if (!m->kinds) {
+        PyErr_SetString(PyExc_RuntimeError, "devtrace_torch._probes.Mode was not initialised");
+        return NULL;
+    }
+    PyObject *v = Py_BuildValue("(iOO)", kind, name, names);
+    int rc = v ? PyDict_SetItem(m->kinds, func, v) : -1;
+    Py_XDECREF(v);
+    if (rc < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef mode_methods[] = {
+    {"__torch_function__", (PyCFunction)(void (*)(void))mode_torch_function, METH_FASTCALL,
+     "__torch_function__(func, types, args=(), kwargs=None): the recorder's entry"},
+    {"handle", (PyCFunction)(void (*)(void))mode_handle, METH_FASTCALL,
+     "handle(func, types, args=(), kwargs=None): the entry, without setting the mode"},
+    {"classified", mode_classified, METH_VARARGS, "classified(func, kind, name, argnames)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot mode_slots[] = {
+    {Py_tp_doc, "Mode(recorder, slow, raised, set_fn=None): the recorder's __torch_function__ in C."},
+    {Py_tp_init, mode_init},
+    {Py_tp_dealloc, mode_dealloc},
+    {Py_tp_methods, mode_methods},
+    {0, NULL},
+};
+
+static PyType_Spec mode_spec = {"devtrace_torch._probes.Mode", sizeof(Mode), 0,
+                                Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, mode_slots};
+
 static PyMethodDef methods[] = {
     {"init", py_init, METH_VARARGS, "init(version, tensor_type, dtypes, id_base) -> bool"},
     {"tensor_id", py_tensor_id, METH_O, "tensor_id(t) -> id or 0"},
@@ -714,6 +1129,24 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT,
 PyMODINIT_FUNC PyInit__probes(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
+    PyObject *state = PyType_FromSpec(&state_spec), *mode = state ? PyType_FromSpec(&mode_spec) : NULL;
+    if (!mode || PyModule_AddObject(m, "State", state) < 0) {
+        Py_XDECREF(state);
+        Py_XDECREF(mode);
+        Py_DECREF(m);
+        return NULL;
+    }
+    g_state_type = (PyTypeObject *)state;
+    if (!g_empty && !(g_empty = PyTuple_New(0))) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(state); /* the module's reference went to the module; the entry keeps its own */
+    if (PyModule_AddObject(m, "Mode", mode) < 0) {
+        Py_DECREF(mode);
+        Py_DECREF(m);
+        return NULL;
+    }
 #define FACT_KEY(n)                                                                                                    \
     if (PyModule_AddStringConstant(m, "FACT_" #n, DT_FACT_##n) < 0) {                                                  \
         Py_DECREF(m);                                                                                                  \

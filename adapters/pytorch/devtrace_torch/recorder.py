@@ -149,6 +149,8 @@ def _classify(func):
         k = _Kind(_OP, name, names)
     try:
         _kinds[func] = k
+        if _entry is not None:  # the C entry finishes this function's calls itself from now on
+            _entry.classified(func, k.kind, k.name, tuple(k.argnames or ("self",)))
     except TypeError:
         pass
     return k
@@ -196,8 +198,9 @@ def _user_frames():
     return out
 
 
-class Recorder:
-    """State of the recorder; its mode is the TorchFunctionMode below."""
+class Recorder(P.State):
+    """State of the recorder; its mode is the TorchFunctionMode below. Its counters
+    (quiet, light, thread) are fields of P.State, which the mode's C entry reads."""
 
     def __init__(self, torch):
         self.torch = torch
@@ -649,18 +652,21 @@ def _install_excepthooks(torch):
 
 _rec = None
 _direct = None
+_entry = None  # the mode's C entry (a P.Mode): _classify tells it how each function is recorded
 
 
-class _Direct:
+class _Direct(P.Mode):
     """torch 1.x runs a mode pushed the public way through a Python helper and
     a context manager on every call (~2 us, most of the recorder's cost on
     small ops). Set as the one C-level mode, this object gets the calls
-    straight, and leaves them to torch's own stack while the program uses a
-    mode of its own (``with SomeMode():``); it is back when that one ends."""
+    straight into its C entry (P.Mode's __torch_function__, which sets the
+    mode off while the call runs and on again after it), and leaves them to
+    torch's own stack while the program uses a mode of its own (``with
+    SomeMode():``); it is back when that one ends."""
 
-    def __init__(self, torch, handler):
+    def __init__(self, torch, rec, slow, raised):
+        P.Mode.__init__(self, rec, slow, raised, torch._C._set_torch_function_mode)
         self._set = torch._C._set_torch_function_mode
-        self.handler = handler
         self.active = False  # set as the C-level mode (torch 1.x has no getter)
 
     def set(self, mode):
@@ -670,22 +676,15 @@ class _Direct:
     def get(self):
         return self if self.active else None
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        self._set(None)
-        try:
-            return self.handler(self, func, types, args, kwargs)
-        finally:
-            self._set(self)
 
-
-def _enter_direct(torch, rec, handler):
-    global _direct
+def _enter_direct(torch, rec, slow, raised):
+    global _direct, _entry
     ov = torch.overrides
     if not hasattr(ov, "_TorchFunctionStackMode") or not hasattr(ov, "_push_mode"):
         return False  # torch 2.x dispatches its mode stack in C++: the public way is the fast one
     if torch._C._is_torch_function_mode_enabled():
         return False  # the program entered a mode already: ours goes on top of it, the public way
-    direct = _Direct(torch, handler)
+    direct = _Direct(torch, rec, slow, raised)
     old_pop, old_push = ov._pop_mode, ov._push_mode
 
     def _push_mode(mode):
@@ -708,7 +707,7 @@ def _enter_direct(torch, rec, handler):
     class _StackMode(stack_cls):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             if direct.active and ov._len_torch_function_stack() == 0:
-                return handler(direct, func, types, args, kwargs or {})
+                return direct.handle(func, types, args, kwargs)
             return stack_cls.__torch_function__(self, func, types, args, kwargs)
 
     import contextlib
@@ -724,9 +723,28 @@ def _enter_direct(torch, rec, handler):
             elif direct.active:
                 C._set_torch_function_mode(direct)
 
+    # handle_torch_function itself, as torch's modules imported it by name (torch.nn.functional's
+    # relu and cross_entropy, Tensor.backward): while this mode is the one set, a call goes straight
+    # to its entry, as torch's own would after ~5 us of stack helpers (the context manager and stack
+    # mode above); otherwise, to torch's own.
+    orig_handle = ov.handle_torch_function
+    enabled, stack_len = C._is_torch_function_mode_enabled, ov._len_torch_function_stack
+
+    def handle_torch_function(public_api, relevant_args, *args, **kwargs):
+        if direct.active and stack_len() == 0 and enabled():
+            return direct.__torch_function__(public_api, (), args, kwargs)
+        return orig_handle(public_api, relevant_args, *args, **kwargs)
+
+    handle_torch_function.__doc__, handle_torch_function.__wrapped__ = orig_handle.__doc__, orig_handle
+    for name, mod in list(sys.modules.items()):
+        if (name == "torch" or name.startswith("torch.")) and getattr(mod, "handle_torch_function", None) is orig_handle:
+            try:
+                mod.handle_torch_function = handle_torch_function
+            except Exception:
+                pass
     ov._push_mode, ov._pop_mode = _push_mode, _pop_mode
     ov._TorchFunctionStackMode, ov._no_torch_function_mode = _StackMode, _no_torch_function_mode
-    _direct = direct
+    _direct = _entry = direct
     rec.mode = direct
     direct.set(direct)
     return True
@@ -734,7 +752,7 @@ def _enter_direct(torch, rec, handler):
 
 def install(torch):
     """Enters the recorder's mode for the whole program and wraps what no mode sees."""
-    global _rec, _LIB_DIRS
+    global _rec, _LIB_DIRS, _entry
     from torch.overrides import TorchFunctionMode
 
     dtypes = {torch.float32: 0, torch.int64: 1, torch.bool: 2, torch.float64: 3, torch.float16: 4,
@@ -753,17 +771,22 @@ def install(torch):
     rec = _rec = Recorder(torch)
     _start_simulator(torch)
 
-    class DevtraceMode(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            if kwargs is None:
-                kwargs = {}
-            k = _kinds.get(func)
-            if k is None:
-                k = _classify(func)
-            if k.kind == _PASS or rec.quiet or (rec.light and k.kind != _FACTORY) or get_ident() != rec.thread:
-                return func(*args, **kwargs)
-            return rec.record(func, k, args, kwargs)
+    def slow(func, types, args=(), kwargs=None):
+        """What the C entry does not finish itself: a function's first call
+        (classified here), and what is not a plain op or a pass-through."""
+        if kwargs is None:
+            kwargs = {}
+        k = _kinds.get(func)
+        if k is None:
+            k = _classify(func)
+        if k.kind == _PASS or rec.quiet or (rec.light and k.kind != _FACTORY) or get_ident() != rec.thread:
+            return func(*args, **kwargs)
+        return rec.record(func, k, args, kwargs)
 
+    def raised(seq, func, e, args, kwargs):
+        """Op seq, recorded by the C entry, raised e: a device mismatch is recorded."""
+        k = _kinds.get(func) or _classify(func)
+        rec.failed(seq, k, e, args, kwargs if kwargs is not None else {})
 
     _wrap_modules(torch, rec)
     _wrap_optimizers(torch, rec)
@@ -778,9 +801,19 @@ def install(torch):
     _wrap_sources(torch, rec)
     _wrap_indexing(torch, rec)
     _install_excepthooks(torch)
-    if not _enter_direct(torch, rec, DevtraceMode.__torch_function__):
+    if not _enter_direct(torch, rec, slow, raised):
+        entry = _entry = P.Mode(rec, slow, raised)
+
+        class DevtraceMode(TorchFunctionMode):
+            # torch 2.x takes the mode off its stack while this runs; a Python method (not the C
+            # entry itself as the class's attribute) so that torch and dynamo see a mode's usual shape
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                return entry.handle(func, types, args, kwargs)
+
         rec.mode = DevtraceMode()
         rec.mode.__enter__()
+    for func, k in list(_kinds.items()):  # any classified before the entry was made
+        _entry.classified(func, k.kind, k.name, tuple(k.argnames or ("self",)))
     return True
 
 
@@ -1120,6 +1153,32 @@ def _wrap_optimizers(torch, rec):
         wrap_class(cls)
 
     Optimizer.__init_subclass__ = __init_subclass__
+
+    # torch wraps each optimizer class's step, at its first instance, in a profiler hook
+    # (record_function, which makes a tensor of its own, and the step hooks of 2.x): the step is
+    # recorded from outside that hook, so that what the hook does is the step's, run quietly
+    # (the step wrapped above, inside it, then passes straight through)
+    def outer_step(hook):
+        def patched(self, *args, **kwargs):
+            out = hook(self, *args, **kwargs)
+            try:
+                cls = self.__class__
+                inner = cls.__dict__.get("step")
+                if inner is not None and getattr(inner, "hooked", False) and not getattr(inner, "_devtrace_outer",
+                                                                                          False):
+                    outer = stepper(inner)
+                    outer.__wrapped__, outer.hooked, outer._devtrace, outer._devtrace_outer = inner, inner.hooked, True, True
+                    outer.__name__, outer.__qualname__, outer.__doc__ = inner.__name__, inner.__qualname__, inner.__doc__
+                    cls.step = outer
+            except Exception:
+                pass
+            return out
+
+        return patched
+
+    for name in ("_hook_for_profile", "_patch_step_function"):  # torch 1.x's name, 2.x's
+        if callable(Optimizer.__dict__.get(name)):
+            _wrap(Optimizer, name, outer_step)
 
     def quiet(old):
         def call(self, *args, **kwargs):
