@@ -320,11 +320,12 @@ enum ts_check {
 #define DT_FACT_BINDS         "binds"         /* names it binds, comma-separated */
 #define DT_FACT_BINDS_KIND    "binds_kind"    /* "unpack", "tuple", "call" or "other" */
 #define DT_FACT_BINDS_ATTR    "binds_attr"    /* "self.NAME" it assigns, comma-separated */
+#define DT_FACT_ATTR_AGAIN    "attr_again"    /* of its binds_attr, those set by an earlier statement of the function */
 #define DT_FACT_RETURNS       "returns"       /* "1": a return statement */
 #define DT_FACT_RETURN_VALUE  "return_value"  /* its expression's source text */
 #define DT_FACT_DEVICE_VAR    "device_var"    /* the name (or "self.NAME") it binds to a device expression */
 /* Per line, for what starts on that line: */
-#define DT_FACT_CALL        "call"        /* a call: "FUNC\tDEVICE\tTEMP\tEND_LINE\tEND_COL\tHAS_ARGS" */
+#define DT_FACT_CALL        "call"        /* "FUNC\tDEVICE\tTEMP\tEND_LINE\tEND_COL\tHAS_ARGS[\tTRAILING_COMMA]" */
 #define DT_FACT_DEVICE_EXPR "device_expr" /* a device expression's source text (.to(X), .cuda(X), device=X) */
 /* F(NAME) for every key above, DT_FACT_<NAME>: */
 #define DT_FACT_KEYS(F)                                                                                                \
@@ -340,6 +341,7 @@ enum ts_check {
     F(BINDS)                                                                                                           \
     F(BINDS_KIND)                                                                                                      \
     F(BINDS_ATTR)                                                                                                      \
+    F(ATTR_AGAIN)                                                                                                      \
     F(RETURNS)                                                                                                         \
     F(RETURN_VALUE)                                                                                                    \
     F(DEVICE_VAR)                                                                                                      \

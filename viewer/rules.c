@@ -217,6 +217,76 @@ static int move_first(struct vw_model *m, const struct vw_case *k, struct vw_fix
     return 0;
 }
 
+/* device= added to the call of the factory that made `made` without one (torch.zeros(n) in a list, an
+ * accumulator's start): made on the device in the first place, whatever is computed from it follows, and no
+ * name is needed to move it. 1 when the edit is written (fx's site and code set). */
+static int device_at_factory(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx,
+                             const struct vw_step *made) {
+    struct vw_src src;
+    const struct vw_src_call *c;
+    if (made->origin != DTP_ORIGIN_FACTORY || !is_python(made) ||
+        !vw_src_at(m, made->site.file, made->site.line, &src) || !(c = making_call(&src, made)) || c->device[0] ||
+        c->end_col < 1)
+        return 0;
+    char expr[160];
+    vw_device_expr(m, k, k->want, &made->site, expr, sizeof expr);
+    at(fx, made);
+    fx->replace = 1;
+    struct vw_edit *e = &fx->edits[fx->nedits++];
+    e->line = c->end_line;
+    e->col = c->end_col - 1; /* before the closing parenthesis */
+    snprintf(e->text, sizeof e->text, "%sdevice=%.150s", c->has_args && !c->trailing_comma ? ", " : "", expr);
+    snprintf(fx->code, sizeof fx->code, "%s(..., device=%s)", c->func, expr);
+    evidence(fx, "made by %s without device=, at %s:%d", c->func, made->site.file, made->site.line);
+    return 1;
+}
+
+/* A parameter (nn.Parameter in the chain, through views: self.weight.T) of a module the program constructs
+ * inside an expression and never moves (self.layers = self.layers + [Layer(a, b)]): .to(device) on that
+ * constructor call, the one place the module is held before it is used. 1 when written (fx's rule, site,
+ * text and edit set). */
+static int module_made_inline(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, int own) {
+    const struct vw_operand *o = k->odd;
+    int p = -1;
+    for (int s = 0; s <= own && s < o->nsteps && p < 0; s++)
+        if (!strcmp(o->chain[s].what, "nn.Parameter"))
+            p = s;
+        else if (o->chain[s].origin != DTP_ORIGIN_VIEW && o->chain[s].origin != -1)
+            break;
+    struct vw_frame ctor, caller;
+    struct vw_src src;
+    if (p < 0 || !is_python(&o->chain[p]) || !vw_fact_constructed_at(m, &o->chain[p], &ctor, &caller) ||
+        !vw_src_at(m, caller.file, caller.line, &src))
+        return 0;
+    /* the class whose constructor made it: "Net.<locals>.Layer.__init__" -> "Layer" */
+    char cls[256];
+    snprintf(cls, sizeof cls, "%.*s", (int)(strlen(ctor.function) - 9), ctor.function);
+    const char *short_cls = strrchr(cls, '.') ? strrchr(cls, '.') + 1 : cls;
+    const struct vw_src_call *c = NULL;
+    for (int i = 0; i < src.ncalls && !c; i++) {
+        const char *fn = src.calls[i].func, *last = strrchr(fn, '.') ? strrchr(fn, '.') + 1 : fn;
+        if (!strcmp(last, short_cls) && src.calls[i].temporary && src.calls[i].end_col > 0) c = &src.calls[i];
+    }
+    if (!c) return 0;
+    char d1[32], d2[32], expr[160], on[300];
+    vw_device_expr(m, k, k->want, &caller, expr, sizeof expr);
+    at_frame(fx, &caller, o->chain[p].seq);
+    fx->rule = "module-never-moved";
+    fx->replace = 1;
+    struct vw_edit *e = &fx->edits[fx->nedits++];
+    e->line = c->end_line;
+    e->col = c->end_col;
+    snprintf(e->text, sizeof e->text, ".to(%.150s)", expr);
+    snprintf(fx->code, sizeof fx->code, "%.300s(...).to(%.150s)", c->func, expr);
+    say(fx,
+        "move the %s made inside the expression at %s:%d to %s: %s is its parameter%s, still where it was made, on %s",
+        c->func, caller.file, caller.line, dev_name(k->want, d1), called(o, on, sizeof on),
+        p ? " (through a view)" : "", dev_name(o->dev, d2));
+    evidence(fx, "a parameter (nn.Parameter) made by %s", ctor.function);
+    evidence(fx, "%s(...) is called inside an expression at line %d and never moved", c->func, caller.line);
+    return 1;
+}
+
 /* ---------------------------------------------------------------- the rules */
 
 /* optimizer-state-left-behind: an optimizer's state made next to its parameter, then the parameter moved. */
@@ -286,6 +356,34 @@ static int r_checkpoint(struct vw_model *m, const struct vw_case *k, struct vw_f
     return 1;
 }
 
+/* The odd operand never moved, but computed (in a helper, by a layer) from a tensor made on one line with
+ * another that the program then moved itself (x_te, y_te = next(iter(loader)); x_te, y_te = x_te,
+ * y_te.to(device)): that tensor's move belongs beside its peer's, where the program holds it by name. */
+static int peer_of_root(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
+    const struct vw_operand *odd = k->odd;
+    if (!odd->nsteps || odd->missing) return 0;
+    for (int s = 0; s < odd->nsteps; s++)
+        if (odd->chain[s].origin == DTP_ORIGIN_TRANSFER || odd->chain[s].origin == DTP_ORIGIN_CHECKPOINT) return 0;
+    const struct vw_step *root = &odd->chain[odd->nsteps - 1];
+    struct vw_step move;
+    char sib[256] = "", names[8][256], d1[32], on[300], buf[1024];
+    /* the two halves of one batch are made within a few events of each other, in either order */
+    if (!is_python(root) ||
+        !vw_fact_sibling_moved_near(m, root, 64, odd->dev, k->want, k->seq, &move, sib, sizeof sib) ||
+        !is_python(&move))
+        return 0;
+    int nn = vw_tensor_names(m, root->tensor, k->seq, names, 8), j = 0;
+    at(fx, &move);
+    for (; j < nn && !fx->code[0]; j++) code_for(m, k, fx, root, names[j]);
+    if (!fx->code[0]) return 0;
+    say(fx, "move \"%s\" to %s where %s%s made with it is moved: %s is computed from it (made at %s)", names[j - 1],
+        dev_name(k->want, d1), sib, sib[0] == '"' ? ", the tensor" : "", called(odd, on, sizeof on),
+        site_str(root, buf, sizeof buf));
+    evidence(fx, "computed from \"%s\", made on one line with %s", names[j - 1], sib);
+    evidence(fx, "the program moved %s to %s, not \"%s\"", sib, d1, names[j - 1]);
+    return 1;
+}
+
 /* peer-moved-from-same-source: a peer was copied to the device from something made where the odd one was
  * made (the other half of a batch): the odd one's move belongs beside it. */
 static int r_peer_same_source(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
@@ -307,7 +405,7 @@ static int r_peer_same_source(struct vw_model *m, const struct vw_case *k, struc
         code_for_odd(m, k, fx, odd->name);
         return 1;
     }
-    return 0;
+    return peer_of_root(m, k, fx);
 }
 
 /* sibling-moved: made on one line with a tensor the program then moved itself (x, y = batch; x =
@@ -469,7 +567,7 @@ static int r_temporary(struct vw_model *m, const struct vw_case *k, struct vw_fi
             struct vw_edit *e = &fx->edits[fx->nedits++];
             e->line = d->end_line;
             e->col = d->end_col - 1; /* before the closing parenthesis */
-            snprintf(e->text, sizeof e->text, "%sdevice=%.150s", d->has_args ? ", " : "", expr);
+            snprintf(e->text, sizeof e->text, "%sdevice=%.150s", d->has_args && !d->trailing_comma ? ", " : "", expr);
             more += !(d->end_line == c->end_line && d->end_col == c->end_col);
         }
     }
@@ -486,7 +584,16 @@ static int r_temporary(struct vw_model *m, const struct vw_case *k, struct vw_fi
 static int module_move_before(struct vw_model *m, const struct vw_case *k, const struct vw_step *made,
                               struct vw_step *move) {
     int lm = vw_fact_module_move(m, made, k->odd->dev, k->want, k->seq, move);
-    return lm == 2 && vw_same_site(move, &k->call) ? 0 : lm;
+    if (lm == 2 && vw_same_site(move, &k->call)) return 0;
+    /* the program's own move runs in a loop that did not make it (x = x.to(device) for each batch, a constant
+     * made once before the loop): not made with what the loop moves, its move belongs where it is made */
+    struct vw_src ms, mv;
+    if (lm == 2 && is_python(made) && is_python(move) && !strcmp(made->site.file, move->site.file) &&
+        vw_src_at(m, move->site.file, move->site.line, &mv) && mv.loop_first &&
+        vw_src_at(m, made->site.file, made->site.line, &ms) &&
+        (made->site.line < mv.loop_first || made->site.line > mv.loop_last) && ms.loop_first != mv.loop_first)
+        return 0;
+    return lm;
 }
 
 /* never-moved: made off the intended device and never moved; the move goes right after it is made (a view:
@@ -517,6 +624,7 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
             if (step_name(m, k, &odd->chain[++own], rootname, sizeof rootname)[0]) break;
         view = -1;
     }
+    if (derived < 0 && module_made_inline(m, k, fx, own)) return 1;
     const struct vw_step *made = &odd->chain[own];
     at(fx, made);
     fx->rule = "never-moved";
@@ -629,7 +737,14 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
             snprintf(a, sizeof a, "%.*s", (int)(comma ? (size_t)(comma - attr) : strlen(attr)), attr);
             if (!strncmp(a, "self.", 5) && ident(a + 5)) {
                 /* registered first, the assignment that follows fills the buffer */
-                snprintf(fx->code, sizeof fx->code, "self.register_buffer(\"%s\", None)", a + 5);
+                /* a plain attribute the function set before (self.bias = None) is removed first: a buffer
+                 * cannot be registered under a name the module already has */
+                int again = 0;
+                for (const char *q = msrc.attr_set_before; (q = strstr(q, a)) != NULL && !again; q++)
+                    again = (q == msrc.attr_set_before || q[-1] == ',') && (q[strlen(a)] == ',' || !q[strlen(a)]);
+                snprintf(fx->code, sizeof fx->code, "%s%s%sself.register_buffer(\"%s\", None)", again ? "del " : "",
+                         again ? a : "", again ? "\n" : "", a + 5);
+                if (again) evidence(fx, "%s was set earlier in %s", a, made->site.function);
                 fx->before = 1;
                 evidence(fx, "bound to the plain attribute %s", a);
                 /* the attribute is known: the advice says it first, plainly */
@@ -669,6 +784,7 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
                 code_for(m, k, fx, made, ms.binds);
         }
     }
+    if (!fx->code[0] && (derived >= 0 || view >= 0) && device_at_factory(m, k, fx, made)) return 1;
     if (!fx->code[0] && !fx->before) { /* bound by a later statement of the same function */
         char names[8][256];
         int nn = vw_tensor_names(m, made->tensor, k->seq, names, 8);
@@ -730,6 +846,13 @@ int vw_diagnose(struct vw_model *m, const struct vw_case *k, struct vw_fix *fix)
         memset(&f, 0, sizeof f);
         if (!vw_rules[i].match(m, k, &f)) continue;
         if (!f.rule) f.rule = vw_rules[i].id;
+        /* a line after a return never runs: the code goes before it, and what it returns is then moved */
+        struct vw_src src;
+        if (f.code[0] && !f.before && !f.replace && !f.nedits && is_python(&f.site) &&
+            vw_src_at(m, f.site.site.file, f.site.site.line, &src) && src.returns) {
+            f.before = 1;
+            evidence(&f, "line %d returns: code after it would never run", f.site.site.line);
+        }
         *fix = f;
         return 1;
     }
