@@ -45,7 +45,7 @@ EXPECTED = {
     8: [('stmt', '8 8'), ('indent', ''), ('opens', '1'), ('body_indent', '    '), ('function', '<module>'),
          ('function_line', '0')],
     9: [('stmt', '9 9'), ('indent', '    '), ('opens', '1'), ('body_indent', '        '), ('function', 'Net'),
-         ('function_line', '8')],
+         ('function_line', '8'), ('class_bases', 'torch.nn.Module')],
     10: [('stmt', '10 10'), ('indent', '        '), ('function', 'Net.__init__'), ('function_line', '9'),
          ('call', 'super().__init__\t\t0\t10\t26\t0\t0'), ('call', 'super\t\t1\t10\t15\t0\t0')],
     11: [('stmt', '11 11'), ('indent', '        '), ('function', 'Net.__init__'), ('function_line', '9'),
@@ -53,7 +53,7 @@ EXPECTED = {
     12: [('stmt', '12 12'), ('indent', '        '), ('function', 'Net.__init__'), ('function_line', '9'),
          ('binds_attr', 'self.mask,self.scale'), ('binds_kind', 'unpack'), ('call', 'torch.ones\t\t1\t12\t45\t1\t0')],
     14: [('stmt', '14 14'), ('indent', '    '), ('opens', '1'), ('body_indent', '        '), ('function', 'Net'),
-         ('function_line', '8')],
+         ('function_line', '8'), ('class_bases', 'torch.nn.Module')],
     15: [('stmt', '15 15'), ('indent', '        '), ('function', 'Net.forward'), ('function_line', '14'),
          ('binds', 'pos'), ('binds_kind', 'call'), ('call', 'self.emb\t\t0\t15\t64\t1\t0'),
          ('call', 'torch.arange\tx.device\t1\t15\t63\t1\t0'), ('device_expr', 'x.device'),
@@ -138,7 +138,7 @@ def unit():
               "got      %r\nexpected %r" % (got.get(line), EXPECTED.get(line)))
     keys = {k for _, k, _ in facts}
     consts = {getattr(_probes, n) for n in dir(_probes) if n.startswith("FACT_")}
-    check("every key is one of the extension's FACT_* constants", keys <= consts and len(consts) == 18,
+    check("every key is one of the extension's FACT_* constants", keys <= consts and len(consts) == 21,
           (sorted(keys - consts), sorted(consts)))
     check("FACT_STMT is common/trace_schema.h's DT_FACT_STMT", _probes.FACT_STMT == "stmt")
     check("a file is read once", source.file_facts(FIXTURE) is facts)
@@ -151,13 +151,17 @@ def unit():
     more = os.path.join(WORK, "more_facts.py")
     with open(more, "w") as f:
         f.write("import torch\nw = torch.full(\n    (3,), 1.0,  # a comment\n)\nv = torch.ones(3, 2)\n\n\n"
-                "class M:\n    def __init__(self, n):\n        self.bias = None\n        self.scale = 1\n"
+                "class M:\n    def __init__(self, n=3, *, device='cpu'):\n        self.bias = None\n        self.scale = 1\n"
                 "        if n:\n            self.bias, self.scale = torch.zeros(n), 2\n\n    def reset(self):\n"
-                "        self.bias = None\n")
+                "        self.bias = None\n        self.w = v\n")
     mf = source.file_facts(more)
     calls = {(l, v.split("\t")[0]): v.split("\t")[6] for l, k, v in mf if k == "call"}
     check("a call's trailing comma (after a comment too), and none", calls.get((2, "torch.full")) == "1" and
           calls.get((5, "torch.ones")) == "0", calls)
+    froms = [(l, v) for l, k, v in mf if k == "attr_from"]
+    check("an attribute set from a name, and only from one", froms == [(17, "v")], froms)
+    defaults = [(l, v) for l, k, v in mf if k == "defaults"]
+    check("a def line's parameters with a default", defaults == [(9, "n=3\tdevice='cpu'")], defaults)
     again = [(l, v) for l, k, v in mf if k == "attr_again"]
     check("attributes an earlier statement of the same function set, and only those", again ==
           [(13, "self.bias,self.scale")], again)

@@ -77,6 +77,10 @@ struct vw_src {
     char binds_kind[16];       /* "unpack", "tuple", "call", "other" */
     char binds_attr[256];      /* "self.x" attributes it binds */
     char attr_set_before[256]; /* of those, the ones an earlier statement of the function set */
+    char attr_from[128];       /* the name one attribute is assigned from (self.pe = pe), or "" */
+    int function_line;         /* the enclosing function's def line, 0 at the top */
+    char class_bases[256];     /* on a method's def line: its class's bases as written ("nn.Module") */
+    char defaults[256];        /* on a def line: "NAME=DEFAULT" of its parameters with a default, tab-separated */
     int returns;               /* a return statement */
     char device_expr[128];     /* the first device expression used on the line, or "" */
     char device_var[128];      /* a name it binds to a device, or "" */
@@ -169,6 +173,11 @@ int vw_fact_bound_in_caller(struct vw_model *m, const struct vw_step *made, cons
  * program's frame that called it (where `Layer(...)` is written) in *caller. */
 int vw_fact_constructed_at(struct vw_model *m, const struct vw_step *made, struct vw_frame *ctor,
                            struct vw_frame *caller);
+/* A move the program wrote that moved nothing (x.to(device) where device held the tensor's own device), of
+ * a tensor of o's chain before seq: where it ran (its frame) and the program's frame that called the function
+ * it is in. */
+int vw_fact_idle_move(struct vw_model *m, const struct vw_operand *o, int64_t seq, struct vw_frame *at,
+                      struct vw_frame *caller);
 /* The source facts of a line, into the caller's struct (the model keeps the lines asked for: see model.c). */
 int vw_src_at(struct vw_model *m, const char *file, int line, struct vw_src *out);
 /* 1 when the statement at (file, line) binds name (a plain name among its targets). */

@@ -611,6 +611,14 @@ static int src_query(struct vw_model *m, const char *file, int line, struct vw_s
             snprintf(out->binds_attr, sizeof out->binds_attr, "%s", v);
         else if (!strcmp(key, DT_FACT_ATTR_AGAIN))
             snprintf(out->attr_set_before, sizeof out->attr_set_before, "%s", v);
+        else if (!strcmp(key, DT_FACT_ATTR_FROM))
+            snprintf(out->attr_from, sizeof out->attr_from, "%s", v);
+        else if (!strcmp(key, DT_FACT_FUNCTION_LINE))
+            out->function_line = atoi(v);
+        else if (!strcmp(key, DT_FACT_CLASS_BASES))
+            snprintf(out->class_bases, sizeof out->class_bases, "%s", v);
+        else if (!strcmp(key, DT_FACT_DEFAULTS))
+            snprintf(out->defaults, sizeof out->defaults, "%s", v);
         else if (!strcmp(key, DT_FACT_RETURNS))
             out->returns = atoi(v);
         else if (!strcmp(key, DT_FACT_DEVICE_EXPR) && !out->device_expr[0])
@@ -685,6 +693,38 @@ int vw_fact_constructed_at(struct vw_model *m, const struct vw_step *made, struc
         found = 1;
     }
     return 0;
+}
+
+int vw_fact_idle_move(struct vw_model *m, const struct vw_operand *o, int64_t seq, struct vw_frame *at,
+                      struct vw_frame *caller) {
+    /* a move op (PyTorch's Tensor.to, .cuda) whose result is its own input: it returned the tensor as it was */
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT o.seq, COALESCE(o.stack, 0), COALESCE(o.pystack, 0) FROM ops o JOIN "
+                                     "strings s ON s.id = o.name WHERE s.text IN ('to', 'cuda') AND o.arg0_tensor = ?1 "
+                                     "AND o.out0 = ?1 AND o.seq < ?2 ORDER BY o.seq DESC LIMIT 1");
+    if (!st) return 0;
+    int found = 0;
+    for (int s = 0; s < o->nsteps && !found; s++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, o->chain[s].tensor);
+        sqlite3_bind_int64(st, 2, seq);
+        if (sqlite3_step(st) != SQLITE_ROW) continue;
+        int64_t pystack = sqlite3_column_int64(st, 2), id = pystack, next;
+        if (!site_of(m, sqlite3_column_int64(st, 1), pystack, sqlite3_column_int64(st, 0), at) || !pystack) continue;
+        /* the program's innermost frame is the move's line; the next one of the program's called its function */
+        struct vw_frame f;
+        int own = 0;
+        for (int depth = 0; id && depth < 256 && !found && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next) {
+            if (f.hidden || f.library) continue;
+            if (own++ == 0) {
+                if (f.line != at->line || strcmp(f.file, at->file)) break;
+                continue;
+            }
+            *caller = f;
+            found = 1;
+        }
+    }
+    sqlite3_finalize(st);
+    return found;
 }
 
 /* A device expression the fix may use at site: one the program used in a move to dev from the function of

@@ -287,6 +287,70 @@ static int module_made_inline(struct vw_model *m, const struct vw_case *k, struc
     return 1;
 }
 
+/* 1 when bases (a class's bases as written) name torch's module class: "nn.Module", "torch.nn.Module", "Module". */
+static int module_base(const char *bases) {
+    for (const char *p = bases; (p = strstr(p, "Module")) != NULL; p += 6)
+        if ((p == bases || p[-1] == ',' || p[-1] == '.' || p[-1] == ' ') && (p[6] == ',' || !p[6])) return 1;
+    return 0;
+}
+
+/* The odd operand (or the base it is a view of) was made in the constructor of a class of torch's modules and
+ * stored by a later statement of that constructor as a plain attribute (pe = torch.zeros(...); ...; self.pe =
+ * pe): a module with no parameter made there has nothing its move takes along to show it, yet the attribute is
+ * the module's. It is registered as a buffer right before that statement, so that the module's move moves it.
+ * 1 when written (fx's rule, site, text and code set). */
+static int attribute_in_init(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, int own) {
+    const struct vw_operand *o = k->odd;
+    const struct vw_step *made = &o->chain[own];
+    struct vw_src src, def;
+    size_t fl = strlen(made->site.function);
+    if (!is_python(made) || fl <= 9 || strcmp(made->site.function + fl - 9, ".__init__") ||
+        !vw_src_at(m, made->site.file, made->site.line, &src) || !src.function_line ||
+        !vw_src_at(m, made->site.file, src.function_line, &def) || !module_base(def.class_bases))
+        return 0;
+    char names[16][256];
+    int nn = 0;
+    for (int s = 0; s <= own && nn < 12; s++)
+        nn += vw_tensor_names(m, o->chain[s].tensor, k->seq, names + nn, 16 - nn > 4 ? 4 : 16 - nn);
+    for (int l = src.last + 1; l <= made->site.line + 80; l++) {
+        struct vw_src a;
+        if (!vw_src_at(m, made->site.file, l, &a) || a.first != l) continue;
+        if (strcmp(a.function, made->site.function)) break;
+        if (!a.attr_from[0] || strncmp(a.binds_attr, "self.", 5) || strchr(a.binds_attr, ',') ||
+            !ident(a.binds_attr + 5))
+            continue;
+        /* the name it is set from, or the module's attribute by that name ("pos.pe": the recorder names a
+         * module's tensors by their path from the program's variable) */
+        int held = 0;
+        size_t al = strlen(a.binds_attr + 5);
+        for (int i = 0; i < nn && !held; i++) {
+            size_t nl = strlen(names[i]);
+            held = !strcmp(names[i], a.attr_from) ||
+                   (nl > al && names[i][nl - al - 1] == '.' && !strcmp(names[i] + nl - al, a.binds_attr + 5));
+        }
+        if (!held) continue;
+        char d1[32], d2[32], on[300];
+        struct vw_step site = *made;
+        site.site.line = l;
+        at(fx, &site);
+        fx->rule = "plain-attribute";
+        fx->before = 1;
+        int again = !strcmp(a.attr_set_before, a.binds_attr);
+        snprintf(fx->code, sizeof fx->code, "%s%.250s%sself.register_buffer(\"%.250s\", None)", again ? "del " : "",
+                 again ? a.binds_attr : "", again ? "\n" : "", a.binds_attr + 5);
+        say(fx,
+            "register %s as a buffer of its module, so that moving the module moves it: %s is a plain attribute, "
+            "set from \"%s\" at line %d of %s, and %s %s on %s where it was made",
+            a.binds_attr, a.binds_attr, a.attr_from, l, made->site.function, called(o, on, sizeof on),
+            own ? "is a view of what stayed" : "stayed", dev_name(o->dev, d2));
+        evidence(fx, "made in %s, a constructor of a class of %s", made->site.function, def.class_bases);
+        evidence(fx, "\"%s\" is stored as %s at line %d", a.attr_from, a.binds_attr, l);
+        evidence(fx, "never moved to %s", dev_name(k->want, d1));
+        return 1;
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- the rules */
 
 /* optimizer-state-left-behind: an optimizer's state made next to its parameter, then the parameter moved. */
@@ -624,7 +688,7 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
             if (step_name(m, k, &odd->chain[++own], rootname, sizeof rootname)[0]) break;
         view = -1;
     }
-    if (derived < 0 && module_made_inline(m, k, fx, own)) return 1;
+    if (derived < 0 && (module_made_inline(m, k, fx, own) || attribute_in_init(m, k, fx, own))) return 1;
     const struct vw_step *made = &odd->chain[own];
     at(fx, made);
     fx->rule = "never-moved";
@@ -815,6 +879,55 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
     return 1;
 }
 
+/* device-argument-default: the program moved the tensor itself (x.to(device)) and the move did nothing: its
+ * device expression is a parameter of the function it is in, with a default (device="cpu"), and the call of
+ * that function passed none; the call passes the program's device. */
+static int r_device_default(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
+    const struct vw_operand *o = k->odd;
+    struct vw_frame at, caller;
+    struct vw_src src, def, cs;
+    if (!o->nsteps || !vw_fact_idle_move(m, o, k->seq, &at, &caller) || !vw_src_at(m, at.file, at.line, &src) ||
+        !ident(src.device_expr) || !src.function_line || !vw_src_at(m, at.file, src.function_line, &def))
+        return 0;
+    /* the parameter's default: "NAME=DEFAULT" among the def line's, tab-separated */
+    char dflt[128] = "";
+    size_t pl = strlen(src.device_expr);
+    for (const char *p = def.defaults; p && *p; p = strchr(p, '\t') ? strchr(p, '\t') + 1 : NULL)
+        if (!strncmp(p, src.device_expr, pl) && p[pl] == '=') {
+            snprintf(dflt, sizeof dflt, "%.*s", (int)strcspn(p + pl + 1, "\t"), p + pl + 1);
+            break;
+        }
+    if (!dflt[0] || !vw_src_at(m, caller.file, caller.line, &cs)) return 0;
+    /* the caller's call of that function ("load_cora" for "load_cora", "Net.load" for "self.load") */
+    const char *fn = strrchr(at.function, '.') ? strrchr(at.function, '.') + 1 : at.function;
+    const struct vw_src_call *c = NULL;
+    for (int i = 0; i < cs.ncalls && !c; i++) {
+        const char *f = cs.calls[i].func, *last = strrchr(f, '.') ? strrchr(f, '.') + 1 : f;
+        if (!strcmp(last, fn) && !cs.calls[i].device[0] && cs.calls[i].end_col > 0) c = &cs.calls[i];
+    }
+    if (!c) return 0;
+    char d1[32], d2[32], on[300], expr[160];
+    vw_device_expr(m, k, k->want, &caller, expr, sizeof expr);
+    at_frame(fx, &caller, k->seq);
+    fx->replace = 1;
+    struct vw_edit *e = &fx->edits[fx->nedits++];
+    e->line = c->end_line;
+    e->col = c->end_col - 1; /* before the closing parenthesis */
+    snprintf(e->text, sizeof e->text, "%s%.60s=%.120s", c->has_args && !c->trailing_comma ? ", " : "", src.device_expr,
+             expr);
+    snprintf(fx->code, sizeof fx->code, "%.200s(..., %.60s=%.150s)", c->func, src.device_expr, expr);
+    say(fx,
+        "pass the device to %s at %s:%d: %s was moved with .to(%s) in %s (line %d), but %s is a parameter that "
+        "defaults to %s and the call gave none, so it stayed on %s",
+        c->func, caller.file, caller.line, called(o, on, sizeof on), src.device_expr, at.function, at.line,
+        src.device_expr, dflt, dev_name(o->dev, d2));
+    evidence(fx, "moved with .to(%s) at line %d, which left it on %s", src.device_expr, at.line, d2);
+    evidence(fx, "%s's parameter %s defaults to %s", at.function, src.device_expr, dflt);
+    evidence(fx, "the call at line %d passes no %s; the program's device is %s", caller.line, src.device_expr,
+             dev_name(k->want, d1));
+    return 1;
+}
+
 /* ---------------------------------------------------------------- the table */
 
 /* Each rule with its id and what it explains, tried in this order; the first that fits decides. */
@@ -831,6 +944,9 @@ const struct vw_rule vw_rules[] = {
      r_sibling_moved},
     {"copied-off-device", "copied to another device (.cpu() for a metric, the wrong GPU) and used there", r_copied},
     {"temporary-in-expression", "a factory's result made inside the failing expression, never moved", r_temporary},
+    {"device-argument-default",
+     "moved by the program with a function's device parameter, whose default (the cpu) the call left in place",
+     r_device_default},
     {"never-moved",
      "made off the device and never moved (and its variants: module-never-moved, made-in-callee, loader-batch, "
      "library-callback, moved-with-others, plain-attribute, derived-from-unmoved, view-of-unmoved-base)",
