@@ -425,7 +425,7 @@ static int r_checkpoint(struct vw_model *m, const struct vw_case *k, struct vw_f
  * y_te.to(device)): that tensor's move belongs beside its peer's, where the program holds it by name. */
 static int peer_of_root(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
     const struct vw_operand *odd = k->odd;
-    if (!odd->nsteps || odd->missing) return 0;
+    if (odd->nsteps < 2 || odd->missing) return 0; /* computed from the root, not the root itself */
     for (int s = 0; s < odd->nsteps; s++)
         if (odd->chain[s].origin == DTP_ORIGIN_TRANSFER || odd->chain[s].origin == DTP_ORIGIN_CHECKPOINT) return 0;
     const struct vw_step *root = &odd->chain[odd->nsteps - 1];
