@@ -320,11 +320,15 @@ enum ts_check {
 #define DT_FACT_BINDS         "binds"         /* names it binds, comma-separated */
 #define DT_FACT_BINDS_KIND    "binds_kind"    /* "unpack", "tuple", "call" or "other" */
 #define DT_FACT_BINDS_ATTR    "binds_attr"    /* "self.NAME" it assigns, comma-separated */
+#define DT_FACT_ATTR_AGAIN    "attr_again"    /* of its binds_attr, those set by an earlier statement of the function */
+#define DT_FACT_ATTR_FROM     "attr_from"     /* the name one self.NAME is assigned from (self.pe = pe: "pe") */
+#define DT_FACT_CLASS_BASES   "class_bases"   /* a method's def line: its class's bases' text, comma-separated */
+#define DT_FACT_DEFAULTS      "defaults"      /* a def line: "NAME=DEFAULT" of each parameter with a default, tabs */
 #define DT_FACT_RETURNS       "returns"       /* "1": a return statement */
 #define DT_FACT_RETURN_VALUE  "return_value"  /* its expression's source text */
 #define DT_FACT_DEVICE_VAR    "device_var"    /* the name (or "self.NAME") it binds to a device expression */
 /* Per line, for what starts on that line: */
-#define DT_FACT_CALL        "call"        /* a call: "FUNC\tDEVICE\tTEMP\tEND_LINE\tEND_COL\tHAS_ARGS" */
+#define DT_FACT_CALL        "call"        /* "FUNC\tDEVICE\tTEMP\tEND_LINE\tEND_COL\tHAS_ARGS[\tTRAILING_COMMA]" */
 #define DT_FACT_DEVICE_EXPR "device_expr" /* a device expression's source text (.to(X), .cuda(X), device=X) */
 /* Written for native (C and C++) files only, by the tracer (tracer/cfacts.c): */
 #define DT_FACT_LANG      "lang"  /* line 0: "c" or "c++", the language DWARF gives the file's unit */
@@ -346,6 +350,10 @@ enum ts_check {
     F(BINDS)                                                                                                           \
     F(BINDS_KIND)                                                                                                      \
     F(BINDS_ATTR)                                                                                                      \
+    F(ATTR_AGAIN)                                                                                                      \
+    F(ATTR_FROM)                                                                                                       \
+    F(CLASS_BASES)                                                                                                     \
+    F(DEFAULTS)                                                                                                        \
     F(RETURNS)                                                                                                         \
     F(RETURN_VALUE)                                                                                                    \
     F(DEVICE_VAR)                                                                                                      \

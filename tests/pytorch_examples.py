@@ -189,7 +189,7 @@ def example(name):
     out.append(("%s: report names the odd operand" % name, rrc == 1 and "<- the odd one out" in report, report))
     out.append(("%s: origin line %d in the chain" % (name, origin), "%s:%d (" % (name, origin) in why, report))
     out.append(("%s: fix at line %d" % (name, fix),
-                fixline is not None and re.search(r", (after|before) (\S*/)?%s:%d \(" % (re.escape(name), fix),
+                fixline is not None and re.search(r", (after|before|in the call at) (\S*/)?%s:%d \(" % (re.escape(name), fix),
                                                   fixline.group(0)),
                 report))
     # the suggested patch, applied to a copy and run again on the simulated GPUs, makes the program run

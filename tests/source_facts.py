@@ -38,60 +38,60 @@ def check(name, ok, detail=""):
 EXPECTED = {
     2: [('stmt', '2 2'), ('indent', ''), ('function', '<module>'), ('function_line', '0')],
     4: [('stmt', '4 4'), ('indent', ''), ('function', '<module>'), ('function_line', '0'), ('binds', 'device'),
-         ('binds_kind', 'call'), ('device_var', 'device'), ('call', 'torch.device\t\t0\t4\t69\t1'),
-         ('call', 'torch.cuda.is_available\t\t1\t4\t57\t0')],
+         ('binds_kind', 'call'), ('device_var', 'device'), ('call', 'torch.device\t\t0\t4\t69\t1\t0'),
+         ('call', 'torch.cuda.is_available\t\t1\t4\t57\t0\t0')],
     5: [('stmt', '5 5'), ('indent', ''), ('function', '<module>'), ('function_line', '0'), ('binds', 'dev2'),
-         ('binds_kind', 'other'), ('device_var', 'dev2'), ('call', 'torch.cuda.is_available\t\t1\t5\t42\t0')],
+         ('binds_kind', 'other'), ('device_var', 'dev2'), ('call', 'torch.cuda.is_available\t\t1\t5\t42\t0\t0')],
     8: [('stmt', '8 8'), ('indent', ''), ('opens', '1'), ('body_indent', '    '), ('function', '<module>'),
          ('function_line', '0')],
     9: [('stmt', '9 9'), ('indent', '    '), ('opens', '1'), ('body_indent', '        '), ('function', 'Net'),
-         ('function_line', '8')],
+         ('function_line', '8'), ('class_bases', 'torch.nn.Module')],
     10: [('stmt', '10 10'), ('indent', '        '), ('function', 'Net.__init__'), ('function_line', '9'),
-         ('call', 'super().__init__\t\t0\t10\t26\t0'), ('call', 'super\t\t1\t10\t15\t0')],
+         ('call', 'super().__init__\t\t0\t10\t26\t0\t0'), ('call', 'super\t\t1\t10\t15\t0\t0')],
     11: [('stmt', '11 11'), ('indent', '        '), ('function', 'Net.__init__'), ('function_line', '9'),
          ('binds_attr', 'self.device'), ('binds_kind', 'other'), ('device_var', 'self.device')],
     12: [('stmt', '12 12'), ('indent', '        '), ('function', 'Net.__init__'), ('function_line', '9'),
-         ('binds_attr', 'self.mask,self.scale'), ('binds_kind', 'unpack'), ('call', 'torch.ones\t\t1\t12\t45\t1')],
+         ('binds_attr', 'self.mask,self.scale'), ('binds_kind', 'unpack'), ('call', 'torch.ones\t\t1\t12\t45\t1\t0')],
     14: [('stmt', '14 14'), ('indent', '    '), ('opens', '1'), ('body_indent', '        '), ('function', 'Net'),
-         ('function_line', '8')],
+         ('function_line', '8'), ('class_bases', 'torch.nn.Module')],
     15: [('stmt', '15 15'), ('indent', '        '), ('function', 'Net.forward'), ('function_line', '14'),
-         ('binds', 'pos'), ('binds_kind', 'call'), ('call', 'self.emb\t\t0\t15\t64\t1'),
-         ('call', 'torch.arange\tx.device\t1\t15\t63\t1'), ('device_expr', 'x.device'),
-         ('call', 'x.size\t\t1\t15\t45\t1')],
+         ('binds', 'pos'), ('binds_kind', 'call'), ('call', 'self.emb\t\t0\t15\t64\t1\t0'),
+         ('call', 'torch.arange\tx.device\t1\t15\t63\t1\t0'), ('device_expr', 'x.device'),
+         ('call', 'x.size\t\t1\t15\t45\t1\t0')],
     16: [('stmt', '16 17'), ('indent', '        '), ('function', 'Net.forward'), ('function_line', '14'),
-         ('binds', 'h,c'), ('binds_kind', 'unpack'), ('call', 'self.init_hidden\t\t0\t17\t41\t1'),
-         ('call', 'x.size\t\t1\t16\t41\t1')],
+         ('binds', 'h,c'), ('binds_kind', 'unpack'), ('call', 'self.init_hidden\t\t0\t17\t41\t1\t0'),
+         ('call', 'x.size\t\t1\t16\t41\t1\t0')],
     17: [('stmt', '16 17'), ('indent', '        '), ('function', 'Net.forward'), ('function_line', '14'),
          ('binds', 'h,c'), ('binds_kind', 'unpack')],
     18: [('stmt', '18 18'), ('indent', '        '), ('function', 'Net.forward'), ('function_line', '14'),
          ('binds', 'states'), ('binds_kind', 'tuple')],
     19: [('stmt', '19 19'), ('indent', '        '), ('function', 'Net.forward'), ('function_line', '14'),
          ('binds', 'y'), ('binds_kind', 'call'),
-         ('call', 'x.to(torch.float32).to(self.device).cuda\t\t0\t19\t54\t0'), ('device_expr', '"cuda"'),
-         ('call', 'x.to(torch.float32).to\t\t1\t19\t47\t1'), ('device_expr', 'self.device'),
-         ('call', 'x.to\t\t1\t19\t31\t1')],
+         ('call', 'x.to(torch.float32).to(self.device).cuda\t\t0\t19\t54\t0\t0'), ('device_expr', '"cuda"'),
+         ('call', 'x.to(torch.float32).to\t\t1\t19\t47\t1\t0'), ('device_expr', 'self.device'),
+         ('call', 'x.to\t\t1\t19\t31\t1\t0')],
     20: [('stmt', '20 20'), ('indent', '        '), ('function', 'Net.forward'), ('function_line', '14'),
          ('returns', '1'), ('return_value', 'pos + y, states')],
     23: [('stmt', '23 23'), ('indent', ''), ('opens', '1'), ('body_indent', '    '), ('function', '<module>'),
          ('function_line', '0')],
     24: [('stmt', '24 24'), ('indent', '    '), ('opens', '1'), ('body_indent', '        '), ('function', 'train'),
          ('function_line', '23'), ('loop', '24 33         '), ('binds', 'step,x,y'), ('binds_kind', 'unpack'),
-         ('call', 'enumerate\t\t1\t24\t41\t1')],
+         ('call', 'enumerate\t\t1\t24\t41\t1\t0')],
     25: [('stmt', '25 25'), ('indent', '        '), ('function', 'train'), ('function_line', '23'),
-         ('loop', '24 33         '), ('binds', 'x'), ('binds_kind', 'call'), ('call', 'x.to\t\t0\t25\t48\t1'),
+         ('loop', '24 33         '), ('binds', 'x'), ('binds_kind', 'call'), ('call', 'x.to\t\t0\t25\t48\t1\t0'),
          ('device_expr', 'args.device')],
     26: [('stmt', '26 26'), ('indent', '        '), ('function', 'train'), ('function_line', '23'),
-         ('loop', '24 33         '), ('binds', 'y'), ('binds_kind', 'call'), ('call', 'y.cuda\t\t0\t26\t21\t1'),
+         ('loop', '24 33         '), ('binds', 'y'), ('binds_kind', 'call'), ('call', 'y.cuda\t\t0\t26\t21\t1\t0'),
          ('device_expr', '1')],
     27: [('stmt', '27 27'), ('indent', '        '), ('function', 'train'), ('function_line', '23'),
-         ('loop', '24 33         '), ('binds', 'z'), ('binds_kind', 'other'), ('call', 'x.to\t\t1\t27\t26\t1'),
-         ('device_expr', '"cuda:0"'), ('call', 'y.to\t\t1\t27\t58\t1'), ('device_expr', 'torch.device("cuda", 1)'),
-         ('call', 'torch.device\t\t1\t27\t57\t1'), ('call', 'str\t\t1\t27\t82\t1'),
-         ('call', 'z.cpu\t\t1\t27\t81\t0')],
+         ('loop', '24 33         '), ('binds', 'z'), ('binds_kind', 'other'), ('call', 'x.to\t\t1\t27\t26\t1\t0'),
+         ('device_expr', '"cuda:0"'), ('call', 'y.to\t\t1\t27\t58\t1\t0'), ('device_expr', 'torch.device("cuda", 1)'),
+         ('call', 'torch.device\t\t1\t27\t57\t1\t0'), ('call', 'str\t\t1\t27\t82\t1\t0'),
+         ('call', 'z.cpu\t\t1\t27\t81\t0\t0')],
     28: [('stmt', '28 28'), ('indent', '        '), ('opens', '1'), ('body_indent', '            '),
          ('function', 'train'), ('function_line', '23'), ('loop', '24 33         ')],
     29: [('stmt', '29 29'), ('indent', '            '), ('function', 'train'), ('function_line', '23'),
-         ('loop', '24 33         '), ('binds', 'loss'), ('binds_kind', 'call'), ('call', 'model\t\t0\t29\t27\t1')],
+         ('loop', '24 33         '), ('binds', 'loss'), ('binds_kind', 'call'), ('call', 'model\t\t0\t29\t27\t1\t0')],
     30: [('stmt', '30 30'), ('indent', '        '), ('opens', '1'), ('body_indent', '            '),
          ('function', 'train'), ('function_line', '23'), ('loop', '24 33         '), ('binds', 'e'),
          ('binds_kind', 'other')],
@@ -100,7 +100,7 @@ EXPECTED = {
     32: [('stmt', '32 32'), ('indent', '        '), ('opens', '1'), ('body_indent', '            '),
          ('function', 'train'), ('function_line', '23'), ('loop', '24 33         ')],
     33: [('stmt', '33 33'), ('indent', '            '), ('function', 'train'), ('function_line', '23'),
-         ('loop', '24 33         '), ('call', 'model.step\t\t0\t33\t24\t0')],
+         ('loop', '24 33         '), ('call', 'model.step\t\t0\t33\t24\t0\t0')],
     34: [('stmt', '34 34'), ('indent', '    '), ('function', 'train'), ('function_line', '23'), ('returns', '1'),
          ('return_value', 'loss')],
     37: [('stmt', '37 37'), ('indent', ''), ('opens', '1'), ('body_indent', '    '), ('function', '<module>'),
@@ -111,11 +111,11 @@ EXPECTED = {
          ('function_line', '37')],
     40: [('stmt', '40 40'), ('indent', '        '), ('opens', '1'), ('body_indent', '            '),
          ('function', 'outer.<locals>.inner'), ('function_line', '39'), ('loop', '40 41             '),
-         ('call', 't.sum\t\t1\t40\t21\t0')],
+         ('call', 't.sum\t\t1\t40\t21\t0\t0')],
     41: [('stmt', '41 41'), ('indent', '            '), ('function', 'outer.<locals>.inner'),
          ('function_line', '39'), ('loop', '40 41             '), ('binds', 't'), ('binds_kind', 'other')],
     42: [('stmt', '42 42'), ('indent', '        '), ('function', 'outer.<locals>.inner'), ('function_line', '39'),
-         ('binds', 't'), ('binds_kind', 'call'), ('call', 'torch.zeros\tdevice\t0\t42\t55\t1'),
+         ('binds', 't'), ('binds_kind', 'call'), ('call', 'torch.zeros\tdevice\t0\t42\t55\t1\t0'),
          ('device_expr', 'device')],
     43: [('stmt', '43 43'), ('indent', '        '), ('function', 'outer.<locals>.inner'), ('function_line', '39'),
          ('returns', '1'), ('return_value', 't')],
@@ -138,8 +138,9 @@ def unit():
               "got      %r\nexpected %r" % (got.get(line), EXPECTED.get(line)))
     keys = {k for _, k, _ in facts}
     consts = {getattr(_probes, n) for n in dir(_probes) if n.startswith("FACT_")}
-    # 17 keys any producer writes, and 4 only the tracer's native producer writes (lang, block, args, move_wrap)
-    check("every key is one of the extension's FACT_* constants", keys <= consts and len(consts) == 21,
+    # 21 keys the Python producer writes, and 4 only the tracer's native producer writes (lang, block, args,
+    # move_wrap)
+    check("every key is one of the extension's FACT_* constants", keys <= consts and len(consts) == 25,
           (sorted(keys - consts), sorted(consts)))
     check("FACT_STMT is common/trace_schema.h's DT_FACT_STMT", _probes.FACT_STMT == "stmt")
     check("a file is read once", source.file_facts(FIXTURE) is facts)
@@ -149,6 +150,23 @@ def unit():
         f.write("def broken(:\n    pass\n")
     check("no facts for a file that is not Python", source.file_facts(bad) == ())
     check("no facts for a file that cannot be read", source.file_facts(os.path.join(WORK, "missing.py")) == ())
+    more = os.path.join(WORK, "more_facts.py")
+    with open(more, "w") as f:
+        f.write("import torch\nw = torch.full(\n    (3,), 1.0,  # a comment\n)\nv = torch.ones(3, 2)\n\n\n"
+                "class M:\n    def __init__(self, n=3, *, device='cpu'):\n        self.bias = None\n        self.scale = 1\n"
+                "        if n:\n            self.bias, self.scale = torch.zeros(n), 2\n\n    def reset(self):\n"
+                "        self.bias = None\n        self.w = v\n")
+    mf = source.file_facts(more)
+    calls = {(l, v.split("\t")[0]): v.split("\t")[6] for l, k, v in mf if k == "call"}
+    check("a call's trailing comma (after a comment too), and none", calls.get((2, "torch.full")) == "1" and
+          calls.get((5, "torch.ones")) == "0", calls)
+    froms = [(l, v) for l, k, v in mf if k == "attr_from"]
+    check("an attribute set from a name, and only from one", froms == [(17, "v")], froms)
+    defaults = [(l, v) for l, k, v in mf if k == "defaults"]
+    check("a def line's parameters with a default", defaults == [(9, "n=3\tdevice='cpu'")], defaults)
+    again = [(l, v) for l, k, v in mf if k == "attr_again"]
+    check("attributes an earlier statement of the same function set, and only those", again ==
+          [(13, "self.bias,self.scale")], again)
     check("the fixture is the program's", source.is_program_file(FIXTURE))
     check("the standard library is not", not source.is_program_file(os.__file__))
     check("an installed package is not", not source.is_program_file("/usr/lib/python3/dist-packages/x/y.py")

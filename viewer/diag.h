@@ -62,6 +62,7 @@ struct vw_src_call {
     int temporary;         /* a temporary inside a larger expression */
     int end_line, end_col; /* just past its closing parenthesis (col 0-based) */
     int has_args;
+    int trailing_comma; /* its last argument is followed by a comma: `f(a, b,)` */
 };
 struct vw_src {
     int known;
@@ -75,6 +76,11 @@ struct vw_src {
     char binds[256];           /* names the statement binds, comma-separated */
     char binds_kind[16];       /* "unpack", "tuple", "call", "other" */
     char binds_attr[256];      /* "self.x" attributes it binds */
+    char attr_set_before[256]; /* of those, the ones an earlier statement of the function set */
+    char attr_from[128];       /* the name one attribute is assigned from (self.pe = pe), or "" */
+    int function_line;         /* the enclosing function's def line, 0 at the top */
+    char class_bases[256];     /* on a method's def line: its class's bases as written ("nn.Module") */
+    char defaults[256];        /* on a def line: "NAME=DEFAULT" of its parameters with a default, tab-separated */
     int returns;               /* a return statement */
     char device_expr[128];     /* the first device expression used on the line, or "" */
     char device_var[128];      /* a name it binds to a device, or "" */
@@ -88,6 +94,7 @@ struct vw_model {
     struct vw_health health;
     int have_facts; /* the trace has the source_facts table */
     sqlite3_stmt *tensor, *moves, *args, *opname, *fact;
+    struct vw_src_slot *src_cache; /* VW_SRC_CACHE lines' facts, by (file, line) (malloc'd on first use) */
 };
 
 /* One device mismatch, loaded. */
@@ -151,6 +158,10 @@ int vw_fact_module_move(struct vw_model *m, const struct vw_step *made, int64_t 
 /* A tensor made on made's line, after it, that the program itself moved to want. */
 int vw_fact_sibling_moved(struct vw_model *m, const struct vw_step *made, int64_t dev, int64_t want, int64_t seq,
                           struct vw_step *move, char *sname, size_t size);
+/* The same, the sibling made at most `before` events before made too (a batch's halves collated in either
+ * order: the labels first, then the inputs). */
+int vw_fact_sibling_moved_near(struct vw_model *m, const struct vw_step *made, int before, int64_t dev, int64_t want,
+                               int64_t seq, struct vw_step *move, char *sname, size_t size);
 /* The program's frame that called the library that called back the function that made it. */
 int vw_fact_callback_caller(struct vw_model *m, const struct vw_step *made, int64_t failing_pystack,
                             struct vw_frame *out);
@@ -158,7 +169,16 @@ int vw_fact_callback_caller(struct vw_model *m, const struct vw_step *made, int6
 int vw_fact_combined(struct vw_model *m, const struct vw_step *s);
 /* The frame of made's Python stack, innermost first, whose statement binds name (source facts). */
 int vw_fact_bound_in_caller(struct vw_model *m, const struct vw_step *made, const char *name, struct vw_frame *out);
-/* The source facts of a line (cached per call: the struct is the caller's). */
+/* made's innermost frame of the program is a constructor (`Layer.__init__`): that frame in *ctor, and the
+ * program's frame that called it (where `Layer(...)` is written) in *caller. */
+int vw_fact_constructed_at(struct vw_model *m, const struct vw_step *made, struct vw_frame *ctor,
+                           struct vw_frame *caller);
+/* A move the program wrote that moved nothing (x.to(device) where device held the tensor's own device), of
+ * a tensor of o's chain before seq: where it ran (its frame) and the program's frame that called the function
+ * it is in. */
+int vw_fact_idle_move(struct vw_model *m, const struct vw_operand *o, int64_t seq, struct vw_frame *at,
+                      struct vw_frame *caller);
+/* The source facts of a line, into the caller's struct (the model keeps the lines asked for: see model.c). */
 int vw_src_at(struct vw_model *m, const char *file, int line, struct vw_src *out);
 /* 1 when the statement at (file, line) binds name (a plain name among its targets). */
 int vw_src_binds(const struct vw_src *s, const char *name);

@@ -295,8 +295,15 @@ int vw_fact_module_move(struct vw_model *m, const struct vw_step *made, int64_t 
  * the odd one's move was forgotten. Fills *move and the sibling's name; 0 when there is none. */
 int vw_fact_sibling_moved(struct vw_model *m, const struct vw_step *made, int64_t dev, int64_t want, int64_t seq,
                           struct vw_step *move, char *sname, size_t size) {
+    return vw_fact_sibling_moved_near(m, made, 0, dev, want, seq, move, sname, size);
+}
+
+int vw_fact_sibling_moved_near(struct vw_model *m, const struct vw_step *made, int before, int64_t dev, int64_t want,
+                               int64_t seq, struct vw_step *move, char *sname, size_t size) {
     if (!made->has_site || !made->site.file[0]) return 0;
-    sqlite3_stmt *st = moves_to(m, "kind = 0 AND NOT by_module AND made > ?3", made, dev, want, seq);
+    char where[128];
+    snprintf(where, sizeof where, "kind = 0 AND NOT by_module AND made > ?3 - %d", before);
+    sqlite3_stmt *st = moves_to(m, where, made, dev, want, seq);
     if (!st) return 0;
     int found = 0;
     struct vw_frame f;
@@ -540,9 +547,40 @@ static void intent_of(struct vw_model *m, const struct vw_operand *ops, int n, i
 
 /* Facts of (file, line) as the producer wrote them; file as a frame names it (relative to the cwd when
  * under it), the facts' file as the program named it (often absolute). */
+static int src_query(struct vw_model *m, const char *file, int line, struct vw_src *out);
+
+/* The facts of a line are asked for again and again (each rule, each candidate line of a placement), and the
+ * query scans source_facts (its key starts with the file, which the frame and the facts name differently):
+ * the lines asked for are kept, VW_SRC_CACHE of them, each slot by a hash of (file, line). */
+#define VW_SRC_CACHE 256
+struct vw_src_slot {
+    char file[512]; /* as the caller named it; "" for an empty slot */
+    int line;
+    int found; /* what src_query returned */
+    struct vw_src src;
+};
+
 int vw_src_at(struct vw_model *m, const char *file, int line, struct vw_src *out) {
     memset(out, 0, sizeof *out);
     if (!m->have_facts || !m->fact || !file || !file[0] || line <= 0) return 0;
+    if (!m->src_cache) m->src_cache = calloc(VW_SRC_CACHE, sizeof *m->src_cache);
+    if (!m->src_cache || strlen(file) >= sizeof m->src_cache->file) return src_query(m, file, line, out);
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (const char *p = file; *p; p++) h = (h ^ (unsigned char)*p) * 16777619u;
+    struct vw_src_slot *slot = &m->src_cache[(h ^ (uint32_t)line * 2654435761u) % VW_SRC_CACHE];
+    if (slot->line == line && !strcmp(slot->file, file)) {
+        *out = slot->src;
+        return slot->found;
+    }
+    int found = src_query(m, file, line, out);
+    snprintf(slot->file, sizeof slot->file, "%s", file);
+    slot->line = line;
+    slot->found = found;
+    slot->src = *out;
+    return found;
+}
+
+static int src_query(struct vw_model *m, const char *file, int line, struct vw_src *out) {
     sqlite3_stmt *st = m->fact;
     sqlite3_reset(st);
     sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
@@ -571,6 +609,16 @@ int vw_src_at(struct vw_model *m, const char *file, int line, struct vw_src *out
             snprintf(out->binds_kind, sizeof out->binds_kind, "%s", v);
         else if (!strcmp(key, DT_FACT_BINDS_ATTR))
             snprintf(out->binds_attr, sizeof out->binds_attr, "%s", v);
+        else if (!strcmp(key, DT_FACT_ATTR_AGAIN))
+            snprintf(out->attr_set_before, sizeof out->attr_set_before, "%s", v);
+        else if (!strcmp(key, DT_FACT_ATTR_FROM))
+            snprintf(out->attr_from, sizeof out->attr_from, "%s", v);
+        else if (!strcmp(key, DT_FACT_FUNCTION_LINE))
+            out->function_line = atoi(v);
+        else if (!strcmp(key, DT_FACT_CLASS_BASES))
+            snprintf(out->class_bases, sizeof out->class_bases, "%s", v);
+        else if (!strcmp(key, DT_FACT_DEFAULTS))
+            snprintf(out->defaults, sizeof out->defaults, "%s", v);
         else if (!strcmp(key, DT_FACT_RETURNS))
             out->returns = atoi(v);
         else if (!strcmp(key, DT_FACT_DEVICE_EXPR) && !out->device_expr[0])
@@ -578,12 +626,12 @@ int vw_src_at(struct vw_model *m, const char *file, int line, struct vw_src *out
         else if (!strcmp(key, DT_FACT_DEVICE_VAR))
             snprintf(out->device_var, sizeof out->device_var, "%s", v);
         else if (!strcmp(key, DT_FACT_CALL) && out->ncalls < VW_SRC_MAX_CALLS) {
-            /* FUNC \t DEVICE \t TEMP \t END_LINE \t END_COL \t HAS_ARGS */
+            /* FUNC \t DEVICE \t TEMP \t END_LINE \t END_COL \t HAS_ARGS [\t TRAILING_COMMA] (older traces: 6) */
             struct vw_src_call *c = &out->calls[out->ncalls];
-            const char *f[6];
-            size_t len[6];
+            const char *f[7];
+            size_t len[7];
             int nf = 0;
-            for (const char *p = v; nf < 6; nf++) {
+            for (const char *p = v; nf < 7; nf++) {
                 const char *tab = strchr(p, '\t');
                 f[nf] = p;
                 len[nf] = tab ? (size_t)(tab - p) : strlen(p);
@@ -600,6 +648,7 @@ int vw_src_at(struct vw_model *m, const char *file, int line, struct vw_src *out
             c->end_line = atoi(f[3]);
             c->end_col = atoi(f[4]);
             c->has_args = f[5][0] == '1';
+            c->trailing_comma = nf > 6 && f[6][0] == '1';
             out->ncalls++;
         }
     }
@@ -625,6 +674,57 @@ int vw_fact_bound_in_caller(struct vw_model *m, const struct vw_step *made, cons
             return 1;
         }
     return 0;
+}
+
+int vw_fact_constructed_at(struct vw_model *m, const struct vw_step *made, struct vw_frame *ctor,
+                           struct vw_frame *caller) {
+    struct vw_frame f;
+    int64_t id = made->pystack, next;
+    int found = 0;
+    for (int depth = 0; id && depth < 256 && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next) {
+        if (f.hidden || f.library) continue;
+        if (found) {
+            *caller = f;
+            return 1;
+        }
+        size_t fl = strlen(f.function);
+        if (fl <= 9 || strcmp(f.function + fl - 9, ".__init__")) return 0;
+        *ctor = f;
+        found = 1;
+    }
+    return 0;
+}
+
+int vw_fact_idle_move(struct vw_model *m, const struct vw_operand *o, int64_t seq, struct vw_frame *at,
+                      struct vw_frame *caller) {
+    /* a move op (PyTorch's Tensor.to, .cuda) whose result is its own input: it returned the tensor as it was */
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT o.seq, COALESCE(o.stack, 0), COALESCE(o.pystack, 0) FROM ops o JOIN "
+                                     "strings s ON s.id = o.name WHERE s.text IN ('to', 'cuda') AND o.arg0_tensor = ?1 "
+                                     "AND o.out0 = ?1 AND o.seq < ?2 ORDER BY o.seq DESC LIMIT 1");
+    if (!st) return 0;
+    int found = 0;
+    for (int s = 0; s < o->nsteps && !found; s++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, o->chain[s].tensor);
+        sqlite3_bind_int64(st, 2, seq);
+        if (sqlite3_step(st) != SQLITE_ROW) continue;
+        int64_t pystack = sqlite3_column_int64(st, 2), id = pystack, next;
+        if (!site_of(m, sqlite3_column_int64(st, 1), pystack, sqlite3_column_int64(st, 0), at) || !pystack) continue;
+        /* the program's innermost frame is the move's line; the next one of the program's called its function */
+        struct vw_frame f;
+        int own = 0;
+        for (int depth = 0; id && depth < 256 && !found && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next) {
+            if (f.hidden || f.library) continue;
+            if (own++ == 0) {
+                if (f.line != at->line || strcmp(f.file, at->file)) break;
+                continue;
+            }
+            *caller = f;
+            found = 1;
+        }
+    }
+    sqlite3_finalize(st);
+    return found;
 }
 
 /* A device expression the fix may use at site: one the program used in a move to dev from the function of
@@ -805,6 +905,7 @@ void vw_model_close(struct vw_model *m) {
     sqlite3_stmt *sts[] = {m->tensor, m->moves, m->args, m->opname, m->fact};
     for (size_t s = 0; s < sizeof sts / sizeof *sts; s++)
         if (sts[s]) sqlite3_finalize(sts[s]);
+    free(m->src_cache);
     vw_sym_free(m->sym);
     memset(m, 0, sizeof *m);
 }

@@ -369,7 +369,10 @@ static void print_fix(FILE *f, const struct vw_fix *fix) {
     fprintf(f, "%sfix:%s ", C(VW_GREEN), C(VW_RESET));
     vw_put_escaped(f, fix->text);
     if (fix->has_site)
-        fputs(fix->before ? ", before " : ", after ", f),
+        fputs(fix->replace  ? ", in the call at "
+              : fix->before ? ", before "
+                            : ", after ",
+              f),
             vw_put_escaped(f, vw_site_str(&fix->site.site, buf, sizeof buf));
     fputc('\n', f);
     put_code(f, fix->code);

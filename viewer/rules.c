@@ -235,6 +235,140 @@ static int move_first(struct vw_model *m, const struct vw_case *k, struct vw_fix
     return 0;
 }
 
+/* device= added to the call of the factory that made `made` without one (torch.zeros(n) in a list, an
+ * accumulator's start): made on the device in the first place, whatever is computed from it follows, and no
+ * name is needed to move it. 1 when the edit is written (fx's site and code set). */
+static int device_at_factory(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx,
+                             const struct vw_step *made) {
+    struct vw_src src;
+    const struct vw_src_call *c;
+    if (made->origin != DTP_ORIGIN_FACTORY || !is_python(made) ||
+        !vw_src_at(m, made->site.file, made->site.line, &src) || !(c = making_call(&src, made)) || c->device[0] ||
+        c->end_col < 1)
+        return 0;
+    char expr[160];
+    vw_device_expr(m, k, k->want, &made->site, expr, sizeof expr);
+    at(fx, made);
+    fx->replace = 1;
+    struct vw_edit *e = &fx->edits[fx->nedits++];
+    e->line = c->end_line;
+    e->col = c->end_col - 1; /* before the closing parenthesis */
+    snprintf(e->text, sizeof e->text, "%sdevice=%.150s", c->has_args && !c->trailing_comma ? ", " : "", expr);
+    snprintf(fx->code, sizeof fx->code, "%s(..., device=%s)", c->func, expr);
+    evidence(fx, "made by %s without device=, at %s:%d", c->func, made->site.file, made->site.line);
+    return 1;
+}
+
+/* A parameter (nn.Parameter in the chain, through views: self.weight.T) of a module the program constructs
+ * inside an expression and never moves (self.layers = self.layers + [Layer(a, b)]): .to(device) on that
+ * constructor call, the one place the module is held before it is used. 1 when written (fx's rule, site,
+ * text and edit set). */
+static int module_made_inline(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, int own) {
+    const struct vw_operand *o = k->odd;
+    int p = -1;
+    for (int s = 0; s <= own && s < o->nsteps && p < 0; s++)
+        if (!strcmp(o->chain[s].what, "nn.Parameter"))
+            p = s;
+        else if (o->chain[s].origin != DTP_ORIGIN_VIEW && o->chain[s].origin != -1)
+            break;
+    struct vw_frame ctor, caller;
+    struct vw_src src;
+    if (p < 0 || !is_python(&o->chain[p]) || !vw_fact_constructed_at(m, &o->chain[p], &ctor, &caller) ||
+        !vw_src_at(m, caller.file, caller.line, &src))
+        return 0;
+    /* the class whose constructor made it: "Net.<locals>.Layer.__init__" -> "Layer" */
+    char cls[256];
+    snprintf(cls, sizeof cls, "%.*s", (int)(strlen(ctor.function) - 9), ctor.function);
+    const char *short_cls = strrchr(cls, '.') ? strrchr(cls, '.') + 1 : cls;
+    const struct vw_src_call *c = NULL;
+    for (int i = 0; i < src.ncalls && !c; i++) {
+        const char *fn = src.calls[i].func, *last = strrchr(fn, '.') ? strrchr(fn, '.') + 1 : fn;
+        if (!strcmp(last, short_cls) && src.calls[i].temporary && src.calls[i].end_col > 0) c = &src.calls[i];
+    }
+    if (!c) return 0;
+    char d1[32], d2[32], expr[160], on[300];
+    vw_device_expr(m, k, k->want, &caller, expr, sizeof expr);
+    at_frame(fx, &caller, o->chain[p].seq);
+    fx->rule = "module-never-moved";
+    fx->replace = 1;
+    struct vw_edit *e = &fx->edits[fx->nedits++];
+    e->line = c->end_line;
+    e->col = c->end_col;
+    snprintf(e->text, sizeof e->text, ".to(%.150s)", expr);
+    snprintf(fx->code, sizeof fx->code, "%.300s(...).to(%.150s)", c->func, expr);
+    say(fx,
+        "move the %s made inside the expression at %s:%d to %s: %s is its parameter%s, still where it was made, on %s",
+        c->func, caller.file, caller.line, dev_name(k->want, d1), called(o, on, sizeof on),
+        p ? " (through a view)" : "", dev_name(o->dev, d2));
+    evidence(fx, "a parameter (nn.Parameter) made by %s", ctor.function);
+    evidence(fx, "%s(...) is called inside an expression at line %d and never moved", c->func, caller.line);
+    return 1;
+}
+
+/* 1 when bases (a class's bases as written) name torch's module class: "nn.Module", "torch.nn.Module", "Module". */
+static int module_base(const char *bases) {
+    for (const char *p = bases; (p = strstr(p, "Module")) != NULL; p += 6)
+        if ((p == bases || p[-1] == ',' || p[-1] == '.' || p[-1] == ' ') && (p[6] == ',' || !p[6])) return 1;
+    return 0;
+}
+
+/* The odd operand (or the base it is a view of) was made in the constructor of a class of torch's modules and
+ * stored by a later statement of that constructor as a plain attribute (pe = torch.zeros(...); ...; self.pe =
+ * pe): a module with no parameter made there has nothing its move takes along to show it, yet the attribute is
+ * the module's. It is registered as a buffer right before that statement, so that the module's move moves it.
+ * 1 when written (fx's rule, site, text and code set). */
+static int attribute_in_init(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, int own) {
+    const struct vw_operand *o = k->odd;
+    const struct vw_step *made = &o->chain[own];
+    struct vw_src src, def;
+    size_t fl = strlen(made->site.function);
+    if (!is_python(made) || fl <= 9 || strcmp(made->site.function + fl - 9, ".__init__") ||
+        !vw_src_at(m, made->site.file, made->site.line, &src) || !src.function_line ||
+        !vw_src_at(m, made->site.file, src.function_line, &def) || !module_base(def.class_bases))
+        return 0;
+    char names[16][256];
+    int nn = 0;
+    for (int s = 0; s <= own && nn < 12; s++)
+        nn += vw_tensor_names(m, o->chain[s].tensor, k->seq, names + nn, 16 - nn > 4 ? 4 : 16 - nn);
+    for (int l = src.last + 1; l <= made->site.line + 80; l++) {
+        struct vw_src a;
+        if (!vw_src_at(m, made->site.file, l, &a) || a.first != l) continue;
+        if (strcmp(a.function, made->site.function)) break;
+        if (!a.attr_from[0] || strncmp(a.binds_attr, "self.", 5) || strchr(a.binds_attr, ',') ||
+            !ident(a.binds_attr + 5))
+            continue;
+        /* the name it is set from, or the module's attribute by that name ("pos.pe": the recorder names a
+         * module's tensors by their path from the program's variable) */
+        int held = 0;
+        size_t al = strlen(a.binds_attr + 5);
+        for (int i = 0; i < nn && !held; i++) {
+            size_t nl = strlen(names[i]);
+            held = !strcmp(names[i], a.attr_from) ||
+                   (nl > al && names[i][nl - al - 1] == '.' && !strcmp(names[i] + nl - al, a.binds_attr + 5));
+        }
+        if (!held) continue;
+        char d1[32], d2[32], on[300];
+        struct vw_step site = *made;
+        site.site.line = l;
+        at(fx, &site);
+        fx->rule = "plain-attribute";
+        fx->before = 1;
+        int again = !strcmp(a.attr_set_before, a.binds_attr);
+        snprintf(fx->code, sizeof fx->code, "%s%.250s%sself.register_buffer(\"%.250s\", None)", again ? "del " : "",
+                 again ? a.binds_attr : "", again ? "\n" : "", a.binds_attr + 5);
+        say(fx,
+            "register %s as a buffer of its module, so that moving the module moves it: %s is a plain attribute, "
+            "set from \"%s\" at line %d of %s, and %s %s on %s where it was made",
+            a.binds_attr, a.binds_attr, a.attr_from, l, made->site.function, called(o, on, sizeof on),
+            own ? "is a view of what stayed" : "stayed", dev_name(o->dev, d2));
+        evidence(fx, "made in %s, a constructor of a class of %s", made->site.function, def.class_bases);
+        evidence(fx, "\"%s\" is stored as %s at line %d", a.attr_from, a.binds_attr, l);
+        evidence(fx, "never moved to %s", dev_name(k->want, d1));
+        return 1;
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- the rules */
 
 /* optimizer-state-left-behind: an optimizer's state made next to its parameter, then the parameter moved. */
@@ -304,6 +438,34 @@ static int r_checkpoint(struct vw_model *m, const struct vw_case *k, struct vw_f
     return 1;
 }
 
+/* The odd operand never moved, but computed (in a helper, by a layer) from a tensor made on one line with
+ * another that the program then moved itself (x_te, y_te = next(iter(loader)); x_te, y_te = x_te,
+ * y_te.to(device)): that tensor's move belongs beside its peer's, where the program holds it by name. */
+static int peer_of_root(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
+    const struct vw_operand *odd = k->odd;
+    if (odd->nsteps < 2 || odd->missing) return 0; /* computed from the root, not the root itself */
+    for (int s = 0; s < odd->nsteps; s++)
+        if (odd->chain[s].origin == DTP_ORIGIN_TRANSFER || odd->chain[s].origin == DTP_ORIGIN_CHECKPOINT) return 0;
+    const struct vw_step *root = &odd->chain[odd->nsteps - 1];
+    struct vw_step move;
+    char sib[256] = "", names[8][256], d1[32], on[300], buf[1024];
+    /* the two halves of one batch are made within a few events of each other, in either order */
+    if (!is_python(root) ||
+        !vw_fact_sibling_moved_near(m, root, 64, odd->dev, k->want, k->seq, &move, sib, sizeof sib) ||
+        !is_python(&move))
+        return 0;
+    int nn = vw_tensor_names(m, root->tensor, k->seq, names, 8), j = 0;
+    at(fx, &move);
+    for (; j < nn && !fx->code[0]; j++) code_for(m, k, fx, root, names[j]);
+    if (!fx->code[0]) return 0;
+    say(fx, "move \"%s\" to %s where %s%s made with it is moved: %s is computed from it (made at %s)", names[j - 1],
+        dev_name(k->want, d1), sib, sib[0] == '"' ? ", the tensor" : "", called(odd, on, sizeof on),
+        site_str(root, buf, sizeof buf));
+    evidence(fx, "computed from \"%s\", made on one line with %s", names[j - 1], sib);
+    evidence(fx, "the program moved %s to %s, not \"%s\"", sib, d1, names[j - 1]);
+    return 1;
+}
+
 /* peer-moved-from-same-source: a peer was copied to the device from something made where the odd one was
  * made (the other half of a batch): the odd one's move belongs beside it. */
 static int r_peer_same_source(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
@@ -325,7 +487,7 @@ static int r_peer_same_source(struct vw_model *m, const struct vw_case *k, struc
         code_for_odd(m, k, fx, odd->name);
         return 1;
     }
-    return 0;
+    return peer_of_root(m, k, fx);
 }
 
 /* sibling-moved: made on one line with a tensor the program then moved itself (x, y = batch; x =
@@ -492,7 +654,7 @@ static int r_temporary(struct vw_model *m, const struct vw_case *k, struct vw_fi
             struct vw_edit *e = &fx->edits[fx->nedits++];
             e->line = d->end_line;
             e->col = d->end_col - 1; /* before the closing parenthesis */
-            snprintf(e->text, sizeof e->text, "%sdevice=%.150s", d->has_args ? ", " : "", expr);
+            snprintf(e->text, sizeof e->text, "%sdevice=%.150s", d->has_args && !d->trailing_comma ? ", " : "", expr);
             more += !(d->end_line == c->end_line && d->end_col == c->end_col);
         }
     }
@@ -509,7 +671,16 @@ static int r_temporary(struct vw_model *m, const struct vw_case *k, struct vw_fi
 static int module_move_before(struct vw_model *m, const struct vw_case *k, const struct vw_step *made,
                               struct vw_step *move) {
     int lm = vw_fact_module_move(m, made, k->odd->dev, k->want, k->seq, move);
-    return lm == 2 && vw_same_site(move, &k->call) ? 0 : lm;
+    if (lm == 2 && vw_same_site(move, &k->call)) return 0;
+    /* the program's own move runs in a loop that did not make it (x = x.to(device) for each batch, a constant
+     * made once before the loop): not made with what the loop moves, its move belongs where it is made */
+    struct vw_src ms, mv;
+    if (lm == 2 && is_python(made) && is_python(move) && !strcmp(made->site.file, move->site.file) &&
+        vw_src_at(m, move->site.file, move->site.line, &mv) && mv.loop_first &&
+        vw_src_at(m, made->site.file, made->site.line, &ms) &&
+        (made->site.line < mv.loop_first || made->site.line > mv.loop_last) && ms.loop_first != mv.loop_first)
+        return 0;
+    return lm;
 }
 
 /* never-moved: made off the intended device and never moved; the move goes right after it is made (a view:
@@ -540,6 +711,7 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
             if (step_name(m, k, &odd->chain[++own], rootname, sizeof rootname)[0]) break;
         view = -1;
     }
+    if (derived < 0 && (module_made_inline(m, k, fx, own) || attribute_in_init(m, k, fx, own))) return 1;
     const struct vw_step *made = &odd->chain[own];
     at(fx, made);
     fx->rule = "never-moved";
@@ -652,7 +824,14 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
             snprintf(a, sizeof a, "%.*s", (int)(comma ? (size_t)(comma - attr) : strlen(attr)), attr);
             if (!strncmp(a, "self.", 5) && ident(a + 5)) {
                 /* registered first, the assignment that follows fills the buffer */
-                snprintf(fx->code, sizeof fx->code, "self.register_buffer(\"%s\", None)", a + 5);
+                /* a plain attribute the function set before (self.bias = None) is removed first: a buffer
+                 * cannot be registered under a name the module already has */
+                int again = 0;
+                for (const char *q = msrc.attr_set_before; (q = strstr(q, a)) != NULL && !again; q++)
+                    again = (q == msrc.attr_set_before || q[-1] == ',') && (q[strlen(a)] == ',' || !q[strlen(a)]);
+                snprintf(fx->code, sizeof fx->code, "%s%s%sself.register_buffer(\"%s\", None)", again ? "del " : "",
+                         again ? a : "", again ? "\n" : "", a + 5);
+                if (again) evidence(fx, "%s was set earlier in %s", a, made->site.function);
                 fx->before = 1;
                 evidence(fx, "bound to the plain attribute %s", a);
                 /* the attribute is known: the advice says it first, plainly */
@@ -692,6 +871,7 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
                 code_for(m, k, fx, made, ms.binds);
         }
     }
+    if (!fx->code[0] && (derived >= 0 || view >= 0) && device_at_factory(m, k, fx, made)) return 1;
     if (!fx->code[0] && !fx->before) { /* bound by a later statement of the same function */
         char names[8][256];
         int nn = vw_tensor_names(m, made->tensor, k->seq, names, 8);
@@ -723,6 +903,55 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
     return 1;
 }
 
+/* device-argument-default: the program moved the tensor itself (x.to(device)) and the move did nothing: its
+ * device expression is a parameter of the function it is in, with a default (device="cpu"), and the call of
+ * that function passed none; the call passes the program's device. */
+static int r_device_default(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
+    const struct vw_operand *o = k->odd;
+    struct vw_frame at, caller;
+    struct vw_src src, def, cs;
+    if (!o->nsteps || !vw_fact_idle_move(m, o, k->seq, &at, &caller) || !vw_src_at(m, at.file, at.line, &src) ||
+        !ident(src.device_expr) || !src.function_line || !vw_src_at(m, at.file, src.function_line, &def))
+        return 0;
+    /* the parameter's default: "NAME=DEFAULT" among the def line's, tab-separated */
+    char dflt[128] = "";
+    size_t pl = strlen(src.device_expr);
+    for (const char *p = def.defaults; p && *p; p = strchr(p, '\t') ? strchr(p, '\t') + 1 : NULL)
+        if (!strncmp(p, src.device_expr, pl) && p[pl] == '=') {
+            snprintf(dflt, sizeof dflt, "%.*s", (int)strcspn(p + pl + 1, "\t"), p + pl + 1);
+            break;
+        }
+    if (!dflt[0] || !vw_src_at(m, caller.file, caller.line, &cs)) return 0;
+    /* the caller's call of that function ("load_cora" for "load_cora", "Net.load" for "self.load") */
+    const char *fn = strrchr(at.function, '.') ? strrchr(at.function, '.') + 1 : at.function;
+    const struct vw_src_call *c = NULL;
+    for (int i = 0; i < cs.ncalls && !c; i++) {
+        const char *f = cs.calls[i].func, *last = strrchr(f, '.') ? strrchr(f, '.') + 1 : f;
+        if (!strcmp(last, fn) && !cs.calls[i].device[0] && cs.calls[i].end_col > 0) c = &cs.calls[i];
+    }
+    if (!c) return 0;
+    char d1[32], d2[32], on[300], expr[160];
+    vw_device_expr(m, k, k->want, &caller, expr, sizeof expr);
+    at_frame(fx, &caller, k->seq);
+    fx->replace = 1;
+    struct vw_edit *e = &fx->edits[fx->nedits++];
+    e->line = c->end_line;
+    e->col = c->end_col - 1; /* before the closing parenthesis */
+    snprintf(e->text, sizeof e->text, "%s%.60s=%.120s", c->has_args && !c->trailing_comma ? ", " : "", src.device_expr,
+             expr);
+    snprintf(fx->code, sizeof fx->code, "%.200s(..., %.60s=%.150s)", c->func, src.device_expr, expr);
+    say(fx,
+        "pass the device to %s at %s:%d: %s was moved with .to(%s) in %s (line %d), but %s is a parameter that "
+        "defaults to %s and the call gave none, so it stayed on %s",
+        c->func, caller.file, caller.line, called(o, on, sizeof on), src.device_expr, at.function, at.line,
+        src.device_expr, dflt, dev_name(o->dev, d2));
+    evidence(fx, "moved with .to(%s) at line %d, which left it on %s", src.device_expr, at.line, d2);
+    evidence(fx, "%s's parameter %s defaults to %s", at.function, src.device_expr, dflt);
+    evidence(fx, "the call at line %d passes no %s; the program's device is %s", caller.line, src.device_expr,
+             dev_name(k->want, d1));
+    return 1;
+}
+
 /* ---------------------------------------------------------------- the table */
 
 /* Each rule with its id and what it explains, tried in this order; the first that fits decides. */
@@ -739,6 +968,9 @@ const struct vw_rule vw_rules[] = {
      r_sibling_moved},
     {"copied-off-device", "copied to another device (.cpu() for a metric, the wrong GPU) and used there", r_copied},
     {"temporary-in-expression", "a factory's result made inside the failing expression, never moved", r_temporary},
+    {"device-argument-default",
+     "moved by the program with a function's device parameter, whose default (the cpu) the call left in place",
+     r_device_default},
     {"never-moved",
      "made off the device and never moved (and its variants: module-never-moved, made-in-callee, loader-batch, "
      "library-callback, moved-with-others, plain-attribute, derived-from-unmoved, view-of-unmoved-base)",
@@ -754,6 +986,13 @@ int vw_diagnose(struct vw_model *m, const struct vw_case *k, struct vw_fix *fix)
         memset(&f, 0, sizeof f);
         if (!vw_rules[i].match(m, k, &f)) continue;
         if (!f.rule) f.rule = vw_rules[i].id;
+        /* a line after a return never runs: the code goes before it, and what it returns is then moved */
+        struct vw_src src;
+        if (f.code[0] && !f.before && !f.replace && !f.nedits && is_python(&f.site) &&
+            vw_src_at(m, f.site.site.file, f.site.site.line, &src) && src.returns) {
+            f.before = 1;
+            evidence(&f, "line %d returns: code after it would never run", f.site.site.line);
+        }
         *fix = f;
         return 1;
     }

@@ -26,6 +26,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+PYTHON = "/usr/bin/python3"  # the interpreter that imports torch (--python)
 TIMEOUT = 120  # seconds for one run of a program (traced) or of `devtrace fix --verify`
 
 
@@ -80,6 +81,10 @@ def build(src, prog, work, mutation=None):
         os.makedirs(os.path.join(work, sub), exist_ok=True)
     if "text" in prog:
         write_text(work, prog["text"])
+    for code in prog.get("prepare", []):  # data made by Python (synthetic files), before any mutation
+        p = subprocess.run([PYTHON, "-c", code], cwd=work, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise SpecError("prepare step failed: %s" % p.stderr.strip()[-300:])
     if mutation:
         replace_line(os.path.join(work, mutation["file"]), mutation["line"], mutation["new"], mutation.get("at", 1))
     return work
@@ -426,6 +431,24 @@ def devtrace_commit(devtrace):
     return "commit " + so.strip() + (" (its sources changed since)" if dirty else "")
 
 
+def write_section(path, spec_name, body):
+    """Write BODY as the section of PATH that belongs to SPEC_NAME (between its two marker lines), keeping the
+    rest of the file (the other spec's section, text written by hand); a new file or section is appended."""
+    begin, end = "<!-- score.py: %s -->" % spec_name, "<!-- end of score.py: %s -->" % spec_name
+    try:
+        with open(path, encoding="utf-8") as f:
+            old = f.read()
+    except FileNotFoundError:
+        old = "# devtrace on the corpus\n"
+    section = "%s\n## Scored by %s\n\n%s%s\n" % (begin, spec_name, body, end)
+    if begin in old and end in old:
+        new = old[:old.index(begin)] + section + old[old.index(end) + len(end) + 1:]
+    else:
+        new = old.rstrip("\n") + "\n\n" + section
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(new)
+
+
 def die(msg):
     """A usage error: one line, exit status 2 (as argparse's own)."""
     print("score.py: " + msg, file=sys.stderr)
@@ -446,6 +469,8 @@ def main():
     args = ap.parse_args()
     args.devtrace = os.path.abspath(args.devtrace)
     args.src = os.path.abspath(args.src)
+    global PYTHON
+    PYTHON = args.python
     if not os.access(args.devtrace, os.X_OK):
         die("%s is not an executable devtrace" % args.devtrace)
     if run([args.python, "-c", "import torch, torchvision"], HERE)[0] != 0:
@@ -499,10 +524,9 @@ def main():
     print(text)
     results = args.results or (None if args.only else os.path.join(HERE, "RESULTS.md"))
     if results:
-        with open(results, "w") as f:
-            f.write("# devtrace on the corpus\n\n%s, devtrace at %s, `scripts/corpus/score.py` on %s (torch %s)\n\n%s\n" % (
-                datetime.date.today().isoformat(), devtrace_commit(args.devtrace), args.python,
-                run([args.python, "-c", "import torch; print(torch.__version__)"], HERE)[1].strip(), text))
+        write_section(results, os.path.basename(args.spec), "%s, devtrace at %s, `scripts/corpus/score.py --spec %s` on %s (torch %s)\n\n%s\n" % (
+            datetime.date.today().isoformat(), devtrace_commit(args.devtrace), os.path.basename(args.spec), args.python,
+            run([args.python, "-c", "import torch; print(torch.__version__)"], HERE)[1].strip(), text))
         print("\nwritten to %s" % results)
     if own_work:
         shutil.rmtree(args.work, ignore_errors=True)

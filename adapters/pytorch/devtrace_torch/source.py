@@ -167,6 +167,8 @@ class _Facts:
         self.f = f
         self.facts = []
         self.owner = {}  # line -> depth of the statement whose facts it has
+        self.attrs = {}  # (function, def line) -> the "self.NAME" its statements set so far, in source order
+        self.bases = {}  # (class, class line) -> its bases' source text, comma-separated
 
     def add(self, line, key, value):
         self.facts.append((line, key, str(value)))
@@ -188,9 +190,11 @@ class _Facts:
         end_line = node.end_lineno or node.lineno
         end_col = f.col(end_line, node.end_col_offset or 0)
         has_args = "1" if node.args or node.keywords else "0"
+        # a comma after the last argument (`f(a,\n)`): an argument added before `)` takes none of its own
+        trailing = "1" if has_args == "1" and re.search(r",\s*(#[^\n]*\s*)*\)$", f.src(node)) else "0"
         self.add(node.lineno, P.FACT_CALL, "\t".join((func, f.src(device).replace("\t", " ") if device is not None
                                                        else "", "0" if whole else "1", str(end_line), str(end_col),
-                                                       has_args)))
+                                                       has_args, trailing)))
         if device is not None:
             self.add(device.lineno, P.FACT_DEVICE_EXPR, f.src(device))
         attr = node.func.attr if isinstance(node.func, ast.Attribute) else None
@@ -243,6 +247,27 @@ class _Facts:
         if loop is not None:
             facts.append((P.FACT_LOOP, "%d %d %s" % loop))
         facts.extend(self.binds(s))
+        # an attribute the function set before (self.bias = None, then self.bias = torch.zeros(n)): a buffer
+        # registered under that name needs the plain attribute gone first
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = s.args
+            named = a.posonlyargs + a.args
+            pairs = list(zip(named[len(named) - len(a.defaults):], a.defaults)) + \
+                [(k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+            if pairs:  # def load(path, device='cpu'): "device='cpu'"
+                facts.append((P.FACT_DEFAULTS, "\t".join("%s=%s" % (k.arg, f.src(d).replace("\t", " "))
+                                                         for k, d in pairs)))
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and scope[2] and self.bases.get(scope[:2]):
+            facts.append((P.FACT_CLASS_BASES, self.bases[scope[:2]]))  # a method: its class's bases
+        if isinstance(s, ast.ClassDef):
+            prefix = "" if scope[0] == "<module>" else scope[0] + ("." if scope[2] else ".<locals>.")
+            self.bases[(prefix + s.name, s.lineno)] = ",".join(f.src(b) for b in s.bases)
+        seen = self.attrs.setdefault(scope[:2], set())
+        attrs = next((v.split(",") for k, v in facts if k == P.FACT_BINDS_ATTR), [])
+        again = [a for a in attrs if a in seen]
+        if again:
+            facts.append((P.FACT_ATTR_AGAIN, ",".join(again)))
+        seen.update(attrs)
         if isinstance(s, ast.Return):
             facts.append((P.FACT_RETURNS, "1"))
             if s.value is not None:
@@ -346,6 +371,8 @@ class _Facts:
         if attrs:
             out.append((P.FACT_BINDS_ATTR, ",".join(attrs)))
         out.append((P.FACT_BINDS_KIND, kind))
+        if attrs and len(targets) == 1 and not unpack and isinstance(value, ast.Name):
+            out.append((P.FACT_ATTR_FROM, value.id))  # self.pe = pe: the attribute holds what the name held
         if value is not None and not unpack and _is_device_value(value):
             for t in targets:
                 if isinstance(t, ast.Name):
