@@ -4,7 +4,7 @@
 #include <devtrace/dt.h>
 #include <stdio.h>
 #include <stdlib.h>
-
+#include <devtrace/dt_nn.h>
 static void *check(void *p) { /* the program's own wrapper of its calls */
     if (!p) exit(1);
     return p;
@@ -22,5 +22,7 @@ int main(void) {
         dt_free(c);
     }
     dt_free(a), dt_free(b);
+    dt_module *lin = check(dt_nn_linear(4, 4, 1)), *none = NULL; /* a module's local (DWARF) */
+    dt_module_free(lin), dt_module_free(none);
     return 0;
 }

@@ -33,6 +33,31 @@ static int fact_value(struct vw_model *m, const char *file, int line, const char
     return found;
 }
 
+/* Whether `name` is one of the module_var names (comma-separated) of a statement of `file`. */
+static int is_module_var(struct vw_model *m, const char *file, const char *name) {
+    if (!m->have_facts || !file || !file[0] || !name[0]) return 0;
+    sqlite3_stmt *st = vw_prep(
+        m->t, "SELECT 1 FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN strings k ON "
+              "k.id = f.key AND k.text = '" DT_FACT_MODULE_VAR "' JOIN strings v ON v.id = "
+              "f.value WHERE instr(',' || v.text || ',', ',' || ?2 || ',') > 0 AND " CODE_FILE_MATCH " LIMIT 1");
+    if (!st) return 0;
+    sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
+}
+
+const char *vw_code_module_var(struct vw_model *m, const struct vw_frame *site, char *buf, size_t size) {
+    char v[256];
+    buf[0] = 0;
+    if (!site || vw_code_lang(m, site) != VW_LANG_C ||
+        !fact_value(m, site->file, site->line, DT_FACT_MODULE_VAR, v, sizeof v) || strchr(v, ','))
+        return buf;
+    snprintf(buf, size, "%s", v);
+    return buf;
+}
+
 enum vw_lang vw_code_lang(struct vw_model *m, const struct vw_frame *site) {
     char lang[16];
     if (!site || !site->file[0]) return VW_LANG_NONE;
@@ -70,6 +95,11 @@ int vw_code_move(struct vw_model *m, const struct vw_frame *site, const char *na
     switch (lang) {
     case VW_LANG_PYTHON: snprintf(out, size, "%.200s = %.200s.to(%.150s)", name, name, expr); return 1;
     case VW_LANG_C:
+        /* a module (a local of type dt_module *, as DWARF says) moves in place, its parameters with it */
+        if (is_module_var(m, site->file, name)) {
+            snprintf(out, size, "dt_module_to(%.200s, %.150s);", name, expr);
+            return 1;
+        }
         /* dt_to returns a new reference (the old one stays the caller's to free) or NULL after the runtime's
          * error handler ran: wrapped in the program's own check when its moves in this file use one */
         if (fact_value(m, site->file, -1, DT_FACT_MOVE_WRAP, wrap, sizeof wrap) && strcmp(wrap, "-"))

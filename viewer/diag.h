@@ -235,6 +235,9 @@ const char *vw_code_operand_name(struct vw_model *m, const struct vw_case *k, co
                                  size_t size);
 /* Native code: 1 when a statement of site's function before it binds `name` in a block that holds site (the
  * variable is in scope there). */
+/* The one module (a local of type dt_module *, from the C producer's module_var fact) that the statement at
+ * site declares, into buf; "" when none, or more than one. */
+const char *vw_code_module_var(struct vw_model *m, const struct vw_frame *site, char *buf, size_t size);
 int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char *name);
 
 #endif

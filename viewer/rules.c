@@ -585,6 +585,13 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
             modname, d1, odd->name, more ? " (and the others listed)" : "", d2);
         codename = modname;
         evidence(fx, "a parameter (nn.Parameter) of \"%s\"", modname);
+    } else if (view < 0 && derived < 0 && vw_code_module_var(m, &made->site, modname, sizeof modname)[0]) {
+        /* C on libdtrt: made inside the call whose value the statement binds to a module (dt_module *) */
+        fx->rule = "module-never-moved";
+        say(fx, "move the module \"%s\" to %s once it is made: its parameter %s%s is still where it was made, on %s",
+            modname, d1, on, more ? " (and the others listed)" : "", d2);
+        codename = modname;
+        evidence(fx, "made by the statement that declares the module \"%s\"", modname);
     }
     const char *bind = codename && codename[0] ? codename : NULL;
     struct vw_frame caller;
