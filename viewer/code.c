@@ -197,3 +197,53 @@ int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char
     }
     return 0;
 }
+
+/* The fields of the first `args` fact (FUNC \t ARG0 \t ARG1 ...) at `line` of file whose FUNC is `func`, split
+ * in place into field[]; how many (0: none). */
+static int call_args_at(struct vw_model *m, const char *file, int line, const char *func, char *v, size_t vsize,
+                        char **field, int max) {
+    sqlite3_stmt *st =
+        vw_prep(m->t, "SELECT v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN strings k ON k.id = "
+                      "f.key AND k.text = '" DT_FACT_CALL_ARGS "' JOIN strings v ON v.id = f.value WHERE f.line = ?2 "
+                      "AND " CODE_FILE_MATCH " ORDER BY v.text");
+    if (!st) return 0;
+    sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 2, line);
+    int nf = 0;
+    while (!nf && sqlite3_step(st) == SQLITE_ROW) {
+        snprintf(v, vsize, "%s", sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "");
+        for (char *p = v, *tab; nf < max && p; p = tab ? tab + 1 : NULL) {
+            tab = strchr(p, '\t');
+            if (tab) *tab = 0;
+            field[nf++] = p;
+        }
+        if (strcmp(field[0], func)) nf = 0;
+    }
+    sqlite3_finalize(st);
+    return nf;
+}
+
+int vw_code_move_first(struct vw_model *m, const struct vw_step *move, const struct vw_step *made, struct vw_frame *at,
+                       char *out, size_t size) {
+    out[0] = 0;
+    if (!move->has_site || !made->stack || vw_code_lang(m, &move->site) != VW_LANG_C) return 0;
+    char v[1400], *field[3];
+    if (call_args_at(m, move->site.file, move->site.line, "dt_module_to", v, sizeof v, field, 3) != 3 ||
+        !ident(field[1]) || !ident(field[2]))
+        return 0;
+    /* the frame of the made step's stack in the function of the move, before it: where the program called
+     * what made it (a step(), a load) */
+    struct vw_frame frames[64];
+    int n = vw_sym_stack(m->sym, made->stack, made->seq, frames, 64);
+    for (int i = 0; i < n; i++) {
+        const struct vw_frame *f = &frames[i];
+        if (f->hidden || f->library || strcmp(f->file, move->site.file) || strcmp(f->function, move->site.function))
+            continue;
+        if (f->line >= move->site.line || !vw_code_in_scope(m, f, field[1]) || !vw_code_in_scope(m, f, field[2]))
+            return 0;
+        *at = *f;
+        snprintf(out, size, "dt_module_to(%.200s, %.200s);", field[1], field[2]);
+        return 1;
+    }
+    return 0;
+}

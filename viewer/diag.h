@@ -238,6 +238,12 @@ const char *vw_code_operand_name(struct vw_model *m, const struct vw_case *k, co
 /* The one module (a local of type dt_module *, from the C producer's module_var fact) that the statement at
  * site declares, into buf; "" when none, or more than one. */
 const char *vw_code_module_var(struct vw_model *m, const struct vw_frame *site, char *buf, size_t size);
+/* C on libdtrt: the program's own module move at `move` (`dt_module_to(model, dev);`, from its call-site
+ * facts), to be written before the statement of the move's function that led to `made` (the call that made
+ * it, or the frame of its stack in that function), where the move's names are in scope: that frame into *at,
+ * the code into out; 0 when there is no such place. */
+int vw_code_move_first(struct vw_model *m, const struct vw_step *move, const struct vw_step *made, struct vw_frame *at,
+                       char *out, size_t size);
 int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char *name);
 
 #endif

@@ -213,6 +213,13 @@ static void code_for_odd(struct vw_model *m, const struct vw_case *k, struct vw_
 static int move_first(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const struct vw_step *move,
                       const struct vw_step *made) {
     struct vw_src src;
+    struct vw_frame cat;
+    if (vw_code_move_first(m, move, made, &cat, fx->code, sizeof fx->code)) { /* C: dt_module_to(model, dev); */
+        at_frame(fx, &cat, made->seq);
+        fx->before = 1;
+        evidence(fx, "the program moves the module at %s:%d", move->site.file, move->site.line);
+        return 1;
+    }
     if (!is_python(move) || !is_python(made) || !vw_src_at(m, move->site.file, move->site.line, &src)) return 0;
     for (int i = 0; i < src.ncalls; i++) {
         const char *fn = src.calls[i].func, *dot = strrchr(fn, '.');
