@@ -23,6 +23,7 @@ int main(void) {
     }
     dt_free(a), dt_free(b);
     dt_module *lin = check(dt_nn_linear(4, 4, 1)), *none = NULL; /* a module's local (DWARF) */
-    dt_module_free(lin), dt_module_free(none);
+    dt_optimizer *sgd = check(dt_sgd(lin, 0.1, 0, 0)); /* an optimizer's local */
+    dt_optimizer_free(sgd), dt_module_free(lin), dt_module_free(none);
     return 0;
 }

@@ -247,3 +247,28 @@ int vw_code_move_first(struct vw_model *m, const struct vw_step *move, const str
     }
     return 0;
 }
+
+int vw_code_state_replace(struct vw_model *m, const struct vw_step *move, char *out, size_t size) {
+    out[0] = 0;
+    if (!move->has_site || vw_code_lang(m, &move->site) != VW_LANG_C) return 0;
+    const struct vw_frame *site = &move->site;
+    struct vw_src at, src;
+    if (!vw_src_at(m, site->file, site->line, &at) || !at.function[0]) return 0;
+    /* the one optimizer the function declared before the move (a local of type dt_optimizer *) */
+    char opt[128] = "", v[120];
+    for (int l = at.first - 1; l > 0 && l >= at.first - 400; l--) {
+        if (!vw_src_at(m, site->file, l, &src) || src.first != l) continue;
+        if (strcmp(src.function, at.function)) break;
+        if (!fact_value(m, site->file, l, DT_FACT_OPTIMIZER_VAR, v, sizeof v)) continue;
+        if (strchr(v, ',') || !ident(v) || (opt[0] && strcmp(opt, v))) return 0; /* which one is not clear */
+        snprintf(opt, sizeof opt, "%s", v);
+    }
+    char tmp[160];
+    snprintf(tmp, sizeof tmp, "%s_state", opt);
+    if (!opt[0] || !vw_code_in_scope(m, site, opt) || vw_code_in_scope(m, site, tmp)) return 0;
+    snprintf(out, size,
+             "dt_state_dict *%s = dt_optimizer_state_dict(%s);\n"
+             "if (%s) dt_optimizer_load_state_dict(%s, %s), dt_state_dict_free(%s);",
+             tmp, opt, tmp, opt, tmp, tmp);
+    return 1;
+}

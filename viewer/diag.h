@@ -244,6 +244,11 @@ const char *vw_code_module_var(struct vw_model *m, const struct vw_frame *site, 
  * the code into out; 0 when there is no such place. */
 int vw_code_move_first(struct vw_model *m, const struct vw_step *move, const struct vw_step *made, struct vw_frame *at,
                        char *out, size_t size);
+/* C on libdtrt: after the program's module move at `move`, the optimizer's state put where the parameters
+ * now are by the runtime's own state-dict round trip (dt_optimizer_load_state_dict places each state by its
+ * parameter), for the one optimizer (a dt_optimizer * local) its function declared before; into out, 0 when
+ * that optimizer is not known. */
+int vw_code_state_replace(struct vw_model *m, const struct vw_step *move, char *out, size_t size);
 int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char *name);
 
 #endif

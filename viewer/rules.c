@@ -257,6 +257,20 @@ static int r_state_left_behind(struct vw_model *m, const struct vw_case *k, stru
         called(k->odd, on, sizeof on), dev_name(k->odd->dev, d2), param, dev_name(move.dev, d3), dev_name(k->want, d1));
     evidence(fx, "\"%s\" is optimizer state of parameter \"%s\"", k->odd->name, param);
     evidence(fx, "\"%s\" moved %s -> %s after the state was made", param, d2, d3);
+    /* made by a step the program ran before its move (no checkpoint in its chain: a warm-up on the cpu),
+     * moving the model earlier would break that step: the state is put where the parameters went, after the
+     * move (C: the runtime's state-dict round trip) */
+    int loaded = 0;
+    for (int i = 0; i < k->odd->nsteps; i++) loaded |= k->odd->chain[i].origin == DTP_ORIGIN_CHECKPOINT;
+    if (!loaded && vw_code_state_replace(m, &move, fx->code, sizeof fx->code)) {
+        say(fx,
+            "the optimizer state %s was made on %s by a step the program ran before moving its parameter \"%s\" "
+            "to %s here, which left the state behind: after this move, load the optimizer's own state dict back "
+            "into it, which puts each state where its parameter now is",
+            on, dev_name(k->odd->dev, d2), param, dev_name(move.dev, d3));
+        evidence(fx, "made by the optimizer's step, not loaded from a checkpoint");
+        return 1;
+    }
     /* the code: the program's own move of the model, made before the statement that made the state (a
      * load_state_dict, a first step) */
     move_first(m, k, fx, &move, &k->odd->chain[k->odd->arrived]);
