@@ -9,6 +9,7 @@
 
 #include <devtrace/probe.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A statement over the facts of `file` (as a frame names it: relative to the cwd when under it), the
@@ -270,5 +271,39 @@ int vw_code_state_replace(struct vw_model *m, const struct vw_step *move, char *
              "dt_state_dict *%s = dt_optimizer_state_dict(%s);\n"
              "if (%s) dt_optimizer_load_state_dict(%s, %s), dt_state_dict_free(%s);",
              tmp, opt, tmp, opt, tmp, tmp);
+    return 1;
+}
+
+int vw_code_register_field(struct vw_model *m, const struct vw_frame *made, struct vw_frame *at, char *out,
+                           size_t size) {
+    out[0] = 0;
+    struct vw_src src, s;
+    if (!made || vw_code_lang(m, made) != VW_LANG_C || !vw_src_at(m, made->file, made->line, &src) ||
+        !src.binds_attr[0] || strchr(src.binds_attr, ',') || !src.function[0])
+        return 0;
+    /* the field's own name: after the last -> or . of the target's text (self->scale) */
+    const char *field = src.binds_attr + strlen(src.binds_attr);
+    while (field > src.binds_attr && field[-1] != '>' && field[-1] != '.') field--;
+    if (field == src.binds_attr || !ident(field)) return 0;
+    /* the one module (a dt_module * local) the function that made it declares, before it or after it */
+    char mod[128] = "", v[120];
+    int mod_first = 0;
+    for (int dir = -1; dir <= 1; dir += 2)
+        for (int l = dir < 0 ? src.first - 1 : src.last + 1; l > 0 && abs(l - src.first) <= 400; l += dir) {
+            if (!vw_src_at(m, made->file, l, &s)) continue;
+            if (strcmp(s.function, src.function)) break; /* out of the function */
+            if (s.first != l || !fact_value(m, made->file, l, DT_FACT_MODULE_VAR, v, sizeof v)) continue;
+            if (strchr(v, ',') || !ident(v) || (mod[0] && strcmp(mod, v))) return 0; /* which one is not clear */
+            snprintf(mod, sizeof mod, "%s", v);
+            if (!mod_first || l > mod_first) mod_first = l;
+        }
+    if (!mod[0]) return 0;
+    /* registered once both exist: after the later of the two statements, where both names are in scope */
+    *at = *made;
+    if (mod_first > src.first)
+        at->line = mod_first;
+    else if (!vw_code_in_scope(m, made, mod))
+        return 0;
+    snprintf(out, size, "dt_module_register_buffer(%s, \"%s\", %s);", mod, field, src.binds_attr);
     return 1;
 }

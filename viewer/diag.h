@@ -249,6 +249,12 @@ int vw_code_move_first(struct vw_model *m, const struct vw_step *move, const str
  * parameter), for the one optimizer (a dt_optimizer * local) its function declared before; into out, 0 when
  * that optimizer is not known. */
 int vw_code_state_replace(struct vw_model *m, const struct vw_step *move, char *out, size_t size);
+/* C on libdtrt: a tensor made into a field of the program's own struct (self->scale = ..., the binds_attr
+ * fact) in a function that declares one module (a dt_module * local): its registration as that module's
+ * buffer (dt_module_register_buffer(m, "scale", self->scale);), after the later of the two statements, whose
+ * frame goes into *at; 0 when either is not known. */
+int vw_code_register_field(struct vw_model *m, const struct vw_frame *made, struct vw_frame *at, char *out,
+                           size_t size);
 int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char *name);
 
 #endif

@@ -674,7 +674,16 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
             d1, d2, d1);
         evidence(fx, "the module's move at %s left it on %s", site_str(&move, buf, sizeof buf), d2);
         struct vw_src msrc;
-        if (vw_src_at(m, made->site.file, made->site.line, &msrc) && msrc.binds_attr[0]) {
+        struct vw_frame reg;
+        if (vw_code_register_field(m, &made->site, &reg, fx->code, sizeof fx->code)) { /* C: the runtime's own */
+            at_frame(fx, &reg, made->seq);
+            evidence(fx, "kept in a field of the program's own struct, made in %s", made->site.function);
+            say(fx,
+                "register it as a buffer of its module, so that moving the module moves it: %s is kept in a plain "
+                "field, made in %s, and moving the module%s%s took its parameters to %s while %s stayed on %s",
+                on, made->site.function, move.has_site ? " at " : "",
+                move.has_site ? site_str(&move, buf, sizeof buf) : "", d1, on, d2);
+        } else if (vw_src_at(m, made->site.file, made->site.line, &msrc) && msrc.binds_attr[0]) {
             const char *attr = msrc.binds_attr, *comma = strchr(attr, ',');
             char a[128];
             snprintf(a, sizeof a, "%.*s", (int)(comma ? (size_t)(comma - attr) : strlen(attr)), attr);

@@ -569,7 +569,7 @@ static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *
                        int cxx) {
     const char *c = t->code, *p = c + st->start, *e = c + st->end;
     char buf[1024], indent[64], binds[256] = "", kind[16] = "", devvar[128] = "", modvar[256] = "", optvar[256] = "",
-                                ret[512] = "";
+                                attr[256] = "", ret[512] = "";
     int returns = 0, whole = -1;
     indent_of(t, st->first, indent, sizeof indent);
     if (st->own < 0) {
@@ -599,6 +599,14 @@ static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *
             while (before > p && isspace((unsigned char)before[-1])) before--;
             int plain = n < l && !isdigit((unsigned char)*n) &&
                         (before == p || is_ident(before[-1]) || before[-1] == '*' || before[-1] == '&');
+            if (!plain && n < l && before > p + 1 && (before[-1] == '.' || (before[-1] == '>' && before[-2] == '-'))) {
+                /* a field of a struct the program holds (self->scale = ...), as Python's self.NAME: its text */
+                const char *oe = before[-1] == '.' ? before - 1 : before - 2, *ob;
+                while (oe > p && isspace((unsigned char)oe[-1])) oe--;
+                for (ob = oe; ob > p && is_ident(ob[-1]);) ob--;
+                if (ob == p && ob < oe && !isdigit((unsigned char)*ob))
+                    squeeze(t->src + (p - c), t->src + (l - c), attr, sizeof attr);
+            }
             if (plain) {
                 char name[64];
                 snprintf(name, sizeof name, "%.*s", (int)(l - n), n);
@@ -687,6 +695,7 @@ static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *
             fact(file, line, DT_FACT_BINDS_KIND, kind[0] ? kind : "other");
         }
         if (devvar[0]) fact(file, line, DT_FACT_DEVICE_VAR, devvar);
+        if (attr[0]) fact(file, line, DT_FACT_BINDS_ATTR, attr);
         if (modvar[0]) fact(file, line, DT_FACT_MODULE_VAR, modvar);
         if (optvar[0]) fact(file, line, DT_FACT_OPTIMIZER_VAR, optvar);
         if (returns) {
