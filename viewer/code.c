@@ -307,3 +307,81 @@ int vw_code_register_field(struct vw_model *m, const struct vw_frame *made, stru
     snprintf(out, size, "dt_module_register_buffer(%s, \"%s\", %s);", mod, field, src.binds_attr);
     return 1;
 }
+
+/* Whether some statement of file has `key` (module_var, optimizer_var, device_var) naming `name`. */
+static int is_var_of(struct vw_model *m, const char *file, const char *key, const char *name) {
+    sqlite3_stmt *st =
+        vw_prep(m->t, "SELECT 1 FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN strings k ON "
+                      "k.id = f.key AND k.text = ?3 JOIN strings v ON v.id = f.value WHERE "
+                      "instr(',' || v.text || ',', ',' || ?2 || ',') > 0 AND " CODE_FILE_MATCH " LIMIT 1");
+    if (!st) return 0;
+    sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
+}
+
+const char *vw_code_operand_binding(struct vw_model *m, const struct vw_case *k, const struct vw_operand *o,
+                                    struct vw_frame *at, char *buf, size_t size) {
+    buf[0] = 0;
+    const struct vw_frame *call = &k->call.site;
+    if (!m->have_facts || !k->call.has_site || !o->nsteps) return buf;
+    enum vw_lang lang = vw_code_lang(m, call);
+    if (lang != VW_LANG_C && lang != VW_LANG_CXX) return buf;
+    struct vw_src src, s;
+    if (!vw_src_at(m, call->file, call->line, &src) || !src.function[0]) return buf;
+    const struct vw_step *made = &o->chain[o->arrived];
+    sqlite3_stmt *st =
+        vw_prep(m->t, "SELECT v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
+                      "strings k ON k.id = f.key AND k.text = '" DT_FACT_CALL_ARGS "' JOIN strings v ON "
+                      "v.id = f.value WHERE f.line BETWEEN ?2 AND ?3 AND " CODE_FILE_MATCH " ORDER BY f.line");
+    if (!st) return buf;
+    sqlite3_bind_text(st, 1, call->file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 2, src.first);
+    sqlite3_bind_int(st, 3, src.last);
+    int n = 0, bound_at = 0;
+    while (n < 2 && sqlite3_step(st) == SQLITE_ROW) {
+        char v[1400], *field[17];
+        int nf = 0;
+        snprintf(v, sizeof v, "%s", sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "");
+        for (char *p = v, *tab; nf < 17 && p; p = tab ? tab + 1 : NULL) {
+            tab = strchr(p, '\t');
+            if (tab) *tab = 0;
+            field[nf++] = p;
+        }
+        for (int i = 1; i < nf && n < 2; i++) {
+            const char *a = field[i];
+            if (!ident(a) || !strcmp(a, buf) || is_var_of(m, call->file, DT_FACT_MODULE_VAR, a) ||
+                is_var_of(m, call->file, DT_FACT_OPTIMIZER_VAR, a) || is_var_of(m, call->file, DT_FACT_DEVICE_VAR, a))
+                continue;
+            /* its latest binding before the failing statement, in its function and in scope there */
+            int line = 0;
+            for (int l = src.first - 1; l > 0 && l >= src.first - 400 && !line; l--) {
+                if (!vw_src_at(m, call->file, l, &s) || s.first != l) continue;
+                if (strcmp(s.function, src.function)) break;
+                if (vw_src_binds(&s, a)) line = l;
+            }
+            char dexpr[8];
+            if (!line || !vw_code_in_scope(m, call, a) ||
+                fact_value(m, call->file, line, DT_FACT_DEVICE_EXPR, dexpr, sizeof dexpr)) /* a move: moved */
+                continue;
+            /* made later in the same function than that binding: not what the binding holds */
+            if (made->has_site && !strcmp(made->site.file, call->file) &&
+                !strcmp(made->site.function, call->function) && made->site.line > line)
+                continue;
+            n++;
+            snprintf(buf, size, "%s", a);
+            bound_at = line;
+        }
+    }
+    sqlite3_finalize(st);
+    if (n != 1) {
+        buf[0] = 0;
+        return buf;
+    }
+    *at = *call;
+    at->line = bound_at;
+    return buf;
+}

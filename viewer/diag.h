@@ -255,6 +255,13 @@ int vw_code_state_replace(struct vw_model *m, const struct vw_step *move, char *
  * frame goes into *at; 0 when either is not known. */
 int vw_code_register_field(struct vw_model *m, const struct vw_frame *made, struct vw_frame *at, char *out,
                            size_t size);
+/* Native code, where the failing call does not name operand o (it reaches the op through a module's forward:
+ * dt_module_forward(model, inputs)): the one plain identifier among the failing statement's call arguments
+ * that is no module, optimizer or device variable and whose latest binding in that function is no move (a
+ * binding after the operand was made there, when it was made in that function); into buf, and that binding's
+ * frame into *at; "" when there is not exactly one. */
+const char *vw_code_operand_binding(struct vw_model *m, const struct vw_case *k, const struct vw_operand *o,
+                                    struct vw_frame *at, char *buf, size_t size);
 int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char *name);
 
 #endif

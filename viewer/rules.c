@@ -204,6 +204,22 @@ static void code_for_odd(struct vw_model *m, const struct vw_case *k, struct vw_
             for (int w = 0; w < 2 && !fx->code[0]; w++)
                 if (owns[w] || !w) code_for(m, k, fx, owns[w], names[j]);
     }
+    /* native code, last: the failing call reached it through a module's forward (dt_module_forward(model,
+     * inputs)); the call's argument that holds it, where the program binds that */
+    struct vw_frame bf;
+    struct vw_fix moved = *fx;
+    if (!fx->code[0] && vw_code_operand_binding(m, k, o, &bf, arg, sizeof arg)[0]) {
+        at_frame(&moved, &bf, fx->site.seq);
+        if (code_for(m, k, &moved, NULL, arg)) {
+            char d1[32], on[300];
+            *fx = moved;
+            say(fx,
+                "move \"%s\" to %s where the program binds it: %s reaches the failing op through the failing "
+                "call's argument \"%s\"",
+                arg, dev_name(k->want, d1), called(o, on, sizeof on), arg);
+            evidence(fx, "the failing call passed it as \"%s\", bound at line %d", arg, bf.line);
+        }
+    }
 }
 
 /* The program's own move of a module or tensor on the line of a move in place (`model.to(device)`,
