@@ -1,7 +1,7 @@
 #!/bin/sh
 # The source facts the tracer writes for a C program at its first device mismatch (tracer/front/cfacts.c), on
 # tests/c_facts_target.c traced on a simulated GPU: facts from DWARF (a multi-declarator's names, a device
-# variable, a module's and an optimizer's locals), from the text (a statement over two lines, a loop, a move and its wrapper, a call's
+# variable, a module's and an optimizer's locals), a struct field assigned, from the text (a statement over two lines, a loop, a move and its wrapper, a call's
 # arguments), none for system headers, none with DEVTRACE_C_FACTS=0; then the C patch `devtrace fix`
 # writes from them, and --verify refusing a compiled program in one line; for tests/c_facts_target.cc, its
 # language, a function in a namespace, and a patch in the C API that the program uses.
@@ -43,6 +43,7 @@ expect 19 opens "1"
 expect 19 body_indent "        "
 expect 28 returns "1"
 expect 26 optimizer_var "sgd"
+expect 36 binds_attr "h->t"
 expect 25 module_var "lin,none"
 expect 25 binds "lin,none"
 n=$(sqlite3 "$work/t.db" "SELECT count(*) FROM source_facts_v WHERE file LIKE '/usr/%'")

@@ -27,3 +27,10 @@ int main(void) {
     dt_optimizer_free(sgd), dt_module_free(lin), dt_module_free(none);
     return 0;
 }
+
+/* a tensor kept in a field of the program's own struct: binds_attr (not called) */
+struct c_facts_holder {
+    dt_tensor *t;
+};
+void c_facts_fill(struct c_facts_holder *h);
+void c_facts_fill(struct c_facts_holder *h) { h->t = dt_ones(DT_SHAPE(2), DT_F32, dt_cpu_device()); }
