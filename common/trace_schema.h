@@ -334,6 +334,10 @@ enum ts_check {
 #define DT_FACT_LANG      "lang"  /* line 0: "c" or "c++", the language DWARF gives the file's unit */
 #define DT_FACT_BLOCK     "block" /* "FIRST LAST": the braces block that holds the statement */
 #define DT_FACT_CALL_ARGS "args"  /* per call starting on the line: "FUNC\tARG0\tARG1...", each argument's text */
+#define DT_FACT_MODULE_VAR                                                                                             \
+    "module_var" /* the locals of a module type (dt_module *) the statement declares, comma-separated */
+#define DT_FACT_OPTIMIZER_VAR                                                                                          \
+    "optimizer_var" /* the locals of an optimizer type (dt_optimizer *) the statement declares, comma-separated */
 #define DT_FACT_MOVE_WRAP                                                                                              \
     "move_wrap" /* per dt_to() move starting on the line: the call wrapping it alone ("must"), or "-" */
 /* F(NAME) for every key above, DT_FACT_<NAME>: */
@@ -362,6 +366,8 @@ enum ts_check {
     F(LANG)                                                                                                            \
     F(BLOCK)                                                                                                           \
     F(CALL_ARGS)                                                                                                       \
+    F(MODULE_VAR)                                                                                                      \
+    F(OPTIMIZER_VAR)                                                                                                   \
     F(MOVE_WRAP)
 
 /* ---------------------------------------------------------------- derived names */

@@ -19,8 +19,8 @@ int main(void) {
         dt_tensor *batch[2];
         double total = 0;
         int n = 0;
-        while (dt_dataloader_next(loader, batch) == 1) { /* devtrace: origin */ /* devtrace: fix */
-            dt_tensor *inputs = batch[0];                                       /* not moved: still on the cpu */
+        while (dt_dataloader_next(loader, batch) == 1) {                    /* devtrace: origin */
+            dt_tensor *inputs = batch[0]; /* not moved: still on the cpu */ /* devtrace: fix */
             dt_tensor *labels = must(dt_to(batch[1], dev));
             dt_optimizer_zero_grad(opt);
             dt_tensor *logits = must(dt_module_forward(model, inputs));

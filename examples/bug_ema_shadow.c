@@ -14,10 +14,10 @@ int main(void) {
     dt_module *model = must(dt_nn_linear(16, 4, 1)); /* devtrace: origin */
     dt_tensor *weight = dt_module_get(model, "weight");
     int was = dt_set_grad_enabled(0);
-    dt_tensor *shadow = must(dt_clone(weight));
+    dt_tensor *shadow = must(dt_clone(weight)); /* devtrace: fix */
     dt_set_grad_enabled(was);
     dt_set_name(shadow, "ema.weight");
-    dt_module_to(model, dev); /* devtrace: fix */
+    dt_module_to(model, dev);
     dt_tensor *x = must(dt_to(x_cpu, dev)), *y = must(dt_to(y_cpu, dev));
     dt_optimizer *opt = must(dt_sgd(model, 0.1, 0.9, 0));
     for (int i = 1; i <= 3; i++) {

@@ -29,9 +29,9 @@ static void scaled_free(void *p) {
 static dt_module *scaled_linear_new(int64_t in, int64_t out) {
     struct scaled_linear *self = calloc(1, sizeof *self);
     if (!self) return NULL;
-    self->scale = must(dt_full(DT_SHAPE(out), 0.5, DT_F32, dt_cpu_device())); /* devtrace: origin */ /* devtrace: fix */
+    self->scale = must(dt_full(DT_SHAPE(out), 0.5, DT_F32, dt_cpu_device())); /* devtrace: origin */
     dt_set_name(self->scale, "scale");
-    dt_module *m = must(dt_module_new("ScaledLinear", scaled_forward, self, scaled_free));
+    dt_module *m = must(dt_module_new("ScaledLinear", scaled_forward, self, scaled_free)); /* devtrace: fix */
     dt_module_add_child(m, "fc", must(dt_nn_linear(in, out, 1)));
     return m;
 }

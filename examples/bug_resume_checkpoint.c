@@ -51,11 +51,11 @@ int main(void) {
     /* ---- the resumed run */
     model = example_mlp(16, 32, 4);
     opt = must(dt_adam(model, 1e-2, 0.9, 0.999, 1e-8, 0));
-    dt_state_dict *ck = must(dt_load(ckpt, &cpu)); /* devtrace: origin */
+    dt_state_dict *ck = must(dt_load(ckpt, &cpu)); /* devtrace: origin */ /* devtrace: fix */
     dt_state_dict *m = must(dt_state_dict_sub(ck, "model.")), *o = must(dt_state_dict_sub(ck, "optimizer."));
     dt_module_load_state_dict(model, m, 1);
     dt_optimizer_load_state_dict(opt, o); /* the state goes where the parameters are: the cpu */
-    dt_module_to(model, dev);             /* devtrace: fix */
+    dt_module_to(model, dev);
     train_step(model, opt, x, y);
     dt_state_dict_free(m), dt_state_dict_free(o), dt_state_dict_free(ck);
     dt_optimizer_free(opt), dt_module_free(model);

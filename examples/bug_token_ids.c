@@ -22,7 +22,7 @@ static dt_tensor *tokenize(const char *sentence) {
         if (w) ids[n++] = 1 + (int64_t)(h % (VOCAB - 1));
         p += w + (p[w] == ' ');
     }
-    return must(dt_from_data(ids, DT_I64, DT_SHAPE(LEN), dt_cpu_device())); /* devtrace: origin */ /* devtrace: fix */
+    return must(dt_from_data(ids, DT_I64, DT_SHAPE(LEN), dt_cpu_device())); /* devtrace: origin */
 }
 
 int main(void) {
@@ -31,7 +31,7 @@ int main(void) {
     dt_module_to(embed, dev);
     const char *sentences[] = {"the model is on the gpu", "the ids are not", "so the lookup fails"};
     for (int i = 0; i < 3; i++) {
-        dt_tensor *ids = tokenize(sentences[i]);
+        dt_tensor *ids = tokenize(sentences[i]); /* devtrace: fix */
         dt_set_name(ids, "token_ids");
         dt_tensor *vectors = must(dt_module_forward(embed, ids));
         dt_tensor *pooled = must(dt_mean(vectors));

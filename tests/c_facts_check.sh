@@ -1,7 +1,7 @@
 #!/bin/sh
 # The source facts the tracer writes for a C program at its first device mismatch (tracer/front/cfacts.c), on
 # tests/c_facts_target.c traced on a simulated GPU: facts from DWARF (a multi-declarator's names, a device
-# variable), from the text (a statement over two lines, a loop, a move and its wrapper, a call's
+# variable, a module's and an optimizer's locals), a struct field assigned, from the text (a statement over two lines, a loop, a move and its wrapper, a call's
 # arguments), none for system headers, none with DEVTRACE_C_FACTS=0; then the C patch `devtrace fix`
 # writes from them, and --verify refusing a compiled program in one line; for tests/c_facts_target.cc, its
 # language, a function in a namespace, and a patch in the C API that the program uses.
@@ -41,7 +41,11 @@ expect 20 function_line "13"
 expect 20 args "dt_add|a|b"
 expect 19 opens "1"
 expect 19 body_indent "        "
-expect 25 returns "1"
+expect 28 returns "1"
+expect 26 optimizer_var "sgd"
+expect 36 binds_attr "h->t"
+expect 25 module_var "lin,none"
+expect 25 binds "lin,none"
 n=$(sqlite3 "$work/t.db" "SELECT count(*) FROM source_facts_v WHERE file LIKE '/usr/%'")
 [ "$n" = 0 ] || { echo "$n facts about system files" >&2; fail=1; }
 (cd "$work" && "$dt" fix -o fix.patch t.db) >"$work/fix.out" 2>&1 || { echo "devtrace fix failed: $(cat "$work/fix.out")" >&2; fail=1; }

@@ -4,7 +4,7 @@
 #include <devtrace/dt.h>
 #include <stdio.h>
 #include <stdlib.h>
-
+#include <devtrace/dt_nn.h>
 static void *check(void *p) { /* the program's own wrapper of its calls */
     if (!p) exit(1);
     return p;
@@ -22,5 +22,15 @@ int main(void) {
         dt_free(c);
     }
     dt_free(a), dt_free(b);
+    dt_module *lin = check(dt_nn_linear(4, 4, 1)), *none = NULL; /* a module's local (DWARF) */
+    dt_optimizer *sgd = check(dt_sgd(lin, 0.1, 0, 0)); /* an optimizer's local */
+    dt_optimizer_free(sgd), dt_module_free(lin), dt_module_free(none);
     return 0;
 }
+
+/* a tensor kept in a field of the program's own struct: binds_attr (not called) */
+struct c_facts_holder {
+    dt_tensor *t;
+};
+void c_facts_fill(struct c_facts_holder *h);
+void c_facts_fill(struct c_facts_holder *h) { h->t = dt_ones(DT_SHAPE(2), DT_F32, dt_cpu_device()); }

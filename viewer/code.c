@@ -9,6 +9,7 @@
 
 #include <devtrace/probe.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A statement over the facts of `file` (as a frame names it: relative to the cwd when under it), the
@@ -31,6 +32,31 @@ static int fact_value(struct vw_model *m, const char *file, int line, const char
     if (found) snprintf(out, size, "%s", (const char *)sqlite3_column_text(st, 0));
     sqlite3_finalize(st);
     return found;
+}
+
+/* Whether `name` is one of the module_var names (comma-separated) of a statement of `file`. */
+static int is_module_var(struct vw_model *m, const char *file, const char *name) {
+    if (!m->have_facts || !file || !file[0] || !name[0]) return 0;
+    sqlite3_stmt *st = vw_prep(
+        m->t, "SELECT 1 FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN strings k ON "
+              "k.id = f.key AND k.text = '" DT_FACT_MODULE_VAR "' JOIN strings v ON v.id = "
+              "f.value WHERE instr(',' || v.text || ',', ',' || ?2 || ',') > 0 AND " CODE_FILE_MATCH " LIMIT 1");
+    if (!st) return 0;
+    sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
+}
+
+const char *vw_code_module_var(struct vw_model *m, const struct vw_frame *site, char *buf, size_t size) {
+    char v[256];
+    buf[0] = 0;
+    if (!site || vw_code_lang(m, site) != VW_LANG_C ||
+        !fact_value(m, site->file, site->line, DT_FACT_MODULE_VAR, v, sizeof v) || strchr(v, ','))
+        return buf;
+    snprintf(buf, size, "%s", v);
+    return buf;
 }
 
 enum vw_lang vw_code_lang(struct vw_model *m, const struct vw_frame *site) {
@@ -70,6 +96,11 @@ int vw_code_move(struct vw_model *m, const struct vw_frame *site, const char *na
     switch (lang) {
     case VW_LANG_PYTHON: snprintf(out, size, "%.200s = %.200s.to(%.150s)", name, name, expr); return 1;
     case VW_LANG_C:
+        /* a module (a local of type dt_module *, as DWARF says) moves in place, its parameters with it */
+        if (is_module_var(m, site->file, name)) {
+            snprintf(out, size, "dt_module_to(%.200s, %.150s);", name, expr);
+            return 1;
+        }
         /* dt_to returns a new reference (the old one stays the caller's to free) or NULL after the runtime's
          * error handler ran: wrapped in the program's own check when its moves in this file use one */
         if (fact_value(m, site->file, -1, DT_FACT_MOVE_WRAP, wrap, sizeof wrap) && strcmp(wrap, "-"))
@@ -166,4 +197,191 @@ int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char
             return 1;
     }
     return 0;
+}
+
+/* The fields of the first `args` fact (FUNC \t ARG0 \t ARG1 ...) at `line` of file whose FUNC is `func`, split
+ * in place into field[]; how many (0: none). */
+static int call_args_at(struct vw_model *m, const char *file, int line, const char *func, char *v, size_t vsize,
+                        char **field, int max) {
+    sqlite3_stmt *st =
+        vw_prep(m->t, "SELECT v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN strings k ON k.id = "
+                      "f.key AND k.text = '" DT_FACT_CALL_ARGS "' JOIN strings v ON v.id = f.value WHERE f.line = ?2 "
+                      "AND " CODE_FILE_MATCH " ORDER BY v.text");
+    if (!st) return 0;
+    sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 2, line);
+    int nf = 0;
+    while (!nf && sqlite3_step(st) == SQLITE_ROW) {
+        snprintf(v, vsize, "%s", sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "");
+        for (char *p = v, *tab; nf < max && p; p = tab ? tab + 1 : NULL) {
+            tab = strchr(p, '\t');
+            if (tab) *tab = 0;
+            field[nf++] = p;
+        }
+        if (strcmp(field[0], func)) nf = 0;
+    }
+    sqlite3_finalize(st);
+    return nf;
+}
+
+int vw_code_move_first(struct vw_model *m, const struct vw_step *move, const struct vw_step *made, struct vw_frame *at,
+                       char *out, size_t size) {
+    out[0] = 0;
+    if (!move->has_site || !made->stack || vw_code_lang(m, &move->site) != VW_LANG_C) return 0;
+    char v[1400], *field[3];
+    if (call_args_at(m, move->site.file, move->site.line, "dt_module_to", v, sizeof v, field, 3) != 3 ||
+        !ident(field[1]) || !ident(field[2]))
+        return 0;
+    /* the frame of the made step's stack in the function of the move, before it: where the program called
+     * what made it (a step(), a load) */
+    struct vw_frame frames[64];
+    int n = vw_sym_stack(m->sym, made->stack, made->seq, frames, 64);
+    for (int i = 0; i < n; i++) {
+        const struct vw_frame *f = &frames[i];
+        if (f->hidden || f->library || strcmp(f->file, move->site.file) || strcmp(f->function, move->site.function))
+            continue;
+        if (f->line >= move->site.line || !vw_code_in_scope(m, f, field[1]) || !vw_code_in_scope(m, f, field[2]))
+            return 0;
+        *at = *f;
+        snprintf(out, size, "dt_module_to(%.200s, %.200s);", field[1], field[2]);
+        return 1;
+    }
+    return 0;
+}
+
+int vw_code_state_replace(struct vw_model *m, const struct vw_step *move, char *out, size_t size) {
+    out[0] = 0;
+    if (!move->has_site || vw_code_lang(m, &move->site) != VW_LANG_C) return 0;
+    const struct vw_frame *site = &move->site;
+    struct vw_src at, src;
+    if (!vw_src_at(m, site->file, site->line, &at) || !at.function[0]) return 0;
+    /* the one optimizer the function declared before the move (a local of type dt_optimizer *) */
+    char opt[128] = "", v[120];
+    for (int l = at.first - 1; l > 0 && l >= at.first - 400; l--) {
+        if (!vw_src_at(m, site->file, l, &src) || src.first != l) continue;
+        if (strcmp(src.function, at.function)) break;
+        if (!fact_value(m, site->file, l, DT_FACT_OPTIMIZER_VAR, v, sizeof v)) continue;
+        if (strchr(v, ',') || !ident(v) || (opt[0] && strcmp(opt, v))) return 0; /* which one is not clear */
+        snprintf(opt, sizeof opt, "%s", v);
+    }
+    char tmp[160];
+    snprintf(tmp, sizeof tmp, "%s_state", opt);
+    if (!opt[0] || !vw_code_in_scope(m, site, opt) || vw_code_in_scope(m, site, tmp)) return 0;
+    snprintf(out, size,
+             "dt_state_dict *%s = dt_optimizer_state_dict(%s);\n"
+             "if (%s) dt_optimizer_load_state_dict(%s, %s), dt_state_dict_free(%s);",
+             tmp, opt, tmp, opt, tmp, tmp);
+    return 1;
+}
+
+int vw_code_register_field(struct vw_model *m, const struct vw_frame *made, struct vw_frame *at, char *out,
+                           size_t size) {
+    out[0] = 0;
+    struct vw_src src, s;
+    if (!made || vw_code_lang(m, made) != VW_LANG_C || !vw_src_at(m, made->file, made->line, &src) ||
+        !src.binds_attr[0] || strchr(src.binds_attr, ',') || !src.function[0])
+        return 0;
+    /* the field's own name: after the last -> or . of the target's text (self->scale) */
+    const char *field = src.binds_attr + strlen(src.binds_attr);
+    while (field > src.binds_attr && field[-1] != '>' && field[-1] != '.') field--;
+    if (field == src.binds_attr || !ident(field)) return 0;
+    /* the one module (a dt_module * local) the function that made it declares, before it or after it */
+    char mod[128] = "", v[120];
+    int mod_first = 0;
+    for (int dir = -1; dir <= 1; dir += 2)
+        for (int l = dir < 0 ? src.first - 1 : src.last + 1; l > 0 && abs(l - src.first) <= 400; l += dir) {
+            if (!vw_src_at(m, made->file, l, &s)) continue;
+            if (strcmp(s.function, src.function)) break; /* out of the function */
+            if (s.first != l || !fact_value(m, made->file, l, DT_FACT_MODULE_VAR, v, sizeof v)) continue;
+            if (strchr(v, ',') || !ident(v) || (mod[0] && strcmp(mod, v))) return 0; /* which one is not clear */
+            snprintf(mod, sizeof mod, "%s", v);
+            if (!mod_first || l > mod_first) mod_first = l;
+        }
+    if (!mod[0]) return 0;
+    /* registered once both exist: after the later of the two statements, where both names are in scope */
+    *at = *made;
+    if (mod_first > src.first)
+        at->line = mod_first;
+    else if (!vw_code_in_scope(m, made, mod))
+        return 0;
+    snprintf(out, size, "dt_module_register_buffer(%s, \"%s\", %s);", mod, field, src.binds_attr);
+    return 1;
+}
+
+/* Whether some statement of file has `key` (module_var, optimizer_var, device_var) naming `name`. */
+static int is_var_of(struct vw_model *m, const char *file, const char *key, const char *name) {
+    sqlite3_stmt *st =
+        vw_prep(m->t, "SELECT 1 FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN strings k ON "
+                      "k.id = f.key AND k.text = ?3 JOIN strings v ON v.id = f.value WHERE "
+                      "instr(',' || v.text || ',', ',' || ?2 || ',') > 0 AND " CODE_FILE_MATCH " LIMIT 1");
+    if (!st) return 0;
+    sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
+}
+
+const char *vw_code_operand_binding(struct vw_model *m, const struct vw_case *k, const struct vw_operand *o,
+                                    struct vw_frame *at, char *buf, size_t size) {
+    buf[0] = 0;
+    const struct vw_frame *call = &k->call.site;
+    if (!m->have_facts || !k->call.has_site || !o->nsteps) return buf;
+    enum vw_lang lang = vw_code_lang(m, call);
+    if (lang != VW_LANG_C && lang != VW_LANG_CXX) return buf;
+    struct vw_src src, s;
+    if (!vw_src_at(m, call->file, call->line, &src) || !src.function[0]) return buf;
+    const struct vw_step *made = &o->chain[o->arrived];
+    sqlite3_stmt *st =
+        vw_prep(m->t, "SELECT v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
+                      "strings k ON k.id = f.key AND k.text = '" DT_FACT_CALL_ARGS "' JOIN strings v ON "
+                      "v.id = f.value WHERE f.line BETWEEN ?2 AND ?3 AND " CODE_FILE_MATCH " ORDER BY f.line");
+    if (!st) return buf;
+    sqlite3_bind_text(st, 1, call->file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 2, src.first);
+    sqlite3_bind_int(st, 3, src.last);
+    int n = 0, bound_at = 0;
+    while (n < 2 && sqlite3_step(st) == SQLITE_ROW) {
+        char v[1400], *field[17];
+        int nf = 0;
+        snprintf(v, sizeof v, "%s", sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "");
+        for (char *p = v, *tab; nf < 17 && p; p = tab ? tab + 1 : NULL) {
+            tab = strchr(p, '\t');
+            if (tab) *tab = 0;
+            field[nf++] = p;
+        }
+        for (int i = 1; i < nf && n < 2; i++) {
+            const char *a = field[i];
+            if (!ident(a) || !strcmp(a, buf) || is_var_of(m, call->file, DT_FACT_MODULE_VAR, a) ||
+                is_var_of(m, call->file, DT_FACT_OPTIMIZER_VAR, a) || is_var_of(m, call->file, DT_FACT_DEVICE_VAR, a))
+                continue;
+            /* its latest binding before the failing statement, in its function and in scope there */
+            int line = 0;
+            for (int l = src.first - 1; l > 0 && l >= src.first - 400 && !line; l--) {
+                if (!vw_src_at(m, call->file, l, &s) || s.first != l) continue;
+                if (strcmp(s.function, src.function)) break;
+                if (vw_src_binds(&s, a)) line = l;
+            }
+            char dexpr[8];
+            if (!line || !vw_code_in_scope(m, call, a) ||
+                fact_value(m, call->file, line, DT_FACT_DEVICE_EXPR, dexpr, sizeof dexpr)) /* a move: moved */
+                continue;
+            /* made later in the same function than that binding: not what the binding holds */
+            if (made->has_site && !strcmp(made->site.file, call->file) &&
+                !strcmp(made->site.function, call->function) && made->site.line > line)
+                continue;
+            n++;
+            snprintf(buf, size, "%s", a);
+            bound_at = line;
+        }
+    }
+    sqlite3_finalize(st);
+    if (n != 1) {
+        buf[0] = 0;
+        return buf;
+    }
+    *at = *call;
+    at->line = bound_at;
+    return buf;
 }

@@ -255,6 +255,33 @@ const char *vw_code_operand_name(struct vw_model *m, const struct vw_case *k, co
                                  size_t size);
 /* Native code: 1 when a statement of site's function before it binds `name` in a block that holds site (the
  * variable is in scope there). */
+/* The one module (a local of type dt_module *, from the C producer's module_var fact) that the statement at
+ * site declares, into buf; "" when none, or more than one. */
+const char *vw_code_module_var(struct vw_model *m, const struct vw_frame *site, char *buf, size_t size);
+/* C on libdtrt: the program's own module move at `move` (`dt_module_to(model, dev);`, from its call-site
+ * facts), to be written before the statement of the move's function that led to `made` (the call that made
+ * it, or the frame of its stack in that function), where the move's names are in scope: that frame into *at,
+ * the code into out; 0 when there is no such place. */
+int vw_code_move_first(struct vw_model *m, const struct vw_step *move, const struct vw_step *made, struct vw_frame *at,
+                       char *out, size_t size);
+/* C on libdtrt: after the program's module move at `move`, the optimizer's state put where the parameters
+ * now are by the runtime's own state-dict round trip (dt_optimizer_load_state_dict places each state by its
+ * parameter), for the one optimizer (a dt_optimizer * local) its function declared before; into out, 0 when
+ * that optimizer is not known. */
+int vw_code_state_replace(struct vw_model *m, const struct vw_step *move, char *out, size_t size);
+/* C on libdtrt: a tensor made into a field of the program's own struct (self->scale = ..., the binds_attr
+ * fact) in a function that declares one module (a dt_module * local): its registration as that module's
+ * buffer (dt_module_register_buffer(m, "scale", self->scale);), after the later of the two statements, whose
+ * frame goes into *at; 0 when either is not known. */
+int vw_code_register_field(struct vw_model *m, const struct vw_frame *made, struct vw_frame *at, char *out,
+                           size_t size);
+/* Native code, where the failing call does not name operand o (it reaches the op through a module's forward:
+ * dt_module_forward(model, inputs)): the one plain identifier among the failing statement's call arguments
+ * that is no module, optimizer or device variable and whose latest binding in that function is no move (a
+ * binding after the operand was made there, when it was made in that function); into buf, and that binding's
+ * frame into *at; "" when there is not exactly one. */
+const char *vw_code_operand_binding(struct vw_model *m, const struct vw_case *k, const struct vw_operand *o,
+                                    struct vw_frame *at, char *buf, size_t size);
 int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char *name);
 
 #endif

@@ -204,6 +204,22 @@ static void code_for_odd(struct vw_model *m, const struct vw_case *k, struct vw_
             for (int w = 0; w < 2 && !fx->code[0]; w++)
                 if (owns[w] || !w) code_for(m, k, fx, owns[w], names[j]);
     }
+    /* native code, last: the failing call reached it through a module's forward (dt_module_forward(model,
+     * inputs)); the call's argument that holds it, where the program binds that */
+    struct vw_frame bf;
+    struct vw_fix moved = *fx;
+    if (!fx->code[0] && vw_code_operand_binding(m, k, o, &bf, arg, sizeof arg)[0]) {
+        at_frame(&moved, &bf, fx->site.seq);
+        if (code_for(m, k, &moved, NULL, arg)) {
+            char d1[32], on[300];
+            *fx = moved;
+            say(fx,
+                "move \"%s\" to %s where the program binds it: %s reaches the failing op through the failing "
+                "call's argument \"%s\"",
+                arg, dev_name(k->want, d1), called(o, on, sizeof on), arg);
+            evidence(fx, "the failing call passed it as \"%s\", bound at line %d", arg, bf.line);
+        }
+    }
 }
 
 /* The program's own move of a module or tensor on the line of a move in place (`model.to(device)`,
@@ -213,6 +229,13 @@ static void code_for_odd(struct vw_model *m, const struct vw_case *k, struct vw_
 static int move_first(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const struct vw_step *move,
                       const struct vw_step *made) {
     struct vw_src src;
+    struct vw_frame cat;
+    if (vw_code_move_first(m, move, made, &cat, fx->code, sizeof fx->code)) { /* C: dt_module_to(model, dev); */
+        at_frame(fx, &cat, made->seq);
+        fx->before = 1;
+        evidence(fx, "the program moves the module at %s:%d", move->site.file, move->site.line);
+        return 1;
+    }
     if (!is_python(move) || !is_python(made) || !vw_src_at(m, move->site.file, move->site.line, &src)) return 0;
     for (int i = 0; i < src.ncalls; i++) {
         const char *fn = src.calls[i].func, *dot = strrchr(fn, '.');
@@ -384,6 +407,20 @@ static int r_state_left_behind(struct vw_model *m, const struct vw_case *k, stru
         called(k->odd, on, sizeof on), dev_name(k->odd->dev, d2), param, dev_name(move.dev, d3), dev_name(k->want, d1));
     evidence(fx, "\"%s\" is optimizer state of parameter \"%s\"", k->odd->name, param);
     evidence(fx, "\"%s\" moved %s -> %s after the state was made", param, d2, d3);
+    /* made by a step the program ran before its move (no checkpoint in its chain: a warm-up on the cpu),
+     * moving the model earlier would break that step: the state is put where the parameters went, after the
+     * move (C: the runtime's state-dict round trip) */
+    int loaded = 0;
+    for (int i = 0; i < k->odd->nsteps; i++) loaded |= k->odd->chain[i].origin == DTP_ORIGIN_CHECKPOINT;
+    if (!loaded && vw_code_state_replace(m, &move, fx->code, sizeof fx->code)) {
+        say(fx,
+            "the optimizer state %s was made on %s by a step the program ran before moving its parameter \"%s\" "
+            "to %s here, which left the state behind: after this move, load the optimizer's own state dict back "
+            "into it, which puts each state where its parameter now is",
+            on, dev_name(k->odd->dev, d2), param, dev_name(move.dev, d3));
+        evidence(fx, "made by the optimizer's step, not loaded from a checkpoint");
+        return 1;
+    }
     /* the code: the program's own move of the model, made before the statement that made the state (a
      * load_state_dict, a first step) */
     move_first(m, k, fx, &move, &k->odd->chain[k->odd->arrived]);
@@ -757,6 +794,13 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
             modname, d1, odd->name, more ? " (and the others listed)" : "", d2);
         codename = modname;
         evidence(fx, "a parameter (nn.Parameter) of \"%s\"", modname);
+    } else if (view < 0 && derived < 0 && vw_code_module_var(m, &made->site, modname, sizeof modname)[0]) {
+        /* C on libdtrt: made inside the call whose value the statement binds to a module (dt_module *) */
+        fx->rule = "module-never-moved";
+        say(fx, "move the module \"%s\" to %s once it is made: its parameter %s%s is still where it was made, on %s",
+            modname, d1, on, more ? " (and the others listed)" : "", d2);
+        codename = modname;
+        evidence(fx, "made by the statement that declares the module \"%s\"", modname);
     }
     const char *bind = codename && codename[0] ? codename : NULL;
     struct vw_frame caller;
@@ -818,7 +862,16 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
             d1, d2, d1);
         evidence(fx, "the module's move at %s left it on %s", site_str(&move, buf, sizeof buf), d2);
         struct vw_src msrc;
-        if (vw_src_at(m, made->site.file, made->site.line, &msrc) && msrc.binds_attr[0]) {
+        struct vw_frame reg;
+        if (vw_code_register_field(m, &made->site, &reg, fx->code, sizeof fx->code)) { /* C: the runtime's own */
+            at_frame(fx, &reg, made->seq);
+            evidence(fx, "kept in a field of the program's own struct, made in %s", made->site.function);
+            say(fx,
+                "register it as a buffer of its module, so that moving the module moves it: %s is kept in a plain "
+                "field, made in %s, and moving the module%s%s took its parameters to %s while %s stayed on %s",
+                on, made->site.function, move.has_site ? " at " : "",
+                move.has_site ? site_str(&move, buf, sizeof buf) : "", d1, on, d2);
+        } else if (vw_src_at(m, made->site.file, made->site.line, &msrc) && msrc.binds_attr[0]) {
             const char *attr = msrc.binds_attr, *comma = strchr(attr, ',');
             char a[128];
             snprintf(a, sizeof a, "%.*s", (int)(comma ? (size_t)(comma - attr) : strlen(attr)), attr);

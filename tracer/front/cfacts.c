@@ -37,7 +37,9 @@ struct cf_local {
     const char *file; /* as the line table names it (owned by cf_files) */
     int line;         /* DW_AT_decl_line */
     char name[64];
-    int device; /* its type is a device (dt_device, torch::Device) */
+    int device;    /* its type is a device (dt_device, torch::Device) */
+    int module;    /* its type is a pointer to libdtrt's module (dt_module *) */
+    int optimizer; /* its type is a pointer to libdtrt's optimizer (dt_optimizer *) */
 };
 
 struct cf_func {
@@ -121,15 +123,29 @@ static const char *die_name(Dwarf_Die *d) {
     return p_dwarf_attr_integrate(d, DW_AT_name, &a) ? p_dwarf_formstring(&a) : NULL;
 }
 
+/* A variable's type past const and volatile (and, with pointer, past one pointer), into *t; 0 when none. */
+static int var_type(Dwarf_Die *var, int pointer, Dwarf_Die *t) {
+    Dwarf_Attribute a;
+    if (!p_dwarf_attr_integrate(var, DW_AT_type, &a) || !p_dwarf_formref_die(&a, t)) return 0;
+    for (int i = 0; i < 4 && (p_dwarf_tag(t) == DW_TAG_const_type || p_dwarf_tag(t) == DW_TAG_volatile_type); i++)
+        if (!p_dwarf_attr_integrate(t, DW_AT_type, &a) || !p_dwarf_formref_die(&a, t)) return 0;
+    if (!pointer) return 1;
+    if (p_dwarf_tag(t) != DW_TAG_pointer_type) return 0;
+    return var_type(t, 0, t);
+}
+
 /* Whether a variable's type, past const and volatile, is named as a device type. */
 static int device_type(Dwarf_Die *var) {
-    Dwarf_Attribute a;
     Dwarf_Die t;
-    if (!p_dwarf_attr_integrate(var, DW_AT_type, &a) || !p_dwarf_formref_die(&a, &t)) return 0;
-    for (int i = 0; i < 4 && (p_dwarf_tag(&t) == DW_TAG_const_type || p_dwarf_tag(&t) == DW_TAG_volatile_type); i++)
-        if (!p_dwarf_attr_integrate(&t, DW_AT_type, &a) || !p_dwarf_formref_die(&a, &t)) return 0;
-    const char *n = die_name(&t);
+    const char *n = var_type(var, 0, &t) ? die_name(&t) : NULL;
     return n && (!strcmp(n, "dt_device") || !strcmp(n, "Device"));
+}
+
+/* Whether a variable is a pointer to the type named `type` (libdtrt's dt_module, dt_optimizer). */
+static int pointer_to(Dwarf_Die *var, const char *type) {
+    Dwarf_Die t;
+    const char *n = var_type(var, 1, &t) ? die_name(&t) : NULL;
+    return n && !strcmp(n, type);
 }
 
 /* The functions and variables under die, in the program's files. */
@@ -151,6 +167,8 @@ static void walk(struct cf_state *s, Dwarf_Die *die, int depth) {
                     }
                     struct cf_local *l = &s->locals[s->nlocals++];
                     l->file = s->files[fi], l->line = line, l->device = device_type(&c);
+                    l->module = pointer_to(&c, "dt_module");
+                    l->optimizer = pointer_to(&c, "dt_optimizer");
                     snprintf(l->name, sizeof l->name, "%s", name);
                 } else if (tag == DW_TAG_subprogram && !p_dwarf_hasattr(&c, DW_AT_declaration) && s->nfuncs < 65536) {
                     if (s->nfuncs == s->capfuncs) {
@@ -550,7 +568,8 @@ static void calls_of(struct cf_state *s, const struct cf_text *t, const char *fi
 static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *file, const struct cf_stmt *st,
                        int cxx) {
     const char *c = t->code, *p = c + st->start, *e = c + st->end;
-    char buf[1024], indent[64], binds[256] = "", kind[16] = "", devvar[128] = "", ret[512] = "";
+    char buf[1024], indent[64], binds[256] = "", kind[16] = "", devvar[128] = "", modvar[256] = "", optvar[256] = "",
+                                attr[256] = "", ret[512] = "";
     int returns = 0, whole = -1;
     indent_of(t, st->first, indent, sizeof indent);
     if (st->own < 0) {
@@ -580,6 +599,14 @@ static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *
             while (before > p && isspace((unsigned char)before[-1])) before--;
             int plain = n < l && !isdigit((unsigned char)*n) &&
                         (before == p || is_ident(before[-1]) || before[-1] == '*' || before[-1] == '&');
+            if (!plain && n < l && before > p + 1 && (before[-1] == '.' || (before[-1] == '>' && before[-2] == '-'))) {
+                /* a field of a struct the program holds (self->scale = ...), as Python's self.NAME: its text */
+                const char *oe = before[-1] == '.' ? before - 1 : before - 2, *ob;
+                while (oe > p && isspace((unsigned char)oe[-1])) oe--;
+                for (ob = oe; ob > p && is_ident(ob[-1]);) ob--;
+                if (ob == p && ob < oe && !isdigit((unsigned char)*ob))
+                    squeeze(t->src + (p - c), t->src + (l - c), attr, sizeof attr);
+            }
             if (plain) {
                 char name[64];
                 snprintf(name, sizeof name, "%.*s", (int)(l - n), n);
@@ -590,6 +617,13 @@ static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *
                 if (!strcmp(type, "dt_device") || !strcmp(type, "const dt_device") ||
                     (tl >= 6 && !strcmp(type + tl - 6, "Device")))
                     snprintf(devvar, sizeof devvar, "%s", name);
+                /* dt_module *NAME, dt_optimizer *NAME (const or not): one pointer to libdtrt's module or optimizer */
+                size_t ml = tl && type[tl - 1] == '*' ? tl - 1 : 0;
+                while (ml && type[ml - 1] == ' ') ml--;
+                if (ml >= 9 && !strncmp(type + ml - 9, "dt_module", 9) && (ml == 9 || !is_ident(type[ml - 10])))
+                    add_name(modvar, sizeof modvar, name);
+                if (ml >= 12 && !strncmp(type + ml - 12, "dt_optimizer", 12) && (ml == 12 || !is_ident(type[ml - 13])))
+                    add_name(optvar, sizeof optvar, name);
             }
             /* the value is one call: NAME(...) to the ';' */
             const char *v = eq + 1;
@@ -614,6 +648,8 @@ static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *
         if (l->file != file || l->line < st->first || l->line > st->last) continue;
         add_name(binds, sizeof binds, l->name);
         if (l->device && !devvar[0]) snprintf(devvar, sizeof devvar, "%s", l->name);
+        if (l->module) add_name(modvar, sizeof modvar, l->name);
+        if (l->optimizer) add_name(optvar, sizeof optvar, l->name);
         if (!kind[0]) snprintf(kind, sizeof kind, "other");
     }
     /* its block, function and loop */
@@ -659,6 +695,9 @@ static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *
             fact(file, line, DT_FACT_BINDS_KIND, kind[0] ? kind : "other");
         }
         if (devvar[0]) fact(file, line, DT_FACT_DEVICE_VAR, devvar);
+        if (attr[0]) fact(file, line, DT_FACT_BINDS_ATTR, attr);
+        if (modvar[0]) fact(file, line, DT_FACT_MODULE_VAR, modvar);
+        if (optvar[0]) fact(file, line, DT_FACT_OPTIMIZER_VAR, optvar);
         if (returns) {
             fact(file, line, DT_FACT_RETURNS, "1");
             if (ret[0]) fact(file, line, DT_FACT_RETURN_VALUE, ret);
