@@ -25,7 +25,7 @@ static const struct scenario {
     int ambiguous;                          /* the program's moves and work do not settle the intended device */
 } scenarios[] = {
     {"bug_batch_on_cpu", "input", "cpu", "", "cuda:0", "move \"inputs\" to cuda:0 where the program binds it", 1, 1, 0},
-    {"bug_labels_on_cpu", "target", "cpu", "", "cuda:0", "where its peer \"self\" is moved", 1, 1, 0},
+    {"bug_labels_on_cpu", "target", "cpu", "", "cuda:0", "where its peer \"logits\" is moved", 1, 1, 0},
     {"bug_resume_checkpoint", "self", "cpu", "optimizer.state.0.weight.exp_avg", "cuda:0",
      "move the model to cuda:0 before the optimizer's state is created or loaded", 1, 1, 0},
     {"bug_step_before_move", "self", "cpu", "optimizer.state.0.weight.exp_avg", "cuda:0",

@@ -27,6 +27,7 @@ struct vw_step {
 
 struct vw_operand {
     char arg[64], name[256], dtype[16], shape[96];
+    char src_name[256]; /* no name in the trace: the name the failing call's source passed it by (native code) */
     int64_t tensor, dev;
     int scalar, odd;
     struct vw_step chain[VW_MAX_STEPS]; /* newest first */

@@ -977,6 +977,9 @@ int vw_case_load(struct vw_model *m, struct vw_case *k, int64_t seq, int first, 
     }
     k->call.stack = stack, k->call.seq = seq, k->call.pystack = pystack;
     k->call.has_site = site_of(m, stack, pystack, seq, &k->call.site);
+    for (int i = 0; i < n; i++)
+        if (!ops[i].scalar && !ops[i].name[0])
+            vw_code_operand_name(m, k, &ops[i], ops[i].src_name, sizeof ops[i].src_name);
     return 0;
 }
 

@@ -402,7 +402,10 @@ static void print_brief(FILE *f, const struct vw_case *k, const struct vw_fix *f
         fputs("  the odd one out: '", f);
         vw_put_escaped(f, o->arg);
         fputc('\'', f);
-        if (o->name[0]) fputs(" \"", f), vw_put_escaped(f, o->name), fputc('"', f);
+        if (o->name[0])
+            fputs(" \"", f), vw_put_escaped(f, o->name), fputc('"', f);
+        else if (o->src_name[0])
+            fputs(" \"", f), vw_put_escaped(f, o->src_name), fputc('"', f);
         fprintf(f, " on %s", vw_device_name(o->dev, d1, sizeof d1));
         const struct vw_step *origin = o->nsteps ? &o->chain[o->nsteps - 1] : NULL;
         if (origin && origin->has_site)

@@ -79,6 +79,8 @@ static int has_code(struct vw_model *m, const struct vw_step *s) {
 static const char *called(const struct vw_operand *o, char *buf, size_t size) {
     if (o->name[0])
         snprintf(buf, size, "\"%s\"", o->name);
+    else if (o->src_name[0])
+        snprintf(buf, size, "\"%.200s\" (passed as '%.60s')", o->src_name, o->arg);
     else
         snprintf(buf, size, "the tensor passed as '%s'", o->arg);
     return buf;
@@ -519,7 +521,7 @@ static int r_peer_same_source(struct vw_model *m, const struct vw_case *k, struc
         if (!shared) continue;
         at(fx, pa);
         say(fx, "move %s to %s where its peer \"%s\" is moved", called(odd, on, sizeof on), dev_name(k->want, d1),
-            p->name[0] ? p->name : p->arg);
+            p->name[0] ? p->name : p->src_name[0] ? p->src_name : p->arg);
         evidence(fx, "the peer '%s' was copied to %s from a tensor made on the same line", p->arg, d1);
         code_for_odd(m, k, fx, odd->name);
         return 1;
