@@ -62,6 +62,8 @@ static void run_usage(FILE *f) {
                "                           records (device times); by default launches and frees are\n"
                "                           counted, not recorded (old name: DEVTRACE_CUPTI_ACTIVITY)\n"
                "  DEVTRACE_CUPTI_VERBOSE=1 say which libcupti was started, and how\n"
+               "  DEVTRACE_C_FACTS=0       no source facts of C and C++ programs at their first mismatch\n"
+               "                           (read from DWARF and the program's files: the fix's code)\n"
                "  DEVTRACE_PYTORCH=0       leave the PyTorch adapter out (native tracing goes on)\n"
                "  DEVTRACE_LIBTORCH_OBSERVER=PATH|0  the libtorch observer to load (default: the one\n"
                "                           next to libdevtrace.so), or 0 for none\n"
