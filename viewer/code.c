@@ -83,9 +83,11 @@ int vw_code_move(struct vw_model *m, const struct vw_frame *site, const char *na
     return 0;
 }
 
-/* Whether the call FUNC (as written: "dt_cross_entropy", "x.add", "torch::mm") is the op `op`: its last
- * name is the op's, bare or with the runtime's dt_ prefix. *method: called on a receiver (x.add). */
+/* Whether the call FUNC (as written: "dt_cross_entropy", "x.add", "torch::mm") is the op `op` (libtorch's
+ * with its aten:: namespace): its last name is the op's, bare or with the runtime's dt_ prefix. *method:
+ * called on a receiver (x.add). */
 static int call_is_op(const char *func, const char *op, int *method) {
+    if (!strncmp(op, "aten::", 6)) op += 6; /* libtorch's ops: aten::eq is x.eq(y), torch::eq(x, y) */
     const char *base = func + strlen(func);
     while (base > func && base[-1] != '.' && base[-1] != '>' && base[-1] != ':') base--;
     *method = base > func && (base[-1] == '.' || base[-1] == '>');
