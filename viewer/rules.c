@@ -97,7 +97,8 @@ static const struct vw_src_call *making_call(const struct vw_src *src, const str
     for (int i = 0; i < src->ncalls; i++) {
         const char *f = src->calls[i].func;
         size_t fl = strlen(f);
-        if (wl && fl >= wl && !strcmp(f + fl - wl, s->what) && (fl == wl || f[fl - wl - 1] == '.'))
+        if (wl && fl >= wl && !strcmp(f + fl - wl, s->what) &&
+            (fl == wl || f[fl - wl - 1] == '.' || f[fl - wl - 1] == ':'))
             return &src->calls[i];
     }
     return NULL;
@@ -185,7 +186,7 @@ static void code_for_odd(struct vw_model *m, const struct vw_case *k, struct vw_
     for (int w = 0; w < 2 && !fx->code[0]; w++) {
         const struct vw_step *s = owns[w];
         const struct vw_src_call *c;
-        if (s && is_python(s) && vw_src_at(m, s->site.file, s->site.line, &src) && src.binds[0] &&
+        if (s && has_code(m, s) && vw_src_at(m, s->site.file, s->site.line, &src) && src.binds[0] &&
             !strchr(src.binds, ',') && !strcmp(src.binds_kind, "call") && (c = making_call(&src, s)) && !c->temporary)
             code_for(m, k, fx, s, src.binds);
     }
@@ -866,8 +867,8 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
             /* or the one name its statement binds (data = data.view(...).contiguous() in a helper) */
             struct vw_src ms;
             const struct vw_src_call *mc;
-            if (!fx->code[0] && is_python(made) && vw_src_at(m, made->site.file, made->site.line, &ms) && ms.binds[0] &&
-                !strchr(ms.binds, ',') && (mc = making_call(&ms, made)) && !mc->temporary)
+            if (!fx->code[0] && has_code(m, made) && vw_src_at(m, made->site.file, made->site.line, &ms) &&
+                ms.binds[0] && !strchr(ms.binds, ',') && (mc = making_call(&ms, made)) && !mc->temporary)
                 code_for(m, k, fx, made, ms.binds);
         }
     }

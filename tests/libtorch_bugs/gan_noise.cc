@@ -32,7 +32,8 @@ int main(int argc, char **argv) {
     const int64_t batch_size = 16;
     for (int64_t epoch = 0; epoch < 2; ++epoch) {
         torch::Tensor real_images = torch::rand({batch_size, 16}).to(device);
-        torch::Tensor noise = clean ? torch::randn({batch_size, 16}, device) : torch::randn({batch_size, 16});
+        torch::Tensor noise = torch::randn({batch_size, 16});
+        if (clean) noise = noise.to(device);
         torch::Tensor noisy_images = real_images + 0.1 * noise; /* devtrace: fails here */
         torch::Tensor real_labels = torch::ones(batch_size, device);
         discriminator->zero_grad();

@@ -441,6 +441,16 @@ static const char *close_of(const char *p, const char *e) {
     return NULL;
 }
 
+/* The bracket that opens the one closing at p, scanning back to b; NULL if none. */
+static const char *open_of(const char *p, const char *b) {
+    int d = 0;
+    for (; p >= b; p--) {
+        if (*p == ')' || *p == ']' || *p == '}') d++;
+        if ((*p == '(' || *p == '[' || *p == '{') && --d == 0) return p;
+    }
+    return NULL;
+}
+
 static int known_device(struct cf_state *s, const char *file, const char *name) {
     for (int i = 0; i < s->nlocals; i++)
         if (s->locals[i].device && s->locals[i].file == file && !strcmp(s->locals[i].name, name)) return 1;
@@ -471,6 +481,9 @@ static void calls_of(struct cf_state *s, const struct cf_text *t, const char *fi
                 q--;
             else if (q - 1 > c + st->start && q[-1] == '>' && q[-2] == '-')
                 q -= 2;
+            else if (q > c + st->start && q < fe && (*q == '.' || *q == '-') && q[-1] == ')' &&
+                     open_of(q - 1, c + st->start) > c + st->start)
+                q = open_of(q - 1, c + st->start); /* a method of a call's result: torch::tensor(...).view */
             else
                 break;
         }
@@ -481,7 +494,7 @@ static void calls_of(struct cf_state *s, const struct cf_text *t, const char *fi
         if (skip || isdigit((unsigned char)*q)) continue;
         const char *close = close_of(p, e);
         if (!close) continue;
-        char func[128], args[1024], dev[128] = "", text[160], v[1400];
+        char func[256], args[1024], dev[128] = "", text[160], v[1400];
         squeeze(q, fe, func, sizeof func);
         /* its arguments, split at top-level commas; from the original text */
         const char *o = t->src;
@@ -539,8 +552,11 @@ static void calls_of(struct cf_state *s, const struct cf_text *t, const char *fi
         }
         int end_col = 0;
         for (const char *b = close; b > c && b[-1] != '\n'; b--) end_col++;
-        snprintf(v, sizeof v, "%s\t%s\t%d\t%d\t%d\t%d", func, dev, q - c != whole, t->line_at[close - c], end_col + 1,
-                 nargs > 0);
+        /* the whole value ends the statement: in torch::tensor(...).view(...) the receiver's call is a temporary */
+        const char *after = close + 1;
+        while (after < e && isspace((unsigned char)*after)) after++;
+        snprintf(v, sizeof v, "%s\t%s\t%d\t%d\t%d\t%d", func, dev, q - c != whole || after != e - 1,
+                 t->line_at[close - c], end_col + 1, nargs > 0);
         fact(file, line, DT_FACT_CALL, v);
         fact(file, line, DT_FACT_CALL_ARGS, args);
     }
@@ -598,10 +614,18 @@ static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *
             while (f < e && (is_ident(*f) || *f == '.' || *f == ':' || (*f == '-' && f[1] == '>') || *f == '>')) f++;
             while (f < e && isspace((unsigned char)*f)) f++;
             const char *cl = f < e && *f == '(' ? close_of(f, e) : NULL;
-            if (cl) {
+            while (cl) {
                 const char *after = cl + 1;
                 while (after < e && isspace((unsigned char)*after)) after++;
                 if (after == e - 1 && f > v) whole = (int)(v - c);
+                if (*after != '.' && !(*after == '-' && after[1] == '>')) break;
+                /* a method of the call's result: torch::tensor(...).view(...) is one call too */
+                for (f = after + 1 + (*after == '-'); f < e && isspace((unsigned char)*f); f++) {
+                }
+                const char *id = f;
+                while (f < e && is_ident(*f)) f++;
+                while (f < e && isspace((unsigned char)*f)) f++;
+                cl = f > id && f < e && *f == '(' ? close_of(f, e) : NULL;
             }
             snprintf(kind, sizeof kind, "%s", whole >= 0 ? "call" : "other");
         } else {
