@@ -336,6 +336,8 @@ enum ts_check {
 #define DT_FACT_CALL_ARGS "args"  /* per call starting on the line: "FUNC\tARG0\tARG1...", each argument's text */
 #define DT_FACT_MOVE_WRAP                                                                                              \
     "move_wrap" /* per dt_to() move starting on the line: the call wrapping it alone ("must"), or "-" */
+#define DT_FACT_MODULE_VAR                                                                                             \
+    "module_var" /* a local it declares of a module type: "NAME" (a torch::nn::Module), "NAME->" (a ModuleHolder) */
 /* F(NAME) for every key above, DT_FACT_<NAME>: */
 #define DT_FACT_KEYS(F)                                                                                                \
     F(SHA256)                                                                                                          \
@@ -362,7 +364,8 @@ enum ts_check {
     F(LANG)                                                                                                            \
     F(BLOCK)                                                                                                           \
     F(CALL_ARGS)                                                                                                       \
-    F(MOVE_WRAP)
+    F(MOVE_WRAP)                                                                                                       \
+    F(MODULE_VAR)
 
 /* ---------------------------------------------------------------- derived names */
 

@@ -169,3 +169,27 @@ int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char
     }
     return 0;
 }
+
+int vw_code_module_move(struct vw_model *m, const struct vw_case *k, const struct vw_step *made, struct vw_frame *at,
+                        char *name, size_t nsize, char *code, size_t size) {
+    struct vw_frame fr[64];
+    char var[160], expr[160], ebuf[192];
+    if (!m->have_facts || !made->stack) return 0;
+    int n = vw_sym_stack(m->sym, made->stack, made->seq, fr, 64);
+    for (int i = 0; i < n; i++) {
+        if (fr[i].hidden || fr[i].library || !fr[i].file[0] || vw_code_lang(m, &fr[i]) != VW_LANG_CXX ||
+            !fact_value(m, fr[i].file, fr[i].line, DT_FACT_MODULE_VAR, var, sizeof var))
+            continue;
+        size_t len = strlen(var);
+        int holder = len > 2 && !strcmp(var + len - 2, "->");
+        if (holder) var[len - 2] = 0;
+        if (!ident(var)) return 0;
+        *at = fr[i];
+        snprintf(name, nsize, "%s", var);
+        vw_device_expr(m, k, k->want, at, expr, sizeof expr); /* the program's, in the module's function */
+        snprintf(code, size, "%.150s%s(%.150s);", var, holder ? "->to" : ".to",
+                 device_in(VW_LANG_CXX, expr, ebuf, sizeof ebuf));
+        return 1;
+    }
+    return 0;
+}

@@ -256,5 +256,12 @@ const char *vw_code_operand_name(struct vw_model *m, const struct vw_case *k, co
 /* Native code: 1 when a statement of site's function before it binds `name` in a block that holds site (the
  * variable is in scope there). */
 int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char *name);
+/* C++: the frame of the program's code, on the stack that made `made`, whose statement declares a libtorch
+ * module variable (`Net model;`, `torch::nn::Linear fc(4, 1);`): made while that module was constructed,
+ * it is the module's. That frame into at, the variable into name and the statement that moves the module to
+ * k's intended device (the program's device expression there: `fc->to(device);` for a ModuleHolder,
+ * `model.to(device);` for a module) into code; 0 when there is none. */
+int vw_code_module_move(struct vw_model *m, const struct vw_case *k, const struct vw_step *made, struct vw_frame *at,
+                        char *name, size_t nsize, char *code, size_t size);
 
 #endif

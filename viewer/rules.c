@@ -716,6 +716,18 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
     const struct vw_step *made = &odd->chain[own];
     at(fx, made);
     fx->rule = "never-moved";
+    /* C++: made while constructing a module the program declares (its parameter): that module is moved */
+    struct vw_frame mat;
+    char mname[160];
+    if (derived < 0 && view < 0 && !is_python(made) &&
+        vw_code_module_move(m, k, made, &mat, mname, sizeof mname, fx->code, sizeof fx->code)) {
+        fx->rule = "module-never-moved";
+        at_frame(fx, &mat, made->seq);
+        say(fx, "move the module \"%s\" to %s once it is made: %s, made on %s when it was constructed, is still there",
+            mname, d1, on, d2);
+        evidence(fx, "made on %s by %s while the module \"%s\" was constructed, never moved", d2, made->what, mname);
+        return 1;
+    }
     const char *codename = odd->name;
     if (derived >= 0) {
         fx->rule = "derived-from-unmoved";

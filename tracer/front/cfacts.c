@@ -38,6 +38,7 @@ struct cf_local {
     int line;         /* DW_AT_decl_line */
     char name[64];
     int device; /* its type is a device (dt_device, torch::Device) */
+    int module; /* its type is a libtorch module: 1 a torch::nn::Module, 2 a ModuleHolder (torch::nn::Linear) */
 };
 
 struct cf_func {
@@ -132,6 +133,36 @@ static int device_type(Dwarf_Die *var) {
     return n && (!strcmp(n, "dt_device") || !strcmp(n, "Device"));
 }
 
+/* Whether the type t (past qualifiers and typedefs) is a libtorch module: 2 when it is, or derives from, a
+ * torch::nn::ModuleHolder (moved with ->to), 1 when it derives from torch::nn::Module (moved with .to). */
+static int module_class(Dwarf_Die *t, int depth) {
+    Dwarf_Attribute a;
+    for (int i = 0; i < 8; i++) {
+        int tag = p_dwarf_tag(t);
+        if (tag != DW_TAG_const_type && tag != DW_TAG_volatile_type && tag != DW_TAG_typedef) break;
+        if (!p_dwarf_attr_integrate(t, DW_AT_type, &a) || !p_dwarf_formref_die(&a, t)) return 0;
+    }
+    if (p_dwarf_tag(t) != DW_TAG_class_type && p_dwarf_tag(t) != DW_TAG_structure_type) return 0;
+    const char *n = die_name(t);
+    if (n && !strncmp(n, "ModuleHolder<", 13)) return 2;
+    if (depth > 0 && n && !strcmp(n, "Module")) return 1;
+    Dwarf_Die c, b;
+    if (depth > 8 || p_dwarf_child(t, &c) != 0) return 0;
+    int found = 0;
+    do
+        if (p_dwarf_tag(&c) == DW_TAG_inheritance && p_dwarf_attr_integrate(&c, DW_AT_type, &a) &&
+            p_dwarf_formref_die(&a, &b))
+            found = module_class(&b, depth + 1);
+    while (!found && p_dwarf_siblingof(&c, &c) == 0);
+    return found;
+}
+
+static int module_type(Dwarf_Die *var) {
+    Dwarf_Attribute a;
+    Dwarf_Die t;
+    return p_dwarf_attr_integrate(var, DW_AT_type, &a) && p_dwarf_formref_die(&a, &t) ? module_class(&t, 0) : 0;
+}
+
 /* The functions and variables under die, in the program's files. */
 static void walk(struct cf_state *s, Dwarf_Die *die, int depth) {
     Dwarf_Die c;
@@ -150,7 +181,7 @@ static void walk(struct cf_state *s, Dwarf_Die *die, int depth) {
                         s->locals = n, s->caplocals = cap;
                     }
                     struct cf_local *l = &s->locals[s->nlocals++];
-                    l->file = s->files[fi], l->line = line, l->device = device_type(&c);
+                    l->file = s->files[fi], l->line = line, l->device = device_type(&c), l->module = module_type(&c);
                     snprintf(l->name, sizeof l->name, "%s", name);
                 } else if (tag == DW_TAG_subprogram && !p_dwarf_hasattr(&c, DW_AT_declaration) && s->nfuncs < 65536) {
                     if (s->nfuncs == s->capfuncs) {
@@ -566,7 +597,7 @@ static void calls_of(struct cf_state *s, const struct cf_text *t, const char *fi
 static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *file, const struct cf_stmt *st,
                        int cxx) {
     const char *c = t->code, *p = c + st->start, *e = c + st->end;
-    char buf[1024], indent[64], binds[256] = "", kind[16] = "", devvar[128] = "", ret[512] = "";
+    char buf[1024], indent[64], binds[256] = "", kind[16] = "", devvar[128] = "", modvar[130] = "", ret[512] = "";
     int returns = 0, whole = -1;
     indent_of(t, st->first, indent, sizeof indent);
     if (st->own < 0) {
@@ -638,6 +669,7 @@ static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *
         if (l->file != file || l->line < st->first || l->line > st->last) continue;
         add_name(binds, sizeof binds, l->name);
         if (l->device && !devvar[0]) snprintf(devvar, sizeof devvar, "%s", l->name);
+        if (l->module && !modvar[0]) snprintf(modvar, sizeof modvar, "%s%s", l->name, l->module == 2 ? "->" : "");
         if (!kind[0]) snprintf(kind, sizeof kind, "other");
     }
     /* its block, function and loop */
@@ -683,6 +715,7 @@ static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *
             fact(file, line, DT_FACT_BINDS_KIND, kind[0] ? kind : "other");
         }
         if (devvar[0]) fact(file, line, DT_FACT_DEVICE_VAR, devvar);
+        if (modvar[0]) fact(file, line, DT_FACT_MODULE_VAR, modvar);
         if (returns) {
             fact(file, line, DT_FACT_RETURNS, "1");
             if (ret[0]) fact(file, line, DT_FACT_RETURN_VALUE, ret);
