@@ -138,9 +138,9 @@ def unit():
               "got      %r\nexpected %r" % (got.get(line), EXPECTED.get(line)))
     keys = {k for _, k, _ in facts}
     consts = {getattr(_probes, n) for n in dir(_probes) if n.startswith("FACT_")}
-    # 21 keys the Python producer writes, and 4 only the tracer's native producer writes (lang, block, args,
-    # move_wrap)
-    check("every key is one of the extension's FACT_* constants", keys <= consts and len(consts) == 25,
+    # 21 keys the Python producer writes, and 5 only the tracer's native producer writes (lang, block, args,
+    # move_wrap, module_var)
+    check("every key is one of the extension's FACT_* constants", keys <= consts and len(consts) == 26,
           (sorted(keys - consts), sorted(consts)))
     check("FACT_STMT is common/trace_schema.h's DT_FACT_STMT", _probes.FACT_STMT == "stmt")
     check("a file is read once", source.file_facts(FIXTURE) is facts)
