@@ -6,13 +6,13 @@
 # run: each must exit 0 without a device mismatch, but those listed in tests/data/libtorch_fix_compile_only.txt,
 # whose fix libtorch 1.13 cannot run on the meta device (Module::to), which must only compile. A program
 # without a patch, a patch that does not apply or a copy that does not build fails the test.
-# usage: libtorch_fix.sh DEVTRACE BUILD_DIR SOURCE_DIR WORK_DIR TORCH_DIR
+# usage: libtorch_fix.sh DEVTRACE BUILD_DIR SOURCE_DIR WORK_DIR TORCH_DIR [BUILD_TYPE]
 set -u
-if [ $# -ne 5 ]; then
-    echo "usage: $0 DEVTRACE BUILD_DIR SOURCE_DIR WORK_DIR TORCH_DIR" >&2
+if [ $# -ne 5 ] && [ $# -ne 6 ]; then
+    echo "usage: $0 DEVTRACE BUILD_DIR SOURCE_DIR WORK_DIR TORCH_DIR [BUILD_TYPE]" >&2
     exit 2
 fi
-dt=$1 build=$2 src=$3 work=$4 torch_dir=$5
+dt=$1 build=$2 src=$3 work=$4 torch_dir=$5 type=${6:-RelWithDebInfo}
 list="$src/tests/data/libtorch_fix_compile_only.txt"
 [ -x "$dt" ] && [ -f "$list" ] && [ -f "$src/tests/libtorch_bugs/programs.cmake" ] || {
     echo "libtorch_fix: missing $dt, $list or tests/libtorch_bugs/programs.cmake" >&2
@@ -53,12 +53,11 @@ foreach(bug \${DT_LIBTORCH_BUGS})
   dt_libtorch_program(\${bug} tests/libtorch_bugs/\${bug}.cc)
 endforeach()
 EOT
-if ! cmake -S "$work" -B "$work/build" -DCMAKE_BUILD_TYPE= -DCMAKE_CXX_FLAGS="-O2 -g -DNDEBUG" \
-    -DTorch_DIR="$torch_dir" >"$work/cmake.out" 2>&1; then
+if ! cmake -G "Unix Makefiles" -S "$work" -B "$work/build" -DCMAKE_BUILD_TYPE="$type" -DTorch_DIR="$torch_dir" >"$work/cmake.out" 2>&1; then
     echo "libtorch_fix: the copies' project does not configure: $(tail -n 3 "$work/cmake.out")" >&2
     exit 1
 fi
-cmake --build "$work/build" -j2 -- -k >"$work/build.out" 2>&1
+cmake --build "$work/build" -j2 -- -k # make -k: each copy that builds is run >"$work/build.out" 2>&1
 pass=0 total=0
 for b in $bugs; do
     total=$((total + 1))
