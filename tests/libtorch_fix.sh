@@ -57,7 +57,8 @@ if ! cmake -G "Unix Makefiles" -S "$work" -B "$work/build" -DCMAKE_BUILD_TYPE="$
     echo "libtorch_fix: the copies' project does not configure: $(tail -n 3 "$work/cmake.out")" >&2
     exit 1
 fi
-cmake --build "$work/build" -j2 -- -k # make -k: each copy that builds is run >"$work/build.out" 2>&1
+# make -k: every copy that builds is built, and run
+cmake --build "$work/build" -j2 -- -k >"$work/build.out" 2>&1
 pass=0 total=0
 for b in $bugs; do
     total=$((total + 1))
