@@ -59,7 +59,7 @@ if ! cmake -G "Unix Makefiles" -S "$work" -B "$work/build" -DCMAKE_BUILD_TYPE="$
 fi
 # make -k: every copy that builds is built, and run
 cmake --build "$work/build" -j2 -- -k >"$work/build.out" 2>&1
-pass=0 total=0
+pass=0 built=0 total=0
 for b in $bugs; do
     total=$((total + 1))
     if [ -e "$work/$b.unpatched" ]; then
@@ -69,7 +69,7 @@ for b in $bugs; do
         bad=1
     elif grep -qx "$b" "$list"; then
         result="builds (not run: its fix cannot run on the meta device)"
-        pass=$((pass + 1))
+        built=$((built + 1))
     elif ! "$work/build/$b" >"$work/$b.fixed" 2>&1; then
         result="still fails: $(grep -m 1 'what()' "$work/$b.fixed")"
         bad=1
@@ -79,5 +79,5 @@ for b in $bugs; do
     fi
     printf '%-18s %s\n' "$b" "$result"
 done
-echo "libtorch_fix: $pass of $total libtorch programs fixed by their one patch"
+echo "libtorch_fix: $pass of $total libtorch programs run without a device mismatch after their one patch; $built more build with it"
 exit $bad
