@@ -193,3 +193,36 @@ int vw_code_module_move(struct vw_model *m, const struct vw_case *k, const struc
     }
     return 0;
 }
+
+int vw_code_device_arg(struct vw_model *m, const struct vw_frame *site, int line, const char *func, int has_args,
+                       int trailing_comma, const char *expr, char *out, size_t size) {
+    char ebuf[192];
+    enum vw_lang lang = vw_code_lang(m, site);
+    out[0] = 0;
+    if (lang == VW_LANG_PYTHON) {
+        snprintf(out, size, "%sdevice=%.150s", has_args && !trailing_comma ? ", " : "", expr);
+        return 1;
+    }
+    if (lang != VW_LANG_CXX) return 0;
+    /* the call's last argument, from its args fact (FUNC \t ARG0 \t ARG1 ...) */
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
+                                     "strings k ON k.id = f.key AND k.text = '" DT_FACT_CALL_ARGS "' JOIN strings v ON "
+                                     "v.id = f.value WHERE f.line = ?2 AND " CODE_FILE_MATCH);
+    if (!st) return 0;
+    sqlite3_bind_text(st, 1, site->file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 2, line);
+    int found = 0, options = 0;
+    size_t fl = strlen(func);
+    while (!found && sqlite3_step(st) == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(st, 0);
+        if (!v || strncmp(v, func, fl) || (v[fl] && v[fl] != '\t')) continue;
+        found = 1;
+        const char *last = strrchr(v, '\t');
+        options = last && (strstr(last, "::k") || strstr(last, "ptions") || strstr(last, "dtype") ||
+                           strstr(last, "device") || strstr(last, "Device"));
+    }
+    sqlite3_finalize(st);
+    if (!found || options) return 0;
+    snprintf(out, size, "%s%.150s", has_args ? ", " : "", device_in(VW_LANG_CXX, expr, ebuf, sizeof ebuf));
+    return 1;
+}

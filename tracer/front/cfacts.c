@@ -616,6 +616,8 @@ static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *
             returns = 1;
             const char *r = p + 6;
             squeeze(t->src + (r - c), t->src + (e - 1 - c), ret, sizeof ret);
+            while (r < e && isspace((unsigned char)*r)) r++;
+            whole = (int)(r - c); /* a call that is the whole value returned is no temporary, as in Python */
         } else if (eq) {
             const char *l = eq;
             if (l > p && strchr("+-*/%&|^", l[-1])) l--;
