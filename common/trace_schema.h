@@ -330,12 +330,13 @@ enum ts_check {
 /* Per line, for what starts on that line: */
 #define DT_FACT_CALL        "call"        /* "FUNC\tDEVICE\tTEMP\tEND_LINE\tEND_COL\tHAS_ARGS[\tTRAILING_COMMA]" */
 #define DT_FACT_DEVICE_EXPR "device_expr" /* a device expression's source text (.to(X), .cuda(X), device=X) */
-/* Written for native (C and C++) files only, by the tracer (tracer/cfacts.c): */
+/* Written for native (C and C++) files only, by the tracer (tracer/front/cfacts.c): */
 #define DT_FACT_LANG      "lang"  /* line 0: "c" or "c++", the language DWARF gives the file's unit */
 #define DT_FACT_BLOCK     "block" /* "FIRST LAST": the braces block that holds the statement */
 #define DT_FACT_CALL_ARGS "args"  /* per call starting on the line: "FUNC\tARG0\tARG1...", each argument's text */
-#define DT_FACT_MODULE_VAR                                                                                             \
-    "module_var" /* the locals of a module type (dt_module *) the statement declares, comma-separated */
+/* module_var: the locals of a module type it declares, comma-separated: "NAME" (dt_module *, a
+ * torch::nn::Module), "NAME->" (a torch::nn::ModuleHolder, moved with ->to) */
+#define DT_FACT_MODULE_VAR "module_var"
 #define DT_FACT_OPTIMIZER_VAR                                                                                          \
     "optimizer_var" /* the locals of an optimizer type (dt_optimizer *) the statement declares, comma-separated */
 #define DT_FACT_MOVE_WRAP                                                                                              \

@@ -114,9 +114,11 @@ int vw_code_move(struct vw_model *m, const struct vw_frame *site, const char *na
     return 0;
 }
 
-/* Whether the call FUNC (as written: "dt_cross_entropy", "x.add", "torch::mm") is the op `op`: its last
- * name is the op's, bare or with the runtime's dt_ prefix. *method: called on a receiver (x.add). */
+/* Whether the call FUNC (as written: "dt_cross_entropy", "x.add", "torch::mm") is the op `op` (libtorch's
+ * with its aten:: namespace): its last name is the op's, bare or with the runtime's dt_ prefix. *method:
+ * called on a receiver (x.add). */
 static int call_is_op(const char *func, const char *op, int *method) {
+    if (!strncmp(op, "aten::", 6)) op += 6; /* libtorch's ops: aten::eq is x.eq(y), torch::eq(x, y) */
     const char *base = func + strlen(func);
     while (base > func && base[-1] != '.' && base[-1] != '>' && base[-1] != ':') base--;
     *method = base > func && (base[-1] == '.' || base[-1] == '>');
@@ -249,6 +251,32 @@ int vw_code_move_first(struct vw_model *m, const struct vw_step *move, const str
     return 0;
 }
 
+int vw_code_module_move(struct vw_model *m, const struct vw_case *k, const struct vw_step *made, struct vw_frame *at,
+                        char *name, size_t nsize, char *code, size_t size) {
+    struct vw_frame fr[64];
+    char var[160], expr[160], ebuf[192];
+    if (!m->have_facts || !made->stack) return 0;
+    int n = vw_sym_stack(m->sym, made->stack, made->seq, fr, 64);
+    for (int i = 0; i < n; i++) {
+        char wrap[64];
+        if (fr[i].hidden || fr[i].library || !fr[i].file[0] || vw_code_lang(m, &fr[i]) != VW_LANG_CXX ||
+            fact_value(m, fr[i].file, -1, DT_FACT_MOVE_WRAP, wrap, sizeof wrap) || /* C++ on libdtrt: dt_to */
+            !fact_value(m, fr[i].file, fr[i].line, DT_FACT_MODULE_VAR, var, sizeof var))
+            continue;
+        size_t len = strlen(var);
+        int holder = len > 2 && !strcmp(var + len - 2, "->");
+        if (holder) var[len - 2] = 0;
+        if (!ident(var)) return 0;
+        *at = fr[i];
+        snprintf(name, nsize, "%s", var);
+        vw_device_expr(m, k, k->want, at, expr, sizeof expr); /* the program's, in the module's function */
+        snprintf(code, size, "%.150s%s(%.150s);", var, holder ? "->to" : ".to",
+                 device_in(VW_LANG_CXX, expr, ebuf, sizeof ebuf));
+        return 1;
+    }
+    return 0;
+}
+
 int vw_code_state_replace(struct vw_model *m, const struct vw_step *move, char *out, size_t size) {
     out[0] = 0;
     if (!move->has_site || vw_code_lang(m, &move->site) != VW_LANG_C) return 0;
@@ -310,10 +338,12 @@ int vw_code_register_field(struct vw_model *m, const struct vw_frame *made, stru
 
 /* Whether some statement of file has `key` (module_var, optimizer_var, device_var) naming `name`. */
 static int is_var_of(struct vw_model *m, const char *file, const char *key, const char *name) {
-    sqlite3_stmt *st =
-        vw_prep(m->t, "SELECT 1 FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN strings k ON "
-                      "k.id = f.key AND k.text = ?3 JOIN strings v ON v.id = f.value WHERE "
-                      "instr(',' || v.text || ',', ',' || ?2 || ',') > 0 AND " CODE_FILE_MATCH " LIMIT 1");
+    sqlite3_stmt *st = vw_prep(
+        m->t,
+        "SELECT 1 FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN strings k ON "
+        "k.id = f.key AND k.text = ?3 JOIN strings v ON v.id = f.value WHERE "
+        "(instr(',' || v.text || ',', ',' || ?2 || ',') > 0 OR instr(',' || v.text || ',', ',' || ?2 || '->,') > 0) "
+        "AND " CODE_FILE_MATCH " LIMIT 1");
     if (!st) return 0;
     sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
@@ -384,4 +414,37 @@ const char *vw_code_operand_binding(struct vw_model *m, const struct vw_case *k,
     *at = *call;
     at->line = bound_at;
     return buf;
+}
+
+int vw_code_device_arg(struct vw_model *m, const struct vw_frame *site, int line, const char *func, int has_args,
+                       int trailing_comma, const char *expr, char *out, size_t size) {
+    char ebuf[192];
+    enum vw_lang lang = vw_code_lang(m, site);
+    out[0] = 0;
+    if (lang == VW_LANG_PYTHON) {
+        snprintf(out, size, "%sdevice=%.150s", has_args && !trailing_comma ? ", " : "", expr);
+        return 1;
+    }
+    if (lang != VW_LANG_CXX) return 0;
+    /* the call's last argument, from its args fact (FUNC \t ARG0 \t ARG1 ...) */
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
+                                     "strings k ON k.id = f.key AND k.text = '" DT_FACT_CALL_ARGS "' JOIN strings v ON "
+                                     "v.id = f.value WHERE f.line = ?2 AND " CODE_FILE_MATCH);
+    if (!st) return 0;
+    sqlite3_bind_text(st, 1, site->file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 2, line);
+    int found = 0, options = 0;
+    size_t fl = strlen(func);
+    while (!found && sqlite3_step(st) == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(st, 0);
+        if (!v || strncmp(v, func, fl) || (v[fl] && v[fl] != '\t')) continue;
+        found = 1;
+        const char *last = strrchr(v, '\t');
+        options = last && (strstr(last, "::k") || strstr(last, "ptions") || strstr(last, "dtype") ||
+                           strstr(last, "device") || strstr(last, "Device"));
+    }
+    sqlite3_finalize(st);
+    if (!found || options) return 0;
+    snprintf(out, size, "%s%.150s", has_args ? ", " : "", device_in(VW_LANG_CXX, expr, ebuf, sizeof ebuf));
+    return 1;
 }

@@ -58,7 +58,7 @@ struct vw_intent {
  * empty (known = 0) when the trace has none for it. */
 #define VW_SRC_MAX_CALLS 8
 struct vw_src_call {
-    char func[128];        /* callee as written ("torch.arange", "x.to") */
+    char func[256];        /* callee as written ("torch.arange", "x.to", "torch::tensor({1, 2}).view") */
     char device[128];      /* its device= argument's text, or "" */
     int temporary;         /* a temporary inside a larger expression */
     int end_line, end_col; /* just past its closing parenthesis (col 0-based) */
@@ -284,5 +284,18 @@ int vw_code_register_field(struct vw_model *m, const struct vw_frame *made, stru
 const char *vw_code_operand_binding(struct vw_model *m, const struct vw_case *k, const struct vw_operand *o,
                                     struct vw_frame *at, char *buf, size_t size);
 int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char *name);
+/* C++: the frame of the program's code, on the stack that made `made`, whose statement declares a libtorch
+ * module variable (`Net model;`, `torch::nn::Linear fc(4, 1);`): made while that module was constructed,
+ * it is the module's. That frame into at, the variable into name and the statement that moves the module to
+ * k's intended device (the program's device expression there: `fc->to(device);` for a ModuleHolder,
+ * `model.to(device);` for a module) into code; 0 when there is none. */
+/* The text added before the closing parenthesis of the factory call FUNC starting at `line` of site's file
+ * (has_args: it has arguments) to make its tensor on the device expression expr: Python's `device=EXPR`;
+ * C++'s TensorOptions argument, the device itself (`torch::randn({n, k}, device)`), only where the call's last
+ * argument is not already options or a dtype (`torch::kFloat`). 0 when none can be written. */
+int vw_code_device_arg(struct vw_model *m, const struct vw_frame *site, int line, const char *func, int has_args,
+                       int trailing_comma, const char *expr, char *out, size_t size);
+int vw_code_module_move(struct vw_model *m, const struct vw_case *k, const struct vw_step *made, struct vw_frame *at,
+                        char *name, size_t nsize, char *code, size_t size);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "trace_schema.h"
 
+#include <ctype.h>
 #include <devtrace/probe.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,12 +202,34 @@ int vw_fact_state_left_behind(struct vw_model *m, const struct vw_operand *odd, 
     return found;
 }
 
+/* A C++ function's name as DWARF's DW_AT_name gives it (the source facts' `function`): the frame's
+ * demangled name less its parameters, template arguments and qualifiers ("PolynomialImpl::forward(at::Tensor
+ * const&)": forward; "train<...>": train); a lambda's, its enclosing function's ("main::{lambda(...)#1}::
+ * operator()": main), as the facts name the lines of its body. Other names as they are. */
+static const char *native_base(const char *s, size_t *n) {
+    *n = strlen(s);
+    if (s[0] == '<' || strchr(s, '.') || (!strchr(s, ':') && !strchr(s, '(') && !strchr(s, '<'))) return s;
+    const char *lam = strstr(s, "::{lambda");
+    size_t len = lam ? (size_t)(lam - s) : strcspn(s, "(");
+    const char *lt = memchr(s, '<', len);
+    if (lt && lt > s && strncmp(lt - 8 < s ? s : lt - 8, "operator", 8)) len = (size_t)(lt - s);
+    const char *b = s;
+    for (const char *q = s; q < s + len; q++)
+        if ((q[0] == ':' && q + 1 < s + len && q[1] == ':') || q[0] == ' ') b = q + (q[0] == ' ' ? 1 : 2);
+    *n = (size_t)(s + len - b);
+    return b;
+}
+
 /* Two Python or C function names are one function's, a comprehension inside
- * it ("Net.__init__.<locals>.<listcomp>") counting as the function. */
+ * it ("Net.__init__.<locals>.<listcomp>") counting as the function; a C++ frame's name is its DWARF name's
+ * (native_base). */
 int vw_same_function(const char *a, const char *b) {
     const char *ca = strstr(a, ".<locals>.<"), *cb = strstr(b, ".<locals>.<"); /* a comprehension's frame */
     size_t la = ca ? (size_t)(ca - a) : strlen(a), lb = cb ? (size_t)(cb - b) : strlen(b);
-    return la == lb && !strncmp(a, b, la);
+    if (la == lb && !strncmp(a, b, la)) return 1;
+    if (ca || cb) return 0;
+    a = native_base(a, &la), b = native_base(b, &lb);
+    return la && la == lb && !strncmp(a, b, la);
 }
 
 /* The transfers of tensors from dev to want after made and before seq that meet `where` (SQL over kind:
@@ -727,8 +750,16 @@ int vw_fact_idle_move(struct vw_model *m, const struct vw_operand *o, int64_t se
     return found;
 }
 
+static int ident_like(const char *s) {
+    if (!*s || isdigit((unsigned char)*s)) return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_') return 0;
+    return 1;
+}
+
 /* A device expression the fix may use at site: one the program used in a move to dev from the function of
- * site (the variable it moves its batches with), else a global name bound to a device that one of its moves
+ * site (the variable it moves its batches with), else (native code) a variable one of its moves to dev used
+ * that is declared in site's function and in scope at site, else a global name bound to a device that one of its moves
  * to dev used, else a string literal. Literals the program wrote, f-strings and calls are not taken (they
  * may name another device on another run or rank). */
 const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
@@ -743,7 +774,7 @@ const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t 
     if (!st) return buf;
     sqlite3_bind_int64(st, 1, dev);
     sqlite3_bind_int64(st, 2, k ? k->seq : INT64_MAX);
-    char local[128] = "", global[128] = "";
+    char local[128] = "", global[128] = "", scoped[128] = "", tried[128] = "";
     while (!local[0] && sqlite3_step(st) == SQLITE_ROW) {
         struct vw_frame f;
         struct vw_src src;
@@ -755,7 +786,13 @@ const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t 
         if (!plain) continue;
         if (!strcmp(f.file, site->file) && vw_same_function(f.function, site->function))
             snprintf(local, sizeof local, "%s", v);
-        else if (!global[0] && !strchr(v, '.')) {
+        else if (!scoped[0] && strcmp(v, tried) && ident_like(v)) {
+            /* native code: a device variable the program moves with elsewhere (a lambda, a helper it passed
+             * it to) that is declared in the site's function too, in scope there */
+            snprintf(tried, sizeof tried, "%s", v);
+            if (vw_code_in_scope(m, site, v)) snprintf(scoped, sizeof scoped, "%s", v);
+        }
+        if (!local[0] && !scoped[0] && !global[0] && !strchr(v, '.')) {
             /* a name the program bound to a device at the top of the file of the site */
             sqlite3_stmt *g =
                 vw_prep(m->t, "SELECT 1 FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
@@ -776,6 +813,8 @@ const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t 
     sqlite3_finalize(st);
     if (local[0])
         snprintf(buf, size, "%s", local);
+    else if (scoped[0])
+        snprintf(buf, size, "%s", scoped);
     else if (global[0])
         snprintf(buf, size, "%s", global);
     return buf;

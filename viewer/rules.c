@@ -99,7 +99,8 @@ static const struct vw_src_call *making_call(const struct vw_src *src, const str
     for (int i = 0; i < src->ncalls; i++) {
         const char *f = src->calls[i].func;
         size_t fl = strlen(f);
-        if (wl && fl >= wl && !strcmp(f + fl - wl, s->what) && (fl == wl || f[fl - wl - 1] == '.'))
+        if (wl && fl >= wl && !strcmp(f + fl - wl, s->what) &&
+            (fl == wl || f[fl - wl - 1] == '.' || f[fl - wl - 1] == ':'))
             return &src->calls[i];
     }
     return NULL;
@@ -187,7 +188,7 @@ static void code_for_odd(struct vw_model *m, const struct vw_case *k, struct vw_
     for (int w = 0; w < 2 && !fx->code[0]; w++) {
         const struct vw_step *s = owns[w];
         const struct vw_src_call *c;
-        if (s && is_python(s) && vw_src_at(m, s->site.file, s->site.line, &src) && src.binds[0] &&
+        if (s && has_code(m, s) && vw_src_at(m, s->site.file, s->site.line, &src) && src.binds[0] &&
             !strchr(src.binds, ',') && !strcmp(src.binds_kind, "call") && (c = making_call(&src, s)) && !c->temporary)
             code_for(m, k, fx, s, src.binds);
     }
@@ -267,19 +268,23 @@ static int device_at_factory(struct vw_model *m, const struct vw_case *k, struct
                              const struct vw_step *made) {
     struct vw_src src;
     const struct vw_src_call *c;
-    if (made->origin != DTP_ORIGIN_FACTORY || !is_python(made) ||
+    if (made->origin != DTP_ORIGIN_FACTORY || !has_code(m, made) ||
         !vw_src_at(m, made->site.file, made->site.line, &src) || !(c = making_call(&src, made)) || c->device[0] ||
         c->end_col < 1)
         return 0;
-    char expr[160];
+    char expr[160], arg[200];
     vw_device_expr(m, k, k->want, &made->site, expr, sizeof expr);
+    /* the argument as the language writes it (C++: the device as the factory's options, none already there) */
+    if (!vw_code_device_arg(m, &made->site, made->site.line, c->func, c->has_args, c->trailing_comma, expr, arg,
+                            sizeof arg))
+        return 0;
     at(fx, made);
     fx->replace = 1;
     struct vw_edit *e = &fx->edits[fx->nedits++];
     e->line = c->end_line;
     e->col = c->end_col - 1; /* before the closing parenthesis */
-    snprintf(e->text, sizeof e->text, "%sdevice=%.150s", c->has_args && !c->trailing_comma ? ", " : "", expr);
-    snprintf(fx->code, sizeof fx->code, "%s(..., device=%s)", c->func, expr);
+    snprintf(e->text, sizeof e->text, "%s", arg);
+    snprintf(fx->code, sizeof fx->code, "%s(..., %s)", c->func, arg + (arg[0] == ',' ? 2 : 0));
     evidence(fx, "made by %s without device=, at %s:%d", c->func, made->site.file, made->site.line);
     return 1;
 }
@@ -659,25 +664,29 @@ static int r_temporary(struct vw_model *m, const struct vw_case *k, struct vw_fi
         /* where the program holds it by a name (MEAN = torch.tensor(...).view(...)), the move goes after that
          * statement (never-moved): only temporaries all the way back */
         const struct vw_step *t = &o->chain[own];
-        if (!is_python(t) || !vw_src_at(m, t->site.file, t->site.line, &src) || src.binds[0] || src.binds_attr[0])
+        if (!has_code(m, t) || !vw_src_at(m, t->site.file, t->site.line, &src) || src.binds[0] || src.binds_attr[0])
             return 0;
         own++;
     }
     const struct vw_step *s = &o->chain[own];
-    if (s->origin != DTP_ORIGIN_FACTORY || !is_python(s) || !vw_src_at(m, s->site.file, s->site.line, &src)) return 0;
+    if (s->origin != DTP_ORIGIN_FACTORY || !has_code(m, s) || !vw_src_at(m, s->site.file, s->site.line, &src)) return 0;
     const struct vw_src_call *c = making_call(&src, s);
     struct vw_frame cb;
     if (!c || !c->temporary || c->device[0]) return 0;
     /* made in a function a library called back (a DataLoader's collate_fn): the batch goes to the device in
      * the program's loop, not in the loader (library-callback) */
     if (vw_fact_callback_caller(m, s, k->pystack, &cb)) return 0;
-    char d1[32], on[300], expr[160];
-    at(fx, s);
+    char d1[32], on[300], expr[160], arg[200];
     vw_device_expr(m, k, k->want, &s->site, expr, sizeof expr);
-    say(fx, "make %s on %s where it is made, inside the expression at %s:%d: %s(..., device=%s)",
-        called(o, on, sizeof on), dev_name(k->want, d1), s->site.file, s->site.line, c->func, expr);
+    /* the argument as the language writes it (C++: the device as the factory's options, none already there) */
+    if (!vw_code_device_arg(m, &s->site, s->site.line, c->func, c->has_args, c->trailing_comma, expr, arg, sizeof arg))
+        return 0;
+    const char *shown = arg + (arg[0] == ',' ? 2 : 0);
+    at(fx, s);
+    say(fx, "make %s on %s where it is made, inside the expression at %s:%d: %s(..., %s)", called(o, on, sizeof on),
+        dev_name(k->want, d1), s->site.file, s->site.line, c->func, shown);
     fx->replace = 1;
-    snprintf(fx->code, sizeof fx->code, "%s(..., device=%s)", c->func, expr);
+    snprintf(fx->code, sizeof fx->code, "%s(..., %s)", c->func, shown);
     evidence(fx, "made by %s, a temporary inside a larger expression", c->func);
     if (own) evidence(fx, "then %s", o->chain[0].what);
     evidence(fx, "never moved");
@@ -690,10 +699,13 @@ static int r_temporary(struct vw_model *m, const struct vw_case *k, struct vw_fi
         for (int i = 0; i < ls.ncalls && fx->nedits < (int)(sizeof fx->edits / sizeof fx->edits[0]); i++) {
             const struct vw_src_call *d = &ls.calls[i];
             if (strcmp(d->func, c->func) || !d->temporary || d->device[0] || d->end_col < 1) continue;
-            struct vw_edit *e = &fx->edits[fx->nedits++];
+            struct vw_edit *e = &fx->edits[fx->nedits];
+            if (!vw_code_device_arg(m, &s->site, l, d->func, d->has_args, d->trailing_comma, expr, e->text,
+                                    sizeof e->text))
+                continue;
+            fx->nedits++;
             e->line = d->end_line;
             e->col = d->end_col - 1; /* before the closing parenthesis */
-            snprintf(e->text, sizeof e->text, "%sdevice=%.150s", d->has_args && !d->trailing_comma ? ", " : "", expr);
             more += !(d->end_line == c->end_line && d->end_col == c->end_col);
         }
     }
@@ -754,6 +766,18 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
     const struct vw_step *made = &odd->chain[own];
     at(fx, made);
     fx->rule = "never-moved";
+    /* C++: made while constructing a module the program declares (its parameter): that module is moved */
+    struct vw_frame mat;
+    char mname[160];
+    if (derived < 0 && view < 0 && !is_python(made) &&
+        vw_code_module_move(m, k, made, &mat, mname, sizeof mname, fx->code, sizeof fx->code)) {
+        fx->rule = "module-never-moved";
+        at_frame(fx, &mat, made->seq);
+        say(fx, "move the module \"%s\" to %s once it is made: %s, made on %s when it was constructed, is still there",
+            mname, d1, on, d2);
+        evidence(fx, "made on %s by %s while the module \"%s\" was constructed, never moved", d2, made->what, mname);
+        return 1;
+    }
     const char *codename = odd->name;
     if (derived >= 0) {
         fx->rule = "derived-from-unmoved";
@@ -921,8 +945,8 @@ static int r_never_moved(struct vw_model *m, const struct vw_case *k, struct vw_
             /* or the one name its statement binds (data = data.view(...).contiguous() in a helper) */
             struct vw_src ms;
             const struct vw_src_call *mc;
-            if (!fx->code[0] && is_python(made) && vw_src_at(m, made->site.file, made->site.line, &ms) && ms.binds[0] &&
-                !strchr(ms.binds, ',') && (mc = making_call(&ms, made)) && !mc->temporary)
+            if (!fx->code[0] && has_code(m, made) && vw_src_at(m, made->site.file, made->site.line, &ms) &&
+                ms.binds[0] && !strchr(ms.binds, ',') && (mc = making_call(&ms, made)) && !mc->temporary)
                 code_for(m, k, fx, made, ms.binds);
         }
     }

@@ -149,7 +149,8 @@ static int library_module(const char *path) {
     const char *b = strrchr(path, '/');
     b = b ? b + 1 : path;
     if (hidden_module(path)) return 1;
-    for (int i = 0; names[i]; i++)
+    /* by name only a shared object: a program may be called libtorch_demo */
+    for (int i = 0; names[i] && strstr(b, ".so"); i++)
         if (!strncmp(b, names[i], strlen(names[i]))) return 1;
     for (int i = 0; dirs[i]; i++)
         if (!strncmp(path, dirs[i], strlen(dirs[i]))) return 1;

@@ -38,7 +38,7 @@ struct cf_local {
     int line;         /* DW_AT_decl_line */
     char name[64];
     int device;    /* its type is a device (dt_device, torch::Device) */
-    int module;    /* its type is a pointer to libdtrt's module (dt_module *) */
+    int module;    /* a module: 1 a torch::nn::Module, 2 a ModuleHolder (torch::nn::Linear), 3 libdtrt's dt_module * */
     int optimizer; /* its type is a pointer to libdtrt's optimizer (dt_optimizer *) */
 };
 
@@ -148,6 +148,36 @@ static int pointer_to(Dwarf_Die *var, const char *type) {
     return n && !strcmp(n, type);
 }
 
+/* Whether the type t (past qualifiers and typedefs) is a libtorch module: 2 when it is, or derives from, a
+ * torch::nn::ModuleHolder (moved with ->to), 1 when it derives from torch::nn::Module (moved with .to). */
+static int module_class(Dwarf_Die *t, int depth) {
+    Dwarf_Attribute a;
+    for (int i = 0; i < 8; i++) {
+        int tag = p_dwarf_tag(t);
+        if (tag != DW_TAG_const_type && tag != DW_TAG_volatile_type && tag != DW_TAG_typedef) break;
+        if (!p_dwarf_attr_integrate(t, DW_AT_type, &a) || !p_dwarf_formref_die(&a, t)) return 0;
+    }
+    if (p_dwarf_tag(t) != DW_TAG_class_type && p_dwarf_tag(t) != DW_TAG_structure_type) return 0;
+    const char *n = die_name(t);
+    if (n && !strncmp(n, "ModuleHolder<", 13)) return 2;
+    if (depth > 0 && n && !strcmp(n, "Module")) return 1;
+    Dwarf_Die c, b;
+    if (depth > 8 || p_dwarf_child(t, &c) != 0) return 0;
+    int found = 0;
+    do
+        if (p_dwarf_tag(&c) == DW_TAG_inheritance && p_dwarf_attr_integrate(&c, DW_AT_type, &a) &&
+            p_dwarf_formref_die(&a, &b))
+            found = module_class(&b, depth + 1);
+    while (!found && p_dwarf_siblingof(&c, &c) == 0);
+    return found;
+}
+
+static int module_type(Dwarf_Die *var) {
+    Dwarf_Attribute a;
+    Dwarf_Die t;
+    return p_dwarf_attr_integrate(var, DW_AT_type, &a) && p_dwarf_formref_die(&a, &t) ? module_class(&t, 0) : 0;
+}
+
 /* The functions and variables under die, in the program's files. */
 static void walk(struct cf_state *s, Dwarf_Die *die, int depth) {
     Dwarf_Die c;
@@ -167,7 +197,7 @@ static void walk(struct cf_state *s, Dwarf_Die *die, int depth) {
                     }
                     struct cf_local *l = &s->locals[s->nlocals++];
                     l->file = s->files[fi], l->line = line, l->device = device_type(&c);
-                    l->module = pointer_to(&c, "dt_module");
+                    l->module = pointer_to(&c, "dt_module") ? 3 : module_type(&c);
                     l->optimizer = pointer_to(&c, "dt_optimizer");
                     snprintf(l->name, sizeof l->name, "%s", name);
                 } else if (tag == DW_TAG_subprogram && !p_dwarf_hasattr(&c, DW_AT_declaration) && s->nfuncs < 65536) {
@@ -459,6 +489,16 @@ static const char *close_of(const char *p, const char *e) {
     return NULL;
 }
 
+/* The bracket that opens the one closing at p, scanning back to b; NULL if none. */
+static const char *open_of(const char *p, const char *b) {
+    int d = 0;
+    for (; p >= b; p--) {
+        if (*p == ')' || *p == ']' || *p == '}') d++;
+        if ((*p == '(' || *p == '[' || *p == '{') && --d == 0) return p;
+    }
+    return NULL;
+}
+
 static int known_device(struct cf_state *s, const char *file, const char *name) {
     for (int i = 0; i < s->nlocals; i++)
         if (s->locals[i].device && s->locals[i].file == file && !strcmp(s->locals[i].name, name)) return 1;
@@ -489,6 +529,9 @@ static void calls_of(struct cf_state *s, const struct cf_text *t, const char *fi
                 q--;
             else if (q - 1 > c + st->start && q[-1] == '>' && q[-2] == '-')
                 q -= 2;
+            else if (q > c + st->start && q < fe && (*q == '.' || *q == '-') && q[-1] == ')' &&
+                     open_of(q - 1, c + st->start) > c + st->start)
+                q = open_of(q - 1, c + st->start); /* a method of a call's result: torch::tensor(...).view */
             else
                 break;
         }
@@ -499,7 +542,7 @@ static void calls_of(struct cf_state *s, const struct cf_text *t, const char *fi
         if (skip || isdigit((unsigned char)*q)) continue;
         const char *close = close_of(p, e);
         if (!close) continue;
-        char func[128], args[1024], dev[128] = "", text[160], v[1400];
+        char func[256], args[1024], dev[128] = "", text[160], v[1400];
         squeeze(q, fe, func, sizeof func);
         /* its arguments, split at top-level commas; from the original text */
         const char *o = t->src;
@@ -557,8 +600,11 @@ static void calls_of(struct cf_state *s, const struct cf_text *t, const char *fi
         }
         int end_col = 0;
         for (const char *b = close; b > c && b[-1] != '\n'; b--) end_col++;
-        snprintf(v, sizeof v, "%s\t%s\t%d\t%d\t%d\t%d", func, dev, q - c != whole, t->line_at[close - c], end_col + 1,
-                 nargs > 0);
+        /* the whole value ends the statement: in torch::tensor(...).view(...) the receiver's call is a temporary */
+        const char *after = close + 1;
+        while (after < e && isspace((unsigned char)*after)) after++;
+        snprintf(v, sizeof v, "%s\t%s\t%d\t%d\t%d\t%d", func, dev, q - c != whole || after != e - 1,
+                 t->line_at[close - c], end_col + 1, nargs > 0);
         fact(file, line, DT_FACT_CALL, v);
         fact(file, line, DT_FACT_CALL_ARGS, args);
     }
@@ -588,6 +634,8 @@ static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *
             returns = 1;
             const char *r = p + 6;
             squeeze(t->src + (r - c), t->src + (e - 1 - c), ret, sizeof ret);
+            while (r < e && isspace((unsigned char)*r)) r++;
+            whole = (int)(r - c); /* a call that is the whole value returned is no temporary, as in Python */
         } else if (eq) {
             const char *l = eq;
             if (l > p && strchr("+-*/%&|^", l[-1])) l--;
@@ -632,10 +680,18 @@ static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *
             while (f < e && (is_ident(*f) || *f == '.' || *f == ':' || (*f == '-' && f[1] == '>') || *f == '>')) f++;
             while (f < e && isspace((unsigned char)*f)) f++;
             const char *cl = f < e && *f == '(' ? close_of(f, e) : NULL;
-            if (cl) {
+            while (cl) {
                 const char *after = cl + 1;
                 while (after < e && isspace((unsigned char)*after)) after++;
                 if (after == e - 1 && f > v) whole = (int)(v - c);
+                if (*after != '.' && !(*after == '-' && after[1] == '>')) break;
+                /* a method of the call's result: torch::tensor(...).view(...) is one call too */
+                for (f = after + 1 + (*after == '-'); f < e && isspace((unsigned char)*f); f++) {
+                }
+                const char *id = f;
+                while (f < e && is_ident(*f)) f++;
+                while (f < e && isspace((unsigned char)*f)) f++;
+                cl = f > id && f < e && *f == '(' ? close_of(f, e) : NULL;
             }
             snprintf(kind, sizeof kind, "%s", whole >= 0 ? "call" : "other");
         } else {
@@ -648,7 +704,11 @@ static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *
         if (l->file != file || l->line < st->first || l->line > st->last) continue;
         add_name(binds, sizeof binds, l->name);
         if (l->device && !devvar[0]) snprintf(devvar, sizeof devvar, "%s", l->name);
-        if (l->module) add_name(modvar, sizeof modvar, l->name);
+        if (l->module) {
+            char held[72];
+            snprintf(held, sizeof held, "%s%s", l->name, l->module == 2 ? "->" : ""); /* a holder: model->to */
+            add_name(modvar, sizeof modvar, held);
+        }
         if (l->optimizer) add_name(optvar, sizeof optvar, l->name);
         if (!kind[0]) snprintf(kind, sizeof kind, "other");
     }
