@@ -1,6 +1,6 @@
 /* A C program on libdtrt whose first device mismatch makes the tracer write its source facts
- * (tracer/cfacts.c); tests/c_facts_check.sh compares them with the lines below, which it names by number:
- * keep the line numbers when editing. */
+ * (tracer/front/cfacts.c); tests/c_facts_check.sh compares them with the lines below, which it names by number:
+ * keep the line numbers when editing (hence no clang-format). */ /* clang-format off */
 #include <devtrace/dt.h>
 #include <stdio.h>
 #include <stdlib.h>

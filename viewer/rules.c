@@ -526,7 +526,9 @@ static int r_peer_same_source(struct vw_model *m, const struct vw_case *k, struc
         if (!shared) continue;
         at(fx, pa);
         say(fx, "move %s to %s where its peer \"%s\" is moved", called(odd, on, sizeof on), dev_name(k->want, d1),
-            p->name[0] ? p->name : p->src_name[0] ? p->src_name : p->arg);
+            p->name[0]       ? p->name
+            : p->src_name[0] ? p->src_name
+                             : p->arg);
         evidence(fx, "the peer '%s' was copied to %s from a tensor made on the same line", p->arg, d1);
         code_for_odd(m, k, fx, odd->name);
         return 1;
