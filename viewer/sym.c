@@ -93,7 +93,7 @@ static struct mod *module_at(struct vw_sym *s, uint64_t ip, int64_t seq) {
         struct mod *m = &s->m[i];
         if (ip < m->start || ip >= m->end) continue;
         if (m->unloaded && seq >= m->unloaded) continue;
-        if (seq && m->loaded > seq + 1) {
+        if (seq && seq < INT64_MAX && m->loaded > seq + 1) { /* seq from a trace: any value */
             if (!later || m->loaded < later->loaded) later = m;
             continue;
         }
