@@ -34,16 +34,20 @@ static int fact_value(struct vw_model *m, const char *file, int line, const char
     return found;
 }
 
-/* Whether `name` is one of the module_var names (comma-separated) of a statement of `file`. */
-static int is_module_var(struct vw_model *m, const char *file, const char *name) {
+/* Whether some statement of file has `key` (module_var, optimizer_var, device_var) naming `name` (a
+ * module holder's as NAME->). */
+static int is_var_of(struct vw_model *m, const char *file, const char *key, const char *name) {
     if (!m->have_facts || !file || !file[0] || !name[0]) return 0;
     sqlite3_stmt *st = vw_prep(
-        m->t, "SELECT 1 FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN strings k ON "
-              "k.id = f.key AND k.text = '" DT_FACT_MODULE_VAR "' JOIN strings v ON v.id = "
-              "f.value WHERE instr(',' || v.text || ',', ',' || ?2 || ',') > 0 AND " CODE_FILE_MATCH " LIMIT 1");
+        m->t,
+        "SELECT 1 FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN strings k ON "
+        "k.id = f.key AND k.text = ?3 JOIN strings v ON v.id = f.value WHERE "
+        "(instr(',' || v.text || ',', ',' || ?2 || ',') > 0 OR instr(',' || v.text || ',', ',' || ?2 || '->,') > 0) "
+        "AND " CODE_FILE_MATCH " LIMIT 1");
     if (!st) return 0;
     sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
     int found = sqlite3_step(st) == SQLITE_ROW;
     sqlite3_finalize(st);
     return found;
@@ -57,6 +61,19 @@ const char *vw_code_module_var(struct vw_model *m, const struct vw_frame *site, 
         return buf;
     snprintf(buf, size, "%s", v);
     return buf;
+}
+
+/* The current row's `args` fact (FUNC \t ARG0 \t ARG1 ...) copied into v and split in place into field[]
+ * (FUNC first); how many fields. */
+static int args_fields(sqlite3_stmt *st, char *v, size_t vsize, char **field, int max) {
+    int nf = 0;
+    snprintf(v, vsize, "%s", sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "");
+    for (char *p = v, *tab; nf < max && p; p = tab ? tab + 1 : NULL) {
+        tab = strchr(p, '\t');
+        if (tab) *tab = 0;
+        field[nf++] = p;
+    }
+    return nf;
 }
 
 enum vw_lang vw_code_lang(struct vw_model *m, const struct vw_frame *site) {
@@ -97,7 +114,7 @@ int vw_code_move(struct vw_model *m, const struct vw_frame *site, const char *na
     case VW_LANG_PYTHON: snprintf(out, size, "%.200s = %.200s.to(%.150s)", name, name, expr); return 1;
     case VW_LANG_C:
         /* a module (a local of type dt_module *, as DWARF says) moves in place, its parameters with it */
-        if (is_module_var(m, site->file, name)) {
+        if (is_var_of(m, site->file, DT_FACT_MODULE_VAR, name)) {
             snprintf(out, size, "dt_module_to(%.200s, %.150s);", name, expr);
             return 1;
         }
@@ -153,13 +170,7 @@ const char *vw_code_operand_name(struct vw_model *m, const struct vw_case *k, co
     while (!found && sqlite3_step(st) == SQLITE_ROW) {
         /* FUNC \t ARG0 \t ARG1 ... */
         char v[1400], *field[17];
-        int nf = 0, method;
-        snprintf(v, sizeof v, "%s", sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "");
-        for (char *p = v, *tab; nf < 17 && p; p = tab ? tab + 1 : NULL) {
-            tab = strchr(p, '\t');
-            if (tab) *tab = 0;
-            field[nf++] = p;
-        }
+        int method, nf = args_fields(st, v, sizeof v, field, 17);
         if (!call_is_op(field[0], k->opname, &method)) continue;
         char recv[256] = "";
         if (method) { /* x.add(y): operand 0 is the receiver */
@@ -214,12 +225,7 @@ static int call_args_at(struct vw_model *m, const char *file, int line, const ch
     sqlite3_bind_int(st, 2, line);
     int nf = 0;
     while (!nf && sqlite3_step(st) == SQLITE_ROW) {
-        snprintf(v, vsize, "%s", sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "");
-        for (char *p = v, *tab; nf < max && p; p = tab ? tab + 1 : NULL) {
-            tab = strchr(p, '\t');
-            if (tab) *tab = 0;
-            field[nf++] = p;
-        }
+        nf = args_fields(st, v, vsize, field, max);
         if (strcmp(field[0], func)) nf = 0;
     }
     sqlite3_finalize(st);
@@ -336,23 +342,6 @@ int vw_code_register_field(struct vw_model *m, const struct vw_frame *made, stru
     return 1;
 }
 
-/* Whether some statement of file has `key` (module_var, optimizer_var, device_var) naming `name`. */
-static int is_var_of(struct vw_model *m, const char *file, const char *key, const char *name) {
-    sqlite3_stmt *st = vw_prep(
-        m->t,
-        "SELECT 1 FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN strings k ON "
-        "k.id = f.key AND k.text = ?3 JOIN strings v ON v.id = f.value WHERE "
-        "(instr(',' || v.text || ',', ',' || ?2 || ',') > 0 OR instr(',' || v.text || ',', ',' || ?2 || '->,') > 0) "
-        "AND " CODE_FILE_MATCH " LIMIT 1");
-    if (!st) return 0;
-    sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
-    int found = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return found;
-}
-
 const char *vw_code_operand_binding(struct vw_model *m, const struct vw_case *k, const struct vw_operand *o,
                                     struct vw_frame *at, char *buf, size_t size) {
     buf[0] = 0;
@@ -374,13 +363,7 @@ const char *vw_code_operand_binding(struct vw_model *m, const struct vw_case *k,
     int n = 0, bound_at = 0;
     while (n < 2 && sqlite3_step(st) == SQLITE_ROW) {
         char v[1400], *field[17];
-        int nf = 0;
-        snprintf(v, sizeof v, "%s", sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "");
-        for (char *p = v, *tab; nf < 17 && p; p = tab ? tab + 1 : NULL) {
-            tab = strchr(p, '\t');
-            if (tab) *tab = 0;
-            field[nf++] = p;
-        }
+        int nf = args_fields(st, v, sizeof v, field, 17);
         for (int i = 1; i < nf && n < 2; i++) {
             const char *a = field[i];
             if (!ident(a) || !strcmp(a, buf) || is_var_of(m, call->file, DT_FACT_MODULE_VAR, a) ||
