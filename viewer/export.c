@@ -92,7 +92,9 @@ static void cev_add(struct cevs *c, int64_t tid, int64_t ts, int64_t dur, char *
         }
         c->v = v, c->cap = cap;
     }
-    c->v[c->n] = (struct cev){tid, ts, dur < 0 ? 0 : dur, (int64_t)c->n, body};
+    if (dur < 0) dur = 0;
+    if (ts > 0 && dur > INT64_MAX - ts) dur = INT64_MAX - ts; /* times from a trace: any value; ts + dur must hold */
+    c->v[c->n] = (struct cev){tid, ts, dur, (int64_t)c->n, body};
     c->n++;
 }
 
