@@ -1,0 +1,86 @@
+/* The op families: which named ops move a tensor, copy into one, initialize a parameter in place, make a tensor
+ * and take device=, index, read values back to the host, or construct a tensor the legacy way. One table, read
+ * by the producers (the PyTorch adapter gets it through its extension, _probes.c: OPS_<FAMILY> tuples) and by
+ * the viewer (C lookups, or SQL lists made from the same macros), so that no second copy of a list of op
+ * names exists. It says what a name is; what a rule concludes from it is the reader's. */
+#ifndef DEVTRACE_OP_FAMILIES_H
+#define DEVTRACE_OP_FAMILIES_H
+
+#include <string.h>
+
+/* One family per X-macro; each row is X(name), the op's name as the producers record it (PyTorch's function or
+ * method name; an aten:: prefix is the reader's to strip). A name may be in several families. */
+
+/* Moves: a tensor method returning the tensor on another device (the same tensor when already there). */
+#define DT_OPS_MOVE(X) X("to") X("cpu") X("cuda") X("type") X("mps") X("xpu")
+
+/* Copies between devices that are not moves: into an existing tensor, or aten's own copy and data swap. */
+#define DT_OPS_COPY(X) X("copy_") X("_to_copy") X("set_data")
+
+/* In-place initializers: what a module's construction runs on its parameters, on whatever device it is built on
+ * (torch.nn.init and Tensor's random and fill methods). */
+#define DT_OPS_INIT(X)                                                                                                 \
+    X("uniform_") X("normal_") X("fill_") X("zero_") X("random_") X("bernoulli_") X("exponential_") X("cauchy_")      \
+    X("log_normal_") X("geometric_") X("kaiming_uniform_") X("kaiming_normal_") X("xavier_uniform_")                  \
+    X("xavier_normal_") X("trunc_normal_") X("orthogonal_") X("constant_") X("ones_") X("zeros_") X("eye_")          \
+    X("dirac_")
+
+/* Factories: functions that make a tensor from no tensor operand and take device= (torch.zeros(n, device=d)). */
+#define DT_OPS_FACTORY(X)                                                                                              \
+    X("zeros") X("ones") X("empty") X("full") X("rand") X("randn") X("randint") X("randperm") X("arange")             \
+    X("range") X("linspace") X("logspace") X("eye") X("tensor") X("as_tensor") X("asarray") X("scalar_tensor")       \
+    X("empty_strided") X("zeros_like") X("ones_like") X("empty_like") X("full_like") X("rand_like")                  \
+    X("randn_like") X("randint_like") X("frombuffer") X("complex") X("polar") X("tril_indices")                      \
+    X("triu_indices") X("sparse_coo_tensor") X("sparse_csr_tensor") X("bartlett_window") X("blackman_window")        \
+    X("hamming_window") X("hann_window") X("kaiser_window") X("normal") X("poisson") X("bernoulli")                  \
+    X("multinomial")
+
+/* Indexing: a cpu integer index may index a tensor on any device (PyTorch's device rule for these). */
+#define DT_OPS_INDEX(X)                                                                                                \
+    X("__getitem__") X("__setitem__") X("index") X("index_put") X("index_put_") X("_index_put_impl_")
+
+/* Reads: values copied back to the host (a transfer of kind DTP_TRANSFER_READ, no tensor made). */
+#define DT_OPS_READ(X)                                                                                                 \
+    X("item") X("tolist") X("numpy") X("__bool__") X("__float__") X("__int__") X("__index__") X("__complex__")
+
+/* Legacy typed constructors: <kind>Tensor, as torch.<kind>Tensor and torch.cuda.<kind>Tensor, which no
+ * function mode sees (the producer records them as factories named by their dotted name). */
+#define DT_OPS_LEGACY_CTOR(X)                                                                                          \
+    X("Float") X("Double") X("Half") X("BFloat16") X("Long") X("Int") X("Short") X("Char") X("Byte") X("Bool")
+
+/* F(NAME, bit, rows): every family, for a reader that iterates them (the extension's OPS_<NAME> tuples). */
+#define DT_OP_FAMILIES(F)                                                                                              \
+    F(MOVE, 0x01, DT_OPS_MOVE)                                                                                         \
+    F(COPY, 0x02, DT_OPS_COPY)                                                                                         \
+    F(INIT, 0x04, DT_OPS_INIT)                                                                                         \
+    F(FACTORY, 0x08, DT_OPS_FACTORY)                                                                                   \
+    F(INDEX, 0x10, DT_OPS_INDEX)                                                                                       \
+    F(READ, 0x20, DT_OPS_READ)                                                                                         \
+    F(LEGACY_CTOR, 0x40, DT_OPS_LEGACY_CTOR)
+
+enum dt_op_family {
+#define DT_OPF_ENUM_(name, bit, rows) DT_OPF_##name = bit,
+    DT_OP_FAMILIES(DT_OPF_ENUM_)
+#undef DT_OPF_ENUM_
+};
+
+/* A family's names as the items of an SQL list: `s.text IN (DT_OPS_SQL(DT_OPS_MOVE))` is
+ * `s.text IN ('to', 'cpu', ..., '')`; the closing '' (no op has an empty name) ends the list. */
+#define DT_OPS_SQL_ITEM_(n) "'" n "', "
+#define DT_OPS_SQL(rows)    rows(DT_OPS_SQL_ITEM_) "''"
+
+/* The families (enum dt_op_family bits) of the op called name, 0 for none; an "aten::" prefix is skipped. */
+static inline unsigned dt_op_families_of(const char *name) {
+    if (!name) return 0;
+    if (!strncmp(name, "aten::", 6)) name += 6;
+    unsigned f = 0;
+#define DT_OPF_TEST_(n) || !strcmp(name, n)
+#define DT_OPF_FAMILY_(fam, bit, rows)                                                                                 \
+    if (0 rows(DT_OPF_TEST_)) f |= bit;
+    DT_OP_FAMILIES(DT_OPF_FAMILY_)
+#undef DT_OPF_FAMILY_
+#undef DT_OPF_TEST_
+    return f;
+}
+
+#endif /* DEVTRACE_OP_FAMILIES_H */
