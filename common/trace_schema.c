@@ -21,7 +21,9 @@ TS_TABLES(TS_T_COLDATA_)
                   .ncols = TS_##t##_NCOLS},
 const struct ts_table ts_tables[TS_NTABLES] = {TS_TABLES(TS_T_DATA_)};
 
-int ts_table_since(enum ts_table_id table) { return table == TS_T_source_facts ? 10 : TS_SCHEMA_MIN_VERSION; }
+int ts_table_since(enum ts_table_id table) {
+    return table == TS_T_roles ? 11 : table == TS_T_source_facts ? 10 : TS_SCHEMA_MIN_VERSION;
+}
 
 int ts_create_sql(char *buf, int size) {
     int n = 0;

@@ -12,11 +12,14 @@
 /* PRAGMA application_id of a trace ("DTRC") and PRAGMA user_version: the
  * schema version, bumped on any change to the tables below, their meaning
  * or the views'. 10: source_facts (and its view source_facts_v).
+ * 11: roles (and v_roles): a tensor's role recorded by its producer
+ * (dtp_tensor_role, probe ABI 4), such as an optimizer's state of a
+ * parameter, which older traces say only by a name prefix.
  * The viewer reads versions TS_SCHEMA_MIN_VERSION to TS_SCHEMA_VERSION: a
  * table added since (ts_table_since) is absent from an older trace, whose
  * other tables are as described. */
 #define TS_APPLICATION_ID     0x44545243
-#define TS_SCHEMA_VERSION     10
+#define TS_SCHEMA_VERSION     11
 #define TS_SCHEMA_MIN_VERSION 9
 
 /* ---------------------------------------------------------------- checks */
@@ -79,7 +82,8 @@ enum ts_check {
     T(throw_sites, "throw site", "", "", NULL, 0)                                                                      \
     T(kinds, "event kind", "", "", NULL, 0)                                                                            \
     T(source_facts, "source fact", "PRIMARY KEY(file, line, key, value)", "WITHOUT ROWID",                             \
-      "'file ' || file || ' line ' || line || ' key ' || key", 0)
+      "'file ' || file || ' line ' || line || ' key ' || key", 0)                                                     \
+    T(roles, "tensor role", "", "", NULL, 0)
 
 /* ---------------------------------------------------------------- columns */
 
@@ -293,6 +297,16 @@ enum ts_check {
 
 /* Since schema 10: what the producer knows of the program's source (see
  * the DT_FACT_* keys below), each fact once. */
+/* A tensor's role (common/vocab.h's DT_TENSOR_ROLES): seq of its record, the tensor, the role, the tensor it
+ * is a role of (the parameter of an optimizer's state; NULL when none), and which of its kind (the state's
+ * key). Roles the writer does not know are not written. */
+#define TS_COLUMNS_roles(C)                                                                                            \
+    C(roles, seq, "INTEGER PRIMARY KEY", TS_NOCHECK)                                                                   \
+    C(roles, tensor, "INTEGER", TS_NOCHECK)                                                                            \
+    C(roles, role, "INTEGER NOT NULL", TS_IN(1, 1))                                                                    \
+    C(roles, of_tensor, "INTEGER", TS_NOCHECK)                                                                         \
+    C(roles, key, "INTEGER", TS_REFS(strings))
+
 #define TS_COLUMNS_source_facts(C)                                                                                     \
     C(source_facts, file, "INTEGER", TS_REFS(strings))                                                                 \
     C(source_facts, line, "INTEGER", TS_NONNEG)                                                                        \

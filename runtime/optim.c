@@ -125,12 +125,15 @@ void dt_optimizer_zero_grad(dt_optimizer *o) {
     dt__op_end(&c, 0, 0, NULL);
 }
 
-/* Names state tensor t "optimizer.state.<param>.<key>". */
-static void name_state(dt_tensor *t, const char *param, const char *key) {
-    size_t len = strlen(param) + strlen(key) + 20;
+/* State tensor t of s's parameter: its role as a fact (dtp_tensor_role: the optimizer state of that
+ * parameter's tensor, under key), which is what a reader decides on, and its name for people,
+ * "optimizer.state.<param>.<key>". */
+static void name_state(dt_tensor *t, const struct param_state *s, const char *key) {
+    dtp_tensor_role(t->id, DTP_ROLE_OPTIMIZER_STATE, s->p->id, key);
+    size_t len = strlen(s->name) + strlen(key) + 20;
     char *name = malloc(len);
     if (!name) return;
-    snprintf(name, len, "optimizer.state.%s.%s", param, key);
+    snprintf(name, len, "optimizer.state.%s.%s", s->name, key);
     dt_set_name(t, name);
     free(name);
 }
@@ -139,7 +142,7 @@ static void name_state(dt_tensor *t, const char *param, const char *key) {
 static int lazy(struct param_state *s, int k, const char *key, dt_tensor *t) {
     if (!t) return -1;
     s->s[k] = t;
-    name_state(t, s->name, key);
+    name_state(t, s, key);
     return 0;
 }
 
@@ -286,7 +289,7 @@ int dt_optimizer_load_state_dict(dt_optimizer *o, const dt_state_dict *sd) {
             for (int k = 0; k < NSTATE; k++) {
                 dt_free(o->ps[i].s[k]);
                 o->ps[i].s[k] = fresh[i * NSTATE + k];
-                if (o->ps[i].s[k]) name_state(o->ps[i].s[k], o->ps[i].name, state_keys[o->kind][k]);
+                if (o->ps[i].s[k]) name_state(o->ps[i].s[k], &o->ps[i], state_keys[o->kind][k]);
             }
     else
         for (int i = 0; i < o->n * NSTATE; i++) dt_free(fresh[i]);

@@ -57,3 +57,9 @@ DTP_EXPORT void dtp_source_fact(const char *file, int32_t line, const char *key,
     (void)key;
     (void)value;
 }
+DTP_EXPORT void dtp_tensor_role(uint64_t id, int32_t role, uint64_t of, const char *key) {
+    (void)id;
+    (void)role;
+    (void)of;
+    (void)key;
+}

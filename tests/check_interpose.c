@@ -9,7 +9,7 @@
  * output and exit status are compared with an untraced run's. */
 #include "testutil.h"
 #include "tracetest.h"
-#include "tr_impl.h"
+#include "mismatch.h"
 
 #define FAKE_ENV "LD_LIBRARY_PATH=" FAKE_CUDART_DIR
 
@@ -210,9 +210,9 @@ START_TEST(test_mismatch_messages_parsed) {
          "cuda:0",
          "cpu", "cuda:0", "input"},
     };
-    struct tr_mismatch m;
+    struct dt_mismatch m;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        ck_assert_msg(tr_parse_mismatch(cases[i].msg, strlen(cases[i].msg), &m), "not recognised: %s", cases[i].msg);
+        ck_assert_msg(dt_parse_mismatch(cases[i].msg, strlen(cases[i].msg), &m), "not recognised: %s", cases[i].msg);
         ck_assert_str_eq(m.a, cases[i].a);
         ck_assert_str_eq(m.b, cases[i].b);
         ck_assert_str_eq(m.arg, cases[i].arg);
@@ -225,11 +225,11 @@ START_TEST(test_mismatch_messages_parsed) {
         "Expected object of device type cuda but got",
     };
     for (size_t i = 0; i < sizeof not_mismatch / sizeof not_mismatch[0]; i++)
-        ck_assert_msg(!tr_parse_mismatch(not_mismatch[i], strlen(not_mismatch[i]), &m), "taken as a mismatch: %s",
+        ck_assert_msg(!dt_parse_mismatch(not_mismatch[i], strlen(not_mismatch[i]), &m), "taken as a mismatch: %s",
                       not_mismatch[i]);
     /* bounded by len: a message cut right after the first device is not read past */
     const char *cut = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!";
-    ck_assert(!tr_parse_mismatch(cut, strlen(cut) - 9, &m));
+    ck_assert(!dt_parse_mismatch(cut, strlen(cut) - 9, &m));
 }
 END_TEST
 
@@ -312,8 +312,8 @@ START_TEST(test_mismatch_table_parsed) {
         size_t w = 0;
         while (w < nwant && strcmp(want[w].name, col[0]) != 0) w++;
         ck_assert_msg(w < nwant, "row %s has no expectation in this test", col[0]);
-        struct tr_mismatch m;
-        ck_assert_msg(tr_parse_mismatch(col[4], strlen(col[4]), &m), "%s not recognised: %s", col[0], col[4]);
+        struct dt_mismatch m;
+        ck_assert_msg(dt_parse_mismatch(col[4], strlen(col[4]), &m), "%s not recognised: %s", col[0], col[4]);
         const char *peers = strcmp(want[w].odd, "cpu") == 0 ? "cuda:0" : "cpu";
         ck_assert_msg(strcmp(m.a, want[w].odd) == 0 && strcmp(m.b, peers) == 0 && strcmp(m.arg, want[w].arg) == 0,
                       "%s: got odd %s, peers %s, arg '%s'; want %s, %s, '%s'", col[0], m.a, m.b, m.arg, want[w].odd,
@@ -346,9 +346,9 @@ START_TEST(test_mismatch_checks_parsed) {
          "cuda:0", "other"},
         {"Expected a 'cuda' device type for generator but found 'cpu'", "cpu", "cuda", "generator"},
     };
-    struct tr_mismatch m;
+    struct dt_mismatch m;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        ck_assert_msg(tr_parse_mismatch(cases[i].msg, strlen(cases[i].msg), &m), "not recognised: %s", cases[i].msg);
+        ck_assert_msg(dt_parse_mismatch(cases[i].msg, strlen(cases[i].msg), &m), "not recognised: %s", cases[i].msg);
         ck_assert_str_eq(m.a, cases[i].a);
         ck_assert_str_eq(m.b, cases[i].b);
         ck_assert_str_eq(m.arg, cases[i].arg);
@@ -360,7 +360,7 @@ START_TEST(test_mismatch_checks_parsed) {
         "expected scalar type Float but found Double",
     };
     for (size_t i = 0; i < sizeof not_mismatch / sizeof not_mismatch[0]; i++)
-        ck_assert_msg(!tr_parse_mismatch(not_mismatch[i], strlen(not_mismatch[i]), &m), "taken as a mismatch: %s",
+        ck_assert_msg(!dt_parse_mismatch(not_mismatch[i], strlen(not_mismatch[i]), &m), "taken as a mismatch: %s",
                       not_mismatch[i]);
 }
 END_TEST

@@ -29,7 +29,7 @@ START_TEST(test_probes_become_rows) {
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d, stderr: %s", st, err_buf);
     sqlite3 *db = open_trace("t.db");
     ck_assert_str_eq(q_text(db, "PRAGMA integrity_check"), "ok");
-    ck_assert_int_eq(q_int(db, "PRAGMA user_version"), 10);
+    ck_assert_int_eq(q_int(db, "PRAGMA user_version"), 11);
     ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='complete'"), 1);
     ck_assert(strstr(q_text(db, "SELECT value FROM meta WHERE key='argv'"), "\"basic\"") != NULL);
     ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='events_dropped'"), 0);
@@ -752,13 +752,17 @@ START_TEST(test_source_facts) {
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d, stderr: %s", st, err_buf);
     ck_assert_str_eq(out_buf, "facts done\n");
     sqlite3 *db = open_trace("f.db");
-    ck_assert_int_eq(q_int(db, "PRAGMA user_version"), 10);
+    ck_assert_int_eq(q_int(db, "PRAGMA user_version"), 11);
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM source_facts"), 6);
     ck_assert_str_eq(q_text(db, "SELECT group_concat(line || ' ' || key || '=' || value, '|') FROM (SELECT * FROM "
                                 "source_facts_v WHERE file = 'prog.py' ORDER BY line, key, value)"),
                      "0 sha256=00ff|3 call=torch.ones\t\t1\t3\t20\t1|3 call=x.to\tdevice\t0\t4\t9\t1|3 stmt=3 "
                      "4|4 stmt=3 4");
     ck_assert_str_eq(q_text(db, "SELECT value FROM source_facts_v WHERE file = 'lib/other.py' AND line = 3"), "3 3");
+    /* roles (probe ABI 4): the known one, as ids; the unknown role and the call without a tensor left out */
+    ck_assert_int_eq(q_int(db, "SELECT count(*) FROM roles"), 1);
+    ck_assert_str_eq(q_text(db, "SELECT role || ' ' || key || ' ' || (of_tensor = tensor - 1) FROM v_roles"),
+                     "optimizer_state exp_avg 1");
     /* the file, the key and the value are interned: one string each */
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM strings WHERE text IN ('prog.py', 'stmt', '3 4')"), 3);
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM source_facts_v WHERE line = 1 OR line < 0"), 0);
@@ -772,7 +776,8 @@ START_TEST(test_source_facts) {
     snprintf(cmd, sizeof cmd, "cp %s/f.db %s/v9.db && cp %s/f.db %s/nofacts.db && cp %s/f.db %s/badfact.db", dir, dir,
              dir, dir, dir, dir);
     ck_assert_int_eq(system(cmd), 0);
-    exec_db("v9.db", "DROP VIEW source_facts_v; DROP TABLE source_facts; PRAGMA user_version = 9;");
+    exec_db("v9.db", "DROP VIEW v_roles; DROP TABLE roles; DROP VIEW source_facts_v; DROP TABLE source_facts; "
+                     "PRAGMA user_version = 9;");
     const char *const old[] = {DEVTRACE_CLI, "tensors", "v9.db", NULL};
     st = run(0, NULL, old);
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, err_buf);
@@ -781,7 +786,7 @@ START_TEST(test_source_facts) {
     const char *const nofacts[] = {DEVTRACE_CLI, "tensors", "nofacts.db", NULL};
     st = run(0, NULL, nofacts);
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2 &&
-                      strstr(err_buf, "damaged trace: no table source_facts (a version 10 trace has one)"),
+                      strstr(err_buf, "damaged trace: no table source_facts (a version 11 trace has one)"),
                   "status %d: %s", st, err_buf);
     exec_db("badfact.db", "UPDATE source_facts SET value = 987654 WHERE line = 4;");
     const char *const bad[] = {DEVTRACE_CLI, "tensors", "badfact.db", NULL};

@@ -467,6 +467,12 @@ int main(int argc, char **argv) {
         dtp_source_fact("prog.py", -1, "stmt", "1 1");
         dtp_source_fact("prog.py", 1, NULL, "1 1");
         dtp_source_fact("prog.py", 1, "stmt", NULL);
+        /* roles (ABI 4): one known, one this tracer does not know (skipped), one of no tensor (ignored) */
+        dt_tensor *param = dt_zeros(DT_SHAPE(2), DT_F32, dt_cpu_device()), *state = dt_zeros_like(param);
+        dtp_tensor_role(dt_id(state), DTP_ROLE_OPTIMIZER_STATE, dt_id(param), "exp_avg");
+        dtp_tensor_role(dt_id(state), 99, dt_id(param), "future");
+        dtp_tensor_role(0, DTP_ROLE_OPTIMIZER_STATE, dt_id(param), "none");
+        dt_free(param), dt_free(state);
         printf("facts done\n");
     } else if (strcmp(mode, "burst") == 0) {
         named("burst", argc > 2 ? atoi(argv[2]) : 100000);

@@ -38,9 +38,11 @@ extern "C" {
  * bool (libtorch, PyTorch), dtp_stack_policy() (the PyTorch adapter).
  * 3: dtp_source_fact() (facts about the program's source, from the
  * producer that knows its language).
+ * 4: dtp_tensor_role() (what a tensor is to the program: an optimizer's
+ * state of a parameter, recorded as a fact instead of a naming convention).
  * A tracer of version N accepts runtimes of versions 1 to N, whose calls
  * are a subset of its own. */
-#define DTP_ABI_VERSION 3u
+#define DTP_ABI_VERSION 4u
 
 /* ---------------------------------------------------------------- types */
 
@@ -150,6 +152,13 @@ enum dtp_error_kind {
     DTP_ERROR_IO = 9,      /* file read or write failed */
 };
 
+/* What a tensor is to the program, beyond how it was made (ABI 4); the
+ * numbers are part of the ABI. */
+enum dtp_tensor_role {
+    DTP_ROLE_OPTIMIZER_STATE = 1, /* an optimizer's state of parameter `of` (exp_avg, momentum_buffer...):
+                                     key = the state's key */
+};
+
 /* ---------------------------------------------------------------- probes */
 
 /* Once per runtime, before its first other probe. abi_version is the
@@ -234,6 +243,15 @@ void dtp_producer_failed(const char *why);
  * mismatch). Optional, as dtp_producer_failed: a producer looks it up
  * (dlsym) and writes no facts where it is absent. */
 void dtp_source_fact(const char *file, int32_t line, const char *key, const char *value);
+
+/* Tensor id has role `role` (enum dtp_tensor_role) with respect to tensor
+ * `of` (0 when the role names none), key saying which of its kind it is
+ * ("exp_avg"; never NULL, "" when there is nothing to say). ABI 4, optional
+ * as dtp_source_fact: a producer looks it up (dlsym) and does without where
+ * it is absent. A tensor's name stays for people; a reader of the trace
+ * decides on the role, never on the name. Fired once per tensor and role,
+ * after dtp_tensor_created() for both tensors. */
+void dtp_tensor_role(uint64_t id, int32_t role, uint64_t of, const char *key);
 
 #ifdef __cplusplus
 }

@@ -137,3 +137,8 @@ void tr_ev_record(struct tr_ring *r, const struct tr_ev *ev, uint64_t seq, uint6
     }
     ring_commit(r, (uint32_t)bytes);
 }
+
+/* The calling thread's state every record reads: a probe building a record (the re-entry guard of probes.c,
+ * read by the signal handler), and its stack policy (dtp_stack_policy). */
+TR_HIDDEN _Thread_local int tr_in_emit;
+TR_HIDDEN _Thread_local int tr_no_native;

@@ -96,7 +96,7 @@ static void start(int forked_child) {
         read_config();
         tr_stack_init();
         pthread_atfork(on_prepare, on_parent, on_child);
-        tr_signals_install();
+        tr_fronts_each(f) if (f->once) f->once();
         g_once_done = 1;
     }
     tr_py_init();
@@ -141,10 +141,7 @@ int tr_ensure_init(void) {
  * object's constructor runs after those of the program's DT_NEEDED
  * libraries), not yet the program's own, nor main. */
 __attribute__((constructor)) static void tracer_init(void) {
-    if (tr_ensure_init()) {
-        tr_libtorch_load();
-        tr_cupti_at_init();
-    }
+    if (tr_ensure_init()) tr_fronts_each(f) if (f->started) f->started();
 }
 
 /* Finishes this process's trace (once). exec_path: the program the process
@@ -166,7 +163,7 @@ static void finish_trace(const char *exec_path) {
     static _Atomic int done;
     if (!owns_trace()) return;
     if (atomic_exchange(&done, 1)) return;
-    tr_cupti_flush(); /* CUPTI's last activity records, while the writer runs */
+    tr_fronts_each(f) if (f->flush) f->flush(); /* CUPTI's last activity records, while the writer runs */
     int was_on = atomic_load(&g_tr.enabled) || g_tr.writer_running;
     uint64_t written = tr_writer_stop(1, exec_path);
     atomic_store(&g_tr.enabled, 0);

@@ -56,3 +56,6 @@ void *tr_sym_once(_Atomic(void *) *slot, const char *const *prefixes, const char
     if (fn) atomic_store_explicit(slot, fn, memory_order_release);
     return fn;
 }
+
+/* The C++ runtimes, where __cxa_throw and __cxa_demangle live (cxa.c, the writer's demangling). */
+const char *const tr_cxx_libs[] = {"libstdc++.so", "libc++abi.so", "libc++.so", NULL};

@@ -169,7 +169,7 @@ struct tr_ring *tr_ring_make(void) {
     r->map_bytes = RING_HDR + g_tr.cfg.ring_bytes;
     r->tid = tr_gettid();
     pthread_getname_np(pthread_self(), r->name, sizeof r->name);
-    tr_signals_thread_init(r);
+    tr_fronts_each(f) if (f->thread) f->thread(r); /* its signal stack */
     pthread_once(&g_key_once, make_key);
     pthread_setspecific(g_exit_key, r);
     struct tr_ring *old = atomic_load(&g_tr.rings);
@@ -205,4 +205,11 @@ void tr_ring_forget_all(void) {
         mine->writer_dropped = mine->writer_written = 0;
     }
     atomic_store(&g_tr.rings, mine);
+}
+
+/* The writer steps now: a byte into its wake pipe (signal-safe; the pipe is the writer's, made when it
+ * starts, in g_tr). On the producer's side, as every producer wakes the writer and the writer wakes no one. */
+void tr_writer_wake(void) {
+    if (g_tr.wake_fd[1] >= 0 && write(g_tr.wake_fd[1], "w", 1) < 0) { /* full: it is woken already */
+    }
 }

@@ -8,11 +8,10 @@
 #include "tr_impl.h"
 
 /* The tables come from common/trace_schema.h (ts_create_sql), which the
- * viewer checks a trace against; the event kinds are rows of one of them. */
-TR_HIDDEN const char tr_schema_kinds[] =
-    "INSERT INTO kinds VALUES(1,'runtime_init'),(2,'device_backend'),(3,'tensor_created'),"
-    "(4,'tensor_transferred'),(5,'tensor_named'),(6,'tensor_freed'),(7,'op_begin'),(8,'op_end'),"
-    "(9,'device_mismatch'),(10,'error'),(11,'fatal_signal'),(13,'cuda_call'),(14,'cxx_throw');\n";
+ * viewer checks a trace against; the event kinds are rows of one of them,
+ * from common/vocab.h. */
+#define KIND_ROW_(name, n, text) "INSERT INTO kinds VALUES(" #n ",'" text "');"
+TR_HIDDEN const char tr_schema_kinds[] = DT_EVENT_KINDS(KIND_ROW_) "\n";
 
 /* Views: `tensors` puts a tensor's row and its interned attributes back
  * together (one scalar subquery per attribute, not a join: a view that is a
@@ -20,7 +19,7 @@ TR_HIDDEN const char tr_schema_kinds[] =
  * `op_args`, `op_outputs_extra` and `op_outputs` put the compact tables back
  * together (every event in one place; every argument, every output of an
  * op: an op's first two arguments and an in-place op's output are columns of
- * its row), the v_* views add names for people, as source_facts_v does
+ * its row), the v_* views add names for people (v_roles a role's), as source_facts_v does
  * for the source facts (strings for the ids). */
 TR_HIDDEN const char tr_schema_views[] =
     "CREATE VIEW tensors AS SELECT r.id, r.seq, r.t, r.thread, r.stack, r.pystack,"
@@ -66,8 +65,7 @@ TR_HIDDEN const char tr_schema_views[] =
     " WHEN 7 THEN 'uint8' WHEN 8 THEN 'other' END AS dtype,"
     " sh.text AS shape, COALESCE(st.text, 'contiguous') AS strides,"
     " d.name AS device, t.storage, t.nbytes,"
-    " CASE t.origin WHEN 0 THEN 'factory' WHEN 1 THEN 'op_output' WHEN 2 THEN 'view' WHEN 3 THEN 'transfer'"
-    " WHEN 4 THEN 'checkpoint' ELSE 'other' END AS origin, w.text AS what, t.src, t.op,"
+    " " DT_VOCAB_SQL_CASE("t.origin", DT_ORIGINS) " AS origin, w.text AS what, t.src, t.op,"
     " (SELECT s.text FROM names n JOIN strings s ON s.id = n.name WHERE n.tensor = t.id ORDER BY n.seq DESC"
     " LIMIT 1) AS name, COALESCE(n0.text, '') AS name_at_creation, t.stack, t.pystack,"
     " COALESCE(t.free_seq, (SELECT f.seq FROM frees_late f WHERE f.tensor = t.id)) AS freed_seq"
@@ -75,7 +73,7 @@ TR_HIDDEN const char tr_schema_views[] =
     " LEFT JOIN strings sh ON sh.id = t.shape LEFT JOIN strings st ON st.id = t.strides"
     " LEFT JOIN device_names d ON d.device = t.device;\n"
     "CREATE VIEW v_transfers AS SELECT x.seq, x.src, x.dst, a.name AS src_device, b.name AS dst_device,"
-    " x.bytes, CASE x.kind WHEN 0 THEN 'to' WHEN 1 THEN 'copy_' WHEN 2 THEN 'read' WHEN 3 THEN 'move' END"
+    " x.bytes, " DT_VOCAB_SQL_CASE("x.kind", DT_TRANSFER_KINDS)
     " AS kind, v.text AS via, e.stack, e.pystack FROM transfers x LEFT JOIN device_names a ON"
     " a.device = x.src_device LEFT JOIN device_names b ON b.device = x.dst_device LEFT JOIN strings v ON"
     " v.id = x.via LEFT JOIN misc_events e ON e.seq = x.seq;\n"
@@ -119,7 +117,9 @@ TR_HIDDEN const char tr_schema_views[] =
     " strings fs ON fs.id = c.file LEFT JOIN strings ns ON ns.id = c.name;\n"
     "CREATE VIEW source_facts_v AS SELECT f.text AS file, x.line, k.text AS key, v.text AS value FROM"
     " source_facts x LEFT JOIN strings f ON f.id = x.file LEFT JOIN strings k ON k.id = x.key LEFT JOIN"
-    " strings v ON v.id = x.value;\n";
+    " strings v ON v.id = x.value;\n"
+    "CREATE VIEW v_roles AS SELECT x.seq, x.tensor, " DT_VOCAB_SQL_CASE("x.role", DT_TENSOR_ROLES)
+    " AS role, x.of_tensor, k.text AS key FROM roles x LEFT JOIN strings k ON k.id = x.key;\n";
 
 TR_HIDDEN const char tr_schema_indexes[] =
     "CREATE INDEX IF NOT EXISTS misc_op_end ON misc_events(op) WHERE kind = 8;\n"

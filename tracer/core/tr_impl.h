@@ -6,6 +6,7 @@
 #define DEVTRACE_TR_IMPL_H
 
 #include "ground.h"
+#include "vocab.h"
 
 #include <devtrace/probe.h>
 #include <errno.h>
@@ -17,29 +18,33 @@
 
 /* ---------------------------------------------------------------- records */
 
-/* What a ring record describes (the `kind` column of the events table). */
+/* What a ring record describes: common/vocab.h's event and record kinds (DT_EVENT_KINDS, DT_RECORD_KINDS), as
+ * TR_EV_<NAME>; the numbers are the events' `kind` column. What each record holds:
+ *   INIT        ints {abi}, strs {runtime, version}
+ *   BACKEND     device first used: ints {device}, strs {backend}
+ *   CREATED     ints {id, storage, dtype, ndim, device, nbytes, offset, origin, src, op, shape[ndim], strides[ndim]},
+ *               strs {what, name, detail}
+ *   TRANSFER    ints {src, dst, from, to, bytes, kind}, strs {via}
+ *   NAMED       ints {id}, strs {name}
+ *   FREED       ints {id}
+ *   OP_BEGIN    ints {op, nargs, (id, device) * nargs}, strs {op, argname * nargs}
+ *   OP_END      ints {op, status, nout, id * nout}, strs {op}
+ *   MISMATCH    ints {op, first, other, nargs, (id, device) * nargs}, strs {op, message, argname * nargs}
+ *   ERROR       ints {kind}, strs {op, message}
+ *   SIGNAL      ints {signo, code, addr}
+ *   PYCODE      a Python code object seen first: ints {code, firstline}, strs {file, name}
+ *   CUDA        a CUDA runtime call: ints {kind, dir, bytes, dst, src, host, device, peer, stream, func, rc, dur,
+ *               corr}, strs {api}
+ *   THROW       a C++ throw: ints {rethrow, site, object}, strs {type, message}
+ *   PAD         filler to the end of the ring (never a real event)
+ *   CUPTI       a CUPTI activity record: ints {kind, dir, bytes, host, device, stream, corr, start, dur}, strs {what,
+ *               name}
+ *   SOURCE_FACT a fact about the source (no event row, no stack): ints {line}, strs {file, key, value}
+ *   ROLE        a tensor's role (no event row): ints {id, role, of}, strs {key} */
 enum tr_kind {
-    TR_EV_INIT = 1,         /* runtime announced itself: ints {abi}, strs {runtime, version} */
-    TR_EV_BACKEND = 2,      /* device first used: ints {device}, strs {backend} */
-    TR_EV_CREATED = 3,      /* ints {id, storage, dtype, ndim, device, nbytes, offset, origin, src, op,
-                               shape[ndim], strides[ndim]}, strs {what, name, detail} */
-    TR_EV_TRANSFER = 4,     /* ints {src, dst, from, to, bytes, kind}, strs {via} */
-    TR_EV_NAMED = 5,        /* ints {id}, strs {name} */
-    TR_EV_FREED = 6,        /* ints {id} */
-    TR_EV_OP_BEGIN = 7,     /* ints {op, nargs, (id, device) * nargs}, strs {op, argname * nargs} */
-    TR_EV_OP_END = 8,       /* ints {op, status, nout, id * nout}, strs {op} */
-    TR_EV_MISMATCH = 9,     /* ints {op, first, other, nargs, (id, device) * nargs},
-                               strs {op, message, argname * nargs} */
-    TR_EV_ERROR = 10,       /* ints {kind}, strs {op, message} */
-    TR_EV_SIGNAL = 11,      /* ints {signo, code, addr} */
-    TR_EV_PYCODE = 12,      /* a Python code object seen first: ints {code, firstline}, strs {file, name} */
-    TR_EV_CUDA = 13,        /* a CUDA runtime call: ints {kind, dir, bytes, dst, src, host, device, peer, stream,
-                               func, rc, dur, corr}, strs {api} */
-    TR_EV_THROW = 14,       /* a C++ throw: ints {rethrow, site, object}, strs {type, message} */
-    TR_EV_PAD = 15,         /* filler to the end of the ring (never a real event) */
-    TR_EV_CUPTI = 16,       /* a CUPTI activity record: ints {kind, dir, bytes, host, device, stream, corr, start,
-                               dur}, strs {what, name} */
-    TR_EV_SOURCE_FACT = 17, /* a fact about the source (no event row, no stack): ints {line}, strs {file, key, value} */
+#define TR_KIND_(name, n, text) TR_EV_##name = n,
+    DT_EVENT_KINDS(TR_KIND_) DT_RECORD_KINDS(TR_KIND_)
+#undef TR_KIND_
 };
 
 /* A record in a ring. size covers the whole record and is a multiple of 8.
@@ -146,10 +151,6 @@ static inline uint64_t tr_stamp(void) {
 TR_HIDDEN void tr_clock_conv_init(struct tr_clock_conv *c);
 TR_HIDDEN void tr_clock_calibrate(void); /* writer: sets g_tr.lap_ticks once it can */
 TR_HIDDEN int64_t tr_clock_ns(struct tr_clock_conv *c, uint64_t stamp);
-/* cfacts.c: the first device mismatch writes the source facts of the program's native files: marked at the
- * mismatch, written by tr_cfacts_flush at the next op end, error or C++ throw of that thread */
-TR_HIDDEN void tr_cfacts_at_mismatch(void);
-TR_HIDDEN void tr_cfacts_flush(void);
 
 /* Lazy, idempotent process init (config, output file, writer thread). */
 TR_HIDDEN int tr_ensure_init(void);
@@ -285,8 +286,6 @@ TR_HIDDEN void tr_modules_scan(uint64_t seq);
 struct dl_phdr_info;
 /* The GNU build-id of a loaded object, in hex (41 bytes), "" when none. */
 TR_HIDDEN void tr_build_id_of(const struct dl_phdr_info *info, char *out);
-/* Loads the libtorch observer into a native libtorch program (libtorch.c). */
-TR_HIDDEN void tr_libtorch_load(void);
 TR_HIDDEN int tr_modules_changed(void);
 /* fork: the table held across it (prepare, parent, child), and the child's
  * new trace given every module still loaded (the parent's rows are not its). */
@@ -315,12 +314,6 @@ TR_HIDDEN const char *tr_rank(void); /* RANK, OMPI_COMM_WORLD_RANK, ... or NULL 
 TR_HIDDEN int tr_output_claim(char *path, size_t size, int forked_child);
 TR_HIDDEN void tr_output_remove(const char *path); /* the trace and its -wal, -shm */
 
-/* Signals (signals.c). */
-TR_HIDDEN void tr_signals_install(void);
-TR_HIDDEN void tr_signals_thread_init(struct tr_ring *r);
-
-#include "mismatch.h"
-
 /* Symbols of libraries loaded RTLD_LOCAL (resolve.c): the definition of
  * name in the first loaded object whose file name starts with one of
  * prefixes (NULL-terminated). */
@@ -330,25 +323,40 @@ TR_HIDDEN void *tr_lib_sym(const char *const *prefixes, const char *name);
 TR_HIDDEN void *tr_sym_once(_Atomic(void *) *slot, const char *const *prefixes, const char *name, int next);
 extern TR_HIDDEN const char *const tr_cxx_libs[]; /* libstdc++, libc++abi, libc++ */
 
-/* The cudart wrappers (cuda.c): calls in progress on this thread, and the
- * CUPTI correlation id of the outermost one (0 when CUPTI is off). */
-extern TR_HIDDEN _Thread_local int tr_cuda_depth;
-extern TR_HIDDEN _Thread_local uint32_t tr_cuda_corr;
-/* DEVTRACE_CUDA_ACTIVITY=1 (or its old name DEVTRACE_CUPTI_ACTIVITY): launches,
- * frees and CUPTI's activity records recorded; else launches and frees are
- * only counted, and the counts go into the trace's meta at its end. */
-TR_HIDDEN int tr_cuda_activity(void);
-TR_HIDDEN uint64_t tr_cuda_launches_counted(void);
-TR_HIDDEN uint64_t tr_cuda_frees_counted(void);
-/* CUPTI (cupti.c): started once, when CUDA is (InitializeInjection), or at
- * the tracer's start when libcuda is already loaded or DEVTRACE_CUPTI=1;
- * flushed (activity buffers written) before the trace is finished. */
-TR_HIDDEN void tr_cupti_start(const char *why);
-TR_HIDDEN void tr_cupti_at_init(void);
-TR_HIDDEN void tr_cupti_flush(void);
+/* A fact about the source (no event row, no stack), from a producer's dtp_source_fact or the tracer's own
+ * reader of native sources (cfacts.c); in line in each, as tr_ev_emit is. */
+static inline void tr_source_fact(const char *file, int line, const char *key, const char *value) {
+    struct tr_ev e = {.kind = TR_EV_SOURCE_FACT, .nint = 1, .nstr = 3, .stack = 0}; /* not an event of the program */
+    e.ints[0] = (uint64_t)line;
+    e.strs[0] = file, e.strs[1] = key, e.strs[2] = value;
+    tr_ev_emit(&e);
+}
 
-/* C++ exceptions (cxa.c): per-site counts, written to the trace at the end. */
-TR_HIDDEN void tr_throw_sites_flush(void (*fn)(void *ctx, uint64_t site, uint64_t throws, uint64_t recorded),
-                                    void *ctx);
+/* ---------------------------------------------------------------- front-ends */
+
+/* What a front-end (tracer/front/) asks the core to call, at points of the tracer's life the front-end cannot
+ * see itself. The core knows no front-end: each one registers its hooks statically with TR_FRONT, into a
+ * section of libdevtrace.so that the core walks (tr_fronts_each), so a front-end is added or removed by its
+ * file alone and no core file names a front-end's function. A hook left NULL is not called. Called in link
+ * order (tracer/CMakeLists.txt), all from the thread that drives that point of the life. */
+struct tr_front_sink; /* the writer's, for what a front-end writes into the trace at its end (writer_exit.c) */
+struct tr_front {
+    const char *name;                                /* for people: "signals", "cupti" */
+    void (*once)(void);                              /* the first start in the process, before the writer starts */
+    void (*started)(void);                           /* the preloaded library's constructor started tracing */
+    void (*thread)(struct tr_ring *r);               /* a thread's ring was made, on that thread */
+    void (*flush)(void);                             /* the trace ends, the writer still running: write what is held */
+    void (*finish)(const struct tr_front_sink *out); /* the writer's last transaction: counts into the trace */
+};
+/* The writer's side of finish: a meta row, a throw_sites row. */
+struct tr_front_sink {
+    void (*meta_int)(const char *key, int64_t value);
+    void (*throw_site)(uint64_t site, uint64_t throws, uint64_t recorded);
+};
+#define TR_FRONT(id)                                                                                                   \
+    __attribute__((used, section("tr_fronts"), aligned(sizeof(void *)))) const struct tr_front tr_front_##id
+/* The section's bounds, which the linker defines. */
+extern TR_HIDDEN const struct tr_front __start_tr_fronts[], __stop_tr_fronts[];
+#define tr_fronts_each(f) for (const struct tr_front *f = __start_tr_fronts; f < __stop_tr_fronts; f++)
 
 #endif /* DEVTRACE_TR_IMPL_H */

@@ -140,7 +140,7 @@ static int cycle_body(void) {
     tr_pend_flush_all();
     struct tr_batch *all[] = {&tr_w.frames,     &tr_w.pyframes, &tr_w.attrs, &tr_w.tensors,   &tr_w.derived,
                               &tr_w.args,       &tr_w.outs,     &tr_w.names, &tr_w.transfers, &tr_w.ops,
-                              &tr_w.frees_late, &tr_w.misc,     &tr_w.cuda,  &tr_w.cuda_act,  &tr_w.facts};
+                              &tr_w.frees_late, &tr_w.misc,     &tr_w.cuda,  &tr_w.cuda_act,  &tr_w.facts, &tr_w.roles};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tr_batch_flush(all[i]);
     update_threads();
     if (tr_w.failed) return -1;
@@ -243,7 +243,8 @@ static int writer_open(const char *path) {
         BATCH_INIT(&tr_w.outs, op_outputs_more) || BATCH_INIT(&tr_w.names, names) ||
         BATCH_INIT(&tr_w.transfers, transfers) || BATCH_INIT(&tr_w.ops, ops) || BATCH_INIT(&tr_w.frames, frames) ||
         BATCH_INIT(&tr_w.pyframes, py_frames) || BATCH_INIT(&tr_w.cuda, cuda_calls) ||
-        BATCH_INIT(&tr_w.cuda_act, cuda_activity) || BATCH_INIT(&tr_w.facts, source_facts))
+        BATCH_INIT(&tr_w.cuda_act, cuda_activity) || BATCH_INIT(&tr_w.facts, source_facts) ||
+        BATCH_INIT(&tr_w.roles, roles))
         return -1;
 #undef BATCH_INIT
     if (tr_map2_grow(&tr_w.strings) || tr_map2_grow(&tr_w.stacks) || tr_map2_grow(&tr_w.pystacks) ||
@@ -364,10 +365,6 @@ int tr_writer_start(void) {
     return 0;
 }
 
-void tr_writer_wake(void) {
-    if (g_tr.wake_fd[1] >= 0 && write(g_tr.wake_fd[1], "w", 1) < 0) { /* full: it is woken already */
-    }
-}
 
 void tr_writer_flush_now(void) {
     /* Called on the fatal path from a program thread: the writer does the

@@ -11,8 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static void site_row(void *ctx, uint64_t site, uint64_t throws, uint64_t recorded) {
-    (void)ctx;
+static void site_row(uint64_t site, uint64_t throws, uint64_t recorded) {
     sqlite3_bind_int64(tr_w.ins_site, 1 + TS_throw_sites_site, (int64_t)site);
     sqlite3_bind_int64(tr_w.ins_site, 1 + TS_throw_sites_throws, (int64_t)throws);
     sqlite3_bind_int64(tr_w.ins_site, 1 + TS_throw_sites_recorded, (int64_t)recorded);
@@ -20,6 +19,8 @@ static void site_row(void *ctx, uint64_t site, uint64_t throws, uint64_t recorde
     sqlite3_reset(tr_w.ins_site);
     if (rc != SQLITE_DONE) tr_sql_fail("insert throw site");
 }
+
+static void meta_int(const char *key, int64_t value) { tr_meta_int(key, value); }
 
 static void finish(int complete, const char *exec_path) {
     if (tr_w.failed || !tr_w.db) return;
@@ -54,17 +55,16 @@ static void finish(int complete, const char *exec_path) {
         tr_meta_text("tracing_stopped", g_tr.fail_msg[0] ? g_tr.fail_msg : "an internal failure (see the warning)");
     }
     tr_meta_int("writer_busy_ns", (int64_t)tr_w.busy_ns);
-    /* CUDA calls forwarded without a record (DEVTRACE_CUDA_ACTIVITY unset) */
-    uint64_t launches = tr_cuda_launches_counted(), frees = tr_cuda_frees_counted();
-    if (launches) tr_meta_int("cuda_launches_counted", (int64_t)launches);
-    if (frees) tr_meta_int("cuda_frees_counted", (int64_t)frees);
     int st = atomic_load(&g_tr.exit_status);
     if (st >= 0) tr_meta_int("exit_status", st);
     const char *pyv = tr_py_version();
     if (pyv) tr_meta_text("python", pyv);
     tr_meta_int("complete", complete);
     if (exec_path) tr_meta_text("exec", exec_path);
-    tr_throw_sites_flush(site_row, NULL);
+    /* the front-ends' counts: CUDA calls forwarded without a record (DEVTRACE_CUDA_ACTIVITY unset), C++ throw
+     * sites */
+    const struct tr_front_sink sink = {.meta_int = meta_int, .throw_site = site_row};
+    tr_fronts_each(f) if (f->finish) f->finish(&sink);
     if (tr_sql_exec("COMMIT") < 0) return;
     if (tr_sql_exec("BEGIN") == 0 && tr_sql_exec(tr_schema_indexes) == 0)
         tr_sql_exec("COMMIT"); /* one commit for the five */

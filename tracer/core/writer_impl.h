@@ -193,7 +193,7 @@ struct tr_writer {
     char path[4096];
     int failed; /* an SQLite call failed: nothing more is written */
     struct tr_batch misc, frees_late, tensors, derived, attrs, args, outs, names, transfers, ops, frames, pyframes,
-        cuda, cuda_act, facts;
+        cuda, cuda_act, facts, roles;
     sqlite3_stmt *ins_string, *ins_pycode, *ins_error, *ins_thread, *upd_thread, *ins_device, *ins_module, *upd_module,
         *ins_meta, *ins_site;
     struct tr_map2 strings, stacks, pystacks, pycode;

@@ -3,6 +3,7 @@
  * CUDA calls and activity, C++ throws, Python code objects and source
  * facts. Open ops and held rows are writer_ops.c's; interning is
  * writer_intern.c's. */
+#include "mismatch.h"
 #include "writer_impl.h"
 
 #include <stdio.h>
@@ -83,8 +84,8 @@ static int throw_row(const struct tr_rec *h, int64_t seq, int64_t thread, int64_
     *(void **)&demangle = tr_sym_once(&demangle_slot, tr_cxx_libs, "__cxa_demangle", 0);
     int status = -1;
     char *pretty = demangle && tl ? demangle(type, NULL, NULL, &status) : NULL;
-    struct tr_mismatch m;
-    int is_mm = ns > 1 && tr_parse_mismatch(s->p[1], s->len[1], &m);
+    struct dt_mismatch m;
+    int is_mm = ns > 1 && dt_parse_mismatch(s->p[1], s->len[1], &m);
     struct err_row e = {.seq = seq,
                         .kind = TR_NULLV,
                         .op = TR_NULLV,
@@ -130,6 +131,15 @@ int tr_record_handle(struct tr_ring *r, const struct tr_rec *h) {
                                             [TS_source_facts_key] = S(&s, 1, ns),
                                             [TS_source_facts_value] = S(&s, 2, ns)};
         return tr_batch_add(&tr_w.facts, x) < 0 || tr_w.failed ? -1 : 0;
+    }
+    if (h->kind == TR_EV_ROLE) { /* a fact about a tensor, no event row; a role this writer does not know: skipped */
+        if (ni < 3 || !dt_role_text(INT(1))) return 0;
+        int64_t x[TS_roles_NCOLS] = {[TS_roles_seq] = (int64_t)h->seq,
+                                     [TS_roles_tensor] = INT(0),
+                                     [TS_roles_role] = INT(1),
+                                     [TS_roles_of_tensor] = INT(2) ? INT(2) : TR_NULLV,
+                                     [TS_roles_key] = ns > 0 ? S(&s, 0, ns) : TR_NULLV};
+        return tr_batch_add(&tr_w.roles, x) < 0 || tr_w.failed ? -1 : 0;
     }
     if (h->kind < TR_EV_INIT || (h->kind > TR_EV_THROW && h->kind != TR_EV_CUPTI))
         return 0; /* from a newer producer: skipped */

@@ -2,11 +2,11 @@
  * the program's own modules names its source files, languages, functions and the locals each line
  * declares, and each of those files' text gives its statements (span to the ';' at depth 0, indentation,
  * blocks and loops, a plain assignment's target, the calls and device expressions of the program's
- * moves); all written through dtp_source_fact under the keys of common/trace_schema.h, once the op that
+ * moves); all written as the producers' facts are (tr_source_fact) under the keys of common/trace_schema.h, once the op that
  * failed has ended (its end, the error probe or the C++ throw that follows the mismatch on that thread: the
  * writer keeps an open op's row only so long). It does not
  * evaluate variable locations, nor read system headers or devtrace's own libraries. */
-#include "tr_impl.h"
+#include "front.h"
 
 #include <ctype.h>
 #include <dlfcn.h>
@@ -458,7 +458,10 @@ static int split(struct cf_text *t) {
 /* ---------------------------------------------------------------- facts */
 
 static void fact(const char *file, int line, const char *key, const char *value) {
-    dtp_source_fact(file, line, key, value);
+    if (tr_in_emit) return; /* never inside a record being built: facts are written between probes */
+    tr_in_emit = 1;
+    tr_source_fact(file, line, key, value);
+    tr_in_emit = 0;
 }
 
 /* A copy of [p, e) with runs of whitespace made one space and the ends trimmed. */

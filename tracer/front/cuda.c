@@ -22,7 +22,7 @@
  * are forwarded and counted (no stack, no record: the count goes into the
  * trace's meta at exit); DEVTRACE_CUDA_ACTIVITY=1 records them too, as it
  * turns on CUPTI's launch callbacks and activity records (cupti.c). */
-#include "tr_impl.h"
+#include "front.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -120,10 +120,14 @@ static void reset_counted(void) {
 
 __attribute__((constructor)) static void cuda_counts_init(void) { pthread_atfork(NULL, NULL, reset_counted); }
 
-/* Launches and frees forwarded without a record, for the trace's end
- * (writer_exit.c writes them into meta, so nothing is dropped silently). */
-uint64_t tr_cuda_launches_counted(void) { return atomic_load(&g_counted[K_LAUNCH]); }
-uint64_t tr_cuda_frees_counted(void) { return atomic_load(&g_counted[K_FREE]); }
+/* Launches and frees forwarded without a record, into the trace's meta at its end (so nothing is dropped
+ * silently). */
+static void finish(const struct tr_front_sink *out) {
+    uint64_t launches = atomic_load(&g_counted[K_LAUNCH]), frees = atomic_load(&g_counted[K_FREE]);
+    if (launches) out->meta_int("cuda_launches_counted", (int64_t)launches);
+    if (frees) out->meta_int("cuda_frees_counted", (int64_t)frees);
+}
+TR_FRONT(cuda) = {.name = "cuda", .finish = finish};
 
 /* ---------------------------------------------------------------- recording */
 

@@ -24,7 +24,7 @@
  * call's stack starts at the program's call: the frames of libcupti,
  * libcuda and a shared libcudart are left out by their objects' names, those
  * of a cudart linked into the program (nvcc's default) by their symbols. */
-#include "tr_impl.h"
+#include "front.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -850,7 +850,8 @@ static void CUPTIAPI on_buffer_complete(CUcontext ctx, uint32_t stream, uint8_t 
 
 /* ---------------------------------------------------------------- start, stop */
 
-static void at_exit_flush(void) { tr_cupti_flush(); }
+static void cupti_flush(void);
+static void at_exit_flush(void) { cupti_flush(); }
 
 /* Subscribes and enables; a message on failure (libcupti left loaded:
  * unloading a library that may have started threads is not safe). */
@@ -941,7 +942,8 @@ void tr_cupti_start(const char *how) {
     if (getenv("DEVTRACE_CUPTI_VERBOSE")) tr_info("CUPTI on: %s, started by %s", g_lib_path, how);
 }
 
-void tr_cupti_at_init(void) {
+/* The tracer started in a program that may already run CUDA, or was told to start CUPTI. */
+static void cupti_at_init(void) {
     const char *env = getenv("DEVTRACE_CUPTI");
     if (env && !strcmp(env, "1")) {
         tr_cupti_start("DEVTRACE_CUPTI=1");
@@ -955,7 +957,8 @@ void tr_cupti_at_init(void) {
     }
 }
 
-void tr_cupti_flush(void) {
+/* Before the trace ends: CUPTI's last activity records, while the writer runs. */
+static void cupti_flush(void) {
     if (atomic_load(&g_state) != ST_ON || getpid() != g_pid || atomic_exchange(&g_flushed, 1)) return;
     if (atomic_load(&g_activity)) C.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
@@ -967,10 +970,10 @@ TR_EXPORT int InitializeInjection(void) {
     return 1;
 }
 
+TR_FRONT(cupti) = {.name = "cupti", .started = cupti_at_init, .flush = cupti_flush};
+
 #else /* no CUPTI headers at build time: nothing to start */
 
 void tr_cupti_start(const char *how) { (void)how; }
-void tr_cupti_at_init(void) {}
-void tr_cupti_flush(void) {}
 
 #endif

@@ -20,12 +20,11 @@
  * a program that throws in a loop stays cheap. The counts reach the trace's
  * throw_sites table at the end. Whether a message is a device mismatch is
  * decided later, by the writer. */
-#include "tr_impl.h"
+#include "front.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-const char *const tr_cxx_libs[] = {"libstdc++.so", "libc++abi.so", "libc++.so", NULL};
 
 /* A C++ runtime symbol, wherever the runtime was loaded (RTLD_LOCAL under
  * Python: a torch extension brings libstdc++ in outside the global scope),
@@ -59,12 +58,14 @@ static struct site *site_of(uintptr_t addr) {
     return NULL;
 }
 
-void tr_throw_sites_flush(void (*fn)(void *ctx, uint64_t site, uint64_t throws, uint64_t recorded), void *ctx) {
+/* The per-site counts, into the trace's throw_sites at its end. */
+static void finish(const struct tr_front_sink *out) {
     for (unsigned i = 0; i < TR_SITES; i++) {
         uintptr_t a = atomic_load(&g_sites[i].addr);
-        if (a) fn(ctx, a, atomic_load(&g_sites[i].throws), atomic_load(&g_sites[i].recorded));
+        if (a) out->throw_site(a, atomic_load(&g_sites[i].throws), atomic_load(&g_sites[i].recorded));
     }
 }
+TR_FRONT(cxa) = {.name = "cxa", .finish = finish};
 
 typedef int (*do_catch_fn)(const void *self, const void *thrown_type, void **obj, unsigned outer);
 typedef const char *(*what_fn)(const void *self);

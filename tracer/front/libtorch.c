@@ -51,14 +51,14 @@ static int observer_path(char *out, size_t size) {
         return 1;
     }
     Dl_info self;
-    if (!dladdr((void *)tr_libtorch_load, &self) || !self.dli_fname) return 0;
+    if (!dladdr((void *)observer_path, &self) || !self.dli_fname) return 0;
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", self.dli_fname);
     snprintf(out, size, "%s/libdevtrace_libtorch.so", dirname(dir));
     return 1;
 }
 
-void tr_libtorch_load(void) {
+static void libtorch_load(void) {
     struct found f = {.seen = 0};
     dl_iterate_phdr(find_torch, &f);
     if (!f.seen) return;                                 /* not a libtorch program */
@@ -77,8 +77,7 @@ void tr_libtorch_load(void) {
                 dlerror());
 }
 
-#else
+/* Once the preloaded library's constructor started tracing: the program's libraries are loaded by then. */
+TR_FRONT(libtorch) = {.name = "libtorch", .started = libtorch_load};
 
-void tr_libtorch_load(void) {} /* built without Torch: no observer */
-
-#endif
+#endif /* built without Torch: no observer, no hook */

@@ -3,7 +3,7 @@
  * ring. Guarded against re-entry (a probe firing while a record is being
  * built on this thread), running before init, after shutdown, and against a
  * runtime that speaks another probe ABI. */
-#include "tr_impl.h"
+#include "front.h"
 
 #include <string.h>
 
@@ -154,8 +154,6 @@ TR_EXPORT void dtp_device_mismatch(const struct dtp_op *op, int32_t first, int32
     tr_cfacts_at_mismatch(); /* native source facts, once, when the op has ended */
 }
 
-TR_HIDDEN _Thread_local int tr_no_native;
-
 TR_EXPORT int32_t dtp_stack_policy(int32_t policy) {
     int32_t old = tr_no_native;
     tr_no_native = policy == DTP_STACKS_INTERPRETER || policy == DTP_STACKS_NONE ? policy : DTP_STACKS_ALL;
@@ -167,15 +165,22 @@ TR_EXPORT void dtp_producer_failed(const char *why) {
         tr_fail("%.400s", why && *why ? why : "a producer of events failed");
 }
 
+TR_EXPORT void dtp_tensor_role(uint64_t id, int32_t role, uint64_t of, const char *key) {
+    if (!id) return; /* outside the contract: no tensor */
+    ENTER();
+    struct tr_ev e;
+    ev_init(&e, TR_EV_ROLE, 3, 1);
+    e.stack = 0; /* a fact about the tensor; its naming and making have the stacks */
+    e.ints[0] = id, e.ints[1] = (uint64_t)(int64_t)role, e.ints[2] = of;
+    e.strs[0] = key ? key : "";
+    tr_ev_emit(&e);
+    LEAVE();
+}
+
 TR_EXPORT void dtp_source_fact(const char *file, int32_t line, const char *key, const char *value) {
     if (!file || !key || !value || line < 0) return; /* outside the contract: nothing to keep */
     ENTER();
-    struct tr_ev e;
-    ev_init(&e, TR_EV_SOURCE_FACT, 1, 3);
-    e.stack = 0; /* a fact about the source, not an event of the program */
-    e.ints[0] = (uint64_t)line;
-    e.strs[0] = file, e.strs[1] = key, e.strs[2] = value;
-    tr_ev_emit(&e);
+    tr_source_fact(file, line, key, value);
     LEAVE();
 }
 

@@ -15,7 +15,6 @@ static const int g_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 static struct sigaction g_old[NSIGS];
 static _Atomic int g_in_handler;
 
-TR_HIDDEN _Thread_local int tr_in_emit;
 
 static int slot_of(int sig) {
     for (int i = 0; i < NSIGS; i++)
@@ -54,7 +53,8 @@ static void handler(int sig, siginfo_t *info, void *uctx) {
     /* a fault returns and faults again, now with the default action */
 }
 
-void tr_signals_install(void) {
+/* Once per process, at the tracer's first start. */
+static void signals_install(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = handler;
@@ -67,7 +67,8 @@ void tr_signals_install(void) {
     }
 }
 
-void tr_signals_thread_init(struct tr_ring *r) {
+/* Each thread's own signal stack, made with its ring. */
+static void signals_thread_init(struct tr_ring *r) {
     stack_t cur;
     if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE)) return; /* the program has its own */
     size_t bytes = 64 * 1024;
@@ -81,3 +82,5 @@ void tr_signals_thread_init(struct tr_ring *r) {
     r->altstack = m;
     r->altstack_bytes = bytes;
 }
+
+TR_FRONT(signals) = {.name = "signals", .once = signals_install, .thread = signals_thread_init};

@@ -26,7 +26,9 @@
 #include <string.h>
 
 #include "mismatch.h"
+#include "op_families.h"
 #include "trace_schema.h"
+#include "vocab.h"
 
 #define MAX_DIMS 25 /* the tracer keeps at most this many dimensions */
 #define MAX_ARGS 64 /* tensor arguments of one op kept for its record */
@@ -45,6 +47,7 @@ static struct {
     int32_t (*stack_policy)(int32_t);
     void (*producer_failed)(const char *);                                  /* optional */
     void (*source_fact)(const char *, int32_t, const char *, const char *); /* optional (ABI 3) */
+    void (*tensor_role)(uint64_t, int32_t, uint64_t, const char *);         /* optional (ABI 4) */
 } P;
 
 static PyObject *g_tensor_type; /* torch.Tensor */
@@ -73,15 +76,16 @@ static struct dtp_device device_of_code(uint32_t code) {
     return d;
 }
 
-/* "cpu", "cuda:1", "meta" -> (type << 16) | index; any other kind ("mps:0") is other:N. */
+/* "cpu", "cuda:1", "meta" -> the trace's device code (common/vocab.h); any other kind ("mps:0") is other:N. */
 static uint32_t device_code_of_str(const char *s) {
-    static const char *const types[] = {"cpu", "cuda", "meta"};
     size_t n = strcspn(s, ":");
     uint32_t type = DTP_DEVICE_OTHER, index = 0;
-    for (uint32_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        if (strlen(types[i]) == n && !strncmp(s, types[i], n)) type = i;
+#define TYPE_(name, num, text)                                                                                         \
+    if (DTP_DEVICE_##name != DTP_DEVICE_OTHER && strlen(text) == n && !strncmp(s, text, n)) type = DTP_DEVICE_##name;
+    DT_DEVICE_TYPES(TYPE_)
+#undef TYPE_
     if (s[n] == ':') index = (uint32_t)strtoul(s + n + 1, NULL, 10) & 0xffff;
-    return type << 16 | index;
+    return DT_DEVICE_CODE(type, index);
 }
 
 /* The device of tensor t, as a code; cpu when it cannot be read. A device
@@ -135,21 +139,19 @@ static uint32_t device_code(PyObject *t) {
     if (!seen && g_nseen_devices < 64) {
         g_seen_devices[g_nseen_devices++] = code;
         if (P.device_backend) {
-            static const char *const names[] = {"cpu", "cuda", "meta", "other"};
-            uint32_t type = code >> 16;
-            P.device_backend(device_of_code(code), g_sim && type == DTP_DEVICE_CUDA ? "cuda-sim"
-                                                   : type < 4                       ? names[type]
-                                                                                    : "other");
+            uint32_t type = DT_DEVICE_CODE_TYPE(code);
+            const char *name = dt_device_type_text(type);
+            P.device_backend(device_of_code(code), g_sim && type == DTP_DEVICE_CUDA ? "cuda-sim" : name ? name : "other");
         }
     }
     return code;
 }
 
 static PyObject *device_str(uint32_t code) {
-    static const char *const types[] = {"cpu", "cuda", "meta", "other"};
-    uint32_t type = code >> 16;
-    if (type == DTP_DEVICE_CPU || type == DTP_DEVICE_META) return PyUnicode_FromString(types[type]);
-    return PyUnicode_FromFormat("%s:%u", type < 4 ? types[type] : "device", code & 0xffff);
+    uint32_t type = DT_DEVICE_CODE_TYPE(code);
+    const char *name = dt_device_type_text(type);
+    if (type == DTP_DEVICE_CPU || type == DTP_DEVICE_META) return PyUnicode_FromString(name);
+    return PyUnicode_FromFormat("%s:%u", name ? name : "device", DT_DEVICE_CODE_INDEX(code));
 }
 
 /* ---------------------------------------------------------------- identity */
@@ -166,6 +168,7 @@ struct ident {
     PyObject *wr;   /* its weak reference (a reference), NULL when it could not have one */
     PyObject *name; /* the name it was given last (a reference), or NULL */
     uint32_t code;  /* its simulated device's code, 0 for its own */
+    uint8_t role;   /* the role said for it last (enum dtp_tensor_role), 0 for none */
 };
 struct weak {
     uintptr_t wr;   /* the weak reference's address; 0: an empty slot */
@@ -307,7 +310,7 @@ static uint64_t id_new(PyObject *t, uint32_t code) {
         e->addr = (uintptr_t)t;
         g_nidents++;
     }
-    e->id = id, e->code = code, e->name = NULL;
+    e->id = id, e->code = code, e->name = NULL, e->role = 0;
     e->wr = PyWeakref_NewRef(t, g_on_freed);
     if (!e->wr) {
         PyErr_Clear(); /* no weak references: its free is not seen, its id still holds */
@@ -417,6 +420,7 @@ static PyObject *py_init(PyObject *self, PyObject *args) {
              SYM(device_mismatch, "dtp_device_mismatch") && SYM(stack_policy, "dtp_stack_policy");
     if (ok) *(void **)&P.producer_failed = dlsym(RTLD_DEFAULT, "dtp_producer_failed");
     if (ok) *(void **)&P.source_fact = dlsym(RTLD_DEFAULT, "dtp_source_fact");
+    if (ok) *(void **)&P.tensor_role = dlsym(RTLD_DEFAULT, "dtp_tensor_role");
 #undef SYM
 #define STR(v, text) (v || (v = PyUnicode_InternFromString(text)))
     ok = ok && STR(s_device, "device") && STR(s_type, "type") && STR(s_index, "index") && STR(s_shape, "shape") &&
@@ -854,13 +858,35 @@ static PyObject *py_source_fact(PyObject *self, PyObject *a) {
     Py_RETURN_TRUE;
 }
 
+/* role(t, role, of, key) -> bool: t has role (ROLE_<NAME>) with respect to tensor of (or None), said once per
+ * tensor and role (dtp_tensor_role); False, and nothing recorded, under a tracer without the probe. */
+static PyObject *py_role(PyObject *self, PyObject *a) {
+    (void)self;
+    PyObject *t, *of;
+    int role;
+    const char *key;
+    if (!PyArg_ParseTuple(a, "OiOs", &t, &role, &of, &key)) return NULL;
+    if (!P.tensor_role) Py_RETURN_FALSE;
+    POLICY_BEGIN();
+    uint64_t id = id_or_seen(t, "seen first by its role");
+    uint64_t of_id = of == Py_None ? 0 : id_or_seen(of, "seen first as a role's tensor");
+    struct ident *e = entry_of(t);
+    if (!e || e->role != role) {
+        if (e) e->role = (uint8_t)role;
+        P.tensor_role(id, role, of_id, key);
+    }
+    if (PyErr_Occurred()) PyErr_Clear();
+    POLICY_END();
+    Py_RETURN_TRUE;
+}
+
 static PyObject *py_parse_mismatch(PyObject *self, PyObject *msg) {
     (void)self;
     Py_ssize_t len;
     const char *s = PyUnicode_AsUTF8AndSize(msg, &len);
     if (!s) return NULL;
-    struct tr_mismatch m;
-    if (!tr_parse_mismatch(s, (size_t)len, &m)) Py_RETURN_NONE;
+    struct dt_mismatch m;
+    if (!dt_parse_mismatch(s, (size_t)len, &m)) Py_RETURN_NONE;
     return Py_BuildValue("(sss)", m.a, m.b, m.arg);
 }
 
@@ -893,10 +919,15 @@ static PyType_Spec state_spec = {"devtrace_torch._probes.State", sizeof(State), 
 static PyTypeObject *g_state_type;
 static PyObject *g_empty; /* () */
 
-/* How recorder.py classifies a torch function (its _PASS, _OP, _FACTORY,
- * _TRANSFER): the entry finishes a pass-through and, without simulated GPUs,
- * an op or a tensor's transfer itself. */
-enum { KIND_PASS = 0, KIND_OP = 1, KIND_FACTORY = 2, KIND_TRANSFER = 3 };
+/* How recorder.py classifies a torch function, defined here and exported as CALL_<NAME> (recorder.py's _PASS,
+ * _OP, ...): the entry finishes a pass-through and, without simulated GPUs, an op or a tensor's transfer itself;
+ * the other classes go to recorder.py's slow handler. */
+#define CALL_CLASSES(X) X(PASS) X(OP) X(FACTORY) X(TRANSFER) X(COPY) X(READ) X(SIMPROP)
+enum call_class {
+#define CALL_ENUM_(name) KIND_##name,
+    CALL_CLASSES(CALL_ENUM_)
+#undef CALL_ENUM_
+};
 
 /* The TorchFunctionMode's __torch_function__, in C: a pass-through costs a
  * dictionary lookup and the call; an op is recorded (op_begin, the call,
@@ -1111,6 +1142,7 @@ static PyMethodDef methods[] = {
     {"producer_failed", py_producer_failed, METH_O, "producer_failed(why) -> bool: tracing stops, the trace says why"},
     {"source_fact", py_source_fact, METH_VARARGS,
      "source_fact(file, line, key, value) -> bool: False without the probe"},
+    {"role", py_role, METH_VARARGS, "role(t, role, of, key) -> bool: False without the probe"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1124,8 +1156,11 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT,
                                     NULL,
                                     NULL};
 
-/* The module, with the keys of the source facts (common/trace_schema.h's
- * DT_FACT_<NAME>) as its constants FACT_<NAME>: Python never retypes them. */
+/* The module, with the vocabulary as its constants, so that Python never retypes a number or a name: the keys
+ * of the source facts (common/trace_schema.h's DT_FACT_<NAME>) as FACT_<NAME>; common/vocab.h's device types,
+ * origins, transfer kinds, error kinds, tensor roles and event kinds as DEVICE_, ORIGIN_, TRANSFER_, ERROR_,
+ * ROLE_ and EV_<NAME>; common/op_families.h's families as OPS_<NAME> (tuples of op names); the call classes
+ * of the mode's entry as CALL_<NAME>. */
 PyMODINIT_FUNC PyInit__probes(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
@@ -1154,5 +1189,52 @@ PyMODINIT_FUNC PyInit__probes(void) {
     }
     DT_FACT_KEYS(FACT_KEY)
 #undef FACT_KEY
+#define INT_CONST(prefix, name, value)                                                                                 \
+    if (PyModule_AddIntConstant(m, prefix #name, value) < 0) {                                                         \
+        Py_DECREF(m);                                                                                                  \
+        return NULL;                                                                                                   \
+    }
+#define DEVICE_(name, n, text)   INT_CONST("DEVICE_", name, n)
+#define ORIGIN_(name, n, text)   INT_CONST("ORIGIN_", name, n)
+#define TRANSFER_(name, n, text) INT_CONST("TRANSFER_", name, n)
+#define ERROR_(name, n, text)    INT_CONST("ERROR_", name, n)
+#define ROLE_(name, n, text)     INT_CONST("ROLE_", name, n)
+#define EV_(name, n, text)       INT_CONST("EV_", name, n)
+#define CALL_(name)              INT_CONST("CALL_", name, KIND_##name)
+    DT_DEVICE_TYPES(DEVICE_)
+    DT_ORIGINS(ORIGIN_)
+    DT_TRANSFER_KINDS(TRANSFER_)
+    DT_ERROR_KINDS(ERROR_)
+    DT_TENSOR_ROLES(ROLE_)
+    DT_EVENT_KINDS(EV_)
+    DT_RECORD_KINDS(EV_)
+    CALL_CLASSES(CALL_)
+#undef DEVICE_
+#undef ORIGIN_
+#undef TRANSFER_
+#undef ERROR_
+#undef ROLE_
+#undef EV_
+#undef CALL_
+#undef INT_CONST
+#define OP_NAME_(n) n,
+#define OPS_(fam, bit, rows)                                                                                           \
+    {                                                                                                                  \
+        static const char *const names[] = {rows(OP_NAME_) NULL};                                                      \
+        PyObject *tuple = PyTuple_New((Py_ssize_t)(sizeof names / sizeof names[0] - 1));                               \
+        for (Py_ssize_t i = 0; tuple && names[i]; i++) {                                                               \
+            PyObject *s = PyUnicode_FromString(names[i]);                                                              \
+            if (!s) Py_CLEAR(tuple);                                                                                   \
+            else PyTuple_SetItem(tuple, i, s);                                                                         \
+        }                                                                                                              \
+        if (!tuple || PyModule_AddObject(m, "OPS_" #fam, tuple) < 0) {                                                 \
+            Py_XDECREF(tuple);                                                                                         \
+            Py_DECREF(m);                                                                                              \
+            return NULL;                                                                                               \
+        }                                                                                                              \
+    }
+    DT_OP_FAMILIES(OPS_)
+#undef OPS_
+#undef OP_NAME_
     return m;
 }

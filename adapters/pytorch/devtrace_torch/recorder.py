@@ -12,7 +12,8 @@ What it uses (public extension points, present in torch 1.13 and 2.x):
   device is a move; names of parameters, buffers and plain tensor
   attributes (``fc.weight``), also given when a module is first called;
 - ``Optimizer.step/zero_grad/load_state_dict`` (wrapped): a step is one op,
-  its state is named ``optimizer.state.<param>.<key>``; a mismatch inside a
+  its state has the role of its parameter's optimizer state (``P.role``) and
+  is named ``optimizer.state.<param>.<key>`` for people; a mismatch inside a
   step is recorded with the parameter, its gradient and its state;
 - ``DataLoader`` iteration, ``torch.load``, ``nn.Parameter``, ``torch.Tensor(...)``,
   the legacy typed constructors (``torch.LongTensor(n)``, ``torch.cuda.FloatTensor(...)``)
@@ -32,16 +33,19 @@ from _thread import get_ident
 from . import _probes as P
 from .source import Emitter as _SourceFacts
 
-# probe.h's numbers
-FACTORY, OP_OUTPUT, VIEW, TRANSFER, CHECKPOINT, OTHER = range(6)
-X_TO, X_COPY, X_READ, X_MOVE = range(4)
-ERR_DEVICE, ERR_ARG = 1, 7
+# The vocabulary (common/vocab.h, probe.h's numbers), from the extension: never retyped here.
+FACTORY, OP_OUTPUT, VIEW, TRANSFER, CHECKPOINT, OTHER = (P.ORIGIN_FACTORY, P.ORIGIN_OP_OUTPUT, P.ORIGIN_VIEW,
+                                                         P.ORIGIN_TRANSFER, P.ORIGIN_CHECKPOINT, P.ORIGIN_OTHER)
+X_TO, X_COPY, X_READ, X_MOVE = P.TRANSFER_TO, P.TRANSFER_COPY, P.TRANSFER_READ, P.TRANSFER_MOVE
+ERR_DEVICE, ERR_ARG = P.ERROR_DEVICE, P.ERROR_ARG
 
 # Where the adapter's ids and op numbers start: far from libdtrt's, which
 # may run in the same process (both count from 1 otherwise).
 ID_BASE = 1 << 40
 
-_PASS, _OP, _FACTORY, _TRANSFER, _COPY, _READ, _SIMPROP = range(7)
+# How a torch function is recorded: the call classes of the extension's mode entry, which finishes some itself.
+_PASS, _OP, _FACTORY, _TRANSFER, _COPY, _READ, _SIMPROP = (P.CALL_PASS, P.CALL_OP, P.CALL_FACTORY, P.CALL_TRANSFER,
+                                                           P.CALL_COPY, P.CALL_READ, P.CALL_SIMPROP)
 
 # Calls that make no tensor and check no device: passed straight through.
 _PASS_NAMES = frozenset("""
@@ -52,17 +56,12 @@ _PASS_NAMES = frozenset("""
     is_signed is_inference __contains__ __reversed__ __torch_function__ _version backward_hooks
     is_nonzero __index__ __bool__ __float__ __int__ __complex__ __sizeof__ names refine_names align_to rename
     """.split())
-_READ_NAMES = frozenset("item tolist numpy __bool__ __float__ __int__ __index__ __complex__".split())
-_FACTORY_NAMES = frozenset("""
-    zeros ones empty full rand randn randint randperm arange range linspace logspace eye tensor as_tensor
-    asarray scalar_tensor empty_strided zeros_like ones_like empty_like full_like rand_like randn_like
-    randint_like frombuffer complex polar tril_indices triu_indices sparse_coo_tensor sparse_csr_tensor
-    bartlett_window blackman_window hamming_window hann_window kaiser_window normal poisson bernoulli
-    multinomial
-    """.split())
+# The op families (common/op_families.h), from the extension: one table for the producers and the viewer.
+_READ_NAMES = frozenset(P.OPS_READ)
+_FACTORY_NAMES = frozenset(P.OPS_FACTORY)
 # Indexing: cpu integer indices may index a tensor on any device.
-_INDEX_OPS = frozenset("__getitem__ __setitem__ index index_put index_put_ _index_put_impl_".split())
-_TRANSFER_NAMES = frozenset("to cuda cpu type mps xpu".split())
+_INDEX_OPS = frozenset(P.OPS_INDEX)
+_TRANSFER_NAMES = frozenset(P.OPS_MOVE)
 _VIEW_PROPS = frozenset("T mT H mH real imag".split())
 # Reads that say where a tensor is: answered by the simulator on simulated GPUs.
 _SIM_NAMES = frozenset("device is_cuda get_device grad data _base numpy __array__ __repr__ pin_memory is_pinned"
@@ -426,6 +425,7 @@ class Recorder(P.State):
                     if isinstance(v, Tensor):
                         if not P.tensor_id(v):
                             P.created(v, FACTORY, "%s.step state" % type(opt).__name__, 0, 0)
+                        P.role(v, P.ROLE_OPTIMIZER_STATE, p, str(key))  # the fact; the name is for people
                         _set_name(v, "optimizer.state.%s.%s" % (pname, key))
                 index += 1
 
@@ -1412,7 +1412,7 @@ def _wrap_sources(torch, rec):
 
 
 # The legacy typed constructors: torch.LongTensor(n), torch.cuda.FloatTensor(...) and kin.
-_LEGACY_KINDS = "Float Double Half BFloat16 Long Int Short Char Byte Bool".split()
+_LEGACY_KINDS = P.OPS_LEGACY_CTOR
 
 
 def _wrap_legacy_types(torch, rec):

@@ -7,9 +7,9 @@
 
 #include <stddef.h>
 
-struct tr_mismatch {
+struct dt_mismatch {
     char a[32], b[32], arg[64];
 };
-__attribute__((visibility("hidden"))) int tr_parse_mismatch(const char *msg, size_t len, struct tr_mismatch *m);
+__attribute__((visibility("hidden"))) int dt_parse_mismatch(const char *msg, size_t len, struct dt_mismatch *m);
 
 #endif

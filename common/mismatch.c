@@ -121,7 +121,7 @@ static void word_after(const char *s, const char *end, const char *after, char *
     out[n] = 0;
 }
 
-int tr_parse_mismatch(const char *msg, size_t len, struct tr_mismatch *m) {
+int dt_parse_mismatch(const char *msg, size_t len, struct dt_mismatch *m) {
     const char *end = msg + len, *p, *q0 = NULL;
     memset(m, 0, sizeof *m);
     const size_t D = sizeof m->a;
