@@ -20,20 +20,21 @@
 /* In-place initializers: what a module's construction runs on its parameters, on whatever device it is built on
  * (torch.nn.init and Tensor's random and fill methods). */
 #define DT_OPS_INIT(X)                                                                                                 \
-    X("uniform_") X("normal_") X("fill_") X("zero_") X("random_") X("bernoulli_") X("exponential_") X("cauchy_")      \
-    X("log_normal_") X("geometric_") X("kaiming_uniform_") X("kaiming_normal_") X("xavier_uniform_")                  \
-    X("xavier_normal_") X("trunc_normal_") X("orthogonal_") X("constant_") X("ones_") X("zeros_") X("eye_")          \
-    X("dirac_")
+    X("uniform_")                                                                                                      \
+    X("normal_") X("fill_") X("zero_") X("random_") X("bernoulli_") X("exponential_") X("cauchy_") X("log_normal_")    \
+        X("geometric_") X("kaiming_uniform_") X("kaiming_normal_") X("xavier_uniform_") X("xavier_normal_")            \
+            X("trunc_normal_") X("orthogonal_") X("constant_") X("ones_") X("zeros_") X("eye_") X("dirac_")
 
 /* Factories: functions that make a tensor from no tensor operand and take device= (torch.zeros(n, device=d)). */
 #define DT_OPS_FACTORY(X)                                                                                              \
-    X("zeros") X("ones") X("empty") X("full") X("rand") X("randn") X("randint") X("randperm") X("arange")             \
-    X("range") X("linspace") X("logspace") X("eye") X("tensor") X("as_tensor") X("asarray") X("scalar_tensor")       \
-    X("empty_strided") X("zeros_like") X("ones_like") X("empty_like") X("full_like") X("rand_like")                  \
-    X("randn_like") X("randint_like") X("frombuffer") X("complex") X("polar") X("tril_indices")                      \
-    X("triu_indices") X("sparse_coo_tensor") X("sparse_csr_tensor") X("bartlett_window") X("blackman_window")        \
-    X("hamming_window") X("hann_window") X("kaiser_window") X("normal") X("poisson") X("bernoulli")                  \
-    X("multinomial")
+    X("zeros")                                                                                                         \
+    X("ones") X("empty") X("full") X("rand") X("randn") X("randint") X("randperm") X("arange") X("range")              \
+        X("linspace") X("logspace") X("eye") X("tensor") X("as_tensor") X("asarray") X("scalar_tensor")                \
+            X("empty_strided") X("zeros_like") X("ones_like") X("empty_like") X("full_like") X("rand_like")            \
+                X("randn_like") X("randint_like") X("frombuffer") X("complex") X("polar") X("tril_indices")            \
+                    X("triu_indices") X("sparse_coo_tensor") X("sparse_csr_tensor") X("bartlett_window")               \
+                        X("blackman_window") X("hamming_window") X("hann_window") X("kaiser_window") X("normal")       \
+                            X("poisson") X("bernoulli") X("multinomial")
 
 /* Indexing: a cpu integer index may index a tensor on any device (PyTorch's device rule for these). */
 #define DT_OPS_INDEX(X)                                                                                                \

@@ -82,7 +82,7 @@ enum ts_check {
     T(throw_sites, "throw site", "", "", NULL, 0)                                                                      \
     T(kinds, "event kind", "", "", NULL, 0)                                                                            \
     T(source_facts, "source fact", "PRIMARY KEY(file, line, key, value)", "WITHOUT ROWID",                             \
-      "'file ' || file || ' line ' || line || ' key ' || key", 0)                                                     \
+      "'file ' || file || ' line ' || line || ' key ' || key", 0)                                                      \
     T(roles, "tensor role", "", "", NULL, 0)
 
 /* ---------------------------------------------------------------- columns */

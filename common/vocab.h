@@ -13,9 +13,9 @@
 /* ---------------------------------------------------------------- devices */
 
 /* A device as the trace stores it (every `device` column): (type << 16) | index. cpu is 0. */
-#define DT_DEVICE_CODE(type, index) (((uint32_t)(type) << 16) | ((uint32_t)(index)&0xffffu))
+#define DT_DEVICE_CODE(type, index) (((uint32_t)(type) << 16) | ((uint32_t)(index) & 0xffffu))
 #define DT_DEVICE_CODE_TYPE(code)   ((uint32_t)(code) >> 16)
-#define DT_DEVICE_CODE_INDEX(code)  ((uint32_t)(code)&0xffffu)
+#define DT_DEVICE_CODE_INDEX(code)  ((uint32_t)(code) & 0xffffu)
 
 /* X(NAME, number, text): enum dtp_device_type. A device of a type past these is named "device<code>". */
 #define DT_DEVICE_TYPES(X) X(CPU, 0, "cpu") X(CUDA, 1, "cuda") X(META, 2, "meta") X(OTHER, 3, "other")
@@ -25,8 +25,8 @@
 /* X(NAME, number, text): enum dtp_origin_kind, how a tensor came to exist (tensors.origin). */
 #define DT_ORIGINS(X)                                                                                                  \
     X(FACTORY, 0, "factory")                                                                                           \
-    X(OP_OUTPUT, 1, "op_output") X(VIEW, 2, "view") X(TRANSFER, 3, "transfer") X(CHECKPOINT, 4, "checkpoint")          \
-        X(OTHER, 5, "other")
+    X(OP_OUTPUT, 1, "op_output")                                                                                       \
+    X(VIEW, 2, "view") X(TRANSFER, 3, "transfer") X(CHECKPOINT, 4, "checkpoint") X(OTHER, 5, "other")
 
 /* X(NAME, number, text): enum dtp_transfer_kind (transfers.kind). */
 #define DT_TRANSFER_KINDS(X) X(TO, 0, "to") X(COPY, 1, "copy_") X(READ, 2, "read") X(MOVE, 3, "move")
@@ -34,8 +34,9 @@
 /* X(NAME, number, text): enum dtp_error_kind (errors.kind, ops.status). */
 #define DT_ERROR_KINDS(X)                                                                                              \
     X(DEVICE, 1, "device")                                                                                             \
-    X(SHAPE, 2, "shape") X(DTYPE, 3, "dtype") X(INDEX, 4, "index") X(MEMORY, 5, "memory") X(BACKEND, 6, "backend")     \
-        X(ARG, 7, "arg") X(STATE, 8, "state") X(IO, 9, "io")
+    X(SHAPE, 2, "shape")                                                                                               \
+    X(DTYPE, 3, "dtype") X(INDEX, 4, "index") X(MEMORY, 5, "memory") X(BACKEND, 6, "backend") X(ARG, 7, "arg")         \
+        X(STATE, 8, "state") X(IO, 9, "io")
 
 /* X(NAME, number, text): enum dtp_tensor_role, what a tensor is to the program beyond how it was made
  * (roles.role; probe ABI 4). */
@@ -77,9 +78,7 @@ enum dt_event_kind {
     case n: return text;
 #define DT_VOCAB_TEXT_FN_(fn, table)                                                                                   \
     static inline const char *fn(int64_t v) {                                                                          \
-        switch (v) {                                                                                                   \
-            table(DT_VOCAB_CASE_) default : return 0;                                                                  \
-        }                                                                                                              \
+        switch (v) { table(DT_VOCAB_CASE_) default : return 0; }                                                       \
     }
 DT_VOCAB_TEXT_FN_(dt_device_type_text, DT_DEVICE_TYPES)
 DT_VOCAB_TEXT_FN_(dt_origin_text, DT_ORIGINS)

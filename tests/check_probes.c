@@ -366,6 +366,20 @@ START_TEST(test_training_steps_are_ops) {
         rreset();
         ck_assert_int_eq(dt_optimizer_step(o), pass ? -1 : 0);
         check_wrapped("optimizer.step", pass ? DT_ERR_DEVICE : 0);
+        if (!pass) { /* Adam's state, made by the first step: each tensor's role (of its parameter) before its name */
+            const char *pname;
+            uint64_t w = dt_id(dt_module_parameter(lin, 0, &pname)), b = dt_id(dt_module_parameter(lin, 1, &pname));
+            ck_assert_int_eq(count(REC_ROLE), 6);
+            for (int i = 0, p = 0; i < 6; i++) {
+                const struct rec_event *r = next(REC_ROLE, &p), *n = next(REC_NAMED, &p);
+                ck_assert_int_eq(r->i1, DTP_ROLE_OPTIMIZER_STATE);
+                ck_assert_msg(r->id2 == w || r->id2 == b, "state of %llu", (unsigned long long)r->id2);
+                ck_assert_msg(!strcmp(r->s1, "step") || !strcmp(r->s1, "exp_avg") || !strcmp(r->s1, "exp_avg_sq"), "%s",
+                              r->s1);
+                ck_assert_uint_eq(n->id, r->id);
+                ck_assert_msg(strstr(n->s1, r->s1), "%s named %s", r->s1, n->s1);
+            }
+        }
         ck_assert_int_eq(count(REC_MISMATCH), pass);
         rreset();
         dt_optimizer_zero_grad(o);

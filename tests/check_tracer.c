@@ -734,9 +734,10 @@ END_TEST
 
 /* dtp_source_fact: each fact a row of source_facts (strings interned),
  * the same fact given twice kept once, a call outside the contract
- * ignored; the viewer reads the trace, and a trace of schema 9 (before
- * source_facts) too, but refuses a version 10 trace without the table or
- * with a fact whose string is not recorded. */
+ * ignored; dtp_tensor_role: a known role a row of roles, an unknown one and
+ * a call without a tensor left out; the viewer reads the trace, and a trace
+ * of schema 9 (before source_facts and roles) too, but refuses a version 11
+ * trace without the table or with a fact whose string is not recorded. */
 static void exec_db(const char *name, const char *sql) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, name);

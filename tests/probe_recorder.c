@@ -88,6 +88,14 @@ EXPORT void dtp_tensor_named(uint64_t id, const char *name) {
     e->id = id;
     snprintf(e->s1, sizeof e->s1, "%s", name);
 }
+EXPORT void dtp_tensor_role(uint64_t id, int32_t role, uint64_t of, const char *key) {
+    struct rec_event *e = add(REC_ROLE);
+    if (!e) return;
+    e->id = id;
+    e->id2 = of;
+    e->i1 = role;
+    snprintf(e->s1, sizeof e->s1, "%s", key);
+}
 EXPORT void dtp_tensor_freed(uint64_t id) {
     struct rec_event *e = add(REC_FREED);
     if (e) e->id = id;

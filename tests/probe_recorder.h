@@ -15,7 +15,8 @@ enum rec_kind {
     REC_OP_BEGIN,
     REC_OP_END,
     REC_MISMATCH,
-    REC_ERROR
+    REC_ERROR,
+    REC_ROLE
 };
 
 struct rec_arg {
@@ -28,7 +29,7 @@ struct rec_arg {
 struct rec_event {
     enum rec_kind kind;
     uint64_t id, id2, seq;    /* tensor ids / op sequence */
-    int32_t i1, i2, i3;       /* abi version, origin kind, status, first/other, error kind */
+    int32_t i1, i2, i3;       /* abi version, origin kind, status, first/other, error kind, role */
     char s1[64], s2[512];     /* names, op, what; message */
     char detail[256];         /* origin detail (checkpoint path) */
     struct dtp_device d1, d2; /* devices */

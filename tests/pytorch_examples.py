@@ -372,6 +372,18 @@ try:
                 check(name, ok, detail)
         for name, ok, detail in side.result() if side else ():
             check(name, ok, detail)
+        if "bug_resume_optimizer.py" in names:  # the optimizer's state as a role of its parameter (probe ABI 4)
+            import sqlite3
+            try:
+                con = sqlite3.connect("file:%s?mode=ro" % os.path.join(WORK, "bug_resume_optimizer.db"), uri=True)
+                roles = con.execute(
+                    "SELECT r.key, pn.name FROM v_roles r JOIN v_tensors pn ON pn.id = r.of_tensor WHERE r.role = "
+                    "'optimizer_state' ORDER BY r.seq").fetchall()
+                con.close()
+            except Exception as e:
+                roles = [("error", str(e))]
+            check("bug_resume_optimizer.py: Adam's state recorded as the role of its parameters",
+                  {("exp_avg", "weight"), ("exp_avg_sq", "bias"), ("step", "weight")} <= set(roles), repr(roles))
 finally:
     for srv in started:
         srv.stdin.close()

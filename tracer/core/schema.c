@@ -21,6 +21,8 @@ TR_HIDDEN const char tr_schema_kinds[] = DT_EVENT_KINDS(KIND_ROW_) "\n";
  * op: an op's first two arguments and an in-place op's output are columns of
  * its row), the v_* views add names for people (v_roles a role's), as source_facts_v does
  * for the source facts (strings for the ids). */
+/* SQL text, laid out as SQL reads, with the vocabulary's CASE expressions in it: */
+// clang-format off
 TR_HIDDEN const char tr_schema_views[] =
     "CREATE VIEW tensors AS SELECT r.id, r.seq, r.t, r.thread, r.stack, r.pystack,"
     " (SELECT dtype FROM tensor_attrs a WHERE a.id = r.attrs) AS dtype,"
@@ -120,6 +122,7 @@ TR_HIDDEN const char tr_schema_views[] =
     " strings v ON v.id = x.value;\n"
     "CREATE VIEW v_roles AS SELECT x.seq, x.tensor, " DT_VOCAB_SQL_CASE("x.role", DT_TENSOR_ROLES)
     " AS role, x.of_tensor, k.text AS key FROM roles x LEFT JOIN strings k ON k.id = x.key;\n";
+// clang-format on
 
 TR_HIDDEN const char tr_schema_indexes[] =
     "CREATE INDEX IF NOT EXISTS misc_op_end ON misc_events(op) WHERE kind = 8;\n"

@@ -138,9 +138,10 @@ static int step_body(void) {
 static int cycle_body(void) {
     if (step_body() < 0) return -1;
     tr_pend_flush_all();
-    struct tr_batch *all[] = {&tr_w.frames,     &tr_w.pyframes, &tr_w.attrs, &tr_w.tensors,   &tr_w.derived,
-                              &tr_w.args,       &tr_w.outs,     &tr_w.names, &tr_w.transfers, &tr_w.ops,
-                              &tr_w.frees_late, &tr_w.misc,     &tr_w.cuda,  &tr_w.cuda_act,  &tr_w.facts, &tr_w.roles};
+    struct tr_batch *all[] = {&tr_w.frames,    &tr_w.pyframes, &tr_w.attrs,      &tr_w.tensors,
+                              &tr_w.derived,   &tr_w.args,     &tr_w.outs,       &tr_w.names,
+                              &tr_w.transfers, &tr_w.ops,      &tr_w.frees_late, &tr_w.misc,
+                              &tr_w.cuda,      &tr_w.cuda_act, &tr_w.facts,      &tr_w.roles};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tr_batch_flush(all[i]);
     update_threads();
     if (tr_w.failed) return -1;
@@ -364,7 +365,6 @@ int tr_writer_start(void) {
     g_tr.writer_running = 1;
     return 0;
 }
-
 
 void tr_writer_flush_now(void) {
     /* Called on the fatal path from a program thread: the writer does the

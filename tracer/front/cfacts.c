@@ -2,10 +2,10 @@
  * the program's own modules names its source files, languages, functions and the locals each line
  * declares, and each of those files' text gives its statements (span to the ';' at depth 0, indentation,
  * blocks and loops, a plain assignment's target, the calls and device expressions of the program's
- * moves); all written as the producers' facts are (tr_source_fact) under the keys of common/trace_schema.h, once the op that
- * failed has ended (its end, the error probe or the C++ throw that follows the mismatch on that thread: the
- * writer keeps an open op's row only so long). It does not
- * evaluate variable locations, nor read system headers or devtrace's own libraries. */
+ * moves); all written as the producers' facts are (tr_source_fact) under the keys of common/trace_schema.h, once the op
+ * that failed has ended (its end, the error probe or the C++ throw that follows the mismatch on that thread: the writer
+ * keeps an open op's row only so long). It does not evaluate variable locations, nor read system headers or devtrace's
+ * own libraries. */
 #include "front.h"
 
 #include <ctype.h>

@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* A C++ runtime symbol, wherever the runtime was loaded (RTLD_LOCAL under
  * Python: a torch extension brings libstdc++ in outside the global scope),
  * looked up once per use site. */

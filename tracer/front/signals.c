@@ -15,7 +15,6 @@ static const int g_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 static struct sigaction g_old[NSIGS];
 static _Atomic int g_in_handler;
 
-
 static int slot_of(int sig) {
     for (int i = 0; i < NSIGS; i++)
         if (g_sigs[i] == sig) return i;

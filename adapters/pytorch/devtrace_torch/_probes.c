@@ -141,7 +141,9 @@ static uint32_t device_code(PyObject *t) {
         if (P.device_backend) {
             uint32_t type = DT_DEVICE_CODE_TYPE(code);
             const char *name = dt_device_type_text(type);
-            P.device_backend(device_of_code(code), g_sim && type == DTP_DEVICE_CUDA ? "cuda-sim" : name ? name : "other");
+            P.device_backend(device_of_code(code), g_sim && type == DTP_DEVICE_CUDA ? "cuda-sim"
+                                                   : name                           ? name
+                                                                                    : "other");
         }
     }
     return code;
@@ -1224,8 +1226,10 @@ PyMODINIT_FUNC PyInit__probes(void) {
         PyObject *tuple = PyTuple_New((Py_ssize_t)(sizeof names / sizeof names[0] - 1));                               \
         for (Py_ssize_t i = 0; tuple && names[i]; i++) {                                                               \
             PyObject *s = PyUnicode_FromString(names[i]);                                                              \
-            if (!s) Py_CLEAR(tuple);                                                                                   \
-            else PyTuple_SetItem(tuple, i, s);                                                                         \
+            if (!s)                                                                                                    \
+                Py_CLEAR(tuple);                                                                                       \
+            else                                                                                                       \
+                PyTuple_SetItem(tuple, i, s);                                                                          \
         }                                                                                                              \
         if (!tuple || PyModule_AddObject(m, "OPS_" #fam, tuple) < 0) {                                                 \
             Py_XDECREF(tuple);                                                                                         \
