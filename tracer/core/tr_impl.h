@@ -354,7 +354,7 @@ struct tr_front_sink {
     void (*throw_site)(uint64_t site, uint64_t throws, uint64_t recorded);
 };
 #define TR_FRONT(id)                                                                                                   \
-    __attribute__((used, section("tr_fronts"), aligned(sizeof(void *)))) const struct tr_front tr_front_##id
+    __attribute__((used, section("tr_fronts"), aligned(sizeof(void *)))) static const struct tr_front tr_front_##id
 /* The section's bounds, which the linker defines. */
 extern TR_HIDDEN const struct tr_front __start_tr_fronts[], __stop_tr_fronts[];
 #define tr_fronts_each(f) for (const struct tr_front *f = __start_tr_fronts; f < __stop_tr_fronts; f++)
