@@ -1392,8 +1392,11 @@ def _wrap_sources(torch, rec):
     # torch.Tensor([...]) and its legacy kin: no mode sees these constructors
     base_new = _tensor_base(torch).__new__
 
-    def tensor_new(cls, *args, **kwargs):
-        t = base_new(cls, *args, **kwargs)
+    def tensor_new(*args, **kwargs):
+        # (*args, **kwargs), not (cls, ...): torch 2.x's dynamo substitutes its own function for
+        # Tensor.__new__ and refuses, at import, a signature other than the original's or a wildcard
+        cls = args[0]
+        t = base_new(*args, **kwargs)
         if not rec.quiet and cls is Tensor:
             try:
                 P.output(t, FACTORY, "torch.Tensor", 0, 0)
