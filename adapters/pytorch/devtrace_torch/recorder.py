@@ -213,6 +213,7 @@ class Recorder(P.State):
         # recorded) is never another thread's.
         self.thread = get_ident()
         self.optimizers = weakref.WeakSet()
+        self.mismatches = 0  # device mismatches recorded so far (devtrace_torch.mismatches(): the pytest plugin)
         self.state_sizes = {}  # id(optimizer) -> its count of state entries when last named
         self.mode = None
         self.cpu = torch.device("cpu")
@@ -394,6 +395,7 @@ class Recorder(P.State):
             other = next((i for i, (n, d) in enumerate(ops) if on(d, odd)), -1)
         first = next((i for i, (n, d) in enumerate(ops) if on(d, peers) and i != other), -1)
         P.mismatch(seq, name, first, other, message.split("\n")[0])
+        self.mismatches += 1
         _source_facts.emit()  # the program's files' facts for the report (source.py), each once; never raises
         P.op_end(seq, name, ERR_DEVICE, ())
 
