@@ -168,8 +168,9 @@ def pytest_runtest_makereport(item, call):
 
 def pytest_terminal_summary(terminalreporter):
     if _session is not None:
-        terminalreporter.write_line("devtrace: the session's trace: %s (devtrace report %s)"
-                                    % (_session.path, os.path.relpath(_session.path, _session.cwd)))
+        rel = os.path.relpath(_session.path, _session.cwd)
+        terminalreporter.write_line("devtrace: the session's trace: devtrace report %s"
+                                    % (_session.path if rel.startswith("..") else rel))
 
 
 def pytest_unconfigure(config):
