@@ -182,9 +182,15 @@ _LIB_DIRS = ()
 _source_facts = _SourceFacts()
 
 
+_PACKAGE_DIRS = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
+
+
 def _is_library(filename):
-    """A frame of torch, of this adapter, or of Python itself: not the user's."""
-    return filename.startswith(_LIB_DIRS) or filename.startswith("<frozen")
+    """A frame of torch, of another installed package (a trainer: lightning, transformers, accelerate,
+    whose locals would lend operands their names), of this adapter, or of Python itself: not the user's,
+    as the viewer's vw_py_file_is_library has it."""
+    return filename.startswith(_LIB_DIRS) or filename.startswith("<frozen") or \
+        any(d in filename for d in _PACKAGE_DIRS)
 
 
 def _user_frames():
