@@ -107,9 +107,13 @@ def check_bug(script):
     check("%s: the fix is in the user's file, at line %s" % (name, fix),
           same_file(fsite.get("file", ""), d, script) and fsite.get("line") == fix, json.dumps(m.get("fix")))
     _, text = report(d)
+    # the Python stack shows no frame of an installed package; where the trainer calls the user's code
+    # (Lightning's training_step, HF's compute_loss) its frames are there, hidden
+    calls_back = "lightning" in name or "hf_" in name
     check("%s: the text report hides the trainer's and torch's frames" % name,
-          re.search(r"frames? of torch, other packages and Python's library hidden", text) and
-          not re.search(r"#\d+ .*/(site|dist)-packages/", text), text[:3000])
+          not re.search(r"#\d+ .*/(site|dist)-packages/", text) and
+          (not calls_back or re.search(r"frames? of torch, other packages and Python's library hidden", text)),
+          text[:3000])
     if multi(name):
         ranks = sorted({t.get("rank") for t, _ in found if t.get("rank") is not None})
         check("%s: a rank's trace holds the mismatch and the report names the rank" % name,
