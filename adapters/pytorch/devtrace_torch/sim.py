@@ -692,6 +692,19 @@ class Simulator:
                 event.record(self)
                 return event
 
+            def is_capturing(self):  # no CUDA graph is captured (not simulated); torch.optim asks on 2.x
+                return False
+
+            @property
+            def device_type(self):  # torch.Stream's (2.x), which torch.accelerator.current_stream() returns
+                return "cuda"
+
+            @property
+            def device_index(self):
+                return self.device.index
+
+            stream_id = cuda_stream = native_handle = 0
+
             def __eq__(self, other):
                 return isinstance(other, Stream) and other.device == self.device
 
@@ -707,6 +720,7 @@ class Simulator:
                      "current_stream": lambda device=None: Stream(device),
                      "default_stream": lambda device=None: Stream(device),
                      "set_stream": lambda s: None,
+                     "is_current_stream_capturing": lambda: False,
                      "mem_get_info": lambda device=None: (80 * 2 ** 30, 80 * 2 ** 30),
                      "get_rng_state": lambda device="cuda": torch.get_rng_state(),
                      "get_rng_state_all": lambda: [torch.get_rng_state() for _ in range(sim.n)],
