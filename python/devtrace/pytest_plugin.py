@@ -133,7 +133,7 @@ def pytest_load_initial_conftests(early_config, parser, args):
 
 
 def pytest_configure(config):
-    _start(config)  # a plugin given with -p after the conftests loaded
+    _start(config)  # registered too late for the hook above (by a conftest's pytest_plugins)
 
 
 def pytest_runtest_setup(item):
