@@ -190,6 +190,15 @@ __attribute__((destructor)) static void tracer_fini(void) { finish_trace(NULL); 
  * trace, NULL when it has none (tracing failed to start: warned). */
 TR_EXPORT const char *tr_api_trace_path(void) { return owns_trace() && g_tr.cfg.path[0] ? g_tr.cfg.path : NULL; }
 
+/* Everything recorded so far committed to the trace (waits up to 2 s), so
+ * that a reader of the live trace (devtrace report, from the pytest plugin
+ * after a failed test) sees it. 0, or -1 when this process has no trace. */
+TR_EXPORT int tr_api_flush(void) {
+    if (!tr_api_trace_path()) return -1;
+    tr_writer_sync();
+    return 0;
+}
+
 /* From now on a forked child records nothing (see g_untraced_children). */
 TR_EXPORT void tr_api_untraced_children(void) { g_untraced_children = 1; }
 

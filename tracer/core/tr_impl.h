@@ -306,6 +306,8 @@ TR_HIDDEN uint64_t tr_writer_stop(int final, const char *exec_path);
 /* After the stop: one meta row into the closed trace at path; 0 or -1. */
 TR_HIDDEN int tr_writer_note(const char *path, const char *key, const char *value);
 TR_HIDDEN void tr_writer_flush_now(void); /* fatal path: drain and commit in this thread */
+TR_HIDDEN void tr_writer_sync(void);      /* drain and commit, for a reader of the live trace (tr_api_flush) */
+enum { TR_FLUSH_FATAL = 1, TR_FLUSH_SYNC = 2 }; /* g_tr.flush_request's kinds */
 TR_HIDDEN void tr_writer_wake(void);      /* the writer steps now (signal-safe; may set errno) */
 TR_HIDDEN void tr_writer_abandon(void);   /* fork child: forget the parent's handle */
 

@@ -313,7 +313,7 @@ static void *writer_main(void *arg) {
             due = tr_now_ns() + (uint64_t)g_tr.cfg.commit_ms * 1000000u;
         }
         if (flush) {
-            if (rc == 0 && tr_sql_exec("BEGIN") == 0) {
+            if (flush == TR_FLUSH_FATAL && rc == 0 && tr_sql_exec("BEGIN") == 0) {
                 tr_meta_int("fatal_signal", atomic_load(&g_tr.fatal_signal));
                 tr_meta_int("end_time_ns", tr_unix_ns());
                 tr_sql_exec("COMMIT");
@@ -366,12 +366,15 @@ int tr_writer_start(void) {
     return 0;
 }
 
-void tr_writer_flush_now(void) {
-    /* Called on the fatal path from a program thread: the writer does the
-     * work (SQLite is not async-signal-safe); this only asks and waits. */
+/* Asks the writer to drain every ring and commit, and waits up to 2 s for it.
+ * kind: TR_FLUSH_FATAL (the fatal path: the end's meta is written too) or
+ * TR_FLUSH_SYNC (a reader is about to read the live trace: nothing else). */
+static void flush_wait(int kind) {
+    /* Called from a program thread: the writer does the work (SQLite is not
+     * async-signal-safe); this only asks and waits. */
     if (!g_tr.writer_running || pthread_equal(pthread_self(), g_tr.writer)) return;
     atomic_store(&g_tr.flush_done, 0);
-    atomic_store(&g_tr.flush_request, 1);
+    atomic_store(&g_tr.flush_request, kind);
     tr_writer_wake();
     for (int i = 0; i < 2000 && !atomic_load(&g_tr.flush_done) && !atomic_load(&g_tr.writer_gone);
          i++) { /* up to 2 s */
@@ -379,3 +382,7 @@ void tr_writer_flush_now(void) {
         nanosleep(&ts, NULL);
     }
 }
+
+void tr_writer_flush_now(void) { flush_wait(TR_FLUSH_FATAL); }
+
+void tr_writer_sync(void) { flush_wait(TR_FLUSH_SYNC); }

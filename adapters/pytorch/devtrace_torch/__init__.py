@@ -45,3 +45,10 @@ def install(torch):
               % (getattr(torch, "__version__", "?"), type(e).__name__, e))
         return False
     return _installed
+
+
+def mismatches():
+    """How many device mismatches the recorder has recorded in this process so far (0 when it is
+    not installed): the pytest plugin reads it before and after each test."""
+    rec = getattr(sys.modules.get(__name__ + ".recorder"), "_rec", None)
+    return getattr(rec, "mismatches", 0) if _installed else 0

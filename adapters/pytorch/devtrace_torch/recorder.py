@@ -181,9 +181,15 @@ _LIB_DIRS = ()
 _source_facts = _SourceFacts()
 
 
+_PACKAGE_DIRS = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
+
+
 def _is_library(filename):
-    """A frame of torch, of this adapter, or of Python itself: not the user's."""
-    return filename.startswith(_LIB_DIRS) or filename.startswith("<frozen")
+    """A frame of torch, of another installed package (a trainer: lightning, transformers, accelerate,
+    whose locals would lend operands their names), of this adapter, or of Python itself: not the user's,
+    as the viewer's vw_py_file_is_library has it."""
+    return filename.startswith(_LIB_DIRS) or filename.startswith("<frozen") or \
+        any(d in filename for d in _PACKAGE_DIRS)
 
 
 def _user_frames():
@@ -212,6 +218,7 @@ class Recorder(P.State):
         # recorded) is never another thread's.
         self.thread = get_ident()
         self.optimizers = weakref.WeakSet()
+        self.mismatches = 0  # device mismatches recorded so far (devtrace_torch.mismatches(): the pytest plugin)
         self.state_sizes = {}  # id(optimizer) -> its count of state entries when last named
         self.mode = None
         self.cpu = torch.device("cpu")
@@ -393,6 +400,7 @@ class Recorder(P.State):
             other = next((i for i, (n, d) in enumerate(ops) if on(d, odd)), -1)
         first = next((i for i, (n, d) in enumerate(ops) if on(d, peers) and i != other), -1)
         P.mismatch(seq, name, first, other, message.split("\n")[0])
+        self.mismatches += 1
         _source_facts.emit()  # the program's files' facts for the report (source.py), each once; never raises
         P.op_end(seq, name, ERR_DEVICE, ())
 
@@ -1392,8 +1400,11 @@ def _wrap_sources(torch, rec):
     # torch.Tensor([...]) and its legacy kin: no mode sees these constructors
     base_new = _tensor_base(torch).__new__
 
-    def tensor_new(cls, *args, **kwargs):
-        t = base_new(cls, *args, **kwargs)
+    def tensor_new(*args, **kwargs):
+        # (*args, **kwargs), not (cls, ...): torch 2.x's dynamo substitutes its own function for
+        # Tensor.__new__ and refuses, at import, a signature other than the original's or a wildcard
+        cls = args[0]
+        t = base_new(*args, **kwargs)
         if not rec.quiet and cls is Tensor:
             try:
                 P.output(t, FACTORY, "torch.Tensor", 0, 0)

@@ -499,7 +499,8 @@ class Simulator:
         if T.has("causal_mask_hint", self.version):
             self.install_causal_mask_hint()
         self.install_grad_scaler()
-        for install in (self.install_legacy_types, self.install_streams, self.install_generator):
+        for install in (self.install_legacy_types, self.install_streams, self.install_generator,
+                        self.install_accelerator):
             try:
                 install()
             except Exception:  # another torch: that part of torch.cuda stays as the CPU build has it
@@ -691,6 +692,19 @@ class Simulator:
                 event.record(self)
                 return event
 
+            def is_capturing(self):  # no CUDA graph is captured (not simulated); torch.optim asks on 2.x
+                return False
+
+            @property
+            def device_type(self):  # torch.Stream's (2.x), which torch.accelerator.current_stream() returns
+                return "cuda"
+
+            @property
+            def device_index(self):
+                return self.device.index
+
+            stream_id = cuda_stream = native_handle = 0
+
             def __eq__(self, other):
                 return isinstance(other, Stream) and other.device == self.device
 
@@ -706,6 +720,7 @@ class Simulator:
                      "current_stream": lambda device=None: Stream(device),
                      "default_stream": lambda device=None: Stream(device),
                      "set_stream": lambda s: None,
+                     "is_current_stream_capturing": lambda: False,
                      "mem_get_info": lambda device=None: (80 * 2 ** 30, 80 * 2 ** 30),
                      "get_rng_state": lambda device="cuda": torch.get_rng_state(),
                      "get_rng_state_all": lambda: [torch.get_rng_state() for _ in range(sim.n)],
@@ -720,6 +735,42 @@ class Simulator:
             nvtx.range_pop = lambda: 0
             nvtx.mark = lambda msg: None
             nvtx.range = contextlib.contextmanager(lambda msg, *a, **kw: (yield))
+
+    def install_accelerator(self):
+        """torch.accelerator (2.6+), which torch.distributed (init_process_group's device_id, as Lightning
+        passes it), the DataLoader's pin_memory and the trainers read: the accelerator is "cuda", with the
+        simulated GPUs and the current one; its memory queries answer as torch.cuda's."""
+        torch, sim = self.torch, self
+        acc = getattr(torch, "accelerator", None)
+        if acc is None:
+            return
+        cuda = torch.cuda
+        api = {
+            "is_available": lambda: True,
+            "current_accelerator": lambda check_available=False: torch.device("cuda"),
+            "device_count": lambda: sim.n,
+            "current_device_index": lambda: sim.current,
+            "current_device_idx": lambda: sim.current,
+            "set_device_index": lambda device: cuda.set_device(device),
+            "set_device_idx": lambda device: cuda.set_device(device),
+            "device_index": lambda device: cuda.device(device if device is not None else sim.current),
+            "synchronize": lambda device=None: None,
+            "current_stream": lambda device=None: cuda.current_stream(device),
+            "set_stream": lambda stream: None,
+            "empty_cache": lambda: None,
+            "memory_allocated": lambda device_index=None: 0,
+            "max_memory_allocated": lambda device_index=None: 0,
+            "memory_reserved": lambda device_index=None: 0,
+            "max_memory_reserved": lambda device_index=None: 0,
+            "reset_peak_memory_stats": lambda device_index=None: None,
+            "reset_accumulated_memory_stats": lambda device_index=None: None,
+            "memory_stats": lambda device_index=None: {},
+            "get_memory_info": lambda device_index=None: cuda.mem_get_info(),
+            "get_device_capability": lambda device=None: {"major": 9, "minor": 0},
+        }
+        for k, v in api.items():
+            if hasattr(acc, k):
+                setattr(acc, k, v)
 
     def install_generator(self):
         """torch.Generator(device="cuda"): a CPU generator that says it is on the simulated GPU."""
@@ -855,6 +906,10 @@ class Simulator:
             return isinstance(backend, str) and "nccl" in backend.lower()
 
         helper = c10d._new_process_group_helper
+        try:
+            helper_takes_device_id = list(inspect.signature(helper).parameters).index("device_id") == 9
+        except (ValueError, TypeError):
+            helper_takes_device_id = False
 
         def new_process_group_helper(*args, **kwargs):
             args = list(args)
@@ -864,6 +919,13 @@ class Simulator:
                     kwargs["backend"] = "gloo"
                 else:
                     args[3] = "gloo"
+                # 2.x: a group bound to a GPU (init_process_group(device_id=cuda:K), as Lightning asks) makes
+                # gloo allocate its barrier's tensor there, which this CPU build cannot: the gloo group is
+                # bound to no device, and its barrier runs on the cpu
+                if kwargs.get("device_id") is not None:
+                    kwargs["device_id"] = None
+                elif len(args) > 9 and helper_takes_device_id:
+                    args[9] = None
             pg = helper(*args, **kwargs)
             if wants_nccl(asked) and pg is not None and pg is not getattr(c10d.GroupMember, "NON_GROUP_MEMBER", None):
                 nccl.add(id(pg))
