@@ -1392,8 +1392,11 @@ def _wrap_sources(torch, rec):
     # torch.Tensor([...]) and its legacy kin: no mode sees these constructors
     base_new = _tensor_base(torch).__new__
 
-    def tensor_new(cls, *args, **kwargs):
-        t = base_new(cls, *args, **kwargs)
+    # (*args, **kwargs) only: torch 2.x's dynamo accepts a wrapper of Tensor.__new__ with the wildcard
+    # signature, and raises a TypeError (at the optimizer's first import of torch._dynamo) for (cls, *args)
+    def tensor_new(*args, **kwargs):
+        cls = args[0]
+        t = base_new(*args, **kwargs)
         if not rec.quiet and cls is Tensor:
             try:
                 P.output(t, FACTORY, "torch.Tensor", 0, 0)
