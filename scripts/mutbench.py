@@ -688,7 +688,7 @@ def summary(rows, by):
     groups = {}
     for r in rows:
         groups.setdefault(r[by] if by else "all", []).append(r)
-    head = "| %s | generated | kept | origin right | fix site right | patch runs on both | device literal (peer/device in scope) |" % (by or "")
+    head = "| %s | run | kept | origin right | fix site right | patch runs on both | device literal (peer/device in scope) |" % (by or "")
     out = [head, "|---|---|---|---|---|---|---|"]
     order = KINDS if by == "kind" else sorted(groups)
     for g in order:
@@ -704,8 +704,23 @@ def summary(rows, by):
     return "\n".join(out)
 
 
-def report_text(rows, bases):
+def generated_text(generated, halves):
+    """Mutants generated (before any --max-per-kind draw) per kind, in each half: {program: {kind: n}}."""
+    hs = sorted(set(halves.values())) or [""]
+    out = ["| kind | %s |" % " | ".join("generated (%s)" % (h or "all") for h in hs), "|---|%s" % ("---|" * len(hs))]
+    for k in KINDS + ["all"]:
+        out.append("| %s | %s |" % (k, " | ".join(str(sum(n for prog, kinds in generated.items() if halves.get(prog, "") == h
+                                                           for kk, n in kinds.items() if k in ("all", kk)))
+                                                   for h in hs)))
+    return "\n".join(out)
+
+
+def report_text(rows, bases, generated=None, halves=None):
     out = []
+    if generated:
+        out.append("### Mutants generated\n")
+        out.append(generated_text(generated, halves or {}))
+        out.append("")
     halves = sorted({r["half"] for r in rows if r["half"]})
     out.append("### All programs\n")
     out.append(summary(rows, None if not halves else "half"))
@@ -792,10 +807,22 @@ def main():
     ap.add_argument("--work", help="work folder (default: a temporary one)")
     ap.add_argument("--keep", action="store_true", help="keep every work copy and trace")
     ap.add_argument("--list-mutants", action="store_true", help="print the mutants and run nothing")
+    ap.add_argument("--resume", help="a --json file of an earlier run: its rows are kept, its programs not run again")
+    ap.add_argument("--table-from", help="print (and --table) the summary of a --json file, run nothing")
     ap.add_argument("--kinds", help="only mutants of these kinds, comma-separated (%s)" % ", ".join(KINDS))
     ap.add_argument("--match", help="only mutants whose id or new text contains this string")
     args = ap.parse_args()
     PYTHON, TIMEOUT = args.python, args.timeout
+    if args.table_from:
+        with open(args.table_from) as f:
+            old = json.load(f)
+        text = report_text(old["rows"], {n: (b["runs"], b["why"], b["traced_seconds"]) for n, b in old["programs"].items()},
+                           old.get("generated"), old.get("halves"))
+        print(text)
+        if args.table:
+            with open(args.table, "w") as f:
+                f.write(text + "\n")
+        return 0
     args.j = max(1, min(2, args.j))
     args.devtrace = os.path.abspath(args.devtrace)
     if args.program:
@@ -807,18 +834,22 @@ def main():
         progs = load_list(args)
     else:
         ap.error("give --program DIR --run CMD, or --list FILE")
-    plan = []
+    plan, generated, halves = [], {}, {}
     for p in progs:
         if not os.path.isdir(p["dir_path"]):
             print("mutbench: %s: %s is missing (scripts/corpus/mutbench_prepare.py)" % (p["name"], p["dir_path"]),
                   file=sys.stderr)
             continue
-        ms = cap(generate(p["dir_path"], program_files(p)), args.max_per_kind or p.get("max_per_kind", 0), args.seed)
+        allm = generate(p["dir_path"], program_files(p))
+        counts = {k: sum(m["kind"] == k for m in allm) for k in KINDS}
+        halves[p["name"]] = p.get("split", "")
+        ms = cap(allm, args.max_per_kind or p.get("max_per_kind", 0), args.seed)
         if args.kinds:
             ms = [m for m in ms if m["kind"] in args.kinds.split(",")]
         if args.match:
             ms = [m for m in ms if args.match in m["id"] or args.match in m["new"]]
         plan.append((p, ms))
+        generated[p["name"]] = counts
     if args.list_mutants:
         for p, ms in plan:
             for m in ms:
@@ -832,6 +863,14 @@ def main():
     work_root = os.path.abspath(args.work or tempfile.mkdtemp(prefix="mutbench."))
     os.makedirs(work_root, exist_ok=True)
     rows, bases = [], {}
+    if args.resume:  # rows of programs run before (an earlier, cut-off run): kept, and those programs skipped
+        with open(args.resume) as f:
+            old = json.load(f)
+        rows = old["rows"]
+        bases = {n: (b["runs"], b["why"], b["traced_seconds"]) for n, b in old["programs"].items()}
+        done = {r["program"] for r in rows} | {n for n, b in bases.items() if not b[0]}
+        plan = [(p, ms) for p, ms in plan if p["name"] not in done]
+    args.generated, args.halves = generated, halves
     t0 = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(args.j) as ex:
         for p, ms in plan:
@@ -850,7 +889,7 @@ def main():
                       if r["kept"] else "not kept: " + r["why_not_kept"][:90]), flush=True)
             if args.json:  # after each program, so that a long run that is cut off leaves its rows
                 write_json(args, rows, bases, time.monotonic() - t0)
-    text = report_text(rows, bases)
+    text = report_text(rows, bases, generated, halves)
     print()
     print(text)
     if args.json:
@@ -866,6 +905,7 @@ def main():
 def write_json(args, rows, bases, took):
     with open(args.json, "w") as f:
         json.dump({"devtrace": args.devtrace, "python": PYTHON, "seconds": round(took), "rows": rows,
+                   "generated": args.generated, "halves": args.halves,
                    "programs": {n: {"runs": b[0], "why": b[1], "traced_seconds": b[2]} for n, b in bases.items()}},
                   f, indent=1)
 
