@@ -276,8 +276,11 @@ class Finder(ast.NodeVisitor):
             recv = node.func.value
             rtext = self.src.seg(recv)
             r = receiver_name(recv)
-            model = isinstance(recv, ast.Call) and isinstance(recv.func, (ast.Name, ast.Attribute)) and \
-                (dotted(recv.func).split(".")[-1][:1].isupper())
+            # a module made and moved in one expression (`Net(...).to(d)`): a capitalized constructor, but not torch's
+            # own tensor constructors (`torch.Tensor(x)`, `torch.LongTensor(n)`)
+            ctor = dotted(recv.func) if isinstance(recv, ast.Call) else ""
+            model = ctor.split(".")[-1][:1].isupper() and not (
+                ctor.startswith(("torch.", "th.")) and not ctor.startswith(("torch.nn.", "th.nn.")))
             if model:
                 kind = "model-move-removed"
             elif isinstance(st, ast.Assign) and node is value and r and r in bound:

@@ -60,6 +60,14 @@ check("device= dropped with its comma", m is not None and m["new"] == "torch.one
 check("the loss weight is not also a factory mutant",
       find(muts, "factory-device", "torch.tensor([1.0, 2.0, 1.0])") is None)
 
+# torch's own capitalized tensor constructors are no module: `torch.Tensor(x).to(d)` loses a tensor's move
+d = tempfile.mkdtemp(prefix="mutbench-check.")
+with open(os.path.join(d, "t.py"), "w") as f:
+    f.write("import torch\nd = 'cuda'\na = torch.Tensor([1.0]).to(d)\nm = torch.nn.Linear(2, 2).to(d)\n")
+got = {m["line"]: m["kind"] for m in mutbench.generate(d, ["t.py"])}
+check("torch.Tensor(x).to(d) is a tensor's move, torch.nn.Linear(...).to(d) a module's",
+      got.get(3) == "move-dropped" and got.get(4) == "model-move-removed", got)
+shutil.rmtree(d)
 
 # ---- the scorer on reports we write ourselves (no devtrace): known right and known wrong cases
 def work_with(m):
