@@ -8,6 +8,7 @@ did; also stdout write errors, run -o to a device, and two concurrent run --over
 
 usage: hostile_traces.py DEVTRACE EXAMPLE_BINARY EXAMPLE_SOURCE WORKDIR
 """
+import atexit
 import os
 import shutil
 import sqlite3
@@ -51,6 +52,8 @@ marker_cmd = os.path.join(SHADOW, "python3")
 # short directories: their names replace the example's source directory inside a copy of its binary
 SRC = tempfile.mkdtemp(prefix="dt", dir="/tmp")  # the source root the commands run in
 OUTSIDE = tempfile.mkdtemp(prefix="do", dir="/tmp")  # outside it: holds the secret
+atexit.register(shutil.rmtree, SRC, True)
+atexit.register(shutil.rmtree, OUTSIDE, True)
 
 base_env = dict(os.environ)
 base_env.pop("DEVTRACE_SOURCE_ROOT", None)  # the default (the current directory) is what is tested
@@ -217,6 +220,8 @@ def run_cmd(args, cwd=SRC, expect_files=(), stdout=None):
             out += open(f, "rb").read()
     text = out.decode("utf-8", "replace")
     what = "%s (%.1f s)" % (" ".join(a.replace(WORK, "W") for a in args), took)
+    if b"Sanitizer" in r.stderr or b"runtime error:" in r.stderr:  # the sanitized build: any report fails
+        fail("%s: %s" % (what, r.stderr.decode("utf-8", "replace")[-3000:]))
     if r.returncode not in (0, 1, 2):
         fail("%s: exit status %d: %s" % (what, r.returncode, text[-2000:]))
     if os.path.exists(MARKER):
@@ -356,8 +361,6 @@ r = subprocess.run([DEVTRACE, "run", "-q", "--overwrite", "-o", same, "--", EXAM
 expect(r.returncode == 1 and not os.path.exists(os.path.join(WORK, "same.1.db")),
        "run --overwrite alone: status %d" % r.returncode)
 
-shutil.rmtree(SRC, ignore_errors=True)
-shutil.rmtree(OUTSIDE, ignore_errors=True)
 if failures:
     print("%d failure(s)" % len(failures))
     sys.exit(1)
