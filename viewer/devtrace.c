@@ -1,7 +1,10 @@
 /* The devtrace command: dispatches to one subcommand per file (run.c, ...),
- * and answers --help and --version. */
+ * and answers --help and --version. Also what every command shares: the
+ * --source-root option, and one line and exit status 2 when what it printed
+ * could not be written (a full disk, a closed pipe's reader, /dev/full). */
 #include "vw.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +29,52 @@ static void usage(FILE *f) {
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].summary);
     fprintf(f, "\n'devtrace COMMAND --help' describes a command. Exit status: 0 success, 1 the trace\n"
                "holds a device mismatch (report), 2 bad usage or unreadable input, 125 devtrace\n"
-               "could not start the program (run); run otherwise passes on the program's status.\n");
+               "could not start the program (run); run otherwise passes on the program's status.\n\n"
+               "A trace is untrusted input (docs/security.md): it shows lines only of regular files under the\n"
+               "source root, the current directory unless '--source-root DIR' (any reading command) or\n"
+               "DEVTRACE_SOURCE_ROOT names another.\n");
+}
+
+/* --source-root DIR (or --source-root=DIR) anywhere before a "--", taken out of argv: every reading
+ * command accepts it. 0, or -1 after saying why. */
+static int take_source_root(int *argc, char **argv) {
+    int out = 1;
+    for (int i = 1; i < *argc; i++) {
+        if (!strcmp(argv[i], "--")) {
+            while (i < *argc) argv[out++] = argv[i++];
+            break;
+        }
+        const char *dir = NULL;
+        if (!strcmp(argv[i], "--source-root")) {
+            if (i + 1 == *argc) {
+                vw_error("--source-root needs a directory");
+                return -1;
+            }
+            dir = argv[++i];
+        } else if (!strncmp(argv[i], "--source-root=", 14))
+            dir = argv[i] + 14;
+        if (!dir) {
+            argv[out++] = argv[i];
+            continue;
+        }
+        if (vw_source_root_set(dir) < 0) {
+            vw_error("--source-root %s: not a directory", dir);
+            return -1;
+        }
+    }
+    argv[out] = NULL;
+    *argc = out;
+    return 0;
+}
+
+/* What a command printed reached stdout, or one line and VW_EXIT_USAGE. A command that saw the error
+ * itself said so and returned VW_EXIT_USAGE already: no second line then. */
+static int finish_stdout(int rc) {
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    int err = errno;
+    if (!bad) return rc;
+    if (rc != VW_EXIT_USAGE) vw_error("cannot write to standard output: %s", strerror(err ? err : EIO));
+    return VW_EXIT_USAGE;
 }
 
 int main(int argc, char **argv) {
@@ -36,14 +84,19 @@ int main(int argc, char **argv) {
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         usage(stdout);
-        return VW_EXIT_OK;
+        return finish_stdout(VW_EXIT_OK);
     }
     if (strcmp(argv[1], "--version") == 0) {
         printf("devtrace %s\n", VW_VERSION);
-        return VW_EXIT_OK;
+        return finish_stdout(VW_EXIT_OK);
     }
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-        if (strcmp(argv[1], cmds[i].name) == 0) return cmds[i].fn(argc - 1, argv + 1);
+        if (strcmp(argv[1], cmds[i].name) == 0) {
+            int sub_argc = argc - 1;
+            /* run passes its arguments to the program: none of them is ours */
+            if (cmds[i].fn != vw_cmd_run && take_source_root(&sub_argc, argv + 1) < 0) return VW_EXIT_USAGE;
+            return finish_stdout(cmds[i].fn(sub_argc, argv + 1));
+        }
     vw_error("'%s' is not a devtrace command; see 'devtrace --help'", argv[1]);
     return VW_EXIT_USAGE;
 }

@@ -227,7 +227,16 @@ int vw_diagnose(struct vw_model *m, const struct vw_case *k, struct vw_fix *fix)
 /* ---------------------------------------------------------------- source text (source.c) */
 
 #define VW_SNIP_WIDTH 160 /* bytes of a source line shown */
-/* The program's source file, as the frame names it or relative to the directory the program ran in. */
+/* The largest source file read (bytes): a longer one is "source not available" (docs/security.md). */
+#define VW_SOURCE_MAX_BYTES (8 << 20)
+#define VW_SOURCE_MAX_TEXT  "8 MiB"
+/* The path of a trace's source file as it may be read now (as named, or relative to the directory the
+ * program ran in), resolved by realpath, into buf: NULL unless it lies under the source root. */
+const char *vw_source_path(struct vw_trace *t, const char *file, char *buf, size_t size);
+/* Why that file cannot be shown ("not found", "outside the source root ...", "not a regular file", ...):
+ * a constant or buf. */
+const char *vw_source_unavailable(struct vw_trace *t, const char *file, char *buf, size_t size);
+/* That file opened for reading when it is a regular file of at most VW_SOURCE_MAX_BYTES; else NULL. */
 FILE *vw_source_open(struct vw_trace *t, const char *file);
 /* Lines lo..hi of a source file (1-based, tabs kept, newline dropped); the number read. */
 int vw_source_lines(struct vw_trace *t, const char *file, int lo, int hi, char (*text)[VW_SNIP_WIDTH + 1]);

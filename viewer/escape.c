@@ -38,14 +38,18 @@ static long utf8_next(const unsigned char *p, size_t n, int *len) {
 
 void vw_put_escaped(FILE *f, const char *s) { vw_put_escaped_pad(f, s, 0); }
 
-void vw_put_escaped_pad(FILE *f, const char *s, int width) {
+/* keep_tab: a tab passes as it is (a source line in a patch, whose indentation must stay applicable). */
+static void put_escaped(FILE *f, const char *s, int width, int keep_tab) {
     const unsigned char *p = (const unsigned char *)(s ? s : "");
     size_t n = strlen((const char *)p);
     int cols = 0;
     for (size_t i = 0; i < n;) {
         int len;
         long c = utf8_next(p + i, n - i, &len);
-        if (c < 0 || c < 0x20 || c == 0x7f) { /* C0, DEL, a lone byte such as the one-byte CSI 0x9b */
+        if (keep_tab && c == '\t') {
+            fputc('\t', f);
+            cols++;
+        } else if (c < 0 || c < 0x20 || c == 0x7f) { /* C0, DEL, a lone byte such as the one-byte CSI 0x9b */
             cols += fprintf(f, "\\x%02x", p[i]);
         } else if (c >= 0x80 && c <= 0x9f) { /* C1 as UTF-8: a terminal may act on it too */
             for (int k = 0; k < len; k++) cols += fprintf(f, "\\x%02x", p[i + k]);
@@ -57,6 +61,10 @@ void vw_put_escaped_pad(FILE *f, const char *s, int width) {
     }
     for (; cols < width; cols++) fputc(' ', f);
 }
+
+void vw_put_escaped_pad(FILE *f, const char *s, int width) { put_escaped(f, s, width, 0); }
+
+void vw_put_escaped_line(FILE *f, const char *s) { put_escaped(f, s, 0, 1); }
 
 /* ---------------------------------------------------------------- JSON */
 
@@ -152,11 +160,21 @@ const char *vw_color(enum vw_color c) {
     return on ? seq[c] : "";
 }
 
+/* One line, whatever the arguments hold: a name from a trace in the message (a file, an op, a rule's
+ * text) is escaped here, so no caller can forget to (a newline in it cannot start a second line). */
 void vw_error(const char *fmt, ...) {
+    char small[1024], *text = small;
     va_list ap;
     va_start(ap, fmt);
-    fputs("devtrace: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
+    if (n >= (int)sizeof small && (text = malloc((size_t)n + 1)) != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(text, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    fputs("devtrace: ", stderr);
+    vw_put_escaped(stderr, text ? text : small);
+    fputc('\n', stderr);
+    if (text != small) free(text);
 }

@@ -32,11 +32,12 @@ static void usage(FILE *f) {
           f);
 }
 
-static void put_raw(FILE *f, const char *s) { fputs(s, f); }
+/* A patch's lines: control bytes escaped (the added code comes from the trace), tabs kept. */
+static void put_raw(FILE *f, const char *s) { vw_put_escaped_line(f, s); }
 
 /* The hex SHA-256 of a file into hex[65]; 0, or -1 when it cannot be read. */
 static int file_sha256(const char *path, char hex[65]) {
-    FILE *f = fopen(path, "rb");
+    FILE *f = vw_fopen_regular(path, VW_SOURCE_MAX_BYTES); /* a FIFO or /dev/zero never holds fix */
     if (!f) return -1;
     SHA2_CTX ctx;
     SHA256Init(&ctx);
@@ -68,15 +69,10 @@ static int recorded_sha256(struct vw_model *m, const char *file, char hex[65]) {
 }
 
 /* The path of a frame's file as it can be opened now (as named, or under the directory the program ran
- * in), into buf; NULL when it is gone. */
+ * in, and under the source root: source.c), into buf; NULL when it is gone or may not be read. */
 static const char *source_path(struct vw_trace *t, const char *file, char *buf, size_t size) {
-    char cwd[1024];
-    if (access(file, R_OK) == 0 || file[0] == '/') {
-        snprintf(buf, size, "%s", file);
-        return access(buf, R_OK) == 0 ? buf : NULL;
-    }
-    snprintf(buf, size, "%s/%s", vw_meta(t, "cwd", cwd, sizeof cwd), file);
-    return access(buf, R_OK) == 0 ? buf : NULL;
+    const char *p = vw_source_path(t, file, buf, size);
+    return p && access(p, R_OK) == 0 ? p : NULL;
 }
 
 /* The fix of the first mismatch that has one with code; its patch in *diff (malloc'd). 0, or an exit
@@ -105,7 +101,12 @@ static int first_patch(struct vw_model *m, struct vw_fix *fix, char **diff, int 
             char path[4096], want[65], have[65];
             const char *file = fix->site.site.file;
             if (!source_path(m->t, file, path, sizeof path)) {
-                vw_error("fix: %s is gone since the run: no patch", file);
+                char why2[4200]; /* "not found": gone since the run; or outside the source root, not regular... */
+                const char *w = vw_source_unavailable(m->t, file, why2, sizeof why2);
+                if (!strcmp(w, "not found"))
+                    vw_error("fix: %s is gone since the run: no patch", file);
+                else
+                    vw_error("fix: %s: source not available: %s: no patch", file, w);
                 rc = VW_EXIT_USAGE;
             } else if (recorded_sha256(m, file, want) && (file_sha256(path, have) < 0 || strcmp(want, have))) {
                 vw_error("fix: %s changed since the run (its SHA-256 differs from the one recorded): no patch", file);

@@ -203,7 +203,15 @@ static int snippet_read(struct ctx *c, const struct snippet *sn, struct snippet_
  * '>'. */
 static void print_snippet(struct ctx *c, FILE *f, const struct snippet *sn) {
     struct snippet_text st;
-    if (!snippet_read(c, sn, &st)) return;
+    if (!snippet_read(c, sn, &st)) { /* said, and the report goes on */
+        char why[PATH_MAX + 100];
+        fputs("\n  ", f);
+        vw_put_escaped(f, sn->site->file);
+        fputs(": source not available: ", f);
+        vw_put_escaped(f, vw_source_unavailable(c->t, sn->site->file, why, sizeof why));
+        fputc('\n', f);
+        return;
+    }
     fputs("\n  ", f);
     vw_put_escaped(f, sn->site->file);
     fputs(": ", f);
@@ -1353,8 +1361,16 @@ int vw_report_trace(struct vw_trace *t, int json, int flags, FILE *out, int inde
                 vw_put_escaped(out, t->path);
             }
             fputc('\n', out);
-        } else
-            fputs("no device mismatch\n", out);
+        } else {
+            /* a trace cut short (a full disk, a kill) may have lost the very mismatch: never a bare "no" then */
+            struct vw_health h;
+            if (vw_health(t->db, &h) && h.why[0] && !h.all_kept) {
+                fputs("no device mismatch recorded, but this trace is incomplete: ", out);
+                vw_put_escaped(out, h.why);
+                fputs("; a mismatch after that point would be missing\n", out);
+            } else
+                fputs("no device mismatch\n", out);
+        }
     } else if (!found) {
         fprintf(out, "no device mismatch in ");
         vw_put_escaped(out, t->path);

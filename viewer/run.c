@@ -5,7 +5,10 @@
  * where the trace is. When PROG failed and its trace holds a device mismatch,
  * the short report follows on stderr. A helper process that recorded nothing
  * leaves no trace. A PROG that does not exist or cannot be executed is
- * reported as a shell would, with 127 or 126, before anything runs. */
+ * reported as a shell would, with 127 or 126, before anything runs. -o
+ * names a regular file or nothing (a device, a FIFO is refused), and two runs
+ * never write one -o name at once when one of them overwrites (a lock file
+ * beside it: the second is refused, never silently lost). */
 #include "vw.h"
 
 #include <errno.h>
@@ -16,6 +19,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -76,7 +80,9 @@ static void run_usage(FILE *f) {
                "                           ranks torch.multiprocessing.spawn starts)\n"
                "devtrace run sets LD_PRELOAD and PYTHONPATH (prepending to yours), DEVTRACE_MANIFEST and\n"
                "DEVTRACE_ROOT_PID for the processes it starts. NO_COLOR turns colors off in every command;\n"
-               "TMPDIR is where the reading commands copy a trace left with a WAL by a killed program.\n");
+               "TMPDIR is where the reading commands copy a trace left with a WAL by a killed program;\n"
+               "DEVTRACE_SOURCE_ROOT=DIR[:DIR...] the directories whose source lines a trace may show in the\n"
+               "reading commands (what --source-root sets; default: the current directory).\n");
 }
 
 /* libdevtrace.so next to this executable: build tree or install prefix. */
@@ -184,11 +190,61 @@ static int check_output(const char *path) {
         vw_error("cannot write the trace to %s: %s: %s", path, dir, strerror(errno));
         return -1;
     }
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        vw_error("cannot write the trace to %s: it is a directory", path);
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* a trace goes to a file: never /dev/full.1 */
+        vw_error("cannot write the trace to %s: it is %s, not a regular file", path,
+                 S_ISDIR(st.st_mode)    ? "a directory"
+                 : S_ISCHR(st.st_mode)  ? "a character device"
+                 : S_ISBLK(st.st_mode)  ? "a block device"
+                 : S_ISFIFO(st.st_mode) ? "a FIFO"
+                 : S_ISSOCK(st.st_mode) ? "a socket"
+                                        : "something else");
         return -1;
     }
     return 0;
+}
+
+/* The lock of an -o name, held for the whole run: shared by runs that keep an existing trace (the tracer
+ * picks a fresh name beside it), exclusive for --overwrite, which removes it: so an overwriting run never
+ * removes the trace another run is writing, and is refused while one is (not made to wait: the user
+ * decides). The lock file (.NAME.devtrace-lock beside it) is removed by the last holder; a name whose lock
+ * file was replaced meanwhile is locked again. The descriptor, or -1 after saying why. */
+static int lock_output(const char *out_abs, int overwrite, char *lock, size_t size) {
+    char copy[2 * PATH_MAX + 2], copy2[2 * PATH_MAX + 2];
+    snprintf(copy, sizeof copy, "%s", out_abs);
+    snprintf(copy2, sizeof copy2, "%s", out_abs);
+    if (snprintf(lock, size, "%s/.%s.devtrace-lock", dirname(copy), basename(copy2)) >= (int)size) {
+        vw_error("cannot write the trace to %s: the path is too long", out_abs);
+        return -1;
+    }
+    for (int tries = 0; tries < 16; tries++) {
+        int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0) {
+            vw_error("cannot write the trace to %s: cannot create its lock %s: %s", out_abs, lock, strerror(errno));
+            return -1;
+        }
+        if (flock(fd, (overwrite ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
+            int e = errno;
+            close(fd);
+            if (e == EWOULDBLOCK)
+                vw_error("%s: another 'devtrace run' is writing this trace%s; wait for it to end, or give another -o",
+                         out_abs, overwrite ? "" : " and overwrites it");
+            else
+                vw_error("cannot lock %s: %s", lock, strerror(e));
+            return -1;
+        }
+        struct stat a, b;
+        if (fstat(fd, &a) == 0 && stat(lock, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev) return fd;
+        close(fd); /* its last holder removed it as we opened it: lock the new one */
+    }
+    vw_error("cannot lock %s: it keeps being replaced", lock);
+    return -1;
+}
+
+/* Removes the lock file when no other run holds it, then lets go. */
+static void unlock_output(int fd, const char *lock) {
+    if (fd < 0) return;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) unlink(lock); /* the last holder: a shared one may remain */
+    close(fd);
 }
 
 /* Writes how the program ended into its trace. own: the trace is the
@@ -357,6 +413,9 @@ static void forward(int sig) {
     if (g_child > 0) kill(g_child, sig);
 }
 
+static int run_traced(int argc, char **argv, int i, const char *prog, const char *lib, const char *output,
+                      int overwrite);
+
 int vw_cmd_run(int argc, char **argv) {
     const char *output = NULL;
     int overwrite = 0, i = 1;
@@ -419,6 +478,19 @@ int vw_cmd_run(int argc, char **argv) {
             snprintf(out_abs, sizeof out_abs, "%s/%s", cwd, output);
         }
     }
+    char lock[2 * PATH_MAX + 64];
+    int lockfd = output ? lock_output(out_abs, overwrite, lock, sizeof lock) : -1;
+    if (output && lockfd < 0) return VW_EXIT_LAUNCH;
+    rc = run_traced(argc, argv, i, prog, lib, output ? out_abs : NULL, overwrite);
+    unlock_output(lockfd, lock);
+    return rc;
+}
+
+/* The run itself, once the -o name is held: forks PROG, waits, then looks at the traces it left. */
+static int run_traced(int argc, char **argv, int i, const char *prog, const char *lib, const char *output,
+                      int overwrite) {
+    const char *out_abs = output;
+    (void)argc;
     char manifest[] = "/tmp/devtrace-run-XXXXXX";
     int mfd = mkstemp(manifest);
     if (mfd < 0) {
@@ -550,7 +622,7 @@ int vw_cmd_run(int argc, char **argv) {
                 real = k;
             }
         if (real < n && !several && rename(ent[real].path, out_abs) == 0) {
-            char side[sizeof out_abs + 8];
+            char side[2 * PATH_MAX + 16];
             for (int w = 0; w < 2; w++) { /* an empty -wal or -shm of a finished trace: not needed */
                 snprintf(side, sizeof side, "%s%s", ent[real].path, w ? "-shm" : "-wal");
                 unlink(side);

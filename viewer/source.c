@@ -2,20 +2,140 @@
  * and for the suggested patch: a rule's fix as a unified diff, placed by
  * the source facts the producer recorded (the statement's last line, its
  * indentation, a block's body). Only reads files: what a line means comes
- * from the facts, never from parsing it here. */
+ * from the facts, never from parsing it here. A path comes from the trace,
+ * which is untrusted (docs/security.md): only a regular file under the
+ * source root, of at most VW_SOURCE_MAX_BYTES, is ever opened, without
+ * blocking, and read no further than the lines needed. */
 #include "diag.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------- opening, bounded */
+
+int vw_open_regular(const char *path, int64_t cap) {
+    /* O_NONBLOCK: opening a FIFO with no writer returns at once (then refused as not regular) */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return -1;
+    struct stat st;
+    int e = fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL : st.st_size > cap ? EFBIG : 0;
+    if (e) {
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+FILE *vw_fopen_regular(const char *path, int64_t cap) {
+    int fd = vw_open_regular(path, cap);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f && fd >= 0) close(fd);
+    return f;
+}
+
+/* The directories the trace's sources must lie under (realpaths): each --source-root, else each of
+ * DEVTRACE_SOURCE_ROOT's (colon-separated), else the current directory. Found when first asked. */
+#define MAX_ROOTS 8
+static char g_roots[MAX_ROOTS][PATH_MAX];
+static int g_nroots = -1;  /* -1: not yet found */
+static int g_ngiven;       /* --source-root directories, first in g_roots */
+
+int vw_source_root_set(const char *dir) {
+    struct stat st;
+    if (g_ngiven == MAX_ROOTS || !dir || !dir[0] || !realpath(dir, g_roots[g_ngiven]) ||
+        stat(g_roots[g_ngiven], &st) != 0 || !S_ISDIR(st.st_mode))
+        return -1;
+    g_nroots = ++g_ngiven;
+    return 0;
+}
+
+static void find_roots(void) {
+    if (g_nroots >= 0) return;
+    g_nroots = 0;
+    const char *env = getenv("DEVTRACE_SOURCE_ROOT");
+    char dir[PATH_MAX];
+    for (const char *p = env; p && *p && g_nroots < MAX_ROOTS;) {
+        size_t k = strcspn(p, ":");
+        if (k && k < sizeof dir) {
+            memcpy(dir, p, k), dir[k] = 0;
+            if (realpath(dir, g_roots[g_nroots])) g_nroots++;
+        }
+        p += k + (p[k] == ':');
+    }
+    if (!g_nroots && getcwd(dir, sizeof dir) && realpath(dir, g_roots[0])) g_nroots = 1;
+}
+
+const char *vw_source_root(void) {
+    find_roots();
+    return g_nroots ? g_roots[0] : "(none)";
+}
+
+/* Whether real (a realpath) lies under a source root. */
+static int under_root(const char *real) {
+    find_roots();
+    for (int i = 0; i < g_nroots; i++) {
+        size_t n = strlen(g_roots[i]);
+        if (n == 1 && g_roots[i][0] == '/') return real[0] == '/';
+        if (!strncmp(real, g_roots[i], n) && (real[n] == '/' || real[n] == 0)) return 1;
+    }
+    return 0;
+}
+
+/* The path a trace's file name stands for, when it may be read: as named, or (relative) under the
+ * directory the program ran in; resolved (symlinks and .. followed) and under the source root. */
+const char *vw_source_path(struct vw_trace *t, const char *file, char *buf, size_t size) {
+    char path[PATH_MAX + 1100], cwd[1024], real[PATH_MAX];
+    if (!file || !file[0] || size < 2) return NULL;
+    const char *cand[2] = {file, NULL};
+    if (file[0] != '/') {
+        snprintf(path, sizeof path, "%s/%s", vw_meta(t, "cwd", cwd, sizeof cwd), file);
+        cand[1] = path;
+    }
+    for (int i = 0; i < 2 && cand[i]; i++) {
+        if (!realpath(cand[i], real) || !under_root(real)) continue;
+        if (strlen(real) >= size) return NULL;
+        memcpy(buf, real, strlen(real) + 1);
+        return buf;
+    }
+    return NULL;
+}
+
+const char *vw_source_unavailable(struct vw_trace *t, const char *file, char *buf, size_t size) {
+    char path[PATH_MAX + 1100], cwd[1024], real[PATH_MAX];
+    const char *cand[2] = {file, NULL};
+    if (file && file[0] && file[0] != '/') {
+        snprintf(path, sizeof path, "%s/%s", vw_meta(t, "cwd", cwd, sizeof cwd), file);
+        cand[1] = path;
+    }
+    int found = 0;
+    for (int i = 0; i < 2 && cand[i] && !found; i++) found = realpath(cand[i], real) != NULL;
+    if (!found) return "not found";
+    if (!vw_source_path(t, file, real, sizeof real)) {
+        snprintf(buf, size, "outside the source root %s (--source-root DIR allows another)", vw_source_root());
+        return buf;
+    }
+    int fd = vw_open_regular(real, VW_SOURCE_MAX_BYTES);
+    if (fd >= 0) {
+        close(fd);
+        return "shorter than the trace says: changed since the run";
+    }
+    if (errno == EINVAL) return "not a regular file";
+    if (errno == EFBIG) return "larger than the " VW_SOURCE_MAX_TEXT " a source file may have";
+    snprintf(buf, size, "%s", strerror(errno));
+    return buf;
+}
 
 FILE *vw_source_open(struct vw_trace *t, const char *file) {
-    char path[2048], cwd[1024];
-    if (!file || !file[0]) return NULL;
-    FILE *src = fopen(file, "r");
-    if (src || file[0] == '/') return src;
-    snprintf(path, sizeof path, "%s/%s", vw_meta(t, "cwd", cwd, sizeof cwd), file);
-    return fopen(path, "r");
+    char real[PATH_MAX];
+    if (!vw_source_path(t, file, real, sizeof real)) return NULL;
+    return vw_fopen_regular(real, VW_SOURCE_MAX_BYTES);
 }
 
 int vw_source_lines(struct vw_trace *t, const char *file, int lo, int hi, char (*text)[VW_SNIP_WIDTH + 1]) {
@@ -23,8 +143,10 @@ int vw_source_lines(struct vw_trace *t, const char *file, int lo, int hi, char (
     if (!src) return 0;
     char buf[4096];
     int n = 0, got = 0;
-    while (n < hi && fgets(buf, sizeof buf, src)) {
+    int64_t budget = VW_SOURCE_MAX_BYTES; /* a file whose size fstat does not say (/proc) is read no further */
+    while (n < hi && budget > 0 && fgets(buf, sizeof buf, src)) {
         size_t len = strlen(buf);
+        budget -= (int64_t)len;
         int whole = len && buf[len - 1] == '\n';
         if (++n >= lo) {
             size_t k = strcspn(buf, "\r\n"); /* cut at VW_SNIP_WIDTH bytes */
@@ -33,8 +155,9 @@ int vw_source_lines(struct vw_trace *t, const char *file, int lo, int hi, char (
             text[n - lo][k] = 0;
             got++;
         }
-        while (!whole && fgets(buf, sizeof buf, src)) { /* the rest of a long line */
+        while (!whole && budget > 0 && fgets(buf, sizeof buf, src)) { /* the rest of a long line */
             len = strlen(buf);
+            budget -= (int64_t)len;
             whole = len && buf[len - 1] == '\n';
         }
     }
@@ -50,8 +173,9 @@ static char *whole_line(struct vw_trace *t, const char *file, int line) {
     size_t cap = 0;
     ssize_t len = 0;
     int n = 0;
-    while ((len = getline(&buf, &cap, src)) >= 0 && ++n < line) {
-    }
+    int64_t budget = VW_SOURCE_MAX_BYTES;
+    while (budget > 0 && (len = getline(&buf, &cap, src)) >= 0 && ++n < line) budget -= len;
+    if (budget <= 0) len = -1;
     fclose(src);
     if (n != line || len < 0) {
         free(buf);
@@ -176,10 +300,12 @@ int vw_fix_diff(struct vw_model *m, const struct vw_fix *fix, FILE *f, void (*pu
             return 0;
         }
     }
+    /* the name comes from the trace: escaped whatever put does, so that a newline or an escape in it can
+     * neither break the headers nor reach the terminal */
     fputs("--- ", f);
-    put(f, file);
+    vw_put_escaped(f, file);
     fputs("\n+++ ", f);
-    put(f, file);
+    vw_put_escaped(f, file);
     fprintf(f, "\n@@ -%d,%d +%d,%d @@\n", first, got, first, fix->replace ? got : got + nadded);
     if (!fix->replace && anchor == 0) put_lines(f, '+', added, put);
     for (int i = 0; i < got; i++) {

@@ -2,7 +2,10 @@
  * address is matched to the module that held it at that event (the trace's
  * module table), and libdwfl (elfutils) reads that file's symbols and line
  * tables at the recorded load address. A file whose build-id is not the
- * recorded one is flagged, never silently misread. */
+ * recorded one is flagged, never silently misread. The module paths come
+ * from the trace (untrusted): only a regular file is opened, without
+ * blocking, and of at most VW_MODULE_MAX_BYTES (libelf maps it, it does not
+ * read it whole). */
 #include "vw.h"
 
 #include <dlfcn.h>
@@ -102,15 +105,24 @@ static struct mod *module_at(struct vw_sym *s, uint64_t ip, int64_t seq) {
     return best ? best : later;
 }
 
+#define VW_MODULE_MAX_BYTES ((int64_t)4 << 30) /* larger than any real library (libtorch_cuda.so: ~1.5 GB) */
+
 static void open_dwfl(struct mod *m) {
     m->tried = 1;
-    if (!m->path[0] || access(m->path, R_OK) != 0) return;
+    if (!m->path[0]) return;
+    int fd = vw_open_regular(m->path, VW_MODULE_MAX_BYTES);
+    if (fd < 0) return;
     m->dwfl = dwfl_begin(&callbacks);
-    if (!m->dwfl) return;
+    if (!m->dwfl) {
+        close(fd);
+        return;
+    }
     dwfl_report_begin(m->dwfl);
-    Dwfl_Module *dm = dwfl_report_elf(m->dwfl, m->path, m->path, -1, m->base, false);
+    /* given a descriptor, libdwfl reads that file (and owns fd on success) instead of opening the path */
+    Dwfl_Module *dm = dwfl_report_elf(m->dwfl, m->path, m->path, fd, m->base, false);
     dwfl_report_end(m->dwfl, NULL, NULL);
     if (!dm) {
+        close(fd);
         dwfl_end(m->dwfl);
         m->dwfl = NULL;
         return;

@@ -364,6 +364,28 @@ void vw_trace_close(struct vw_trace *t) {
     }
 }
 
+/* path as an SQLite URI naming that very file, then query: every byte but the unreserved ones and '/'
+ * percent-encoded, so that a '#', '?' or '%41' in a trace's name is part of the name (an SQLite URI would
+ * end the path at '#' or '?' and decode '%41'). An absolute path gets an empty authority (file:///...),
+ * so that one starting "//" is not read as a host. */
+static int file_uri(const char *path, const char *query, char *out, size_t size) {
+    static const char hex[] = "0123456789ABCDEF";
+    size_t at = (size_t)snprintf(out, size, "%s", path[0] == '/' ? "file://" : "file:");
+    const unsigned char *p = (const unsigned char *)path;
+    for (; *p && at + 4 < size; p++) {
+        int plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                    strchr("/-._~", *p);
+        if (plain)
+            out[at++] = (char)*p;
+        else
+            out[at++] = '%', out[at++] = hex[*p >> 4], out[at++] = hex[*p & 15];
+    }
+    if (*p || at + strlen(query) >= size) return -1; /* cut short, it would name another file */
+    out[at] = 0;
+    strcat(out, query);
+    return 0;
+}
+
 /* The one way a trace is opened for reading (vw_trace_open, vw_trace_peek):
  * read-only and immutable (no lock, no -shm, nothing written beside the
  * input), or, when it has a write-ahead log, from a private copy of both.
@@ -382,13 +404,17 @@ static int trace_db_open(const char *path, struct vw_trace *t, int quiet, struct
         if (!quiet) vw_error("%s: is a directory, not a trace file", path);
         return -1;
     }
+    if (!S_ISREG(st.st_mode)) { /* a FIFO, a device: reading it could block or never end */
+        if (!quiet) vw_error("%s: not a regular file, not a trace", path);
+        return -1;
+    }
     if (st.st_size == 0) {
         if (!quiet)
             vw_error("%s: empty file: the traced program ended (or was killed) before the tracer wrote anything", path);
         return -1;
     }
     char head[16] = {0};
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         if (!quiet) vw_error("%s: cannot read: %s", path, strerror(errno));
         return -1;
@@ -403,7 +429,7 @@ static int trace_db_open(const char *path, struct vw_trace *t, int quiet, struct
     snprintf(wal, sizeof wal, "%s-wal", path);
     struct stat ws;
     int has_wal = stat(wal, &ws) == 0 && ws.st_size > 0;
-    char uri[8400];
+    char uri[3 * 4200 + 64];
     const char *target = path;
     char copy[4200];
     if (has_wal) {
@@ -432,10 +458,11 @@ static int trace_db_open(const char *path, struct vw_trace *t, int quiet, struct
             return -1;
         }
         target = copy;
-        snprintf(uri, sizeof uri, "file:%s", target);
-    } else {
+        file_uri(target, "", uri, sizeof uri); /* $TMPDIR/devtrace-read.XXXXXX/trace.db: fits */
+    } else if (file_uri(target, "?immutable=1", uri, sizeof uri) < 0) {
         /* immutable: no locks, no -shm, nothing written next to the input */
-        sqlite3_snprintf((int)sizeof uri, uri, "file:%s?immutable=1", target);
+        if (!quiet) vw_error("%s: path too long", path);
+        return -1;
     }
     int flags = (has_wal ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_URI;
     if (sqlite3_open_v2(uri, &t->db, flags, NULL) != SQLITE_OK) {

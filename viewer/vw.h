@@ -89,6 +89,8 @@ const char *vw_meta(struct vw_trace *t, const char *key, char *buf, size_t size)
 /* Text from a trace is untrusted. For a terminal: control bytes (C0, DEL,
  * C1) and bytes that are not UTF-8 as \xNN. */
 void vw_put_escaped(FILE *f, const char *s);
+/* vw_put_escaped with tabs kept: a source line in a patch. */
+void vw_put_escaped_line(FILE *f, const char *s);
 /* vw_put_escaped, then spaces up to width columns. */
 void vw_put_escaped_pad(FILE *f, const char *s, int width);
 /* A JSON string: valid UTF-8 (U+FFFD for what is not), with <, >, &,
@@ -212,6 +214,20 @@ int vw_output_check(const char *cmd, const char *path);
 FILE *vw_out_open(const char *cmd, const char *out, char *tmp, size_t size);
 /* Closes f; when keep, renames tmp over out (0, or -1 after saying why), else removes it (-1). */
 int vw_out_finish(const char *cmd, const char *out, const char *tmp, FILE *f, int keep);
+
+/* ---------------------------------------------------------------- files a trace names (source.c) */
+
+/* A path a trace names, opened read-only without blocking (a FIFO, a device, /dev/zero never hold the
+ * viewer): the descriptor when it is a regular file of at most cap bytes, else -1 with errno set (EINVAL:
+ * not a regular file; EFBIG: larger than cap). */
+int vw_open_regular(const char *path, int64_t cap);
+/* The same as a stdio stream ("r"), or NULL. */
+FILE *vw_fopen_regular(const char *path, int64_t cap);
+/* The source roots: the directories whose files a trace may show lines of (docs/security.md). Each
+ * --source-root DIR (0, or -1 when DIR is not a directory), else each directory of DEVTRACE_SOURCE_ROOT
+ * (colon-separated), else the current directory. vw_source_root returns the first, resolved. */
+int vw_source_root_set(const char *dir);
+const char *vw_source_root(void);
 
 /* "devtrace: <message>" on stderr. */
 void vw_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -3,7 +3,9 @@
  * processes would write one name (a forked child, MPI or torchrun ranks),
  * each gets its own: host, rank and pid go into the name. An existing file
  * is never overwritten unless DEVTRACE_OVERWRITE=1: a fresh name is picked
- * and said. Files are created with O_EXCL, readable by their owner only. */
+ * and said. Files are created with O_EXCL, readable by their owner only. A
+ * name that is a device, a FIFO or a directory is refused, never removed
+ * nor given a sibling (no /dev/full.1). */
 #include "tr_impl.h"
 
 #include <errno.h>
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* snprintf that reports truncation (-1) instead of cutting a path short. */
@@ -87,6 +90,11 @@ int tr_output_claim(char *path, size_t size, int forked_child) {
     }
     if (too_long) {
         tr_fail("cannot create a trace file: the name from DEVTRACE_OUTPUT is too long");
+        return -1;
+    }
+    struct stat st;
+    if (stat(want, &st) == 0 && !S_ISREG(st.st_mode)) {
+        tr_fail("cannot create trace file %s: it exists and is not a regular file", want);
         return -1;
     }
     int rc = try_create(want, overwrite);
