@@ -1392,8 +1392,11 @@ def _wrap_sources(torch, rec):
     # torch.Tensor([...]) and its legacy kin: no mode sees these constructors
     base_new = _tensor_base(torch).__new__
 
-    def tensor_new(cls, *args, **kwargs):
-        t = base_new(cls, *args, **kwargs)
+    def tensor_new(*args, **kwargs):
+        # (*args, **kwargs): the signature torch._dynamo (2.x, imported by torch.optim and torch.compile)
+        # accepts in place of Tensor.__new__'s, which it substitutes in graphs; (cls, *args) it refuses
+        cls = args[0]
+        t = base_new(*args, **kwargs)
         if not rec.quiet and cls is Tensor:
             try:
                 P.output(t, FACTORY, "torch.Tensor", 0, 0)
