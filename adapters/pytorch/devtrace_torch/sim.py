@@ -142,7 +142,7 @@ class Simulator:
         if entry:
             ops = kernel_order(entry[0], ops)  # the operands in the order the CUDA kernel checks them
             names = [n for n, _ in ops]
-        verdict = operands_apart(name, ops, self.dev_name, strict=bool(entry))
+        verdict = operands_apart(name, ops, self.dev_name, strict=bool(entry) or name in _FIRST_IS_COMMON)
         if verdict is None:
             return _code_of_name(device_of_result(name, ops, self.dev_name))
         kind, common, odd, arg, i = verdict
@@ -395,6 +395,8 @@ class Simulator:
         name = old.__name__
         if name == "to":
             device, dtype, non_blocking, fmt = torch._C._nn._parse_to(*args, **kwargs)
+            if device is not None and device.type not in ("cpu", "cuda"):
+                return old(module, *args, **kwargs)  # the meta device is torch's own, as without the simulation
             want = self.code_of(device) if device is not None else None
             if dtype is not None or fmt is not None:
                 kw = {}

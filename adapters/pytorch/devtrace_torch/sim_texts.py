@@ -141,8 +141,9 @@ ATEN = {
     "embedding_bag": ((("weight", "weight"), ("input", "indices"), ("offsets", "offsets"),
                        ("per_sample_weights", "per_sample_weights")), "wrapper_CUDA___embedding_bag_forward_only",
                       V21),
-    "scaled_dot_product_attention": ((("query", "query"), ("key", "key"), ("value", "value"),
-                                      ("attn_mask", "attn_bias")),
+    # (its operands as the recorder names them where torch's documentation gives no names: input, arg1, arg2)
+    "scaled_dot_product_attention": ((("query", "query"), ("input", "query"), ("key", "key"), ("arg1", "key"),
+                                      ("value", "value"), ("arg2", "value"), ("attn_mask", "attn_bias")),
                                      "wrapper_CUDA___scaled_dot_product_efficient_attention", V21),
     "cosine_similarity": ((("x2", "self"), ("x1", "min")), "wrapper_CUDA_clamp_min__Tensor", V21),
 }
