@@ -67,8 +67,6 @@ CUDA = 1 << 16  # probe device code of cuda:0; cuda:K is CUDA | K
 class Simulator:
     def __init__(self, torch, ndev, P):
         self.torch, self.n, self.P = torch, ndev, P
-        global _BOOL_DTYPES
-        _BOOL_DTYPES = (torch.bool, torch.uint8)
         self.current = 0
         self.cpu = torch.device("cpu")
         # the version whose rules and texts are simulated: torch's own, or DEVTRACE_SIM_TORCH_VERSION's
@@ -1173,7 +1171,7 @@ def counted_operands(name, ops, device_of, strict=False):
         if v is None or (v.dim() == 0 and v.numel() == 1):
             return "iter", [], False  # a 0-dim value is moved to self's device; indices always are (make_info)
         # index_put_'s masked_fill_ path: one bool mask on self's device and a 1-element cpu value
-        masks = [i for i in indices if ops[i][1].dtype in _BOOL_DTYPES]
+        masks = [i for i in indices if str(ops[i][1].dtype) in ("torch.bool", "torch.uint8")]
         if v.numel() == 1 and devs[values[0]] == "cpu" and len(indices) == 1 and masks and devs[masks[0]] == devs[0]:
             return "iter", [], False
         return "iter", [(0, ops[0][0], devs[0]), (values[0], ops[values[0]][0], devs[values[0]])], False
@@ -1249,9 +1247,6 @@ def _code_of_name(dev):
     if isinstance(dev, str) and dev.startswith("cuda"):
         return CUDA | int(dev.partition(":")[2] or 0)
     return 0
-
-
-_BOOL_DTYPES = ()  # torch.bool and torch.uint8, once torch is there (Simulator.__init__)
 
 
 # torch.distributed's collectives and point-to-point calls, checked on a group the program asked NCCL for
