@@ -18,10 +18,12 @@ torch.normal(mean, std) on two devices refused (2.0+). docs/torch2.md says which
 
 The rules it emulates, as a CUDA build of PyTorch applies them:
 
-- an op's tensor operands must be on one device, except 0-dim CPU tensors
-  (scalars) and CPU index tensors of indexing; otherwise the op raises
-  PyTorch's ``RuntimeError`` "Expected all tensors to be on the same device,
-  but found at least two devices, A and B!", A being the first operand's;
+- an op's tensor operands must be on one device, as PyTorch's checks count
+  them (counted_operands: TensorIterator's 0-dim cpu inputs, indexing's cpu
+  indices, a set's copy, a kernel's own check that excepts nothing; docs/torch2.md);
+  otherwise the op raises PyTorch's ``RuntimeError`` with its text
+  ("... found at least two devices, A and B!", A being the first GPU operand's);
+  an op with a meta operand is torch's own;
 - an op's results are on its operands' device (or its ``device=``);
 - ``copy_`` and the transfers may cross devices; ``.to`` returns the tensor
   itself when nothing changes, a copy otherwise (autograd flows through);
@@ -36,7 +38,8 @@ that the module is on ``device_ids[0]`` and gather outputs on
 ``output_device``, running the whole batch on ``device_ids[0]``.
 
 GradScaler runs (its two CUDA-only kernels as torch ops); autocast on "cuda"
-changes no dtype (the ops run on the CPU). Streams and events are
+gives float16 results where the CPU's autocast has float16 (2.x; 1.13 keeps float32). TorchScript
+and torch.compile run their functions eagerly (install_eager), so their ops are checked. Streams and events are
 synchronous stand-ins (an event's ``elapsed_time`` is the host's time);
 ``torch.cuda.FloatTensor`` and kin construct, convert and test as on a GPU
 build; ``torch.Generator(device="cuda")`` is a CPU generator that says cuda.
@@ -46,7 +49,7 @@ says it is NCCL; its collectives refuse a cpu tensor as ProcessGroupNCCL does; D
 runs on the simulated devices as it is (its checks read ``.device``).
 
 Not simulated (docs/pytorch.md lists it too): NCCL's own kernels and its checks beyond a cpu tensor,
-CUDA graphs, autocast's float16 results, and custom CUDA kernels.
+CUDA graphs, 1.13's autocast float16 results, and custom CUDA kernels.
 
 A checkpoint remembers the GPU its tensors were saved from, as on a GPU
 build: ``torch.save`` writes PyTorch's location tag ``cuda:K`` for them (the
