@@ -102,12 +102,14 @@ for n, code in enumerate([
         "print('ran', y.device)\n",
         "import torch\nlin = torch.nn.Linear(2, 2).to('meta')\nx = torch.randn(3, 2)\nprint(lin.weight.device)\n"
         "print(lin(x).device)\n",
-        "import torch\nm = torch.empty(3, 2, device='meta')\nc = torch.randn(3, 2)\nprint(torch.cat([m, c]).device)\n"]):
+        "import torch\nm = torch.empty(3, 2, device='meta')\nc = torch.randn(3, 2)\n"
+        "print(torch.cat([m, c]).device)\n"]):
     urc, uso, use = untraced("meta_%d" % n, code)
     rc, so, se, db = traced("meta_%d" % n, code)
     check("meta and cpu (%s): the same exit status, output and error as without devtrace (%d)" % (
           code.split("\n")[-2].strip(), urc),
-          rc == urc and so == uso and last_line(se) == last_line(use), ((urc, uso, last_line(use)), (rc, so, se[-600:])))
+          rc == urc and so == uso and last_line(se) == last_line(use),
+          ((urc, uso, last_line(use)), (rc, so, se[-600:])))
 
 # ---------------------------------------------------------------- TorchScript
 

@@ -120,7 +120,7 @@ def oracle(case):
     if fam == "binary":  # TensorIterator binary ops: allow_cpu_scalars, at most one (TensorIteratorConfig)
         form = case["form"]
         order = (["o"] if form == "out" else []) + ["a", "b"]
-        outputs = {0}if form in ("out", "inplace") else set()
+        outputs = {0} if form in ("out", "inplace") else set()
         return tensor_iterator([(dev[k], dim[k]) for k in order], outputs, 1)
     if fam == "unary_out":  # build_borrowing_unary_op: no cpu scalar allowed
         return tensor_iterator([(dev["o"], dim["o"]), (dev["a"], dim["a"])], {0}, 0)
@@ -196,7 +196,8 @@ if st is not None:
     @st.composite
     def binary(draw):
         op = draw(st.sampled_from(["add", "sub", "mul", "maximum", "atan2", "eq"]))
-        form = draw(st.sampled_from(["fn", "method", "inplace", "out"] + (["dunder"] if op in ("add", "sub", "mul", "eq") else [])))
+        dunder = ["dunder"] if op in ("add", "sub", "mul", "eq") else []
+        form = draw(st.sampled_from(["fn", "method", "inplace", "out"] + dunder))
         if (op == "eq" and form in ("inplace", "out")) or (op == "maximum" and form == "inplace"):
             form = "fn"  # no eq_ out of a bool result here, no maximum_ at all
         sa = draw(st.sampled_from([(3, 4), (4,), ()]))
