@@ -59,8 +59,7 @@ _PASS_NAMES = frozenset("""
 # The op families (common/op_families.h), from the extension: one table for the producers and the viewer.
 _READ_NAMES = frozenset(P.OPS_READ)
 _FACTORY_NAMES = frozenset(P.OPS_FACTORY)
-# Indexing: cpu integer indices may index a tensor on any device.
-_INDEX_OPS = frozenset(P.OPS_INDEX)
+# Indexing's ops and PyTorch's device rule are sim.py's (_INDEXING, counted_operands): one for both.
 _TRANSFER_NAMES = frozenset(P.OPS_MOVE)
 _VIEW_PROPS = frozenset("T mT H mH real imag".split())
 # Reads that say where a tensor is: answered by the simulator on simulated GPUs.
@@ -348,34 +347,35 @@ class Recorder(P.State):
 
     def mixed_devices(self, k, args, kwargs):
         """(odd device, peers' device, argument) when an op's tensor operands (in nested lists and
-        tuples too) sit on more than one device, as PyTorch counts them: a 0-dim cpu tensor is a
-        scalar, and indexing takes cpu integer indices; None otherwise. An op that raises on such
-        operands failed on their devices whatever its message says (a text the parser has not
-        learnt). The odd device is the one fewer operands are on; on a tie, PyTorch's: the first
-        operand's device is the common one. Sequence ops' cpu lengths (packed sequences, CTC) are
-        excepted as indices are."""
-        from .sim import _CPU_INTEGERS_OK as lengths_ok  # the simulation's list, whether it runs or not
+        tuples too) sit on more than one device as PyTorch's checks count them (sim.counted_operands,
+        the simulation's rule too: a 0-dim cpu tensor is a scalar where TensorIterator takes one,
+        indexing takes cpu indices and a set copies, sequence ops' cpu lengths, a kernel's own check
+        takes none of these); None otherwise. An op that raises on such operands failed on their devices
+        whatever its message says (a text the parser has not learnt). The odd device is the one fewer
+        operands are on; on a tie, PyTorch's: the first operand's device is the common one."""
+        from .sim import counted_operands, is_strict
 
         Tensor, sim, name = self.Tensor, _sim, k.name
-        found = []  # (argument name, device name), in the order the op lists them
+        ops = []  # (argument name, tensor), in the order the op lists them
 
         def walk(n, v, depth):
             if isinstance(v, Tensor):
-                code = sim.code(v) if sim is not None else 0
-                dev = sim.name(code) if code else str(v.device)
-                if dev == "cpu" and (v.dim() == 0 or ((name in _INDEX_OPS or name in lengths_ok) and found
-                                                      and not v.is_floating_point())):
-                    return
-                found.append((n, dev))
+                ops.append((n, v))
             elif isinstance(v, (list, tuple)) and depth < 4:
                 for j, e in enumerate(v):
                     walk("%s[%d]" % (n, j), e, depth + 1)
+
+        def device_of(v):
+            code = sim.code(v) if sim is not None else 0
+            return sim.name(code) if code else str(v.device)
 
         pos = k.argnames or ("self",)
         for i, v in enumerate(args):
             walk(pos[i] if i < len(pos) else "arg%d" % i, v, 0)
         for n, v in kwargs.items():
             walk(n, v, 0)
+        _, keep, _ = counted_operands(name, ops, device_of, is_strict(name))
+        found = [(n, d) for _, n, d in keep if d != "cpu scalars"]
         devs = [d for _, d in found]
         kinds = sorted(set(devs), key=devs.index)
         if len(kinds) < 2:

@@ -18,10 +18,12 @@ torch.normal(mean, std) on two devices refused (2.0+). docs/torch2.md says which
 
 The rules it emulates, as a CUDA build of PyTorch applies them:
 
-- an op's tensor operands must be on one device, except 0-dim CPU tensors
-  (scalars) and CPU index tensors of indexing; otherwise the op raises
-  PyTorch's ``RuntimeError`` "Expected all tensors to be on the same device,
-  but found at least two devices, A and B!", A being the first operand's;
+- an op's tensor operands must be on one device, as PyTorch's checks count
+  them (counted_operands: TensorIterator's 0-dim cpu inputs, indexing's cpu
+  indices, a set's copy, a kernel's own check that excepts nothing; docs/torch2.md);
+  otherwise the op raises PyTorch's ``RuntimeError`` with its text
+  ("... found at least two devices, A and B!", A being the first GPU operand's);
+  an op with a meta operand is torch's own;
 - an op's results are on its operands' device (or its ``device=``);
 - ``copy_`` and the transfers may cross devices; ``.to`` returns the tensor
   itself when nothing changes, a copy otherwise (autograd flows through);
@@ -36,7 +38,8 @@ that the module is on ``device_ids[0]`` and gather outputs on
 ``output_device``, running the whole batch on ``device_ids[0]``.
 
 GradScaler runs (its two CUDA-only kernels as torch ops); autocast on "cuda"
-changes no dtype (the ops run on the CPU). Streams and events are
+gives float16 results where the CPU's autocast has float16 (2.x; 1.13 keeps float32). TorchScript
+and torch.compile run their functions eagerly (install_eager), so their ops are checked. Streams and events are
 synchronous stand-ins (an event's ``elapsed_time`` is the host's time);
 ``torch.cuda.FloatTensor`` and kin construct, convert and test as on a GPU
 build; ``torch.Generator(device="cuda")`` is a CPU generator that says cuda.
@@ -46,7 +49,7 @@ says it is NCCL; its collectives refuse a cpu tensor as ProcessGroupNCCL does; D
 runs on the simulated devices as it is (its checks read ``.device``).
 
 Not simulated (docs/pytorch.md lists it too): NCCL's own kernels and its checks beyond a cpu tensor,
-CUDA graphs, autocast's float16 results, and custom CUDA kernels.
+CUDA graphs, 1.13's autocast float16 results, and custom CUDA kernels.
 
 A checkpoint remembers the GPU its tensors were saved from, as on a GPU
 build: ``torch.save`` writes PyTorch's location tag ``cuda:K`` for them (the
@@ -119,36 +122,38 @@ class Simulator:
 
     # ---------------------------------------------------------- the rules
 
-    def check(self, name, tensors, index_ok, names=None):
-        """The device an op on these operands runs on, or PyTorch's error
-        (names: the operands' argument names, for the error's text)."""
+    def dev_name(self, t):
+        """Where t is, by name: its simulated GPU ("cuda:1"), else its own device ("cpu", "meta")."""
+        c = self.code(t)
+        return self.name(c) if c else str(t.device)
+
+    def check(self, name, tensors, index_ok=None, names=None):
+        """The device an op on these operands runs on, or PyTorch's error (names: the operands'
+        argument names, for the error's text). The rule is PyTorch's (operands_apart, below); an op
+        with a meta operand is left to torch itself, whose meta kernels decide as without the
+        simulation. index_ok is unused: the op's name says whether it indexes."""
+        names = list(names) if names and len(names) == len(tensors) else ["arg%d" % i for i in range(len(tensors))]
+        if any(t.is_meta for t in tensors):
+            return 0  # torch decides, as it does without simulated GPUs (its meta kernels' own checks)
         order = T.aten(name, self.version)
-        if name == "linear" and names and "bias" not in names:
+        if name == "linear" and "bias" not in names:
             order = T.aten("linear:mm", self.version) or order  # 2.x: no bias, input @ weight.t() is mm
-        if order and names and len(names) == len(tensors):
-            # the operands in the order the CUDA kernel checks them (linear is addmm(bias, input, weight)),
-            # each found by the call's name for it, else by the kernel's (a method's "self")
-            pos = {}
-            for i, n in enumerate(names):
-                pos.setdefault(_base_name(n), []).append(i)
-            idx = []
-            for py, at in order[0]:
-                idx += [i for i in pos.get(py, pos.get(at, ())) if i not in idx]
-            idx += [i for i in range(len(names)) if i not in idx]
-            tensors, names = [tensors[i] for i in idx], [names[i] for i in idx]
-        common, first = None, None
-        for i, t in enumerate(tensors):
-            c = self.code(t)
-            if not c and t.dim() == 0:
-                continue  # a CPU scalar may join any device
-            if not c and (index_ok or name in _CPU_INTEGERS_OK) and i > 0 and not t.is_floating_point():
-                continue  # CPU indices of indexing, CPU lengths of packed sequences and CTC
-            if common is None:
-                common, first = c, t
-            elif c != common:
-                raise RuntimeError(self.message(name, order, names[i] if names else None, first, t, common, c,
-                                                names or ()))
-        return common or 0
+        entry = T.ATEN.get("linear:mm" if name == "linear" and "bias" not in names else name)
+        ops = list(zip(names, tensors))
+        if entry:
+            ops = kernel_order(entry[0], ops)  # the operands in the order the CUDA kernel checks them
+            names = [n for n, _ in ops]
+        verdict = operands_apart(name, ops, self.dev_name, strict=bool(entry) or name in _FIRST_IS_COMMON)
+        if verdict is None:
+            return _code_of_name(device_of_result(name, ops, self.dev_name))
+        kind, common, odd, arg, i = verdict
+        if kind == "index":
+            raise RuntimeError(self.text("index_devices", self_dev=common))
+        if kind == "cpu_scalars":
+            raise RuntimeError(self.text("cpu_scalars"))
+        first = next(t for n, t in ops if self.dev_name(t) == common)
+        raise RuntimeError(self.message(name, order, arg, first, ops[i][1], _code_of_name(common),
+                                        _code_of_name(odd), names))
 
     def message(self, name, order, arg, first, other, common, c, names=()):
         """PyTorch's text for this op's device mismatch, as a CUDA build of this version raises it."""
@@ -174,6 +179,9 @@ class Simulator:
             on_self = first if arg == "mask" else other
             return self.text("masked_fill", odd=odd, common=peers, mask_dev=odd if arg == "mask" else peers,
                              self_dev=self.name(self.code(on_self)))
+        if name == "multi_head_attention_forward" and _base_name(arg) == "attn_mask" and T.has("aten_21", self.version):
+            # 2.x: the mask is added to the scores by baddbmm(attn_mask, q, k^T), whose first operand it is
+            return self.text("argument", arg="batch1", odd=peers, common=odd, method="wrapper_CUDA_baddbmm")
         if name == "take_along_dim":
             return self.text("take_along_dim", odd=odd, common=peers)
         if order and arg:
@@ -191,6 +199,22 @@ class Simulator:
             if isinstance(a, (str, self.torch.device, int)) and not isinstance(a, bool):
                 dev = a
         return self.code_of(dev)
+
+    def foreign_target(self, args, kwargs):
+        """Whether .to(...) asks for a device the simulation leaves to torch (meta): by name or by a tensor's."""
+        dev = kwargs.get("device")
+        if dev is None and args:
+            a = args[0]
+            if isinstance(a, self.torch.Tensor):
+                return a.is_meta
+            if isinstance(a, (str, self.torch.device)):
+                dev = a
+        if dev is None or isinstance(dev, int):
+            return False
+        try:
+            return self.torch.device(dev).type not in ("cpu", "cuda")
+        except (RuntimeError, TypeError):
+            return False
 
     def strip_device(self, args, kwargs):
         """.to's arguments without the device (what the CPU build can run)."""
@@ -235,6 +259,16 @@ class Simulator:
         changes, and the device code of a new result)."""
         torch = self.torch
         src = self.code(t)
+        if name in ("to", "cuda", "cpu") and (t.is_meta or (name == "to" and self.foreign_target(args, kwargs))):
+            # the meta device (any but cpu and cuda) is torch's own: to and from it as without the simulation
+            if name == "cuda":
+                return t.to("cpu", copy=True), 0  # a meta tensor has no data to copy: torch's own error
+            if name == "to" and t.is_meta and not self.foreign_target(args, kwargs):
+                want = self.target_of_to(t, args, kwargs)
+                if want:  # meta to a simulated GPU: torch's own error, as to the cpu
+                    rest_args, rest_kw = self.strip_device(args, kwargs)
+                    return t.to("cpu", *rest_args, **rest_kw), want
+            return func(t, *args, **kwargs), 0
         if name == "cuda":
             dev = args[0] if args else kwargs.get("device")
             want = self.code_of(dev if dev is not None else self.current)
@@ -283,7 +317,7 @@ class Simulator:
             return self.code(tensors[0])  # the other tensor lends its shape (or type) only
         if k.name == "type_as" and len(tensors) > 1:
             return self.code(tensors[1])  # converts to the other's type, its device included
-        code = self.check(k.name, tensors, k.name in _INDEXING, [n for n, _ in operands])
+        code = self.check(k.name, tensors, None, [n for n, _ in operands])
         if dev is not None:
             code = self.code_of(dev)
         return code
@@ -362,6 +396,8 @@ class Simulator:
         name = old.__name__
         if name == "to":
             device, dtype, non_blocking, fmt = torch._C._nn._parse_to(*args, **kwargs)
+            if device is not None and device.type not in ("cpu", "cuda"):
+                return old(module, *args, **kwargs)  # the meta device is torch's own, as without the simulation
             want = self.code_of(device) if device is not None else None
             if dtype is not None or fmt is not None:
                 kw = {}
@@ -500,7 +536,7 @@ class Simulator:
             self.install_causal_mask_hint()
         self.install_grad_scaler()
         for install in (self.install_legacy_types, self.install_streams, self.install_generator,
-                        self.install_accelerator):
+                        self.install_accelerator, self.install_eager, self.install_autocast):
             try:
                 install()
             except Exception:  # another torch: that part of torch.cuda stays as the CPU build has it
@@ -798,6 +834,76 @@ class Simulator:
         Generator.__module__ = "torch"
         torch.Generator = Generator
 
+    def install_eager(self):
+        """TorchScript and torch.compile run their functions eagerly on simulated GPUs, so that every op in
+        them is the program's own and checked as it would fail on a GPU (a scripted function's ops never
+        reach Python, a compiled graph's are traced once and then run unseen): torch.jit.script returns
+        the function or module as it is (torch.jit._state.disable(), what PYTORCH_JIT=0 does), and
+        torch.compile, nn.Module.compile and torch._dynamo.optimize return theirs unchanged."""
+        torch = self.torch
+        try:
+            from torch.jit import _state
+
+            _state.disable()
+        except (ImportError, AttributeError):
+            pass
+
+        def eager(old):
+            def compile(model=None, *args, **kwargs):
+                if model is None:
+                    return lambda fn: fn  # @torch.compile(mode=...) as a decorator factory
+                return model
+
+            return _named_like(compile, old)
+
+        if callable(getattr(torch, "compile", None)):
+            torch.compile = eager(torch.compile)
+        if callable(getattr(torch.nn.Module, "compile", None)):
+            torch.nn.Module.compile = lambda self, *args, **kwargs: None
+        dynamo = sys.modules.get("torch._dynamo")
+        if dynamo is not None and callable(getattr(dynamo, "optimize", None)):
+            dynamo.optimize = lambda *args, **kwargs: (lambda fn: fn)
+
+    def install_autocast(self):
+        """autocast("cuda") on simulated GPUs: PyTorch's own context (enabled, as torch.cuda.is_available()
+        says True) and, with it, the CPU's autocast in the CUDA one's dtype (float16 unless told), so that a
+        matmul's result is float16 as on a GPU. The CPU's op lists are not CUDA's in every op; where this
+        torch's CPU autocast refuses float16 (1.13: bfloat16 only) the ops keep their dtype."""
+        torch = self.torch
+        amp = getattr(torch, "amp", None)
+        cls = getattr(getattr(amp, "autocast_mode", None), "autocast", None)
+        if cls is None or getattr(cls.__enter__, "_devtrace_sim", False):
+            return
+        enter, exit_ = cls.__enter__, cls.__exit__
+        import warnings
+
+        probe = torch.zeros(1, 1)
+        try:  # does this torch's CPU autocast take float16? (1.13 warns that it does not, and runs on)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with torch.autocast("cpu", dtype=torch.float16):
+                    ok = (probe @ probe).dtype == torch.float16
+        except Exception:
+            ok = False
+        if not ok:
+            return
+
+        def __enter__(self):
+            out = enter(self)
+            if getattr(self, "device", None) == "cuda" and getattr(self, "_enabled", True):
+                self._devtrace_cpu = torch.autocast("cpu", dtype=getattr(self, "fast_dtype", torch.float16))
+                self._devtrace_cpu.__enter__()
+            return out
+
+        def __exit__(self, *exc):
+            inner = self.__dict__.pop("_devtrace_cpu", None)
+            if inner is not None:
+                inner.__exit__(*exc)
+            return exit_(self, *exc)
+
+        cls.__enter__ = _named_like(__enter__, enter)
+        cls.__exit__ = _named_like(__exit__, exit_)
+
     def install_grad_scaler(self):
         """torch.cuda.amp.GradScaler's two CUDA-only kernels, where this torch has no CPU one: the
         same arithmetic in torch ops, so their operands' devices are checked as any op's."""
@@ -1049,10 +1155,164 @@ class Simulator:
             torch.nn.parallel.data_parallel = data_parallel
 
 
-_INDEXING = frozenset("__getitem__ __setitem__ index index_put index_put_ _index_put_impl_".split())
+# Indexing (the one list of the recorder and the simulation): a get takes cpu indices on any device, a set is
+# a copy (basic indices) or index_put_ (advanced ones), whose indices and 0-dim value may be anywhere
+_GETITEM = frozenset("__getitem__ index".split())
+_SETITEM = frozenset("__setitem__ index_put index_put_ _index_put_impl_".split())
+_INDEXING = _GETITEM | _SETITEM
 # ops that take CPU integer tensors next to GPU ones: lengths of packed sequences and of CTC, batch sizes
 _CPU_INTEGERS_OK = frozenset("_pack_padded_sequence pack_padded_sequence _pad_packed_sequence pad_packed_sequence "
                              "ctc_loss _ctc_loss lstm gru rnn_tanh rnn_relu".split())
+# TensorIterator's binary ops (build_binary_op, comparisons, binary float ops: allow_cpu_scalars, at most one
+# 0-dim cpu input next to a GPU) and unary ones (no cpu scalar: only their out= can be elsewhere), by the
+# name a call gives them without "__", "_" of an in-place form, or the "r"/"i" of a reflected or in-place dunder
+_BINARY = frozenset("""add sub subtract mul multiply div divide true_divide truediv floor_divide floordiv remainder
+    mod fmod maximum minimum fmax fmin atan2 arctan2 pow eq ne lt le gt ge greater less equal not_equal greater_equal
+    less_equal logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor and or xor lshift rshift hypot
+    copysign nextafter xlogy heaviside""".split())
+_UNARY = frozenset("abs neg negative exp log log2 log10 sqrt rsqrt sin cos tan tanh sigmoid floor ceil round trunc "
+                   "reciprocal erf expm1 log1p sign".split())
+# ops whose check takes their first operand's device as the common one and excepts no 0-dim cpu tensor: the
+# kernels with a generated device check (sim_texts.ATEN), convolutions (their input's type), RNNs
+# (check_attributes: the input against hidden states, then parameters), masked_fill (self and mask),
+# take_along_dim (checkDevice with self's)
+_FIRST_IS_COMMON = frozenset("""conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d convolution
+    _convolution lstm gru rnn_tanh rnn_relu masked_fill masked_fill_ take_along_dim""".split())
+
+
+def _base_op(name):
+    """An op's TensorIterator name: "add" of "__radd__", "__iadd__", "add_"."""
+    if name.startswith("__") and name.endswith("__"):
+        n = name[2:-2]
+        return n[1:] if n[:1] in ("r", "i") and n[1:] in _BINARY else n
+    return name[:-1] if name.endswith("_") else name
+
+
+def _in_place(name):
+    return (name.endswith("_") and not name.endswith("__")) or (name.startswith("__i") and _base_op(name) != name[2:-2])
+
+
+def is_strict(name):
+    """Whether the op's device check is a kernel's own (first operand's device common, no cpu scalar)."""
+    return name in T.ATEN or name in _FIRST_IS_COMMON
+
+
+def kernel_order(order, ops):
+    """The operands ((argument, tensor) pairs) in the order the CUDA kernel checks them (ATEN's entry: its
+    (call's name, kernel's name) pairs), each found by the call's name for it, else by the kernel's (a
+    method's "self"); the others after them as they came."""
+    pos = {}
+    for i, (n, _) in enumerate(ops):
+        pos.setdefault(_base_name(n), []).append(i)
+    idx = []
+    for py, at in order:
+        idx += [i for i in pos.get(py, pos.get(at, ())) if i not in idx]
+    idx += [i for i in range(len(ops)) if i not in idx]
+    return [ops[i] for i in idx]
+
+
+def counted_operands(name, ops, device_of, strict=False):
+    """The one device rule of the simulation and the recorder (read from PyTorch's source: TensorIterator's
+    compute_types, the generated device checks of aten/src/ATen/core/adaption.cpp, TensorAdvancedIndexing.cpp's
+    index and index_put_, python_variable_indexing.cpp's setitem): of an op's tensor operands ((argument,
+    tensor) pairs, in the order the op checks them), those PyTorch compares, as (kind, [(index in ops,
+    argument, device)], scalars): kind "strict" (the first one's device is the common one), "iter"
+    (TensorIterator: the first one not on the cpu), "index" (a get's indices: on the cpu or self's device);
+    scalars: whether more 0-dim cpu tensors joined a GPU's than the op takes. device_of(t): "cpu", "cuda:1",
+    "meta"."""
+    devs = [device_of(t) for _, t in ops]
+    if name in _GETITEM:
+        # a 0-dim integer index selects by its value, wherever it is; a cpu index may index any device
+        keep = [0] + [i for i in range(1, len(ops)) if devs[i] != "cpu"
+                      and not (ops[i][1].dim() == 0 and not ops[i][1].is_floating_point())]
+        return "index", [(i, ops[i][0], devs[i]) for i in keep if ops], False
+    if name in _SETITEM:
+        values = [i for i, (n, _) in enumerate(ops) if _base_name(n) == "values"]
+        indices = [i for i, (n, _) in enumerate(ops) if _base_name(n) == "indices"]
+        if name == "__setitem__" and all(ops[i][1].dim() == 0 and not ops[i][1].is_floating_point() for i in indices):
+            return "iter", [], False  # basic indexing: a copy into a view, which may cross devices
+        v = ops[values[0]][1] if values else None
+        if v is None or (v.dim() == 0 and v.numel() == 1):
+            return "iter", [], False  # a 0-dim value is moved to self's device; indices always are (make_info)
+        # index_put_'s masked_fill_ path: one bool mask on self's device and a 1-element cpu value
+        masks = [i for i in indices if str(ops[i][1].dtype) in ("torch.bool", "torch.uint8")]
+        if v.numel() == 1 and devs[values[0]] == "cpu" and len(indices) == 1 and masks and devs[masks[0]] == devs[0]:
+            return "iter", [], False
+        return "iter", [(0, ops[0][0], devs[0]), (values[0], ops[values[0]][0], devs[values[0]])], False
+    if name == "where":
+        # where's out device is its first operand's not on the cpu; a 0-dim operand elsewhere is moved there
+        out = next((d for d in devs if d != "cpu"), "cpu")
+        keep = [i for i in range(len(ops)) if devs[i] == out or ops[i][1].dim() != 0]
+        return "iter", [(i, ops[i][0], devs[i]) for i in keep], False
+    if name in ("masked_fill", "masked_fill_"):
+        keep = [i for i, (n, _) in enumerate(ops) if _base_name(n) in ("self", "input", "mask")] or [0, 1][:len(ops)]
+        return "strict", [(i, ops[i][0], devs[i]) for i in keep], False
+    if strict:
+        skip = name in _CPU_INTEGERS_OK
+        keep = [i for i in range(len(ops)) if not (skip and i > 0 and devs[i] == "cpu"
+                                                   and not ops[i][1].is_floating_point())]
+        return "strict", [(i, ops[i][0], devs[i]) for i in keep], False
+    # TensorIterator: outputs first (out=, an in-place op's self); 0-dim cpu inputs may join a GPU's, a
+    # binary op's one of them, a unary op's none
+    order = [i for i, (n, _) in enumerate(ops) if n == "out"] + [i for i, (n, _) in enumerate(ops) if n != "out"]
+    outputs = {i for i, (n, _) in enumerate(ops) if n == "out"} | ({0} if _in_place(name) and ops else set())
+    gpu = any(d != "cpu" for d in devs)
+    base = _base_op(name)
+    limit = 1 if base in _BINARY else 0 if base in _UNARY else len(ops)
+    keep, scalars, over = [], 0, False
+    for i in order:
+        t = ops[i][1]
+        if gpu and devs[i] == "cpu" and i not in outputs and t.dim() == 0 and limit:
+            scalars += 1
+            if scalars > limit and not over:
+                over = True
+                keep.append((i, ops[i][0], "cpu scalars"))  # where TensorIterator finds one too many
+            continue
+        if gpu and devs[i] == "cpu" and name in _CPU_INTEGERS_OK and i > 0 and not t.is_floating_point():
+            continue  # lengths and batch sizes stay on the cpu
+        keep.append((i, ops[i][0], devs[i]))
+    return "iter", keep, over
+
+
+def operands_apart(name, ops, device_of, strict=False):
+    """PyTorch's verdict on an op's operands: None when their devices go together, else (kind, the
+    common device, the odd one, its argument, its index in ops); kind "devices", "index" (the common
+    device is then self's) or "cpu_scalars" (more 0-dim cpu tensors than a binary op takes)."""
+    kind, keep, _ = counted_operands(name, ops, device_of, strict)
+    if not keep:
+        return None
+    if kind == "index":
+        self_dev = keep[0][2]
+        odd = next(((i, n, d) for i, n, d in keep[1:] if d != self_dev), None)
+        return None if odd is None else ("index", self_dev, odd[2], odd[1], odd[0])
+    if kind == "strict":
+        common = keep[0][2]
+    else:
+        common = next((d for _, _, d in keep if d not in ("cpu", "cpu scalars")), "cpu")
+    for i, n, d in keep:
+        if d == "cpu scalars":
+            return "cpu_scalars", common, "cpu", n, i
+        if d != common:
+            return "devices", common, d, n, i
+    return None
+
+
+def device_of_result(name, ops, device_of):
+    """The device of an op's results when its operands' devices go together."""
+    if not ops:
+        return "cpu"
+    if name in _INDEXING or is_strict(name):
+        return device_of(ops[0][1])
+    return next((d for d in (device_of(t) for _, t in ops) if d != "cpu"), "cpu")
+
+
+def _code_of_name(dev):
+    """A device's name as a probe code: "cuda:K" is CUDA | K, anything else 0."""
+    if isinstance(dev, str) and dev.startswith("cuda"):
+        return CUDA | int(dev.partition(":")[2] or 0)
+    return 0
+
+
 # torch.distributed's collectives and point-to-point calls, checked on a group the program asked NCCL for
 _COLLECTIVES = ("all_reduce broadcast reduce all_gather all_gather_into_tensor _all_gather_base reduce_scatter "
                 "reduce_scatter_tensor _reduce_scatter_base all_to_all all_to_all_single gather scatter send recv "

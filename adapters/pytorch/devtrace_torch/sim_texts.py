@@ -70,6 +70,12 @@ TEXTS = {
     # 2.x, raised as a ValueError on 2.x (RULES "nccl_value_error")
     "nccl_cpu_tensor": ((V1, "Tensors must be CUDA and dense"),),
     "ordinal": ((V1, "CUDA error: invalid device ordinal"),),
+    # indexing's check of its indices (TensorAdvancedIndexing.cpp, check_indices_on_cpu_or_selfdevice; the
+    # same in the libtorch_cpu of 1.13 and of 2.13)
+    "index_devices": ((V1, "indices should be either on cpu or on the same device as the indexed tensor "
+                           "({self_dev})"),),
+    # TensorIterator's compute_types: a binary op takes one 0-dim cpu tensor next to a GPU's, not two
+    "cpu_scalars": ((V1, "Trying to pass too many CPU scalars to non-CPU kernel!"),),
     "event": ((V1, "Both events must be recorded before calculating elapsed time."),),
 }
 
@@ -127,6 +133,19 @@ ATEN = {
             V21),
     "prelu": ((("input", "self"), ("weight", "weight")), "wrapper_CUDA___prelu_kernel", V21),
     "normal": ((("mean", "mean"), ("std", "std")), "wrapper_CUDA_Tensor_Tensor_normal", V21),
+    # composite ops, by the kernel they fail in on 2.11 (the table's rows einsum, embedding_bag_offsets_cpu,
+    # sdpa_mask_cpu, cosine_similarity): einsum of two operands is bmm(the first, the second);
+    # cosine_similarity's failing kernel is clamp_min_ of x2's norm by x1's (the one row measured, x1 on
+    # the GPU: "min is on cuda:0, ... other tensors on cpu"; the other way round is inferred from it)
+    "einsum": ((("arg1", "self"), ("arg2", "mat2")), "wrapper_CUDA_bmm", V21),
+    "embedding_bag": ((("weight", "weight"), ("input", "indices"), ("offsets", "offsets"),
+                       ("per_sample_weights", "per_sample_weights")), "wrapper_CUDA___embedding_bag_forward_only",
+                      V21),
+    # (its operands as the recorder names them where torch's documentation gives no names: input, arg1, arg2)
+    "scaled_dot_product_attention": ((("query", "query"), ("input", "query"), ("key", "key"), ("arg1", "key"),
+                                      ("value", "value"), ("arg2", "value"), ("attn_mask", "attn_bias")),
+                                     "wrapper_CUDA___scaled_dot_product_efficient_attention", V21),
+    "cosine_similarity": ((("x2", "self"), ("x1", "min")), "wrapper_CUDA_clamp_min__Tensor", V21),
 }
 
 
