@@ -470,11 +470,11 @@ static const char *shell_words(char *const *argv, int n, char *buf, size_t size)
     buf[0] = 0;
     for (int i = 0; i < n && at + 8 < size; i++) {
         const char *w = shown(argv[i], esc, sizeof esc);
-        int plain = w[0] && strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=+,@%") ==
-                                strlen(w);
+        static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=+,@%";
+        int plain = w[0] && strspn(w, safe) == strlen(w);
         at += (size_t)snprintf(buf + at, size - at, "%s%s", i ? " " : "", plain ? "" : "'");
         for (const char *p = w; *p && at + 6 < size; p++)
-            at += (size_t)(*p == '\'' ? snprintf(buf + at, size - at, "'\\''") : snprintf(buf + at, size - at, "%c", *p));
+            at += (size_t)snprintf(buf + at, size - at, *p == '\'' ? "'\\''" : "%c", *p);
         if (!plain && at + 2 < size) at += (size_t)snprintf(buf + at, size - at, "'");
     }
     return buf;
@@ -651,11 +651,31 @@ free_given:
     return rc;
 }
 
-/* Whether --verify may go on to run something: the user's command or flag, or a terminal to ask at. 0, or
- * an exit status after one line that says what would have run and how to allow it. */
-static int verify_allowed(struct vw_trace *t, const struct verify_say *say) {
+/* Whether --verify may go on (checked before the patch is printed): the patched file and the directory the
+ * command runs in lie under the tree (the current directory, or --root), and the user's command or flag, or
+ * a terminal to ask at, says to run. 0, or an exit status after one line that says why not. */
+static int verify_allowed(struct vw_trace *t, const struct vw_fix *fix, const struct verify_say *say) {
+    char path[4096], root[PATH_MAX], real[PATH_MAX], msg[1200], full[PATH_MAX + 1100];
+    char *given[VERIFY_MAX_ARGS + 1], cwd[PATH_MAX] = "", words[1024], dir[1100];
+    if (!source_path(t, fix->site.site.file, path, sizeof path)) return VW_EXIT_USAGE;
+    if (!realpath(say->root ? say->root : ".", root)) {
+        vw_error("fix: --root %s: %s", shown(say->root ? say->root : ".", msg, sizeof msg), strerror(errno));
+        return VW_EXIT_USAGE;
+    }
+    if (!realpath(path, real) || !under(real, root, "", full, sizeof full) || !strcmp(real, root)) {
+        vw_error("fix: --verify copies only files under %s (the current directory, or --root DIR): %s is not "
+                 "under it: nothing run",
+                 shown(root, msg, sizeof msg), shown(path, full, sizeof full));
+        return VW_EXIT_USAGE;
+    }
+    if (say->cmd ? !getcwd(cwd, sizeof cwd) : !vw_meta(t, "cwd", cwd, sizeof cwd)[0]) cwd[0] = 0;
+    if (!cwd[0] || !realpath(cwd, real) || !under(real, root, "", full, sizeof full)) {
+        vw_error("fix: the command would run in %s, which is not under %s (the current directory, or --root "
+                 "DIR): nothing run",
+                 shown(cwd[0] ? cwd : "(no directory)", msg, sizeof msg), shown(root, full, sizeof full));
+        return VW_EXIT_USAGE;
+    }
     if (say->cmd || say->recorded || (isatty(STDIN_FILENO) && isatty(STDERR_FILENO))) return 0;
-    char *given[VERIFY_MAX_ARGS + 1], cwd[1024], words[1024], dir[1100];
     int n = recorded_argv(t, given);
     shell_words(given, n, words, sizeof words);
     for (int i = 0; i < n; i++) free(given[i]);
@@ -734,7 +754,7 @@ int vw_cmd_fix(int argc, char **argv) {
         if (lang == VW_LANG_C || lang == VW_LANG_CXX) /* running the traced binary again would not run the patch */
             check = -1;
         else
-            rc = verify_allowed(&t, &say);
+            rc = verify_allowed(&t, &fix, &say);
     }
     if (rc == 0) {
         if (out) {
