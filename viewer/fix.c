@@ -601,7 +601,8 @@ static int verify(struct vw_model *m, const struct vw_fix *fix, const char *self
     if (!words) goto free_env;
     fprintf(stderr, "devtrace: fix --verify runs %s:\n  command:   %s\n",
             say->cmd ? "your command" : "the command the trace recorded", shell_words(argv, argc, words, 65536));
-    fprintf(stderr, "  directory: %s (the copy of %s)\n", shown(wd, msg, sizeof msg), shown(rcwd, full, sizeof full));
+    fprintf(stderr, "  directory: %s/ (a copy of %s%s)\n", shown(wd, msg, sizeof msg), shown(rcwd, full, sizeof full),
+            strcmp(rcwd, "/") ? "/" : "");
     fprintf(stderr, "  adds:      %s\n", shell_words(env, nenv, words, 65536));
     free(words);
     if (!say->cmd && !say->recorded && !confirmed()) {

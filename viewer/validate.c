@@ -145,18 +145,18 @@ static int number(const char *s, size_t len) {
     return 1;
 }
 
-/* n numbers separated by one space, and (rest) a last field of whitespace. */
+/* n numbers separated by one space, and (rest) a last field of whitespace after one more space (or none). */
 static int numbers(const char *s, int n, int rest) {
     for (int i = 0; i < n; i++) {
         size_t k = strcspn(s, " ");
         if (!number(s, k)) return 0;
         s += k;
-        if (i + 1 < n || rest) {
+        if (i + 1 < n) {
             if (*s != ' ') return 0;
             s++;
         }
     }
-    return rest ? vw_shape_indent(s) : !*s;
+    return !*s || (rest && *s == ' ' && vw_shape_indent(s + 1));
 }
 
 /* A comma-separated list whose every item passes item (member: arrows allowed; module: NAME or NAME->). */
