@@ -1069,7 +1069,7 @@ static void refuse_inconsistent(struct vw_model *m, struct vw_fix *f) {
     int dels[sizeof f->edits / sizeof f->edits[0]];
     for (int i = 0; i < f->nedits; i++) texts[i] = f->edits[i].text, dels[i] = f->edits[i].del;
     if (!m->inconsistent[0] && (f->code[0] || f->nedits) &&
-        (!f->code[0] || !vw_fix_code_shape(f->code, f->replace, texts, dels, f->nedits, &why)))
+        (!f->code[0] || !vw_fix_code_shape(f->code, f->replace, is_python(&f->site), texts, dels, f->nedits, &why)))
         snprintf(m->inconsistent, sizeof m->inconsistent, "the code made of its source facts is %s",
                  why ? why : "an edit without code");
     if (!m->inconsistent[0]) return;

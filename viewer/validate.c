@@ -274,14 +274,22 @@ int vw_fact_shape(const char *key, const char *v, const char **why) {
 }
 
 int vw_code_line_shape(const char *s, int dots) {
-    int depth = 0;
+    int depth = 0, word = 0; /* word: the last token was a name (after `del`: 0) */
     while (*s) {
         const char *e;
         if (*s == ' ') {
             s++;
-        } else if ((e = ident_end(s)) != NULL) {
+            continue;
+        }
+        if ((e = ident_end(s)) != NULL) {
+            /* two names in a row are a statement no rule writes (import os, exec x), but `del x` */
+            if (word) return 0;
+            word = !((e - s == 3 && !strncmp(s, "del", 3)) || (e - s == 6 && !strncmp(s, "return", 6)));
             s = e;
-        } else if (*s >= '0' && *s <= '9') {
+            continue;
+        }
+        word = 0;
+        if (*s >= '0' && *s <= '9') {
             while (*s >= '0' && *s <= '9') s++;
         } else if (*s == '"' || *s == '\'') { /* a device or a buffer's name: a few plain characters */
             char q = *s++;
@@ -306,9 +314,12 @@ int vw_code_line_shape(const char *s, int dots) {
     return depth == 0;
 }
 
-int vw_fix_code_shape(const char *code, int replace, const char *const *edit_texts, const int *edit_dels,
-                      int nedits, const char **why) {
+int vw_fix_code_shape(const char *code, int replace, int python, const char *const *edit_texts,
+                      const int *edit_dels, int nedits, const char **why) {
     char line[700];
+    if (python && strchr(code, ';')) return *why = "Python code with a `;`", 0;
+    for (int i = 0; python && i < nedits; i++)
+        if (strchr(edit_texts[i], ';')) return *why = "Python code with a `;`", 0;
     if (!replace) {
         for (const char *p = code;;) {
             size_t k = strcspn(p, "\n");
@@ -325,8 +336,11 @@ int vw_fix_code_shape(const char *code, int replace, const char *const *edit_tex
         if (edit_dels[i] < 0 || edit_dels[i] > 6 || strchr(edit_texts[i], '\n') ||
             !vw_code_line_shape(edit_texts[i], 0))
             return *why = "an edit no rule writes", 0;
-    size_t k = strcspn(code, "(");
-    if (!code[k] || k >= sizeof line || strchr(code, '\n')) return *why = "a shown call no rule writes", 0;
+    /* the shown form: CALLEE(...) and what the edit adds, or CALLEE() -> ... for a removed .cpu() */
+    const char *open = strstr(code, "(...");
+    if (!open) open = strstr(code, "()");
+    size_t k = open ? (size_t)(open - code) : 0;
+    if (!open || k >= sizeof line || strchr(code, '\n')) return *why = "a shown call no rule writes", 0;
     memcpy(line, code, k);
     line[k] = 0;
     if (!vw_shape_callee(line) || !vw_code_line_shape(code + k, 1)) return *why = "a shown call no rule writes", 0;

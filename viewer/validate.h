@@ -27,11 +27,12 @@ int vw_fact_shape(const char *key, const char *value, const char **why);
 /* The code of a fix as a rule makes it: each line of an added statement code-shaped (below); for edits inside
  * a statement (replace), each edit's text code-shaped and at most 6 characters removed, and the shown form
  * a callee followed by code. 0, with what is wrong in why, otherwise. */
-int vw_fix_code_shape(const char *code, int replace, const char *const *edit_texts, const int *edit_dels,
-                      int nedits, const char **why);
+int vw_fix_code_shape(const char *code, int replace, int python, const char *const *edit_texts,
+                      const int *edit_dels, int nedits, const char **why);
 /* One line of code as a rule generates it: identifiers, numbers, string literals of a few plain characters
- * ("cuda:0", "bias"), and . -> :: = ( ) , ; * and spaces, parentheses balanced; with dots, also `...`
- * (the shown form of an edited call). 0 otherwise. */
+ * ("cuda:0", "bias"), and . -> :: = ( ) , ; * and spaces, parentheses balanced, never two names in a row
+ * but after `del` or `return`; with dots, also `...` (the shown form of an edited call). 0 otherwise.
+ * (Python code: no `;` at all, in vw_fix_code_shape.) */
 int vw_code_line_shape(const char *s, int dots);
 
 #endif
