@@ -95,6 +95,8 @@ START_TEST(test_names_and_devices) {
     ck_assert(!vw_shape_device_literal("\"cuda:1'") && !vw_shape_device_literal("\"cuda:x\"") &&
               !vw_shape_device_literal("\"a;b\""));
     ck_assert(vw_shape_device_code("device") && vw_shape_device_code("x.device") && vw_shape_device_code("0"));
+    ck_assert(vw_shape_device_code("gpus[0]") && vw_shape_device_code("args.devs[rank]"));
+    ck_assert(!vw_shape_device_code("gpus[0") && !vw_shape_device_code("gpus[f(x)]") && !vw_shape_device_code("a[]"));
     ck_assert(!vw_shape_device_code("torch.device('cuda')") && !vw_shape_device_code("__import__('os')"));
     ck_assert(vw_shape_callee("torch.zeros") && vw_shape_callee("torch::randn") && vw_shape_callee("fc->to"));
     ck_assert(!vw_shape_callee("__import__('os').system") && !vw_shape_callee("f;g"));

@@ -100,9 +100,30 @@ int vw_shape_device_literal(const char *s) {
     return k == n - 1;
 }
 
+/* A member whose names may each be indexed by a number or a name: gpus[0], args.devices[rank]. */
+static int indexed_member(const char *s) {
+    for (;;) {
+        const char *e = ident_end(s);
+        if (!e) return 0;
+        while (*e == '[') {
+            const char *i = e + 1, *ie = ident_end(i);
+            if (!ie) ie = i + strspn(i, "0123456789");
+            if (ie == i || *ie != ']') return 0;
+            e = ie + 1;
+        }
+        if (!*e) return 1;
+        if (*e == '.')
+            s = e + 1;
+        else if (e[0] == '-' && e[1] == '>')
+            s = e + 2;
+        else
+            return 0;
+    }
+}
+
 int vw_shape_device_code(const char *s) {
     size_t n = strspn(s, "0123456789");
-    return vw_shape_member(s, 1) || vw_shape_device_literal(s) || (n && n <= 5 && !s[n]); /* .cuda(0)'s 0 */
+    return indexed_member(s) || vw_shape_device_literal(s) || (n && n <= 5 && !s[n]); /* .cuda(0)'s 0 */
 }
 
 /* One line of source text as a producer copies it: no control character (tab only where tabs=1), no
@@ -274,7 +295,7 @@ int vw_fact_shape(const char *key, const char *v, const char **why) {
 }
 
 int vw_code_line_shape(const char *s, int dots) {
-    int depth = 0, word = 0; /* word: the last token was a name (after `del`: 0) */
+    int depth = 0, index = 0, word = 0; /* word: the last token was a name (after `del`: 0) */
     while (*s) {
         const char *e;
         if (*s == ' ') {
@@ -300,6 +321,11 @@ int vw_code_line_shape(const char *s, int dots) {
             s += 3;
         } else if (!strncmp(s, "->", 2) || !strncmp(s, "::", 2)) {
             s += 2;
+        } else if (*s == '[') { /* an index in a device expression: gpus[0] */
+            index++, s++;
+        } else if (*s == ']') {
+            if (--index < 0) return 0;
+            s++;
         } else if (*s == '(') {
             depth++, s++;
         } else if (*s == ')') {
@@ -311,7 +337,7 @@ int vw_code_line_shape(const char *s, int dots) {
             return 0;
         }
     }
-    return depth == 0;
+    return depth == 0 && index == 0;
 }
 
 int vw_fix_code_shape(const char *code, int replace, int python, const char *const *edit_texts,

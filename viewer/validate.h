@@ -18,8 +18,8 @@ int vw_shape_callee(const char *s);
 int vw_shape_indent(const char *s);
 /* A device named by a string literal, quotes included: "cpu", "cuda", "cuda:1", "meta"... */
 int vw_shape_device_literal(const char *s);
-/* What a fix may write as a device expression: a member (device, args.device, x.device), a device literal,
- * or a device index (0). */
+/* What a fix may write as a device expression: a member whose names may be indexed by a number or a name
+ * (device, args.device, x.device, gpus[0]), a device literal, or a device index (0). */
 int vw_shape_device_code(const char *s);
 /* A value of source fact `key` as a producer writes it; 0, with what is wrong in why (never the value
  * itself: it may be anything), when it is not. A key the viewer does not read passes. */
@@ -30,7 +30,7 @@ int vw_fact_shape(const char *key, const char *value, const char **why);
 int vw_fix_code_shape(const char *code, int replace, int python, const char *const *edit_texts,
                       const int *edit_dels, int nedits, const char **why);
 /* One line of code as a rule generates it: identifiers, numbers, string literals of a few plain characters
- * ("cuda:0", "bias"), and . -> :: = ( ) , ; * and spaces, parentheses balanced, never two names in a row
+ * ("cuda:0", "bias"), and . -> :: = ( ) [ ] , ; * and spaces, parentheses balanced, never two names in a row
  * but after `del` or `return`; with dots, also `...` (the shown form of an edited call). 0 otherwise.
  * (Python code: no `;` at all, in vw_fix_code_shape.) */
 int vw_code_line_shape(const char *s, int dots);
