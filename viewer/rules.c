@@ -1078,6 +1078,7 @@ static void refuse_inconsistent(struct vw_model *m, struct vw_fix *f) {
     f->nedits = 0;
     f->nevidence = 0;
     f->inconsistent = 1;
+    f->has_site = 0; /* no place to change either: the facts that placed it are not to be trusted */
     say(f, "no fix: the trace is inconsistent (%.1900s)", m->inconsistent);
 }
 
