@@ -38,7 +38,7 @@ _devtrace() {
         local opts="--json --help"
         case $cmd in
         report) opts="--json --brief --all-frames --no-source --help" ;;
-        fix) opts="--verify -o --help" ;;
+        fix) opts="--verify --run-recorded-command --root -o --help" ;;
         tensors) opts="--json --device --alive-at-error --help" ;;
         export) opts="--format -o --help" ;;
         esac

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Fuzzes the viewer: every reading command on mutated traces, under
+# Fuzzes the viewer: every reading command on mutated traces (fuzz_viewer),
+# and `fix` and `fix --verify` with the command runner stubbed (fuzz_fix: it
+# aborts if --verify would run anything without the user's say), under
 # libFuzzer with AddressSanitizer and UndefinedBehaviorSanitizer (clang,
-# UB fatal: -fno-sanitize-recover=all). Seeds are real traces made now by
+# UB fatal: -fno-sanitize-recover=all). A PyTorch trace joins the seeds where
+# torch and the adapter are there. Seeds are real traces made now by
 # the build in BUILD_DIR (a runtime mismatch, a checkpoint resume, a plain
 # field, a fixed run, CUDA runtime calls on the fake libcudart, C++ throws).
 # First every input under tests/fuzz/regressions/ (crashes and hangs found
@@ -20,12 +23,15 @@ mkdir -p $F
 command -v clang >/dev/null || { echo "fuzz: needs clang (scripts/install-deps.sh --tests installs it)" >&2; exit 2; }
 [ -x $B/viewer/devtrace ] || { echo "fuzz: build $B first (cmake -S . -B $B && cmake --build $B)" >&2; exit 2; }
 
-echo "== fuzz: building the harness (clang, libFuzzer + ASan + UBSan)"
-# shellcheck disable=SC2046
-clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  -fno-omit-frame-pointer -Wall -Wextra -Iviewer -Iinclude -Icommon \
-  tests/fuzz/fuzz_viewer.c viewer/model.c viewer/rules.c viewer/code.c viewer/source.c viewer/fix.c viewer/report.c viewer/browse.c viewer/export.c viewer/sym.c viewer/trace.c \
-  viewer/escape.c viewer/cleanup.c common/trace_schema.c $(pkg-config --cflags --libs sqlite3 libdw libmd) -ldl -o $F/fuzz_viewer
+echo "== fuzz: building the harnesses (clang, libFuzzer + ASan + UBSan): fuzz_viewer, and fuzz_fix (fix, fix --verify)"
+srcs="viewer/model.c viewer/rules.c viewer/code.c viewer/validate.c viewer/source.c viewer/fix.c viewer/report.c
+  viewer/browse.c viewer/export.c viewer/sym.c viewer/trace.c viewer/escape.c viewer/cleanup.c common/trace_schema.c"
+for target in viewer fix; do
+  # shellcheck disable=SC2046,SC2086
+  clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+    -fno-omit-frame-pointer -Wall -Wextra -Iviewer -Iinclude -Icommon $([ $target = fix ] && echo -DDEVTRACE_FUZZ_FIX) \
+    tests/fuzz/fuzz_viewer.c $srcs $(pkg-config --cflags --libs sqlite3 libdw libmd) -ldl -o $F/fuzz_$target
+done
 
 echo "== fuzz: seeds (real traces)"
 seeds=$F/seeds
@@ -40,6 +46,10 @@ run roundtrip $B/examples/bug_cpu_roundtrip
 LD_LIBRARY_PATH=$B/tests/fakecuda run cuda $B/tests/cuda_user
 LD_LIBRARY_PATH=$B/tests/fakecuda run cuda_ops $B/tests/cuda_user runtime 3
 run throw $B/tests/throw_target
+# a PyTorch trace, where torch and the adapter are there: the one kind fix --verify goes on to run
+if [ -d $B/adapters/pytorch ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  run pytorch /usr/bin/python3 examples/pytorch/bug_labels_not_moved.py
+fi
 rm -f $seeds/*-wal $seeds/*-shm
 ls $seeds
 
@@ -47,30 +57,37 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=1
 if compgen -G "tests/fuzz/regressions/*" >/dev/null; then
   echo "== fuzz: the regression inputs (trace files)"
-  $F/fuzz_viewer -timeout=20 tests/fuzz/regressions/* 2>$F/regressions.log ||
-    { tail -40 $F/regressions.log; echo "fuzz: a regression input fails again" >&2; exit 1; }
+  for target in viewer fix; do
+    $F/fuzz_$target -timeout=20 tests/fuzz/regressions/* 2>$F/regressions-$target.log ||
+      { tail -40 $F/regressions-$target.log; echo "fuzz: a regression input fails again ($target)" >&2; exit 1; }
+  done
 fi
-# fuzz MODE SECONDS: a bounded run; a failure leaves its input in $F/
+# fuzz TARGET MODE SECONDS: a bounded run; a failure leaves its input in $F/
 fuzz() {
-  local mode=$1 t=$2 log=$F/fuzz-$1.log
-  echo "== fuzz: $mode, $t s"
-  mkdir -p $F/corpus-$mode
+  local target=$1 mode=$2 t=$3 log=$F/fuzz-$1-$2.log
+  echo "== fuzz: $target, $mode, $t s"
+  mkdir -p $F/corpus-$target-$mode
   if [ "$mode" = sql ]; then
     # inputs are edit lists; a few hand-made ones start it (seed, then records)
-    printf '\x00' > $F/corpus-$mode/start0
-    printf '\x01\x05\x01\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\x7f' > $F/corpus-$mode/start1
+    printf '\x00' > $F/corpus-$target-$mode/start0
+    printf '\x01\x05\x01\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\x7f' > $F/corpus-$target-$mode/start1
     export DEVTRACE_FUZZ_SEEDS=$seeds
   else
     unset DEVTRACE_FUZZ_SEEDS
   fi
-  if ! $F/fuzz_viewer -max_total_time="$t" -timeout=20 -rss_limit_mb=2560 -max_len=1048576 -artifact_prefix=$F/$mode- \
-      -print_final_stats=1 $F/corpus-$mode $([ "$mode" = raw ] && echo $seeds) 2>$log; then
-    grep -A30 -m1 'ERROR\|runtime error\|timeout' $log || tail -40 $log
-    echo "fuzz: found a failure; its input is in $F/ ($mode-crash-*, $mode-leak-*, $mode-timeout-*)" >&2
+  if ! $F/fuzz_$target -max_total_time="$t" -timeout=20 -rss_limit_mb=2560 -max_len=1048576 \
+      -artifact_prefix=$F/$target-$mode- -print_final_stats=1 $F/corpus-$target-$mode $([ "$mode" = raw ] && echo $seeds) \
+      2>$log; then
+    grep -A30 -m1 'ERROR\|runtime error\|timeout\|deadly signal' $log || tail -40 $log
+    echo "fuzz: found a failure; its input is in $F/ ($target-$mode-crash-*, -leak-*, -timeout-*)" >&2
     exit 1
   fi
   echo "  $(grep -E '^stat::number_of_executed_units' $log | awk '{print $2}') inputs, $(grep -E '^stat::new_units_added' $log | awk '{print $2}') new"
 }
-fuzz sql $(( secs * 2 / 3 ))
-fuzz raw $(( secs - secs * 2 / 3 ))
+# the viewer's reading commands get half the time, fix and fix --verify the rest
+v=$(( secs / 2 )); x=$(( secs - secs / 2 ))
+fuzz viewer sql $(( v * 2 / 3 ))
+fuzz viewer raw $(( v - v * 2 / 3 ))
+fuzz fix sql $(( x * 2 / 3 ))
+fuzz fix raw $(( x - x * 2 / 3 ))
 echo "fuzz: no failure"

@@ -166,8 +166,10 @@ rc, so, se, d = traced("two_bugs", SPAWN % '''    x = torch.randn(8, 4)
     dist.all_reduce(acc)
     dist.destroy_process_group()''')
 ranks = rank_traces(d)
-vrc, vout, verr = run([DEVTRACE, "fix", "--verify", ranks[0]] if ranks else ["false"])
-check("fix --verify of a rank's trace runs the job's command; a rank failing on another mismatch is said",
+# a rank's own command is multiprocessing's: the job's command is the user's, given after --
+vrc, vout, verr = run([DEVTRACE, "fix", "--verify", ranks[0], "--", PYTHON, "two_bugs.py"] if ranks else ["false"],
+                      cwd=d)
+check("fix --verify of a rank's trace with the job's command after --; a rank failing on another mismatch is said",
       rc == 1 and vrc == 1 and "verifying: the patched two_bugs.py" in verr
       and "a device mismatch still fires in a process the program started" in vout, "%d %r %r" % (vrc, vout, verr))
 

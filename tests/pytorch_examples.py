@@ -193,7 +193,8 @@ def example(name):
                                                   fixline.group(0)),
                 report))
     # the suggested patch, applied to a copy and run again on the simulated GPUs, makes the program run
-    vrc, vout, verr = run([DEVTRACE, "fix", "--verify", first])
+    # the command is the test's own (after --), run in a copy of the examples' directory
+    vrc, vout, verr = run([DEVTRACE, "fix", "--verify", first, "--", PYTHON, path], cwd=EXAMPLES)
     out.append(("%s: its patch makes it run (devtrace fix --verify)" % name,
                 vrc == 0 and "verified: with the patch, the program ran to the end" in vout, vout + verr))
     if name == "bug_labels_not_moved.py":
@@ -293,7 +294,7 @@ def side_checks():
     rc, _, se = run([DEVTRACE, "run", "-o", db, "--overwrite", "--quiet", "--", PYTHON, "main.py"],
                     {"DEVTRACE_SIM_CUDA": "1"}, cwd=prog)
     frc, patch, ferr = run([DEVTRACE, "fix", db], cwd=prog)
-    vrc, vout, verr = run([DEVTRACE, "fix", "--verify", db], cwd=prog)
+    vrc, vout, verr = run([DEVTRACE, "fix", "--verify", "--run-recorded-command", db], cwd=prog)
     same = all(open(os.path.join(prog, n)).read() == t for n, t in files.items())
     out.append(("devtrace fix: the patch in an imported module, verified; the originals untouched",
                 rc == 1 and frc == 0 and patch.startswith("--- pkg/model.py\n") and "+        pos = pos.to(" in patch

@@ -35,11 +35,11 @@ def check(name, ok, detail=""):
     print("%s %s%s" % ("ok  " if ok else "FAIL", name, "" if ok else "\n" + detail), flush=True)
 
 
-def run(cmd, env=None):
+def run(cmd, env=None, cwd=None):
     e = dict(os.environ)
     e.pop("DEVTRACE_SIM_CUDA", None)
     e.update(env or {})
-    p = subprocess.run(cmd, env=e, cwd=WORK, capture_output=True, text=True, timeout=300)
+    p = subprocess.run(cmd, env=e, cwd=cwd or WORK, capture_output=True, text=True, timeout=300)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -86,7 +86,8 @@ def fixture(name):
     out.append(("%s: fix at line %d" % (name, fix),
                 site.get("line") == fix and os.path.basename(site.get("file", "")) == name, show))
     out.append(("%s: code %r" % (name, code), (got.get("code") or "") == code, show))
-    vrc, vout, verr = run([DEVTRACE, "fix", "--verify", db])
+    # the command is the test's own (after --), run in a copy of the fixtures' directory
+    vrc, vout, verr = run([DEVTRACE, "fix", "--verify", db, "--", PYTHON, path], cwd=FIXTURES)
     out.append(("%s: its patch makes it run (devtrace fix --verify)" % name, vrc == 0 and "verified" in vout,
                 "exit %d\n%s%s" % (vrc, vout[-3000:], verr[-1000:])))
     return out

@@ -4,6 +4,7 @@
  * from the call-site facts of native code. The language and every text come from the source facts the
  * producer recorded; nothing here parses source. Where the code goes is source.c's. */
 #include "diag.h"
+#include "validate.h"
 
 #include "trace_schema.h"
 
@@ -29,6 +30,11 @@ static int fact_value(struct vw_model *m, const char *file, int line, const char
     sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 3, line);
     int found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0);
+    const char *why;
+    if (found && !vw_fact_shape(key, (const char *)sqlite3_column_text(st, 0), &why)) {
+        vw_model_refuse(m, file, line, key, why); /* never used: not what a producer writes */
+        found = 0;
+    }
     if (found) snprintf(out, size, "%s", (const char *)sqlite3_column_text(st, 0));
     sqlite3_finalize(st);
     return found;
@@ -63,11 +69,17 @@ const char *vw_code_module_var(struct vw_model *m, const struct vw_frame *site, 
     return buf;
 }
 
-/* The current row's `args` fact (FUNC \t ARG0 \t ARG1 ...) copied into v and split in place into field[]
- * (FUNC first); how many fields. */
-static int args_fields(sqlite3_stmt *st, char *v, size_t vsize, char **field, int max) {
+/* The current row's `args` fact (FUNC \t ARG0 \t ARG1 ...) of file copied into v and split in place into
+ * field[] (FUNC first); how many fields (0: a value no producer writes, refused). */
+static int args_fields(struct vw_model *m, const char *file, sqlite3_stmt *st, char *v, size_t vsize, char **field,
+                       int max) {
     int nf = 0;
-    snprintf(v, vsize, "%s", sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "");
+    const char *text = (const char *)sqlite3_column_text(st, 0), *why;
+    if (!vw_fact_shape(DT_FACT_CALL_ARGS, text ? text : "", &why)) {
+        vw_model_refuse(m, file, -1, DT_FACT_CALL_ARGS, why);
+        return 0;
+    }
+    snprintf(v, vsize, "%s", text);
     for (char *p = v, *tab; nf < max && p; p = tab ? tab + 1 : NULL) {
         tab = strchr(p, '\t');
         if (tab) *tab = 0;
@@ -104,12 +116,17 @@ static const char *device_in(enum vw_lang lang, const char *expr, char *buf, siz
 
 int vw_code_move(struct vw_model *m, const struct vw_frame *site, const char *name, const char *dev, char *out,
                  size_t size) {
-    char wrap[64], ebuf[192];
+    char wrap[64] = "", ebuf[192];
     enum vw_lang lang = vw_code_lang(m, site);
     /* C++ on libdtrt (its moves are dt_to calls) writes the C API's moves */
     if (lang == VW_LANG_CXX && fact_value(m, site->file, -1, DT_FACT_MOVE_WRAP, wrap, sizeof wrap)) lang = VW_LANG_C;
-    const char *expr = device_in(lang, dev, ebuf, sizeof ebuf);
     out[0] = 0;
+    /* only names and the program's plain device expressions become code: anything else from a trace is not
+     * what a producer writes (or a tensor's name that is no variable: fc1.weight is the model's) */
+    if (!vw_shape_member(name, lang != VW_LANG_PYTHON) || !vw_shape_device_code(dev) ||
+        (wrap[0] && strcmp(wrap, "-") && !vw_shape_ident(wrap)))
+        return 0;
+    const char *expr = device_in(lang, dev, ebuf, sizeof ebuf);
     switch (lang) {
     case VW_LANG_PYTHON: snprintf(out, size, "%.200s = %.200s.to(%.150s)", name, name, expr); return 1;
     case VW_LANG_C:
@@ -170,8 +187,8 @@ const char *vw_code_operand_name(struct vw_model *m, const struct vw_case *k, co
     while (!found && sqlite3_step(st) == SQLITE_ROW) {
         /* FUNC \t ARG0 \t ARG1 ... */
         char v[1400], *field[17];
-        int method, nf = args_fields(st, v, sizeof v, field, 17);
-        if (!call_is_op(field[0], k->opname, &method)) continue;
+        int method, nf = args_fields(m, k->call.site.file, st, v, sizeof v, field, 17);
+        if (!nf || !call_is_op(field[0], k->opname, &method)) continue;
         char recv[256] = "";
         if (method) { /* x.add(y): operand 0 is the receiver */
             const char *base = field[0] + strlen(field[0]);
@@ -225,8 +242,8 @@ static int call_args_at(struct vw_model *m, const char *file, int line, const ch
     sqlite3_bind_int(st, 2, line);
     int nf = 0;
     while (!nf && sqlite3_step(st) == SQLITE_ROW) {
-        nf = args_fields(st, v, vsize, field, max);
-        if (strcmp(field[0], func)) nf = 0;
+        nf = args_fields(m, file, st, v, vsize, field, max);
+        if (nf && strcmp(field[0], func)) nf = 0;
     }
     sqlite3_finalize(st);
     return nf;
@@ -276,6 +293,7 @@ int vw_code_module_move(struct vw_model *m, const struct vw_case *k, const struc
         *at = fr[i];
         snprintf(name, nsize, "%s", var);
         vw_device_expr(m, k, k->want, at, expr, sizeof expr); /* the program's, in the module's function */
+        if (!vw_shape_device_code(expr)) return 0;
         snprintf(code, size, "%.150s%s(%.150s);", var, holder ? "->to" : ".to",
                  device_in(VW_LANG_CXX, expr, ebuf, sizeof ebuf));
         return 1;
@@ -363,7 +381,7 @@ const char *vw_code_operand_binding(struct vw_model *m, const struct vw_case *k,
     int n = 0, bound_at = 0;
     while (n < 2 && sqlite3_step(st) == SQLITE_ROW) {
         char v[1400], *field[17];
-        int nf = args_fields(st, v, sizeof v, field, 17);
+        int nf = args_fields(m, call->file, st, v, sizeof v, field, 17);
         for (int i = 1; i < nf && n < 2; i++) {
             const char *a = field[i];
             if (!ident(a) || !strcmp(a, buf) || is_var_of(m, call->file, DT_FACT_MODULE_VAR, a) ||
@@ -404,6 +422,7 @@ int vw_code_device_arg(struct vw_model *m, const struct vw_frame *site, int line
     char ebuf[192];
     enum vw_lang lang = vw_code_lang(m, site);
     out[0] = 0;
+    if (!vw_shape_device_code(expr)) return 0;
     if (lang == VW_LANG_PYTHON) {
         snprintf(out, size, "%sdevice=%.150s", has_args && !trailing_comma ? ", " : "", expr);
         return 1;

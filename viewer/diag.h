@@ -96,6 +96,7 @@ struct vw_model {
     int have_facts; /* the trace has the source_facts table */
     sqlite3_stmt *tensor, *moves, *args, *opname, *fact;
     struct vw_src_slot *src_cache; /* VW_SRC_CACHE lines' facts, by (file, line) (malloc'd on first use) */
+    char inconsistent[400];        /* the first source fact refused as not what a producer writes, said; or "" */
 };
 
 /* One device mismatch, loaded. */
@@ -181,6 +182,9 @@ int vw_fact_idle_move(struct vw_model *m, const struct vw_operand *o, int64_t se
                       struct vw_frame *caller);
 /* The source facts of a line, into the caller's struct (the model keeps the lines asked for: see model.c). */
 int vw_src_at(struct vw_model *m, const char *file, int line, struct vw_src *out);
+/* A source fact of (file, line) whose value has no shape a producer writes (validate.c): refused, never used;
+ * the first one is kept in m->inconsistent, and no fix is made of the trace's facts after it. */
+void vw_model_refuse(struct vw_model *m, const char *file, int line, const char *key, const char *why);
 /* 1 when the statement at (file, line) binds name (a plain name among its targets). */
 int vw_src_binds(const struct vw_src *s, const char *name);
 /* The program's own expression for device dev to write into a fix at site (its `device` variable,
@@ -207,6 +211,7 @@ struct vw_fix {
         char text[200]; /* what is inserted (", device=device") */
     } edits[4];
     int nedits;
+    int inconsistent; /* the rule's code was dropped: a fact it rests on, or the code, has no producer's shape */
     char evidence[VW_MAX_EVIDENCE][200]; /* the facts the rule used, as a person reads them */
     int nevidence;
 };

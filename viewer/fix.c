@@ -1,16 +1,22 @@
 /* devtrace fix: the first device mismatch's fix as a patch (a unified diff
  * that `patch -p0` and `git apply` take), and with --verify, that patch
- * applied to a copy of the program's source and the traced command run
- * again (on the same simulated GPUs) to say whether the mismatch is gone.
- * The patch comes from the rule that explains the mismatch (rules.c);
- * a source file changed since the run (its hash differs from the one the
- * producer recorded) gets no patch. Nothing is written but -o's file and a
- * temporary directory. */
+ * applied to a copy of the program's source and the program run again
+ * (on the same simulated GPUs) to say whether the mismatch is gone.
+ * The patch comes from the rule that explains the mismatch (rules.c), made
+ * only of source facts of a producer's shape (validate.c), and only for a
+ * file whose text is what the trace recorded (its SHA-256, the indentation
+ * of the line the code goes after). A trace is untrusted input: --verify
+ * runs a command only with the user's say (typed after --, confirmed at a
+ * terminal, or --run-recorded-command), and copies or links only files
+ * under the directory it is run from (or --root). Nothing is written but
+ * -o's file and a temporary directory. */
 #include "diag.h"
 #include "trace_schema.h"
+#include "validate.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sha2.h>
 #include <stdlib.h>
@@ -19,21 +25,62 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define FIX_SOURCE_MAX (64 << 20) /* bytes of a source file fix reads at most: no program's file is larger */
+
 static void usage(FILE *f) {
-    fputs("usage: devtrace fix [--verify] [-o FILE] TRACE\n\n"
+    fputs("usage: devtrace fix [-o FILE] TRACE\n"
+          "       devtrace fix --verify [--root DIR] [-o FILE] TRACE [--run-recorded-command | -- COMMAND...]\n\n"
           "The suggested change for the trace's first device mismatch as a unified diff (to stdout, or to FILE),\n"
-          "for `patch -p0` or `git apply` from the directory the report names its files from. With --verify, the\n"
-          "patch is applied to a copy of the program's file and the traced command is run again, on the same\n"
-          "simulated GPUs when the trace was made on them: says whether the mismatch is gone, and reports another\n"
-          "one if it fires. It runs the command the trace recorded: use it on traces you made.\n\n"
+          "for `patch -p0` or `git apply` from the directory the report names its files from. A fact of the\n"
+          "trace that no producer writes (edited by hand, say) means no patch: the trace is inconsistent.\n\n"
+          "With --verify, the patch is applied to a copy of the program's files and the program is run again under\n"
+          "devtrace, on the same simulated GPUs when the trace was made on them: says whether the mismatch is\n"
+          "gone, and reports another one if it fires. The file it patches must lie under the current directory\n"
+          "(or --root DIR), which is what the copy holds. What runs is your say, never the trace's alone:\n"
+          "  -- COMMAND...            your command (devtrace fix --verify run.db -- python3 train.py), run in the\n"
+          "                           copy of the current directory, its files under the tree taken from the copy\n"
+          "  --run-recorded-command   the command and directory the trace recorded (its meta argv and cwd)\n"
+          "  neither, at a terminal   the recorded command is shown, with its directory and environment, and runs\n"
+          "                           only when you answer y\n"
+          "  neither, no terminal     nothing runs: one line, exit 2\n\n"
           "Exit status: 0 a patch was written (--verify: and the program then ran without a device mismatch),\n"
-          "1 --verify: the patched program still fails, 2 bad usage, an unreadable trace, or no patch to give\n"
-          "(the rule proposes no code, or the source is gone or changed since the run).\n",
+          "1 --verify: the patched program still fails, 2 bad usage, an unreadable or inconsistent trace, no patch\n"
+          "to give (the rule proposes no code, or the source is gone or changed since the run), or --verify not\n"
+          "allowed to run the command.\n",
           f);
 }
 
 /* A patch's lines: control bytes escaped (the added code comes from the trace), tabs kept. */
 static void put_raw(FILE *f, const char *s) { vw_put_escaped_line(f, s); }
+
+/* s for a message line: control bytes as \xNN (a trace's text never moves the cursor), at most size - 1. */
+static const char *shown(const char *s, char *buf, size_t size) {
+    size_t n = 0;
+    for (; s && *s && n + 5 < size; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c < 0x20 || c == 0x7f)
+            n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
+        else
+            buf[n++] = (char)c;
+    }
+    buf[n] = 0;
+    return buf;
+}
+
+/* Opens path for reading when it is a regular file of at most FIX_SOURCE_MAX bytes (never blocks on a FIFO,
+ * never reads a device); NULL otherwise. */
+static FILE *open_regular(const char *path) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > FIX_SOURCE_MAX) {
+        close(fd);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) close(fd);
+    return f;
+}
 
 /* The hex SHA-256 of a file into hex[65]; 0, or -1 when it cannot be read. */
 static int file_sha256(const char *path, char hex[65]) {
@@ -42,37 +89,97 @@ static int file_sha256(const char *path, char hex[65]) {
     SHA2_CTX ctx;
     SHA256Init(&ctx);
     unsigned char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) SHA256Update(&ctx, buf, n);
-    int bad = ferror(f);
+    size_t n, total = 0;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0 && (total += n) <= FIX_SOURCE_MAX) SHA256Update(&ctx, buf, n);
+    int bad = ferror(f) || total > FIX_SOURCE_MAX;
     fclose(f);
     if (bad) return -1;
     SHA256End(&ctx, hex);
     return 0;
 }
 
-/* The hash the producer recorded for file (facts of line 0), into hex; 0 when none was. */
-static int recorded_sha256(struct vw_model *m, const char *file, char hex[65]) {
-    hex[0] = 0;
+/* The value of the producer's line-0 fact `key` for file into out (checked for its shape: a value of another
+ * shape is refused and makes the trace inconsistent); 1 when there is one. */
+static int file_fact(struct vw_model *m, const char *file, const char *key, char *out, size_t size) {
+    out[0] = 0;
     if (!m->have_facts) return 0;
     sqlite3_stmt *st =
         vw_prep(m->t, "SELECT v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
-                      "strings k ON k.id = f.key AND k.text = '" DT_FACT_SHA256 "' JOIN strings v ON v.id = f.value "
+                      "strings k ON k.id = f.key AND k.text = ?2 JOIN strings v ON v.id = f.value "
                       "WHERE f.line = 0 AND (fs.text = ?1 OR (substr(?1, 1, 1) <> '/' AND "
                       "substr(fs.text, -length(?1) - 1) = '/' || ?1)) LIMIT 1");
     if (!st) return 0;
     sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-        snprintf(hex, 65, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+    const char *why;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
+        const char *v = (const char *)sqlite3_column_text(st, 0);
+        if (vw_fact_shape(key, v, &why))
+            snprintf(out, size, "%s", v);
+        else
+            vw_model_refuse(m, file, 0, key, why);
+    }
     sqlite3_finalize(st);
-    return hex[0] != 0;
+    return out[0] != 0;
 }
 
 /* The path of a frame's file as it can be opened now (as named, or under the directory the program ran
- * in, and under the source root: source.c), into buf; NULL when it is gone or may not be read. */
+ * in, and under the source root: source.c), into buf; NULL when it is gone, may not be read or is no
+ * regular file. */
 static const char *source_path(struct vw_trace *t, const char *file, char *buf, size_t size) {
     const char *p = vw_source_path(t, file, buf, size);
-    return p && access(p, R_OK) == 0 ? p : NULL;
+    if (!p) return NULL;
+    FILE *f = open_regular(p);
+    if (!f) return NULL;
+    fclose(f);
+    return p;
+}
+
+/* Line n of the regular file at path (no newline), malloc'd; NULL when it has none. */
+static char *real_line(const char *path, int n) {
+    FILE *f = open_regular(path);
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t cap = 0;
+    ssize_t len = -1;
+    for (int i = 0; i < n && (len = getline(&buf, &cap, f)) >= 0; i++) {
+    }
+    fclose(f);
+    if (len < 0) {
+        free(buf);
+        return NULL;
+    }
+    buf[strcspn(buf, "\r\n")] = 0;
+    return buf;
+}
+
+/* Whether the file at path is where the fix's code goes as the trace recorded it: the leading whitespace of
+ * the line the code is placed by (its statement's first line) is the recorded indentation, and each edit
+ * inside a statement lands next to a closing parenthesis (or removes a `.cpu()`). 0, with why, otherwise. */
+static int matches_recorded(struct vw_model *m, const struct vw_fix *fix, const char *path, const char **why) {
+    struct vw_src src;
+    const char *file = fix->site.site.file;
+    if (!fix->replace) {
+        if (!vw_src_at(m, file, fix->site.site.line, &src)) return *why = "no source facts for the line", 0;
+        char *text = real_line(path, src.first);
+        if (!text) return *why = "the file is shorter", 0;
+        size_t n = strspn(text, " \t\f");
+        int same = strlen(src.indent) == n && !strncmp(text, src.indent, n);
+        free(text);
+        return same ? 1 : (*why = "its indentation is not the one recorded", 0);
+    }
+    for (int i = 0; i < fix->nedits; i++) {
+        const struct vw_edit *e = &fix->edits[i];
+        char *text = real_line(path, e->line);
+        if (!text) return *why = "the file is shorter", 0;
+        size_t len = strlen(text);
+        int ok = e->col >= 0 && (size_t)e->col <= len;
+        const char *at = text + (ok ? e->col : 0);
+        ok = ok && (e->del ? e->del == 6 && !strncmp(at, ".cpu()", 6) : *at == ')' || (e->col > 0 && at[-1] == ')'));
+        free(text);
+        if (!ok) return *why = "an edit's place is not a call's end", 0;
+    }
+    return 1;
 }
 
 /* The fix of the first mismatch that has one with code; its patch in *diff (malloc'd). 0, or an exit
@@ -81,7 +188,7 @@ static int first_patch(struct vw_model *m, struct vw_fix *fix, char **diff, int 
     sqlite3_stmt *mm = vw_prep(m->t, VW_MISMATCHES_SQL);
     if (!mm) return VW_EXIT_USAGE;
     int rc = -1, n = 0;
-    char why[600] = "";
+    char why[600] = "", name[600];
     while (rc < 0 && sqlite3_step(mm) == SQLITE_ROW) {
         struct vw_case k;
         n++;
@@ -93,23 +200,38 @@ static int first_patch(struct vw_model *m, struct vw_fix *fix, char **diff, int 
             break;
         }
         if (!vw_diagnose(m, &k, fix)) {
-            if (!why[0]) snprintf(why, sizeof why, "no rule explains the mismatch in %s", k.opname);
+            if (!why[0]) snprintf(why, sizeof why, "no rule explains the mismatch in %.300s", k.opname);
+        } else if (fix->inconsistent || m->inconsistent[0]) {
+            rc = VW_EXIT_USAGE; /* said below */
         } else if (!fix->code[0] || !fix->has_site) {
             if (!why[0])
                 snprintf(why, sizeof why, "the fix (rule %s) is advice, not code: %.500s", fix->rule, fix->text);
         } else {
             char path[4096], want[65], have[65];
-            const char *file = fix->site.site.file;
-            if (!source_path(m->t, file, path, sizeof path)) {
+            const char *file = fix->site.site.file, *bad = NULL;
+            int py = vw_code_lang(m, &fix->site.site) == VW_LANG_PYTHON;
+            int hashed = file_fact(m, file, DT_FACT_SHA256, want, sizeof want);
+            if (m->inconsistent[0]) {
+                rc = VW_EXIT_USAGE;
+            } else if (!source_path(m->t, file, path, sizeof path)) {
                 char why2[4200]; /* "not found": gone since the run; or outside the source root, not regular... */
                 const char *w = vw_source_unavailable(m->t, file, why2, sizeof why2);
                 if (!strcmp(w, "not found"))
-                    vw_error("fix: %s is gone since the run: no patch", file);
+                    vw_error("fix: %s is gone since the run: no patch", shown(file, name, sizeof name));
                 else
-                    vw_error("fix: %s: source not available: %s: no patch", file, w);
+                    vw_error("fix: %s: source not available: %s: no patch", shown(file, name, sizeof name), w);
                 rc = VW_EXIT_USAGE;
-            } else if (recorded_sha256(m, file, want) && (file_sha256(path, have) < 0 || strcmp(want, have))) {
-                vw_error("fix: %s changed since the run (its SHA-256 differs from the one recorded): no patch", file);
+            } else if (py && !hashed) { /* the Python producer records every file's hash */
+                snprintf(m->inconsistent, sizeof m->inconsistent, "the Python file %s has no recorded SHA-256",
+                         shown(file, name, sizeof name));
+                rc = VW_EXIT_USAGE;
+            } else if (hashed && (file_sha256(path, have) < 0 || strcmp(want, have))) {
+                vw_error("fix: %s changed since the run (its SHA-256 differs from the one recorded): no patch",
+                         shown(file, name, sizeof name));
+                rc = VW_EXIT_USAGE;
+            } else if (!matches_recorded(m, fix, path, &bad)) {
+                snprintf(m->inconsistent, sizeof m->inconsistent, "%s is not the file its facts describe: %s",
+                         shown(file, name, sizeof name), bad);
                 rc = VW_EXIT_USAGE;
             } else {
                 size_t size = 0;
@@ -123,8 +245,8 @@ static int first_patch(struct vw_model *m, struct vw_fix *fix, char **diff, int 
                     *diff = NULL;
                     if (!why[0])
                         snprintf(why, sizeof why,
-                                 "the fix (rule %s) cannot be placed: the trace has no source facts for %s:%d",
-                                 fix->rule, file, fix->site.site.line);
+                                 "the fix (rule %s) cannot be placed: the trace has no source facts for %.300s:%d",
+                                 fix->rule, shown(file, name, sizeof name), fix->site.site.line);
                 }
             }
         }
@@ -132,11 +254,13 @@ static int first_patch(struct vw_model *m, struct vw_fix *fix, char **diff, int 
     }
     sqlite3_finalize(mm);
     *nmismatch = n;
+    if (rc > 0 && m->inconsistent[0])
+        vw_error("fix: %s is inconsistent: %s: no patch", shown(m->t->path, name, sizeof name), m->inconsistent);
     if (rc < 0) {
         if (!n)
-            vw_error("fix: %s holds no device mismatch: nothing to fix", m->t->path);
+            vw_error("fix: %s holds no device mismatch: nothing to fix", shown(m->t->path, name, sizeof name));
         else
-            vw_error("fix: no patch to give: %s", why);
+            vw_error("fix: no patch to give: %s", shown(why, name, sizeof name));
         rc = VW_EXIT_USAGE;
     }
     return rc;
@@ -153,19 +277,16 @@ static int write_file(const char *path, const char *text) {
 
 /* ---------------------------------------------------------------- --verify */
 
-/* Runs argv (NULL-terminated) with env additions, cwd; waits; the exit status, or -1. */
-static int run_wait(char *const *argv, const char *cwd, const char *sim, const char *pypath, int quiet) {
+/* Runs argv (NULL-terminated) in cwd with env's NAME=VALUE additions; waits; the exit status, or -1. The
+ * program's standard output goes to /dev/null: stdout is the patch's and the verdict's. */
+static int run_wait(char *const *argv, const char *cwd, char *const *env) {
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
         if (cwd && chdir(cwd) != 0) _exit(125);
-        if (sim) setenv("DEVTRACE_SIM_CUDA", sim, 1);
-        if (pypath) setenv("PYTHONPATH", pypath, 1);
-        setenv("DEVTRACE_QUIET", "1", 1);
-        if (quiet) {
-            FILE *n = freopen("/dev/null", "w", stdout);
-            (void)n;
-        }
+        for (int i = 0; env && env[i]; i++) putenv(env[i]);
+        FILE *n = freopen("/dev/null", "w", stdout);
+        (void)n;
         execv(argv[0], argv);
         _exit(127);
     }
@@ -175,17 +296,17 @@ static int run_wait(char *const *argv, const char *cwd, const char *sim, const c
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* dir's entries as symbolic links in tmp (an existing directory), but skip. */
-static int link_entries(const char *dir, const char *tmp, const char *skip) {
+int (*vw_fix_runner)(char *const *argv, const char *cwd, char *const *env) = run_wait;
+
+/* dir's entries as symbolic links in tmp (an existing directory). */
+static int link_entries(const char *dir, const char *tmp) {
     DIR *d = opendir(dir);
     if (!d) return -1;
     struct dirent *e;
     char from[PATH_MAX + 512], to[PATH_MAX + 512];
     int rc = 0;
     while (rc == 0 && (e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || (skip && !strcmp(e->d_name, skip)) ||
-            !strcmp(e->d_name, "__pycache__"))
-            continue;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, "__pycache__")) continue;
         snprintf(from, sizeof from, "%s/%s", dir, e->d_name);
         snprintf(to, sizeof to, "%s/%s", tmp, e->d_name);
         if (symlink(from, to) != 0) rc = -1;
@@ -194,26 +315,28 @@ static int link_entries(const char *dir, const char *tmp, const char *skip) {
     return rc;
 }
 
-/* Makes rel (a file under root) a real file in the mirror tmp of root: each directory on its way a real
- * directory whose other entries link to the originals, the file a copy (Python takes a script's real
- * path for its modules' directory: a link would lead it back to the original tree). */
+/* Makes rel (a file under root, no symbolic link on its way: a real path) a real file in the mirror tmp of
+ * root: each directory on its way a real directory whose other entries link to the originals, the file a
+ * copy (Python takes a script's real path for its modules' directory: a link would lead it back to the
+ * original tree). Only what lies under root is linked or copied. */
 static int materialize(const char *root, const char *tmp, const char *rel) {
     char from[PATH_MAX + 512], to[PATH_MAX + 512], name[PATH_MAX];
     const char *slash = strchr(rel, '/');
     snprintf(name, sizeof name, "%.*s", slash ? (int)(slash - rel) : (int)strlen(rel), rel);
+    if (!name[0] || !strcmp(name, ".") || !strcmp(name, "..")) return -1;
     snprintf(from, sizeof from, "%s/%s", root, name);
     snprintf(to, sizeof to, "%s/%s", tmp, name);
     struct stat st;
     int linked = lstat(to, &st) == 0 && S_ISLNK(st.st_mode), missing = lstat(to, &st) != 0;
     if (slash) {
         if (linked || missing) {
-            if ((linked && unlink(to) != 0) || mkdir(to, 0700) != 0 || link_entries(from, to, NULL) != 0) return -1;
+            if ((linked && unlink(to) != 0) || mkdir(to, 0700) != 0 || link_entries(from, to) != 0) return -1;
         }
         return materialize(from, to, slash + 1);
     }
     if (linked && unlink(to) != 0) return -1;
     if (!linked && !missing) return 0; /* made already */
-    FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+    FILE *in = open_regular(from), *out = in ? fopen(to, "wb") : NULL;
     char buf[65536];
     size_t n;
     int rc = out ? 0 : -1;
@@ -224,22 +347,12 @@ static int materialize(const char *root, const char *tmp, const char *rel) {
     return rc;
 }
 
-/* The deepest directory holding both a and b (absolute paths), into out; its length. */
-static size_t common_dir(const char *a, const char *b, char *out, size_t size) {
-    size_t n = 0, last = 0;
-    while (a[n] && a[n] == b[n]) {
-        if (a[n] == '/') last = n;
-        n++;
-    }
-    if ((!a[n] || a[n] == '/') && (!b[n] || b[n] == '/')) last = n; /* one is the other's directory */
-    snprintf(out, size, "%.*s", (int)(last ? last : 1), a);
-    return last;
-}
-
-/* path under root (a directory) as its place under tmp, into out; 0 when it is not under root. */
+/* path under root (a directory, both real paths) as its place under tmp, into out; 0 when it is not under
+ * root. */
 static int under(const char *path, const char *root, const char *tmp, char *out, size_t size) {
     size_t n = strlen(root);
-    if (strncmp(path, root, n) || (path[n] && path[n] != '/' && strcmp(root, "/"))) return 0;
+    if (!strcmp(root, "/")) n = 0;
+    if (strncmp(path, root, n) || (path[n] && path[n] != '/')) return 0;
     snprintf(out, size, "%s%s", tmp, path + n);
     return 1;
 }
@@ -249,7 +362,7 @@ static int apply_copy(struct vw_model *m, const struct vw_fix *fix, const char *
     int after = -1;
     char *lines = NULL;
     if (!fix->replace && !vw_fix_place(m, fix, &after, &lines)) return -1;
-    FILE *in = fopen(src, "r"), *out = in ? fopen(dst, "w") : NULL;
+    FILE *in = open_regular(src), *out = in ? fopen(dst, "w") : NULL;
     if (!out) {
         if (in) fclose(in);
         free(lines);
@@ -301,45 +414,6 @@ static int rm_tree(const char *dir) {
     return rmdir(dir);
 }
 
-/* The trace, in t's directory, of the process that started t's (its meta pid is t's ppid, on t's host), and
- * of the one that started that, up to the job's root: its path into out, 1; 0 when t's is the root. A rank
- * that torch.multiprocessing.spawn started runs multiprocessing's own command line: the job is the root's. */
-static int root_trace(struct vw_trace *t, char *out, size_t size) {
-    char ppid[32], host[256], dirpath[4096], path[4352], cur[4352];
-    const char *slash = strrchr(t->path, '/');
-    if (slash)
-        snprintf(dirpath, sizeof dirpath, "%.*s", (int)(slash - t->path) ? (int)(slash - t->path) : 1, t->path);
-    else
-        snprintf(dirpath, sizeof dirpath, ".");
-    vw_meta(t, "ppid", ppid, sizeof ppid);
-    vw_meta(t, "host", host, sizeof host);
-    int found = 0;
-    for (int depth = 0; depth < 8 && ppid[0]; depth++) {
-        DIR *d = opendir(dirpath);
-        struct dirent *e;
-        int up = 0;
-        for (int seen = 0; d && !up && (e = readdir(d)) && seen < 4096; seen++) {
-            size_t len = strlen(e->d_name);
-            if (len < 4 || strcmp(e->d_name + len - 3, ".db")) continue;
-            snprintf(path, sizeof path, "%s/%s", dirpath, e->d_name);
-            struct vw_trace peek;
-            if (vw_trace_peek(path, &peek) != 0) continue;
-            char pid[32], phost[256], pp[32];
-            if (!strcmp(vw_meta(&peek, "pid", pid, sizeof pid), ppid) &&
-                !strcmp(vw_meta(&peek, "host", phost, sizeof phost), host)) {
-                snprintf(cur, sizeof cur, "%s", path);
-                snprintf(ppid, sizeof ppid, "%s", vw_meta(&peek, "ppid", pp, sizeof pp));
-                up = found = 1;
-            }
-            vw_trace_close(&peek);
-        }
-        if (d) closedir(d);
-        if (!up) break;
-    }
-    if (found) snprintf(out, size, "%s", cur);
-    return found;
-}
-
 /* The worst of the brief reports of the traces in dir whose names start with stem's (a verifying run's
  * children: spawned ranks): 1 a mismatch, 0 none, -1 none readable. */
 static int children_found(const char *dir, const char *stem) {
@@ -365,70 +439,111 @@ static int children_found(const char *dir, const char *stem) {
     return found;
 }
 
-/* The patched program run again under devtrace, in a temp dir; 0 when it ran without a device mismatch. */
-static int verify(struct vw_model *m, const struct vw_fix *fix, const char *self) {
+/* What the user said --verify may run. */
+struct verify_say {
+    char **cmd;       /* the command after --, or NULL */
+    int ncmd;         /* its words */
+    int recorded;     /* --run-recorded-command */
+    const char *root; /* --root DIR, or NULL: the current directory */
+};
+
+#define VERIFY_MAX_ARGS 250
+
+/* The command the trace recorded (meta argv, a JSON array of strings) into given[] (strdup'd); how many. */
+static int recorded_argv(struct vw_trace *t, char **given) {
+    sqlite3_stmt *st = vw_prep(t, "SELECT CASE WHEN json_valid(value) AND json_type(value) = 'array' THEN 1 END, "
+                                  "value FROM meta WHERE key = 'argv'");
+    int ok = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
+    if (st) sqlite3_finalize(st);
+    if (!ok) return 0;
+    st = vw_prep(t, "SELECT value FROM json_each((SELECT value FROM meta WHERE key = 'argv'))");
+    int n = 0;
+    while (st && n < VERIFY_MAX_ARGS && sqlite3_step(st) == SQLITE_ROW) {
+        const char *a = (const char *)sqlite3_column_text(st, 0);
+        given[n++] = strdup(a ? a : "");
+    }
+    if (st) sqlite3_finalize(st);
+    return n;
+}
+
+/* argv as a shell would read it, each word quoted where it needs to be, control bytes as \xNN; into buf. */
+static const char *shell_words(char *const *argv, int n, char *buf, size_t size) {
+    size_t at = 0;
+    char esc[1200];
+    buf[0] = 0;
+    for (int i = 0; i < n && at + 8 < size; i++) {
+        const char *w = shown(argv[i], esc, sizeof esc);
+        static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=+,@%";
+        int plain = w[0] && strspn(w, safe) == strlen(w);
+        at += (size_t)snprintf(buf + at, size - at, "%s%s", i ? " " : "", plain ? "" : "'");
+        for (const char *p = w; *p && at + 6 < size; p++)
+            at += (size_t)snprintf(buf + at, size - at, *p == '\'' ? "'\\''" : "%c", *p);
+        if (!plain && at + 2 < size) at += (size_t)snprintf(buf + at, size - at, "'");
+    }
+    return buf;
+}
+
+/* Asks at the terminal (stderr, stdin) whether to run; 1 on y or yes. */
+static int confirmed(void) {
+    fputs("devtrace: run it? [y/N] ", stderr);
+    fflush(stderr);
+    char answer[64];
+    if (!fgets(answer, sizeof answer, stdin)) return 0;
+    answer[strcspn(answer, "\r\n")] = 0;
+    return !strcmp(answer, "y") || !strcmp(answer, "Y") || !strcmp(answer, "yes") || !strcmp(answer, "YES");
+}
+
+/* The patched program run again under devtrace, in a temp dir that mirrors the program's tree (root); 0
+ * when it ran without a device mismatch, or an exit status after saying why. */
+static int verify(struct vw_model *m, const struct vw_fix *fix, const char *self, const struct verify_say *say) {
     struct vw_trace *t = m->t;
-    char path[4096], tmpl[] = "/tmp/devtrace-fix.XXXXXX", cwd[PATH_MAX], sim[16] = "";
+    char path[4096], tmpl[] = "/tmp/devtrace-fix.XXXXXX", cwd[PATH_MAX] = "", sim[16] = "", msg[1200];
+    char root[PATH_MAX], real[PATH_MAX], ra[PATH_MAX], full[PATH_MAX + 1100], rcwd[PATH_MAX];
     if (!source_path(t, fix->site.site.file, path, sizeof path)) return VW_EXIT_USAGE;
-    enum vw_lang lang = vw_code_lang(m, &fix->site.site);
-    if (lang == VW_LANG_C || lang == VW_LANG_CXX) { /* running the traced binary again would not run the patch */
-        vw_error("fix: cannot verify a compiled program (%s): apply the patch, rebuild it, and run it again under "
-                 "devtrace run",
-                 fix->site.site.file);
+    /* the program's tree: the directory the user runs devtrace from, or the one named; the patched file
+     * must lie under it, whatever the trace says */
+    if (!realpath(say->root ? say->root : ".", root)) {
+        vw_error("fix: --root %s: %s", shown(say->root ? say->root : ".", msg, sizeof msg), strerror(errno));
         return VW_EXIT_USAGE;
+    }
+    if (!realpath(path, real) || !under(real, root, "", full, sizeof full) || !strcmp(real, root)) {
+        vw_error("fix: --verify copies only files under %s (the current directory, or --root DIR): %s is not "
+                 "under it: nothing run",
+                 shown(root, msg, sizeof msg), shown(path, full, sizeof full));
+        return VW_EXIT_USAGE;
+    }
+    const char *base = strrchr(real, '/') + 1;
+    /* the command: the user's, or the one the trace recorded (with its directory) */
+    char *given[VERIFY_MAX_ARGS + 1];
+    int ngiven = 0, rc = VW_EXIT_USAGE;
+    if (say->cmd) {
+        for (int i = 0; i < say->ncmd && ngiven < VERIFY_MAX_ARGS; i++) given[ngiven++] = strdup(say->cmd[i]);
+        if (!getcwd(cwd, sizeof cwd)) cwd[0] = 0;
+    } else {
+        ngiven = recorded_argv(t, given);
+        vw_meta(t, "cwd", cwd, sizeof cwd);
+    }
+    if (!ngiven) {
+        vw_error("fix: the trace does not say what command was run (no argv): pass yours after --");
+        return VW_EXIT_USAGE;
+    }
+    if (!cwd[0] || !realpath(cwd, rcwd) || !under(rcwd, root, "", full, sizeof full)) {
+        vw_error("fix: the command would run in %s, which is not under %s (the current directory, or --root "
+                 "DIR): nothing run",
+                 shown(cwd[0] ? cwd : "(no directory)", msg, sizeof msg), shown(root, full, sizeof full));
+        goto free_given;
     }
     if (!mkdtemp(tmpl)) {
         vw_error("fix: cannot make a temporary directory: %s", strerror(errno));
-        return VW_EXIT_USAGE;
-    }
-    vw_cleanup_add_dir(tmpl);
-    char real[PATH_MAX], root[PATH_MAX], copy[PATH_MAX + 256], db[PATH_MAX + 256], ra[PATH_MAX], full[PATH_MAX + 1100];
-    if (!realpath(path, real)) snprintf(real, sizeof real, "%s", path);
-    const char *base = strrchr(real, '/') ? strrchr(real, '/') + 1 : real;
-    snprintf(db, sizeof db, "%s/verify.db", tmpl);
-    /* the command as traced: the job's, when another traced process of it started this one */
-    char rootpath[4352];
-    struct vw_trace jobt;
-    int own = !root_trace(t, rootpath, sizeof rootpath) || vw_trace_open(rootpath, &jobt) != 0;
-    struct vw_trace *job = own ? t : &jobt;
-    vw_meta(job, "cwd", cwd, sizeof cwd);
-    sqlite3_stmt *st = vw_prep(job, "SELECT value FROM json_each((SELECT value FROM meta WHERE key = 'argv'))");
-    char *argv[260], *given[256];
-    int argc = 0, ngiven = 0, rc = VW_EXIT_USAGE;
-    while (st && ngiven < 250 && sqlite3_step(st) == SQLITE_ROW) {
-        const char *a = (const char *)sqlite3_column_text(st, 0);
-        given[ngiven++] = strdup(a ? a : "");
-    }
-    if (st) sqlite3_finalize(st);
-    /* the program's tree: the deepest directory holding the patched file and the program's own files named
-     * on its command line (the script: it finds its modules beside it), so that the copy is what it imports */
-    size_t len = common_dir(real, real, root, sizeof root);
-    if (strrchr(root, '/') && strrchr(root, '/') != root) *strrchr(root, '/') = 0; /* the file's directory */
-    for (int i = 1; i < ngiven; i++) {
-        struct stat sb;
-        snprintf(full, sizeof full, "%s/%s", cwd, given[i]);
-        if (!realpath(given[i][0] == '/' ? given[i] : full, ra) || stat(ra, &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
-        char both[PATH_MAX];
-        size_t k = common_dir(root, ra, both, sizeof both);
-        if (k > 1 && strchr(both + 1, '/')) /* never wider than two levels below / (/home/you) */
-            snprintf(root, sizeof root, "%s", both), len = k;
-    }
-    (void)len;
-    size_t skip = strcmp(root, "/") ? strlen(root) + 1 : 1;
-    int ok = link_entries(root, tmpl, NULL) == 0 && materialize(root, tmpl, real + skip) == 0;
-    for (int i = 1; ok && i < ngiven; i++) { /* the program's own files on its command line: copies too */
-        char moved[PATH_MAX + 256];
-        snprintf(full, sizeof full, "%s/%s", cwd, given[i]);
-        struct stat sb;
-        if (realpath(given[i][0] == '/' ? given[i] : full, ra) && stat(ra, &sb) == 0 && S_ISREG(sb.st_mode) &&
-            under(ra, root, tmpl, moved, sizeof moved))
-            ok = materialize(root, tmpl, ra + skip) == 0;
-    }
-    snprintf(copy, sizeof copy, "%s%s", tmpl, real + (strcmp(root, "/") ? strlen(root) : 0));
-    if (!ok || apply_copy(m, fix, path, copy) < 0) {
-        vw_error("fix: cannot copy %s into %s: %s", root, tmpl, strerror(errno));
         goto free_given;
     }
+    vw_cleanup_add_dir(tmpl);
+    char db[PATH_MAX + 256], copy[PATH_MAX + 256], wd[PATH_MAX + 256];
+    snprintf(db, sizeof db, "%s/verify.db", tmpl);
+    size_t skip = strcmp(root, "/") ? strlen(root) + 1 : 1;
+    int ok = link_entries(root, tmpl) == 0 && materialize(root, tmpl, real + skip) == 0;
+    char *argv[VERIFY_MAX_ARGS + 16];
+    int argc = 0;
     argv[argc++] = (char *)self;
     argv[argc++] = "run";
     argv[argc++] = "--overwrite";
@@ -436,53 +551,74 @@ static int verify(struct vw_model *m, const struct vw_fix *fix, const char *self
     argv[argc++] = db;
     argv[argc++] = "--";
     int prog = argc;
-    /* paths into the program's tree point into the copy */
+    /* the program's own files on its command line that lie under the tree: real copies, named there */
     for (int i = 0; i < ngiven; i++) {
         char moved[PATH_MAX + 256];
-        snprintf(full, sizeof full, "%s/%s", cwd, given[i]);
-        int in =
-            i > 0 && realpath(given[i][0] == '/' ? given[i] : full, ra) && under(ra, root, tmpl, moved, sizeof moved);
+        struct stat sb;
+        snprintf(full, sizeof full, "%s/%s", rcwd, given[i]);
+        int in = ok && i > 0 && realpath(given[i][0] == '/' ? given[i] : full, ra) && stat(ra, &sb) == 0 &&
+                 S_ISREG(sb.st_mode) && under(ra, root, tmpl, moved, sizeof moved) && strcmp(ra, root);
+        if (in) ok = materialize(root, tmpl, ra + skip) == 0;
         argv[argc++] = strdup(in ? moved : given[i]);
     }
     argv[argc] = NULL;
-    if (argc == prog) {
-        vw_error("fix: the trace does not say what command was run (no argv): cannot verify");
+    snprintf(copy, sizeof copy, "%s%s", tmpl, real + (strcmp(root, "/") ? strlen(root) : 0));
+    under(rcwd, root, tmpl, wd, sizeof wd);
+    if (!ok || apply_copy(m, fix, path, copy) < 0) {
+        vw_error("fix: cannot copy %s into %s: %s", shown(root, msg, sizeof msg), tmpl, strerror(errno));
         goto free_argv;
     }
-    char rcwd[PATH_MAX], wd[PATH_MAX + 256];
-    if (!cwd[0] || !realpath(cwd, rcwd) || !under(rcwd, root, tmpl, wd, sizeof wd)) snprintf(wd, sizeof wd, "%s", cwd);
-    /* PYTHONPATH entries into the tree, too */
-    char *pypath = NULL;
-    const char *old = getenv("PYTHONPATH");
-    if (old && old[0]) {
-        size_t cap = strlen(old) * 2 + strlen(tmpl) * 8 + 64, at = 0;
-        pypath = calloc(1, cap);
-        char *copyp = strdup(old), *save = NULL;
-        for (char *e = copyp ? strtok_r(copyp, ":", &save) : NULL; e && pypath; e = strtok_r(NULL, ":", &save)) {
-            char moved[PATH_MAX + 256];
-            const char *v = realpath(e, ra) && under(ra, root, tmpl, moved, sizeof moved) ? moved : e;
-            at += (size_t)snprintf(pypath + at, cap > at ? cap - at : 0, "%s%s", at ? ":" : "", v);
-        }
-        free(copyp);
-    }
-    /* the same simulated GPUs: as many as the run asked for (an older trace: its highest cuda-sim device) */
+    /* the environment: PYTHONPATH entries into the tree point into the copy; the same simulated GPUs: as many
+     * as the run asked for (an older trace: its highest cuda-sim device) */
+    char *env[4] = {NULL};
+    int nenv = 0;
     char asked[16];
-    if (atoi(vw_meta(job, "sim_cuda", asked, sizeof asked)) > 0)
+    if (atoi(vw_meta(t, "sim_cuda", asked, sizeof asked)) > 0 && atoi(asked) <= 64)
         snprintf(sim, sizeof sim, "%d", atoi(asked));
     else {
-        st = vw_prep(t, "SELECT max(device & 65535) + 1 FROM devices WHERE backend = 'cuda-sim'");
-        if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        sqlite3_stmt *st = vw_prep(t, "SELECT max(device & 65535) + 1 FROM devices WHERE backend = 'cuda-sim'");
+        if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL &&
+            sqlite3_column_int(st, 0) > 0 && sqlite3_column_int(st, 0) <= 64)
             snprintf(sim, sizeof sim, "%d", sqlite3_column_int(st, 0));
         if (st) sqlite3_finalize(st);
     }
-    fprintf(stderr, "devtrace: verifying: the patched %s in %s, run again%s%s%s\n", base, tmpl, sim[0] ? " on " : "",
-            sim, sim[0] ? " simulated GPU(s)" : "");
-    int status = run_wait(argv, wd[0] ? wd : NULL, sim[0] ? sim : NULL, pypath, 1);
-    free(pypath);
+    char simvar[48];
+    if (sim[0]) snprintf(simvar, sizeof simvar, "DEVTRACE_SIM_CUDA=%s", sim), env[nenv++] = simvar;
+    env[nenv++] = "DEVTRACE_QUIET=1";
+    const char *old = getenv("PYTHONPATH");
+    if (old && old[0]) {
+        size_t cap = strlen(old) * 2 + strlen(tmpl) * 8 + 4096, at = 0;
+        char *pp = calloc(1, cap), *copyp = strdup(old), *save = NULL;
+        if (pp) at = (size_t)snprintf(pp, cap, "PYTHONPATH=");
+        for (char *e = copyp && pp ? strtok_r(copyp, ":", &save) : NULL; e; e = strtok_r(NULL, ":", &save)) {
+            char moved[PATH_MAX + 256];
+            const char *v = realpath(e, ra) && under(ra, root, tmpl, moved, sizeof moved) ? moved : e;
+            at += (size_t)snprintf(pp + at, cap > at ? cap - at : 0, "%s%s", at > 11 ? ":" : "", v);
+        }
+        free(copyp);
+        if (pp) env[nenv++] = pp;
+    }
+    env[nenv] = NULL;
+    /* what runs, said before it runs: the exact command, its directory, the environment it adds */
+    char *words = malloc(65536);
+    if (!words) goto free_env;
+    fprintf(stderr, "devtrace: fix --verify runs %s:\n  command:   %s\n",
+            say->cmd ? "your command" : "the command the trace recorded", shell_words(argv, argc, words, 65536));
+    fprintf(stderr, "  directory: %s/ (a copy of %s%s)\n", shown(wd, msg, sizeof msg), shown(rcwd, full, sizeof full),
+            strcmp(rcwd, "/") ? "/" : "");
+    fprintf(stderr, "  adds:      %s\n", shell_words(env, nenv, words, 65536));
+    free(words);
+    if (!say->cmd && !say->recorded && !confirmed()) {
+        vw_error("fix: --verify: not run");
+        goto free_env;
+    }
+    fprintf(stderr, "devtrace: verifying: the patched %s in %s, run again%s%s%s\n", shown(base, msg, sizeof msg),
+            tmpl, sim[0] ? " on " : "", sim, sim[0] ? " simulated GPU(s)" : "");
+    int status = vw_fix_runner(argv, wd, env);
     struct vw_trace after;
     if (status < 0 || vw_trace_open(db, &after) < 0) {
         vw_error("fix: the patched program could not be run again");
-        goto free_argv;
+        goto free_env;
     }
     char *doc = NULL;
     size_t size = 0;
@@ -494,9 +630,7 @@ static int verify(struct vw_model *m, const struct vw_fix *fix, const char *self
         printf("with the patch, a device mismatch still fires in a process the program started (a rank): run "
                "the patched program under devtrace to see it\n");
         rc = VW_EXIT_FOUND;
-        goto free_argv;
-    }
-    if (found == 0 && status == 0) {
+    } else if (found == 0 && status == 0) {
         printf("verified: with the patch, the program ran to the end (exit status 0) without a device mismatch\n");
         rc = VW_EXIT_OK;
     } else if (found == 0) {
@@ -510,19 +644,55 @@ static int verify(struct vw_model *m, const struct vw_fix *fix, const char *self
     } else
         vw_error("fix: the patched run's trace cannot be read");
     free(doc);
+free_env:
+    if (old && old[0] && nenv > 0 && !strncmp(env[nenv - 1], "PYTHONPATH=", 11)) free(env[nenv - 1]);
 free_argv:
     for (int i = prog; i < argc; i++) free(argv[i]);
-free_given:
-    for (int i = 0; i < ngiven; i++) free(given[i]);
-    if (!own) vw_trace_close(&jobt);
     rm_tree(tmpl);
     vw_cleanup_drop_dir(tmpl);
+free_given:
+    for (int i = 0; i < ngiven; i++) free(given[i]);
     return rc;
+}
+
+/* Whether --verify may go on (checked before the patch is printed): the patched file and the directory the
+ * command runs in lie under the tree (the current directory, or --root), and the user's command or flag, or
+ * a terminal to ask at, says to run. 0, or an exit status after one line that says why not. */
+static int verify_allowed(struct vw_trace *t, const struct vw_fix *fix, const struct verify_say *say) {
+    char path[4096], root[PATH_MAX], real[PATH_MAX], msg[1200], full[PATH_MAX + 1100];
+    char *given[VERIFY_MAX_ARGS + 1], cwd[PATH_MAX] = "", words[1024], dir[1100];
+    if (!source_path(t, fix->site.site.file, path, sizeof path)) return VW_EXIT_USAGE;
+    if (!realpath(say->root ? say->root : ".", root)) {
+        vw_error("fix: --root %s: %s", shown(say->root ? say->root : ".", msg, sizeof msg), strerror(errno));
+        return VW_EXIT_USAGE;
+    }
+    if (!realpath(path, real) || !under(real, root, "", full, sizeof full) || !strcmp(real, root)) {
+        vw_error("fix: --verify copies only files under %s (the current directory, or --root DIR): %s is not "
+                 "under it: nothing run",
+                 shown(root, msg, sizeof msg), shown(path, full, sizeof full));
+        return VW_EXIT_USAGE;
+    }
+    if (say->cmd ? !getcwd(cwd, sizeof cwd) : !vw_meta(t, "cwd", cwd, sizeof cwd)[0]) cwd[0] = 0;
+    if (!cwd[0] || !realpath(cwd, real) || !under(real, root, "", full, sizeof full)) {
+        vw_error("fix: the command would run in %s, which is not under %s (the current directory, or --root "
+                 "DIR): nothing run",
+                 shown(cwd[0] ? cwd : "(no directory)", msg, sizeof msg), shown(root, full, sizeof full));
+        return VW_EXIT_USAGE;
+    }
+    if (say->cmd || say->recorded || (isatty(STDIN_FILENO) && isatty(STDERR_FILENO))) return 0;
+    int n = recorded_argv(t, given);
+    shell_words(given, n, words, sizeof words);
+    for (int i = 0; i < n; i++) free(given[i]);
+    vw_error("fix: --verify will not run the command this trace recorded (%s, in %s) without your say: pass your "
+             "command after --, add --run-recorded-command, or run it at a terminal to be asked",
+             n ? words : "none", shown(vw_meta(t, "cwd", cwd, sizeof cwd)[0] ? cwd : "?", dir, sizeof dir));
+    return VW_EXIT_USAGE;
 }
 
 int vw_cmd_fix(int argc, char **argv) {
     const char *out = NULL, *file = NULL;
     int check = 0;
+    struct verify_say say = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -530,24 +700,47 @@ int vw_cmd_fix(int argc, char **argv) {
             return VW_EXIT_OK;
         } else if (!strcmp(a, "--verify"))
             check = 1;
-        else if (!strcmp(a, "-o")) {
+        else if (!strcmp(a, "--run-recorded-command"))
+            say.recorded = 1;
+        else if (!strcmp(a, "--")) {
             if (i + 1 == argc) {
-                vw_error("fix: -o needs a file; see 'devtrace fix --help'");
+                vw_error("fix: -- needs a command; see 'devtrace fix --help'");
                 return VW_EXIT_USAGE;
             }
-            out = argv[++i];
-            if (!strcmp(out, "-")) out = NULL; /* standard output, as without -o */
+            say.cmd = argv + i + 1;
+            say.ncmd = argc - i - 1;
+            break;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--root")) {
+            if (i + 1 == argc) {
+                vw_error("fix: %s needs %s; see 'devtrace fix --help'", a, a[1] == 'o' ? "a file" : "a directory");
+                return VW_EXIT_USAGE;
+            }
+            if (a[1] == 'o') {
+                out = argv[++i];
+                if (!strcmp(out, "-")) out = NULL; /* standard output, as without -o */
+            } else
+                say.root = argv[++i];
         } else if (a[0] == '-' && a[1]) {
-            vw_error("fix: unknown option '%s'; see 'devtrace fix --help'", a);
+            char name[200];
+            vw_error("fix: unknown option '%s'; see 'devtrace fix --help'", shown(a, name, sizeof name));
             return VW_EXIT_USAGE;
         } else if (file) {
-            vw_error("fix: one trace at a time ('%s' and '%s')", file, a);
+            vw_error("fix: one trace at a time");
             return VW_EXIT_USAGE;
         } else
             file = a;
     }
     if (!file) {
         fputs("usage: devtrace fix [--verify] [-o FILE] TRACE\n", stderr);
+        return VW_EXIT_USAGE;
+    }
+    if (!check && (say.cmd || say.recorded || say.root)) {
+        vw_error("fix: %s is for --verify; see 'devtrace fix --help'",
+                 say.cmd ? "a command after --" : say.recorded ? "--run-recorded-command" : "--root");
+        return VW_EXIT_USAGE;
+    }
+    if (say.cmd && say.recorded) {
+        vw_error("fix: either your command after -- or --run-recorded-command, not both");
         return VW_EXIT_USAGE;
     }
     struct vw_trace t;
@@ -560,20 +753,33 @@ int vw_cmd_fix(int argc, char **argv) {
     struct vw_fix fix;
     char *diff = NULL;
     int n, rc = first_patch(&m, &fix, &diff, &n);
+    if (rc == 0 && check) {
+        enum vw_lang lang = vw_code_lang(&m, &fix.site.site);
+        if (lang == VW_LANG_C || lang == VW_LANG_CXX) /* running the traced binary again would not run the patch */
+            check = -1;
+        else
+            rc = verify_allowed(&t, &fix, &say);
+    }
     if (rc == 0) {
         if (out) {
             if (write_file(out, diff) < 0)
                 rc = VW_EXIT_USAGE;
             else
                 fprintf(stderr, "devtrace: wrote %s (rule %s)\n", out, fix.rule);
-        } else if (!check) {
+        } else {
             fputs(diff, stdout);
             if (fflush(stdout) != 0 || ferror(stdout)) {
                 vw_error("fix: cannot write to standard output: %s", strerror(errno));
                 rc = VW_EXIT_USAGE;
             }
         }
-        if (rc == 0 && check) {
+        if (rc == 0 && check < 0) {
+            char name[600];
+            vw_error("fix: cannot verify a compiled program (%s): apply the patch, rebuild it, and run it again under "
+                     "devtrace run",
+                     shown(fix.site.site.file, name, sizeof name));
+            rc = VW_EXIT_USAGE;
+        } else if (rc == 0 && check) {
             char self[PATH_MAX];
             ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
             if (k <= 0) {
@@ -581,8 +787,7 @@ int vw_cmd_fix(int argc, char **argv) {
                 rc = VW_EXIT_USAGE;
             } else {
                 self[k] = 0;
-                if (!out) fputs(diff, stdout), fflush(stdout);
-                rc = verify(&m, &fix, self);
+                rc = verify(&m, &fix, self, &say);
             }
         }
     }

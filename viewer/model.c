@@ -7,6 +7,7 @@
  * facts the producer recorded for a line. Queries only: no rule, no
  * printing. */
 #include "diag.h"
+#include "validate.h"
 
 #include "trace_schema.h"
 
@@ -611,6 +612,11 @@ static int src_query(struct vw_model *m, const char *file, int line, struct vw_s
     while (sqlite3_step(st) == SQLITE_ROW) {
         const char *key = (const char *)sqlite3_column_text(st, 0), *v = (const char *)sqlite3_column_text(st, 1);
         if (!key || !v) continue;
+        const char *why;
+        if (!vw_fact_shape(key, v, &why)) { /* not what a producer writes: refused, and the trace said to be so */
+            vw_model_refuse(m, file, line, key, why);
+            continue;
+        }
         out->known = 1;
         if (!strcmp(key, DT_FACT_STMT))
             sscanf(v, "%d %d", &out->first, &out->last);
@@ -677,6 +683,22 @@ static int src_query(struct vw_model *m, const char *file, int line, struct vw_s
     }
     if (out->known && (out->first <= 0 || out->last < out->first)) out->first = out->last = line;
     return out->known;
+}
+
+void vw_model_refuse(struct vw_model *m, const char *file, int line, const char *key, const char *why) {
+    if (m->inconsistent[0]) return; /* the first says enough */
+    /* the file as a trace names it may hold anything: control bytes shown as \xNN, never the value itself */
+    char name[200];
+    size_t n = 0;
+    for (const char *p = file ? file : "?"; *p && n + 5 < sizeof name; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c < 0x20 || c == 0x7f)
+            n += (size_t)snprintf(name + n, sizeof name - n, "\\x%02x", c);
+        else
+            name[n++] = (char)c;
+    }
+    name[n] = 0;
+    snprintf(m->inconsistent, sizeof m->inconsistent, "its source fact '%s' of %s:%d is %s", key, name, line, why);
 }
 
 int vw_src_binds(const struct vw_src *s, const char *name) {
@@ -782,7 +804,7 @@ const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t 
             !vw_src_at(m, f.file, f.line, &src))
             continue;
         const char *v = src.device_expr;
-        int plain = v[0] && !strchr(v, '"') && !strchr(v, '\'') && !strchr(v, '(') && strlen(v) < 128;
+        int plain = strlen(v) < 128 && vw_shape_device_code(v) && v[0] != '"' && v[0] != '\''; /* no literal */
         if (!plain) continue;
         if (!strcmp(f.file, site->file) && vw_same_function(f.function, site->function))
             snprintf(local, sizeof local, "%s", v);

@@ -1357,7 +1357,8 @@ int vw_report_trace(struct vw_trace *t, int json, int flags, FILE *out, int inde
                 fputs("\nthe change as a patch (apply it, rebuild, run again): devtrace fix ", out);
                 vw_put_escaped(out, t->path);
             } else if (c.patches) {
-                fputs("\nthe change as a patch, checked by running it: devtrace fix --verify ", out);
+                /* --verify shows the command it would run and asks first (fix.c): no surprise in the advice */
+                fputs("\nthe change as a patch, checked by running it (it asks first): devtrace fix --verify ", out);
                 vw_put_escaped(out, t->path);
             }
             fputc('\n', out);

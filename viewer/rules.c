@@ -7,6 +7,7 @@
  * on what the report prints. Rendering is report.c's; the patch is
  * source.c's. */
 #include "diag.h"
+#include "validate.h"
 
 #include <devtrace/probe.h>
 #include <stdarg.h>
@@ -1059,6 +1060,28 @@ const struct vw_rule vw_rules[] = {
 };
 const int vw_nrules = (int)(sizeof vw_rules / sizeof vw_rules[0]);
 
+/* The last word on a rule's fix before anyone prints it: made of facts that all had a producer's shape, and
+ * code of the shapes the rules write (validate.c). Otherwise the trace is inconsistent (edited, or written by
+ * no producer of ours): the fix keeps no code, no edit, and no text taken from the facts. */
+static void refuse_inconsistent(struct vw_model *m, struct vw_fix *f) {
+    const char *why = NULL;
+    const char *texts[sizeof f->edits / sizeof f->edits[0]];
+    int dels[sizeof f->edits / sizeof f->edits[0]];
+    for (int i = 0; i < f->nedits; i++) texts[i] = f->edits[i].text, dels[i] = f->edits[i].del;
+    if (!m->inconsistent[0] && (f->code[0] || f->nedits) &&
+        (!f->code[0] || !vw_fix_code_shape(f->code, f->replace, is_python(&f->site), texts, dels, f->nedits, &why)))
+        snprintf(m->inconsistent, sizeof m->inconsistent, "the code made of its source facts is %s",
+                 why ? why : "an edit without code");
+    if (!m->inconsistent[0]) return;
+    f->code[0] = 0;
+    f->replace = f->before = 0;
+    f->nedits = 0;
+    f->nevidence = 0;
+    f->inconsistent = 1;
+    f->has_site = 0; /* no place to change either: the facts that placed it are not to be trusted */
+    say(f, "no fix: the trace is inconsistent (%.1900s)", m->inconsistent);
+}
+
 int vw_diagnose(struct vw_model *m, const struct vw_case *k, struct vw_fix *fix) {
     memset(fix, 0, sizeof *fix);
     if (!k->odd) return 0;
@@ -1074,6 +1097,7 @@ int vw_diagnose(struct vw_model *m, const struct vw_case *k, struct vw_fix *fix)
             f.before = 1;
             evidence(&f, "line %d returns: code after it would never run", f.site.site.line);
         }
+        refuse_inconsistent(m, &f);
         *fix = f;
         return 1;
     }

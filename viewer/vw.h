@@ -22,6 +22,10 @@ int vw_cmd_show(int argc, char **argv);
 int vw_cmd_transfers(int argc, char **argv);
 int vw_cmd_export(int argc, char **argv);
 int vw_cmd_fix(int argc, char **argv);
+/* How `fix --verify` runs the patched program (argv NULL-terminated, in cwd, with the environment additions
+ * env: NAME=VALUE strings, NULL-terminated): its exit status, or -1. The fuzzer replaces it, so that no input
+ * runs anything. */
+extern int (*vw_fix_runner)(char *const *argv, const char *cwd, char *const *env);
 
 /* ---------------------------------------------------------------- traces (trace.c) */
 

@@ -351,7 +351,7 @@ def score(args, spec, m):
         row["fix_ok"] = sf is not None and site_ok(work, fixes, sf, site.get("line", 0), fix.get("placement"))
     # RUNS: the patch applied to a copy makes the program run
     vrc, vout, verr = run_again_if_stalled(m["name"], "fix --verify", lambda: run(
-        [args.devtrace, "fix", "--verify", "m.db"], work, {"DEVTRACE_QUIET": "1"}, 2 * TIMEOUT))
+        [args.devtrace, "fix", "--verify", "--run-recorded-command", "m.db"], work, {"DEVTRACE_QUIET": "1"}, 2 * TIMEOUT))
     row["runs"] = vrc == 0
     row["patch_runs"] = vrc == 0
     if vrc != 0:

@@ -11,6 +11,10 @@
  *    each overwrite one cell. Byte flips rarely get past SQLite's own
  *    checks; this reaches the viewer's logic with hostile ids, counts,
  *    links (a cycle in frames.parent) and strings.
+ * Built with -DDEVTRACE_FUZZ_FIX, the harness is the `fix` target instead: each input's trace goes through
+ * `fix` and `fix --verify` (without a say, with --run-recorded-command, with a command after --) with the
+ * command runner stubbed: the stub runs nothing, and aborts when --verify would have run a command without
+ * the user's say, or another command than the user's.
  * Built and run by scripts/fuzz.sh (clang, -fsanitize=fuzzer,address,undefined). */
 #include "vw.h"
 
@@ -24,6 +28,27 @@
 #include <unistd.h>
 
 static char g_path[96];
+
+#ifdef DEVTRACE_FUZZ_FIX
+static int g_may_run;          /* the input's command gave --verify the user's say */
+static const char *g_user_cmd; /* the command the user gave after --, or NULL */
+
+/* fix --verify's runner: checks what it was asked to run, runs nothing (no patched program: no trace, and
+ * verify says so). */
+static int stub_runner(char *const *argv, const char *cwd, char *const *env) {
+    (void)cwd;
+    if (!g_may_run) abort(); /* a command from the trace would have run without the user's say */
+    int i = 0;
+    while (argv[i] && strcmp(argv[i], "--")) i++;
+    if (!argv[i] || !argv[i + 1] || strcmp(argv[1], "run")) abort();
+    if (g_user_cmd && strcmp(argv[i + 1], g_user_cmd)) abort(); /* not the user's command */
+    for (int k = 0; env && env[k]; k++)
+        if (strncmp(env[k], "DEVTRACE_SIM_CUDA=", 18) && strcmp(env[k], "DEVTRACE_QUIET=1") &&
+            strncmp(env[k], "PYTHONPATH=", 11))
+            abort(); /* an environment change verify does not say it makes */
+    return 0;
+}
+#endif
 
 static void run(int (*cmd)(int, char **), const char *a0, const char *a1, const char *a2, const char *a3,
                 const char *a4, const char *a5) {
@@ -138,9 +163,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     char dir[] = "/tmp/devtrace-fuzz.XXXXXX";
     if (!mkdtemp(dir)) abort();
     snprintf(g_path, sizeof g_path, "%s/t.db", dir);
-    int null = open("/dev/null", O_WRONLY);
+    int null = open("/dev/null", O_RDWR);
     if (null < 0 || dup2(null, 1) < 0) abort(); /* the commands' output: only its making is under test */
+    if (dup2(null, 0) < 0) abort();             /* and no terminal to ask at: --verify never waits */
     close(null);
+#ifdef DEVTRACE_FUZZ_FIX
+    vw_fix_runner = stub_runner;
+#endif
     setenv("NO_COLOR", "1", 1);
     const char *seeds = getenv("DEVTRACE_FUZZ_SEEDS");
     if (seeds && *seeds) load_seeds(seeds);
@@ -162,6 +191,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } else {
         put(data, size);
     }
+#ifdef DEVTRACE_FUZZ_FIX
+    /* fix, then --verify three ways (the SQL mode: one per input, by the first byte's high bits) */
+    int which = g_nseeds ? (data[0] >> 3) % 4 : -1;
+    g_may_run = 0, g_user_cmd = NULL;
+    if (which == 0 || which < 0) run(vw_cmd_fix, "fix", g_path, NULL, NULL, NULL, NULL);
+    if (which == 1 || which < 0) run(vw_cmd_fix, "fix", "--verify", g_path, NULL, NULL, NULL);
+    g_may_run = 1;
+    if (which == 2 || which < 0) run(vw_cmd_fix, "fix", "--verify", "--run-recorded-command", g_path, NULL, NULL);
+    g_user_cmd = "/bin/true";
+    if (which == 3 || which < 0) run(vw_cmd_fix, "fix", "--verify", g_path, "--", "/bin/true", "x");
+    return 0;
+#endif
     /* the SQL mode runs one command per input (the first byte's high bits;
      * all of them for 11 and up): symbolizing a stack takes tens of ms, and
      * more inputs find more */
