@@ -2,13 +2,22 @@
  * parts read in this order: the model (model.c: each device mismatch's
  * operands, their chains, where the program meant the op to run, and the
  * facts the rules ask about the trace and the program's source), the rules
- * (rules.c: one table in priority order, each rule an id, what it explains,
- * a match on facts and the fix it proposes) and the rendering (report.c:
+ * (rules/: one file per rule, each an id, its documentation, a match on
+ * facts and the kind of fix it proposes; rules/registry.c lists them in
+ * priority order) and the rendering (report.c:
  * text, JSON; fix.c: a patch). Nothing here prints. */
 #ifndef DEVTRACE_DIAG_H
 #define DEVTRACE_DIAG_H
 
 #include "vw.h"
+
+/* The probe ABI's kinds (include/devtrace/probe.h) as SQL literals, for the model's and the code's queries:
+ * named where a query reads them, checked against the enums in model.c. */
+#define VW_SQL_TRANSFER_TO     "0" /* DTP_TRANSFER_TO */
+#define VW_SQL_TRANSFER_COPY   "1" /* DTP_TRANSFER_COPY */
+#define VW_SQL_TRANSFER_MOVE   "3" /* DTP_TRANSFER_MOVE */
+#define VW_SQL_ORIGIN_FACTORY  "0" /* DTP_ORIGIN_FACTORY */
+#define VW_SQL_ORIGIN_CKPT     "4" /* DTP_ORIGIN_CHECKPOINT */
 
 #define VW_MAX_STEPS 24
 #define VW_MAX_ARGS  16
@@ -179,24 +188,62 @@ int vw_fact_constructed_at(struct vw_model *m, const struct vw_step *made, struc
  * it is in. */
 int vw_fact_idle_move(struct vw_model *m, const struct vw_operand *o, int64_t seq, struct vw_frame *at,
                       struct vw_frame *caller);
+/* A statement over the source facts of `file` (as a frame names it: relative to the cwd when under it), the
+ * file bound as ?1 and the facts' file name joined as fs. */
+#define VW_FACT_FILE_MATCH                                                                                             \
+    "(fs.text = ?1 OR (substr(?1, 1, 1) <> '/' AND substr(fs.text, -length(?1) - 1) = '/' || ?1))"
+/* The first value of source fact `key` at `line` of file (line < 0: any line, the most frequent value), into
+ * out; 1 when found. */
+int vw_fact_value(struct vw_model *m, const char *file, int line, const char *key, char *out, size_t size);
+/* The current row's `args` fact (FUNC \t ARG0 \t ARG1 ...) copied into v and split in place into field[] (FUNC
+ * first); how many fields. */
+int vw_fact_args_fields(sqlite3_stmt *st, char *v, size_t vsize, char **field, int max);
 /* The source facts of a line, into the caller's struct (the model keeps the lines asked for: see model.c). */
 int vw_src_at(struct vw_model *m, const char *file, int line, struct vw_src *out);
 /* 1 when the statement at (file, line) binds name (a plain name among its targets). */
 int vw_src_binds(const struct vw_src *s, const char *name);
-/* The program's own expression for device dev to write into a fix at site (its `device` variable,
- * args.device, self.device, a peer's .device), or a string literal; into buf. */
-const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
-                           char *buf, size_t size);
 
-/* ---------------------------------------------------------------- the rules (rules.c) */
+/* The language of a file, as its producer recorded it, and the name an operand had at a native call (model.c:
+ * facts, read for the code a fix writes and for the report). */
+enum vw_lang { VW_LANG_NONE, VW_LANG_PYTHON, VW_LANG_C, VW_LANG_CXX };
+/* The language of the file at site, as its producer recorded it (none: no facts, no code). */
+enum vw_lang vw_code_lang(struct vw_model *m, const struct vw_frame *site);
+/* The name the program passed operand o by at the failing native call (the argument's text, when a plain
+ * identifier), from the call-site facts; "" when not known. */
+const char *vw_code_operand_name(struct vw_model *m, const struct vw_case *k, const struct vw_operand *o, char *buf,
+                                 size_t size);
+
+/* ---------------------------------------------------------------- the rules (rules/) */
 
 #define VW_MAX_EVIDENCE 6
 
+/* The kind of change a fix proposes, with its parameters in the fix (site, edits, code): the data a rule
+ * returns. */
+enum vw_fix_kind {
+    VW_FIX_ADVICE,          /* words only: no code the program's facts allow */
+    VW_FIX_MOVE_AFTER,      /* move a named tensor after a statement that binds it (x = x.to(device)) */
+    VW_FIX_MOVE_BEFORE,     /* move a named tensor right before the statement that uses it */
+    VW_FIX_DEVICE_ARG,      /* device= at the call of the factory that made it */
+    VW_FIX_PASS_DEVICE,     /* pass the device to a function whose device parameter defaults to the cpu */
+    VW_FIX_MOVE_CALL,       /* .to(device) on a call inside an expression (a module constructed inline, a copy) */
+    VW_FIX_DROP_COPY,       /* take the copy off the device out of the expression (.cpu() removed) */
+    VW_FIX_REGISTER_BUFFER, /* register a plain attribute or field as its module's buffer */
+    VW_FIX_MOVE_MODULE,     /* move the module once it is made */
+    VW_FIX_MOVE_MODEL_FIRST,/* the program's own move of the model, before the statement that made the tensor */
+    VW_FIX_RELOAD_STATE,    /* load the optimizer's state dict back after the move, which places each state */
+    VW_FIX_NKINDS
+};
+/* The kind's name, as `devtrace rules` and docs/rules.md print it. */
+const char *vw_fix_kind_name(enum vw_fix_kind kind);
+/* What the kind changes, in one line. */
+const char *vw_fix_kind_doc(enum vw_fix_kind kind);
+
 /* What a rule proposes. */
 struct vw_fix {
-    const char *rule;    /* the rule's id */
-    char text[2048];     /* the advice, in the program's names */
-    struct vw_step site; /* where the change goes (after this line's statement) */
+    const char *rule;      /* the rule's id */
+    enum vw_fix_kind kind; /* the change, with its parameters below */
+    char text[2048];       /* the advice, in the program's names */
+    struct vw_step site;   /* where the change goes (after this line's statement) */
     int has_site;
     char code[600]; /* the code to add there (lines split by newlines), or "" */
     int before;     /* the code goes before the site's statement, not after it */
@@ -211,15 +258,23 @@ struct vw_fix {
     int nevidence;
 };
 
+struct vw_rule_ctx; /* what one diagnosis shares between its rules (rules/rule.h) */
+
+/* One rule of the registry (viewer/rules/<id>.c, listed in priority order by rules/registry.c). */
 struct vw_rule {
     const char *id;
-    const char *explains; /* one line: the mechanism it recognizes */
+    const char *summary; /* one line: the mechanism it recognizes (README's rule table) */
+    const char *doc;     /* one paragraph: what it explains, why it happens, and the fix it proposes */
+    const char *example; /* the bug in a few words of code, and where a fixture or example shows it */
+    unsigned fixes;      /* the kinds of fix it may return: a bit (1u << VW_FIX_*) per kind */
     /* 1 and *fix filled when the rule fits the case */
-    int (*match)(struct vw_model *m, const struct vw_case *k, struct vw_fix *fix);
+    int (*match)(struct vw_rule_ctx *cx, struct vw_fix *fix);
 };
 
-extern const struct vw_rule vw_rules[];
+extern const struct vw_rule *const vw_rules[]; /* in priority order */
 extern const int vw_nrules;
+/* The rule with that id, or NULL (for tests and `devtrace rules ID`). */
+const struct vw_rule *vw_rule_find(const char *id);
 
 /* The first rule that fits, in priority order; 0 when none does (no odd operand). */
 int vw_diagnose(struct vw_model *m, const struct vw_case *k, struct vw_fix *fix);
@@ -243,17 +298,15 @@ int vw_fix_diff(struct vw_model *m, const struct vw_fix *fix, FILE *f, void (*pu
 
 /* ---------------------------------------------------------------- code per language (code.c) */
 
-enum vw_lang { VW_LANG_NONE, VW_LANG_PYTHON, VW_LANG_C, VW_LANG_CXX };
-/* The language of the file at site, as its producer recorded it (none: no facts, no code). */
-enum vw_lang vw_code_lang(struct vw_model *m, const struct vw_frame *site);
+/* The program's own expression for device dev to write into a fix at site (its `device` variable,
+ * args.device, self.device, a peer's .device), or a string literal; into buf. */
+const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
+                           char *buf, size_t size);
+
 /* The statement that moves `name` to the device expression expr, in site's language, into out; 0 when the
  * language is not known. */
 int vw_code_move(struct vw_model *m, const struct vw_frame *site, const char *name, const char *expr, char *out,
                  size_t size);
-/* The name the program passed operand o by at the failing native call (the argument's text, when a plain
- * identifier), from the call-site facts; "" when not known. */
-const char *vw_code_operand_name(struct vw_model *m, const struct vw_case *k, const struct vw_operand *o, char *buf,
-                                 size_t size);
 /* Native code: 1 when a statement of site's function before it binds `name` in a block that holds site (the
  * variable is in scope there). */
 /* The one module (a local of type dt_module *, from the C producer's module_var fact) that the statement at

@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(DTP_TRANSFER_TO == 0 && DTP_TRANSFER_COPY == 1 && DTP_TRANSFER_MOVE == 3, "VW_SQL_TRANSFER_*");
+_Static_assert(DTP_ORIGIN_FACTORY == 0 && DTP_ORIGIN_CHECKPOINT == 4, "VW_SQL_ORIGIN_*");
+
 static int site_of(struct vw_model *m, int64_t stack, int64_t pystack, int64_t seq, struct vw_frame *f) {
     return vw_sym_event_site(m->sym, stack, pystack, seq, f);
 }
@@ -178,7 +181,7 @@ int vw_fact_state_left_behind(struct vw_model *m, const struct vw_operand *odd, 
     sqlite3_stmt *st = vw_prep(
         m->t, "SELECT x.seq, x.dst_device, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), COALESCE(v.text, '?') FROM "
               "transfers x JOIN names n ON n.tensor = x.dst JOIN strings s ON s.id = n.name LEFT JOIN misc_events e "
-              "ON e.seq = x.seq LEFT JOIN strings v ON v.id = x.via WHERE s.text = ?1 AND x.kind = 3 AND x.seq > ?2 "
+              "ON e.seq = x.seq LEFT JOIN strings v ON v.id = x.via WHERE s.text = ?1 AND x.kind = " VW_SQL_TRANSFER_MOVE " AND x.seq > ?2 "
               "AND x.seq < ?3 AND x.src_device = ?4 AND n.seq < x.seq ORDER BY x.seq LIMIT 1");
     if (!st) return 0;
     sqlite3_bind_text(st, 1, param, -1, SQLITE_TRANSIENT);
@@ -241,7 +244,7 @@ static sqlite3_stmt *moves_to(struct vw_model *m, const char *where, const struc
     char sql[1024];
     snprintf(sql, sizeof sql,
              "SELECT * FROM (SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), COALESCE(t.stack, 0), "
-             "COALESCE(t.pystack, 0), t.seq AS made, x.kind = 3 OR instr(COALESCE((SELECT v.text FROM strings v "
+             "COALESCE(t.pystack, 0), t.seq AS made, x.kind = " VW_SQL_TRANSFER_MOVE " OR instr(COALESCE((SELECT v.text FROM strings v "
              "WHERE v.id = x.via), ''), '.') > 0 AS by_module, x.src, x.kind AS kind FROM transfers x JOIN tensors t "
              "ON t.id = x.src LEFT JOIN misc_events e ON e.seq = x.seq WHERE x.src_device = ?1 AND x.dst_device = "
              "?2 AND x.seq > ?3 AND x.seq < ?4) WHERE %s ORDER BY 1 LIMIT 256",
@@ -293,7 +296,7 @@ int vw_fact_module_move(struct vw_model *m, const struct vw_step *made, int64_t 
      * move (PyTorch's module.to where it swaps the parameters, on meta: via "Net.to"), of tensors made where
      * the odd one was; a tensor's own .to (via "to") is no module's move, and counts only when the program
      * made it in the function that made the odd one (a batch's data moved by hand, its targets not) */
-    sqlite3_stmt *st = moves_to(m, "kind IN (0, 3)", made, dev, want, seq);
+    sqlite3_stmt *st = moves_to(m, "kind IN (" VW_SQL_TRANSFER_TO ", " VW_SQL_TRANSFER_MOVE ")", made, dev, want, seq);
     if (!st) return 0;
     int found = 0;
     struct vw_frame f;
@@ -325,7 +328,7 @@ int vw_fact_sibling_moved_near(struct vw_model *m, const struct vw_step *made, i
                                int64_t seq, struct vw_step *move, char *sname, size_t size) {
     if (!made->has_site || !made->site.file[0]) return 0;
     char where[128];
-    snprintf(where, sizeof where, "kind = 0 AND NOT by_module AND made > ?3 - %d", before);
+    snprintf(where, sizeof where, "kind = " VW_SQL_TRANSFER_TO " AND NOT by_module AND made > ?3 - %d", before);
     sqlite3_stmt *st = moves_to(m, where, made, dev, want, seq);
     if (!st) return 0;
     int found = 0;
@@ -371,7 +374,7 @@ int vw_fact_made_before_source_moved(struct vw_model *m, const struct vw_operand
                                      struct vw_step *move, int *src) {
     sqlite3_stmt *st =
         vw_prep(m->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers x LEFT JOIN "
-                      "misc_events e ON e.seq = x.seq WHERE x.dst = ?1 AND x.kind = 3 AND x.src_device = ?2 AND "
+                      "misc_events e ON e.seq = x.seq WHERE x.dst = ?1 AND x.kind = " VW_SQL_TRANSFER_MOVE " AND x.src_device = ?2 AND "
                       "x.dst_device = ?3 AND x.seq > ?4 AND x.seq < ?5 ORDER BY x.seq LIMIT 1");
     if (!st) return 0;
     int found = 0;
@@ -476,13 +479,13 @@ static void intent_of(struct vw_model *m, const struct vw_operand *ops, int n, i
      * tensors sent, those sent as a whole model's (moves in place) or made there */
     long long whole[VW_MAX_ARGS] = {0};
     static const char *const sql[] = {
-        "SELECT dst_device, count(*), sum(kind = 3) FROM (SELECT * FROM (SELECT seq, dst_device, kind FROM transfers "
-        "WHERE seq < ?1 AND kind IN (0, 1, 3) ORDER BY seq DESC LIMIT ?2) UNION SELECT * FROM (SELECT seq, "
-        "dst_device, kind FROM transfers WHERE seq < ?1 AND kind IN (0, 1, 3) ORDER BY seq LIMIT ?2)) GROUP BY 1",
+        "SELECT dst_device, count(*), sum(kind = " VW_SQL_TRANSFER_MOVE ") FROM (SELECT * FROM (SELECT seq, dst_device, kind FROM transfers "
+        "WHERE seq < ?1 AND kind IN (" VW_SQL_TRANSFER_TO ", " VW_SQL_TRANSFER_COPY ", " VW_SQL_TRANSFER_MOVE ") ORDER BY seq DESC LIMIT ?2) UNION SELECT * FROM (SELECT seq, "
+        "dst_device, kind FROM transfers WHERE seq < ?1 AND kind IN (" VW_SQL_TRANSFER_TO ", " VW_SQL_TRANSFER_COPY ", " VW_SQL_TRANSFER_MOVE ") ORDER BY seq LIMIT ?2)) GROUP BY 1",
         "SELECT a.device, count(*), count(*) FROM (SELECT * FROM (SELECT id, attrs FROM tensor_rows WHERE seq < ?1 "
         "ORDER BY id "
         "DESC LIMIT ?2) UNION SELECT * FROM (SELECT id, attrs FROM tensor_rows WHERE seq < ?1 ORDER BY id LIMIT ?2)) "
-        "r JOIN tensor_attrs a ON a.id = r.attrs WHERE a.origin IN (0, 4) AND a.device <> 0 GROUP BY 1",
+        "r JOIN tensor_attrs a ON a.id = r.attrs WHERE a.origin IN (" VW_SQL_ORIGIN_FACTORY ", " VW_SQL_ORIGIN_CKPT ") AND a.device <> 0 GROUP BY 1",
         /* work: not the moves themselves (a to's input is where the data came from) nor the in-place random
          * and fill initializers of a module's parameters (its construction, on the cpu wherever the model is
          * meant to run) */
@@ -496,7 +499,7 @@ static void intent_of(struct vw_model *m, const struct vw_operand *ops, int n, i
     if (m->have_facts) { /* the latest moves to each candidate made by a line with a device expression */
         sqlite3_stmt *st = vw_prep(m->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers "
                                          "x LEFT JOIN misc_events e ON e.seq = x.seq WHERE x.dst_device = ?1 AND x.seq "
-                                         "< ?2 AND x.kind IN (0, 3) ORDER BY x.seq DESC LIMIT 64");
+                                         "< ?2 AND x.kind IN (" VW_SQL_TRANSFER_TO ", " VW_SQL_TRANSFER_MOVE ") ORDER BY x.seq DESC LIMIT 64");
         for (int k = 0; st && k < in->n; k++) {
             sqlite3_reset(st);
             sqlite3_bind_int64(st, 1, in->dev[k]);
@@ -750,76 +753,6 @@ int vw_fact_idle_move(struct vw_model *m, const struct vw_operand *o, int64_t se
     return found;
 }
 
-static int ident_like(const char *s) {
-    if (!*s || isdigit((unsigned char)*s)) return 0;
-    for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && *s != '_') return 0;
-    return 1;
-}
-
-/* A device expression the fix may use at site: one the program used in a move to dev from the function of
- * site (the variable it moves its batches with), else (native code) a variable one of its moves to dev used
- * that is declared in site's function and in scope at site, else a global name bound to a device that one of its moves
- * to dev used, else a string literal. Literals the program wrote, f-strings and calls are not taken (they
- * may name another device on another run or rank). */
-const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
-                           char *buf, size_t size) {
-    char name[32];
-    vw_device_name(dev, name, sizeof name);
-    snprintf(buf, size, "\"%s\"", name);
-    if (!m->have_facts || !site || dev == 0) return buf;
-    sqlite3_stmt *st = vw_prep(m->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers x "
-                                     "LEFT JOIN misc_events e ON e.seq = x.seq WHERE x.dst_device = ?1 AND x.seq < ?2 "
-                                     "AND x.kind IN (0, 3) ORDER BY x.seq DESC LIMIT 256");
-    if (!st) return buf;
-    sqlite3_bind_int64(st, 1, dev);
-    sqlite3_bind_int64(st, 2, k ? k->seq : INT64_MAX);
-    char local[128] = "", global[128] = "", scoped[128] = "", tried[128] = "";
-    while (!local[0] && sqlite3_step(st) == SQLITE_ROW) {
-        struct vw_frame f;
-        struct vw_src src;
-        if (!site_of(m, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 0), &f) ||
-            !vw_src_at(m, f.file, f.line, &src))
-            continue;
-        const char *v = src.device_expr;
-        int plain = v[0] && !strchr(v, '"') && !strchr(v, '\'') && !strchr(v, '(') && strlen(v) < 128;
-        if (!plain) continue;
-        if (!strcmp(f.file, site->file) && vw_same_function(f.function, site->function))
-            snprintf(local, sizeof local, "%s", v);
-        else if (!scoped[0] && strcmp(v, tried) && ident_like(v)) {
-            /* native code: a device variable the program moves with elsewhere (a lambda, a helper it passed
-             * it to) that is declared in the site's function too, in scope there */
-            snprintf(tried, sizeof tried, "%s", v);
-            if (vw_code_in_scope(m, site, v)) snprintf(scoped, sizeof scoped, "%s", v);
-        }
-        if (!local[0] && !scoped[0] && !global[0] && !strchr(v, '.')) {
-            /* a name the program bound to a device at the top of the file of the site */
-            sqlite3_stmt *g =
-                vw_prep(m->t, "SELECT 1 FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
-                              "strings k ON k.id = f.key AND k.text = '" DT_FACT_DEVICE_VAR "' JOIN strings v ON "
-                              "v.id = f.value AND v.text = ?2 JOIN source_facts h ON h.file = f.file "
-                              "AND h.line = f.line JOIN strings hk ON hk.id = h.key AND hk.text = "
-                              "'" DT_FACT_FUNCTION "' JOIN strings hv ON hv.id = h.value AND hv.text = '<module>' "
-                              "WHERE fs.text = ?1 OR (substr(?1, 1, 1) <> '/' AND substr(fs.text, "
-                              "-length(?1) - 1) = '/' || ?1) LIMIT 1");
-            if (g) {
-                sqlite3_bind_text(g, 1, site->file, -1, SQLITE_TRANSIENT);
-                sqlite3_bind_text(g, 2, v, -1, SQLITE_TRANSIENT);
-                if (sqlite3_step(g) == SQLITE_ROW) snprintf(global, sizeof global, "%s", v);
-                sqlite3_finalize(g);
-            }
-        }
-    }
-    sqlite3_finalize(st);
-    if (local[0])
-        snprintf(buf, size, "%s", local);
-    else if (scoped[0])
-        snprintf(buf, size, "%s", scoped);
-    else if (global[0])
-        snprintf(buf, size, "%s", global);
-    return buf;
-}
-
 int vw_fact_callers(struct vw_model *m, const struct vw_step *made) {
     struct vw_frame f;
     int64_t id = made->pystack, next, own = 0;
@@ -904,6 +837,110 @@ int vw_tensor_names(struct vw_model *m, int64_t id, int64_t seq, char (*out)[256
     return n;
 }
 
+/* ---------------------------------------------------------------- source facts of native calls */
+
+/* The first value of `key` at `line` of file (line < 0: any line, the most frequent value), into out. */
+int vw_fact_value(struct vw_model *m, const char *file, int line, const char *key, char *out, size_t size) {
+    out[0] = 0;
+    if (!m->have_facts || !file || !file[0]) return 0;
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT v.text, count(*) AS n FROM source_facts f JOIN strings fs ON fs.id = "
+                                     "f.file JOIN strings k ON k.id = f.key JOIN strings v ON v.id = f.value WHERE "
+                                     "k.text = ?2 AND (?3 < 0 OR f.line = ?3) AND " VW_FACT_FILE_MATCH
+                                     " GROUP BY v.text ORDER BY n DESC, v.text LIMIT 1");
+    if (!st) return 0;
+    sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, line);
+    int found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0);
+    if (found) snprintf(out, size, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return found;
+}
+
+/* The current row's `args` fact (FUNC \t ARG0 \t ARG1 ...) copied into v and split in place into field[]
+ * (FUNC first); how many fields. */
+int vw_fact_args_fields(sqlite3_stmt *st, char *v, size_t vsize, char **field, int max) {
+    int nf = 0;
+    snprintf(v, vsize, "%s", sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "");
+    for (char *p = v, *tab; nf < max && p; p = tab ? tab + 1 : NULL) {
+        tab = strchr(p, '\t');
+        if (tab) *tab = 0;
+        field[nf++] = p;
+    }
+    return nf;
+}
+
+enum vw_lang vw_code_lang(struct vw_model *m, const struct vw_frame *site) {
+    char lang[16];
+    if (!site || !site->file[0]) return VW_LANG_NONE;
+    if (!strcmp(site->module, "python")) return VW_LANG_PYTHON;
+    if (!vw_fact_value(m, site->file, 0, DT_FACT_LANG, lang, sizeof lang)) return VW_LANG_NONE;
+    return !strcmp(lang, "c") ? VW_LANG_C : !strcmp(lang, "c++") ? VW_LANG_CXX : VW_LANG_NONE;
+}
+
+
+/* Whether the call FUNC (as written: "dt_cross_entropy", "x.add", "torch::mm") is the op `op` (libtorch's
+ * with its aten:: namespace): its last name is the op's, bare or with the runtime's dt_ prefix. *method:
+ * called on a receiver (x.add). */
+static int call_is_op(const char *func, const char *op, int *method) {
+    if (!strncmp(op, "aten::", 6)) op += 6; /* libtorch's ops: aten::eq is x.eq(y), torch::eq(x, y) */
+    const char *base = func + strlen(func);
+    while (base > func && base[-1] != '.' && base[-1] != '>' && base[-1] != ':') base--;
+    *method = base > func && (base[-1] == '.' || base[-1] == '>');
+    return !strcmp(base, op) || (!strncmp(base, "dt_", 3) && !strcmp(base + 3, op));
+}
+
+static int ident_like(const char *s) {
+    if (!*s || isdigit((unsigned char)*s)) return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_') return 0;
+    return 1;
+}
+
+const char *vw_code_operand_name(struct vw_model *m, const struct vw_case *k, const struct vw_operand *o, char *buf,
+                                 size_t size) {
+    buf[0] = 0;
+    int pos = (int)(o - k->ops);
+    if (!m->have_facts || !k->call.has_site || pos < 0 || pos >= k->n || !k->opname[0]) return buf;
+    enum vw_lang lang = vw_code_lang(m, &k->call.site);
+    if (lang != VW_LANG_C && lang != VW_LANG_CXX) return buf;
+    struct vw_src src;
+    if (!vw_src_at(m, k->call.site.file, k->call.site.line, &src)) return buf;
+    sqlite3_stmt *st =
+        vw_prep(m->t, "SELECT v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
+                      "strings k ON k.id = f.key AND k.text = '" DT_FACT_CALL_ARGS "' JOIN strings v ON "
+                      "v.id = f.value WHERE f.line BETWEEN ?2 AND ?3 AND " VW_FACT_FILE_MATCH " ORDER BY f.line");
+    if (!st) return buf;
+    sqlite3_bind_text(st, 1, k->call.site.file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 2, src.first);
+    sqlite3_bind_int(st, 3, src.last);
+    int found = 0;
+    while (!found && sqlite3_step(st) == SQLITE_ROW) {
+        /* FUNC \t ARG0 \t ARG1 ... */
+        char v[1400], *field[17];
+        int method, nf = vw_fact_args_fields(st, v, sizeof v, field, 17);
+        if (!call_is_op(field[0], k->opname, &method)) continue;
+        char recv[256] = "";
+        if (method) { /* x.add(y): operand 0 is the receiver */
+            const char *base = field[0] + strlen(field[0]);
+            while (base > field[0] && base[-1] != '.' && base[-1] != '>') base--;
+            size_t n = (size_t)(base - field[0]) - (base[-1] == '>' ? 2 : 1);
+            snprintf(recv, sizeof recv, "%.*s", (int)(n < 255 ? n : 255), field[0]);
+        }
+        const char *a = method         ? (pos == 0   ? recv
+                                          : pos < nf ? field[pos]
+                                                     : NULL)
+                        : pos + 1 < nf ? field[pos + 1]
+                                       : NULL;
+        if (a && ident_like(a)) {
+            snprintf(buf, size, "%s", a);
+            found = 1;
+        }
+    }
+    sqlite3_finalize(st);
+    return buf;
+}
+
 /* ---------------------------------------------------------------- loading */
 
 int vw_model_open(struct vw_model *m, struct vw_trace *t) {
@@ -918,7 +955,7 @@ int vw_model_open(struct vw_model *m, struct vw_trace *t) {
     m->moves = vw_prep(t, "SELECT x.seq, x.src_device, x.dst_device, v.text, COALESCE(e.stack, 0), "
                           "COALESCE(e.pystack, 0) FROM "
                           "transfers x LEFT JOIN strings v ON v.id = x.via LEFT JOIN misc_events e ON e.seq = x.seq "
-                          "WHERE x.dst = ?1 AND x.kind = 3 AND x.seq < ?2 ORDER BY x.seq DESC");
+                          "WHERE x.dst = ?1 AND x.kind = " VW_SQL_TRANSFER_MOVE " AND x.seq < ?2 ORDER BY x.seq DESC");
     m->args = vw_prep(t, "SELECT a.tensor, a.device, s.text FROM op_args a JOIN strings s ON s.id = a.name "
                          "WHERE a.op = ? ORDER BY a.pos");
     m->opname = vw_prep(t, "SELECT s.text FROM ops o JOIN strings s ON s.id = o.name WHERE o.op = ?");
