@@ -108,8 +108,8 @@ int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char
         /* declared (or assigned) in a block that still holds the site */
         char block[64];
         int lo = 0, hi = 0;
-        if (vw_fact_value(m, site->file, l, DT_FACT_BLOCK, block, sizeof block) && sscanf(block, "%d %d", &lo, &hi) == 2 &&
-            lo <= site->line && site->line <= hi)
+        if (vw_fact_value(m, site->file, l, DT_FACT_BLOCK, block, sizeof block) &&
+            sscanf(block, "%d %d", &lo, &hi) == 2 && lo <= site->line && site->line <= hi)
             return 1;
     }
     return 0;
@@ -353,9 +353,10 @@ const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t 
     vw_device_name(dev, name, sizeof name);
     snprintf(buf, size, "\"%s\"", name);
     if (!m->have_facts || !site || dev == 0) return buf;
-    sqlite3_stmt *st = vw_prep(m->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers x "
-                                     "LEFT JOIN misc_events e ON e.seq = x.seq WHERE x.dst_device = ?1 AND x.seq < ?2 "
-                                     "AND x.kind IN (" VW_SQL_TRANSFER_TO ", " VW_SQL_TRANSFER_MOVE ") ORDER BY x.seq DESC LIMIT 256");
+    sqlite3_stmt *st =
+        vw_prep(m->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers x "
+                      "LEFT JOIN misc_events e ON e.seq = x.seq WHERE x.dst_device = ?1 AND x.seq < ?2 "
+                      "AND x.kind IN (" VW_SQL_TRANSFER_TO ", " VW_SQL_TRANSFER_MOVE ") ORDER BY x.seq DESC LIMIT 256");
     if (!st) return buf;
     sqlite3_bind_int64(st, 1, dev);
     sqlite3_bind_int64(st, 2, k ? k->seq : INT64_MAX);
@@ -363,7 +364,8 @@ const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t 
     while (!local[0] && sqlite3_step(st) == SQLITE_ROW) {
         struct vw_frame f;
         struct vw_src src;
-        if (!vw_sym_event_site(m->sym, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 0), &f) ||
+        if (!vw_sym_event_site(m->sym, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+                               sqlite3_column_int64(st, 0), &f) ||
             !vw_src_at(m, f.file, f.line, &src))
             continue;
         const char *v = src.device_expr;

@@ -13,11 +13,11 @@
 
 /* The probe ABI's kinds (include/devtrace/probe.h) as SQL literals, for the model's and the code's queries:
  * named where a query reads them, checked against the enums in model.c. */
-#define VW_SQL_TRANSFER_TO     "0" /* DTP_TRANSFER_TO */
-#define VW_SQL_TRANSFER_COPY   "1" /* DTP_TRANSFER_COPY */
-#define VW_SQL_TRANSFER_MOVE   "3" /* DTP_TRANSFER_MOVE */
-#define VW_SQL_ORIGIN_FACTORY  "0" /* DTP_ORIGIN_FACTORY */
-#define VW_SQL_ORIGIN_CKPT     "4" /* DTP_ORIGIN_CHECKPOINT */
+#define VW_SQL_TRANSFER_TO    "0" /* DTP_TRANSFER_TO */
+#define VW_SQL_TRANSFER_COPY  "1" /* DTP_TRANSFER_COPY */
+#define VW_SQL_TRANSFER_MOVE  "3" /* DTP_TRANSFER_MOVE */
+#define VW_SQL_ORIGIN_FACTORY "0" /* DTP_ORIGIN_FACTORY */
+#define VW_SQL_ORIGIN_CKPT    "4" /* DTP_ORIGIN_CHECKPOINT */
 
 #define VW_MAX_STEPS 24
 #define VW_MAX_ARGS  16
@@ -220,17 +220,17 @@ const char *vw_code_operand_name(struct vw_model *m, const struct vw_case *k, co
 /* The kind of change a fix proposes, with its parameters in the fix (site, edits, code): the data a rule
  * returns. */
 enum vw_fix_kind {
-    VW_FIX_ADVICE,          /* words only: no code the program's facts allow */
-    VW_FIX_MOVE_AFTER,      /* move a named tensor after a statement that binds it (x = x.to(device)) */
-    VW_FIX_MOVE_BEFORE,     /* move a named tensor right before the statement that uses it */
-    VW_FIX_DEVICE_ARG,      /* device= at the call of the factory that made it */
-    VW_FIX_PASS_DEVICE,     /* pass the device to a function whose device parameter defaults to the cpu */
-    VW_FIX_MOVE_CALL,       /* .to(device) on a call inside an expression (a module constructed inline, a copy) */
-    VW_FIX_DROP_COPY,       /* take the copy off the device out of the expression (.cpu() removed) */
-    VW_FIX_REGISTER_BUFFER, /* register a plain attribute or field as its module's buffer */
-    VW_FIX_MOVE_MODULE,     /* move the module once it is made */
-    VW_FIX_MOVE_MODEL_FIRST,/* the program's own move of the model, before the statement that made the tensor */
-    VW_FIX_RELOAD_STATE,    /* load the optimizer's state dict back after the move, which places each state */
+    VW_FIX_ADVICE,           /* words only: no code the program's facts allow */
+    VW_FIX_MOVE_AFTER,       /* move a named tensor after a statement that binds it (x = x.to(device)) */
+    VW_FIX_MOVE_BEFORE,      /* move a named tensor right before the statement that uses it */
+    VW_FIX_DEVICE_ARG,       /* device= at the call of the factory that made it */
+    VW_FIX_PASS_DEVICE,      /* pass the device to a function whose device parameter defaults to the cpu */
+    VW_FIX_MOVE_CALL,        /* .to(device) on a call inside an expression (a module constructed inline, a copy) */
+    VW_FIX_DROP_COPY,        /* take the copy off the device out of the expression (.cpu() removed) */
+    VW_FIX_REGISTER_BUFFER,  /* register a plain attribute or field as its module's buffer */
+    VW_FIX_MOVE_MODULE,      /* move the module once it is made */
+    VW_FIX_MOVE_MODEL_FIRST, /* the program's own move of the model, before the statement that made the tensor */
+    VW_FIX_RELOAD_STATE,     /* load the optimizer's state dict back after the move, which places each state */
     VW_FIX_NKINDS
 };
 /* The kind's name, as `devtrace rules` and docs/rules.md print it. */

@@ -179,10 +179,12 @@ int vw_fact_state_left_behind(struct vw_model *m, const struct vw_operand *odd, 
     if (!key || key == p) return 0;
     snprintf(param, psize, "%.*s", (int)(key - p), p);
     sqlite3_stmt *st = vw_prep(
-        m->t, "SELECT x.seq, x.dst_device, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), COALESCE(v.text, '?') FROM "
-              "transfers x JOIN names n ON n.tensor = x.dst JOIN strings s ON s.id = n.name LEFT JOIN misc_events e "
-              "ON e.seq = x.seq LEFT JOIN strings v ON v.id = x.via WHERE s.text = ?1 AND x.kind = " VW_SQL_TRANSFER_MOVE " AND x.seq > ?2 "
-              "AND x.seq < ?3 AND x.src_device = ?4 AND n.seq < x.seq ORDER BY x.seq LIMIT 1");
+        m->t,
+        "SELECT x.seq, x.dst_device, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), COALESCE(v.text, '?') FROM "
+        "transfers x JOIN names n ON n.tensor = x.dst JOIN strings s ON s.id = n.name LEFT JOIN misc_events e "
+        "ON e.seq = x.seq LEFT JOIN strings v ON v.id = x.via WHERE s.text = ?1 AND x.kind = " VW_SQL_TRANSFER_MOVE
+        " AND x.seq > ?2 "
+        "AND x.seq < ?3 AND x.src_device = ?4 AND n.seq < x.seq ORDER BY x.seq LIMIT 1");
     if (!st) return 0;
     sqlite3_bind_text(st, 1, param, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st, 2, arrived->seq);
@@ -244,7 +246,8 @@ static sqlite3_stmt *moves_to(struct vw_model *m, const char *where, const struc
     char sql[1024];
     snprintf(sql, sizeof sql,
              "SELECT * FROM (SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), COALESCE(t.stack, 0), "
-             "COALESCE(t.pystack, 0), t.seq AS made, x.kind = " VW_SQL_TRANSFER_MOVE " OR instr(COALESCE((SELECT v.text FROM strings v "
+             "COALESCE(t.pystack, 0), t.seq AS made, x.kind = " VW_SQL_TRANSFER_MOVE
+             " OR instr(COALESCE((SELECT v.text FROM strings v "
              "WHERE v.id = x.via), ''), '.') > 0 AS by_module, x.src, x.kind AS kind FROM transfers x JOIN tensors t "
              "ON t.id = x.src LEFT JOIN misc_events e ON e.seq = x.seq WHERE x.src_device = ?1 AND x.dst_device = "
              "?2 AND x.seq > ?3 AND x.seq < ?4) WHERE %s ORDER BY 1 LIMIT 256",
@@ -374,7 +377,8 @@ int vw_fact_made_before_source_moved(struct vw_model *m, const struct vw_operand
                                      struct vw_step *move, int *src) {
     sqlite3_stmt *st =
         vw_prep(m->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers x LEFT JOIN "
-                      "misc_events e ON e.seq = x.seq WHERE x.dst = ?1 AND x.kind = " VW_SQL_TRANSFER_MOVE " AND x.src_device = ?2 AND "
+                      "misc_events e ON e.seq = x.seq WHERE x.dst = ?1 AND x.kind = " VW_SQL_TRANSFER_MOVE
+                      " AND x.src_device = ?2 AND "
                       "x.dst_device = ?3 AND x.seq > ?4 AND x.seq < ?5 ORDER BY x.seq LIMIT 1");
     if (!st) return 0;
     int found = 0;
@@ -479,13 +483,17 @@ static void intent_of(struct vw_model *m, const struct vw_operand *ops, int n, i
      * tensors sent, those sent as a whole model's (moves in place) or made there */
     long long whole[VW_MAX_ARGS] = {0};
     static const char *const sql[] = {
-        "SELECT dst_device, count(*), sum(kind = " VW_SQL_TRANSFER_MOVE ") FROM (SELECT * FROM (SELECT seq, dst_device, kind FROM transfers "
-        "WHERE seq < ?1 AND kind IN (" VW_SQL_TRANSFER_TO ", " VW_SQL_TRANSFER_COPY ", " VW_SQL_TRANSFER_MOVE ") ORDER BY seq DESC LIMIT ?2) UNION SELECT * FROM (SELECT seq, "
-        "dst_device, kind FROM transfers WHERE seq < ?1 AND kind IN (" VW_SQL_TRANSFER_TO ", " VW_SQL_TRANSFER_COPY ", " VW_SQL_TRANSFER_MOVE ") ORDER BY seq LIMIT ?2)) GROUP BY 1",
+        "SELECT dst_device, count(*), sum(kind = " VW_SQL_TRANSFER_MOVE
+        ") FROM (SELECT * FROM (SELECT seq, dst_device, kind FROM transfers "
+        "WHERE seq < ?1 AND kind IN (" VW_SQL_TRANSFER_TO ", " VW_SQL_TRANSFER_COPY ", " VW_SQL_TRANSFER_MOVE
+        ") ORDER BY seq DESC LIMIT ?2) UNION SELECT * FROM (SELECT seq, "
+        "dst_device, kind FROM transfers WHERE seq < ?1 AND kind IN (" VW_SQL_TRANSFER_TO ", " VW_SQL_TRANSFER_COPY
+        ", " VW_SQL_TRANSFER_MOVE ") ORDER BY seq LIMIT ?2)) GROUP BY 1",
         "SELECT a.device, count(*), count(*) FROM (SELECT * FROM (SELECT id, attrs FROM tensor_rows WHERE seq < ?1 "
         "ORDER BY id "
         "DESC LIMIT ?2) UNION SELECT * FROM (SELECT id, attrs FROM tensor_rows WHERE seq < ?1 ORDER BY id LIMIT ?2)) "
-        "r JOIN tensor_attrs a ON a.id = r.attrs WHERE a.origin IN (" VW_SQL_ORIGIN_FACTORY ", " VW_SQL_ORIGIN_CKPT ") AND a.device <> 0 GROUP BY 1",
+        "r JOIN tensor_attrs a ON a.id = r.attrs WHERE a.origin IN (" VW_SQL_ORIGIN_FACTORY ", " VW_SQL_ORIGIN_CKPT
+        ") AND a.device <> 0 GROUP BY 1",
         /* work: not the moves themselves (a to's input is where the data came from) nor the in-place random
          * and fill initializers of a module's parameters (its construction, on the cpu wherever the model is
          * meant to run) */
@@ -499,7 +507,8 @@ static void intent_of(struct vw_model *m, const struct vw_operand *ops, int n, i
     if (m->have_facts) { /* the latest moves to each candidate made by a line with a device expression */
         sqlite3_stmt *st = vw_prep(m->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers "
                                          "x LEFT JOIN misc_events e ON e.seq = x.seq WHERE x.dst_device = ?1 AND x.seq "
-                                         "< ?2 AND x.kind IN (" VW_SQL_TRANSFER_TO ", " VW_SQL_TRANSFER_MOVE ") ORDER BY x.seq DESC LIMIT 64");
+                                         "< ?2 AND x.kind IN (" VW_SQL_TRANSFER_TO ", " VW_SQL_TRANSFER_MOVE
+                                         ") ORDER BY x.seq DESC LIMIT 64");
         for (int k = 0; st && k < in->n; k++) {
             sqlite3_reset(st);
             sqlite3_bind_int64(st, 1, in->dev[k]);
@@ -877,7 +886,6 @@ enum vw_lang vw_code_lang(struct vw_model *m, const struct vw_frame *site) {
     if (!vw_fact_value(m, site->file, 0, DT_FACT_LANG, lang, sizeof lang)) return VW_LANG_NONE;
     return !strcmp(lang, "c") ? VW_LANG_C : !strcmp(lang, "c++") ? VW_LANG_CXX : VW_LANG_NONE;
 }
-
 
 /* Whether the call FUNC (as written: "dt_cross_entropy", "x.add", "torch::mm") is the op `op` (libtorch's
  * with its aten:: namespace): its last name is the op's, bare or with the runtime's dt_ prefix. *method:

@@ -1,4 +1,5 @@
-/* checkpoint-map-location: a tensor loaded from a checkpoint onto the device it was saved from (or named by map_location), not the intended one. */
+/* checkpoint-map-location: a tensor loaded from a checkpoint onto the device it was saved from (or named by
+ * map_location), not the intended one. */
 #include "rule.h"
 
 #include <stdio.h>
@@ -11,7 +12,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     rl_at(fx, a);
     vw_device_expr(m, k, k->want, &a->site, expr, sizeof expr);
     rl_say(fx, "load the checkpoint with map_location=%s (or move %s to %s after loading)", expr,
-        rl_called(k->odd, on, sizeof on), rl_dev_name(k->want, d1));
+           rl_called(k->odd, on, sizeof on), rl_dev_name(k->want, d1));
     rl_evidence(fx, "loaded from checkpoint key \"%s\" onto %s", a->what, vw_device_name(a->dev, on, 32));
     rl_code_for_odd(m, k, fx, k->odd->name);
     const char *dot = strchr(k->odd->name, '.');
@@ -29,11 +30,11 @@ const struct vw_rule vw_rule_checkpoint_map_location = {
     .id = "checkpoint-map-location",
     .summary = "loaded from a checkpoint onto the device it was saved from, not the one meant",
     .doc = "torch.load puts each tensor on the device it was saved from, or where map_location says; a "
-        "checkpoint loaded on the CPU stays there unless the program moves what it loaded. The rule matches "
-        "an odd operand whose chain reached its device at a checkpoint load (origin checkpoint). Example: "
-        "model = torch.load(f, map_location=\"cpu\") after training on the GPU, then model(x.to(device)). Fix: "
-        "a move of the loaded tensor (or the whole loaded model) to the intended device after the load, by "
-        "the name the program binds it to; the advice also names map_location.",
+           "checkpoint loaded on the CPU stays there unless the program moves what it loaded. The rule matches "
+           "an odd operand whose chain reached its device at a checkpoint load (origin checkpoint). Example: "
+           "model = torch.load(f, map_location=\"cpu\") after training on the GPU, then model(x.to(device)). Fix: "
+           "a move of the loaded tensor (or the whole loaded model) to the intended device after the load, by "
+           "the name the program binds it to; the advice also names map_location.",
     .example = "`model = torch.load(f, map_location=\"cpu\")` after training on the GPU (`bug_load_whole_model.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER,
     .match = match,

@@ -76,8 +76,7 @@ const char *rl_called(const struct vw_operand *o, char *buf, size_t size) {
 }
 
 /* The name a tensor of the chain went by in the program, or "". */
-const char *rl_step_name(struct vw_model *m, const struct vw_case *k, const struct vw_step *s, char *buf,
-                             size_t size) {
+const char *rl_step_name(struct vw_model *m, const struct vw_case *k, const struct vw_step *s, char *buf, size_t size) {
     return vw_tensor_name(m, s->tensor, k->seq, buf, size);
 }
 
@@ -99,7 +98,7 @@ const struct vw_src_call *rl_making_call(const struct vw_src *src, const struct 
  * where the program binds that name at the fix (its statement, or one from where the tensor was made down to
  * the fix, in the same function), as the source facts say. 1 when written. */
 int rl_code_for(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const struct vw_step *own,
-                    const char *name) {
+                const char *name) {
     if (!rl_ident(name) || !rl_has_code(m, &fx->site)) return 0;
     struct vw_src src;
     int bound = vw_src_at(m, fx->site.site.file, fx->site.site.line, &src) && vw_src_binds(&src, name);
@@ -179,7 +178,8 @@ void rl_code_for_odd(struct vw_model *m, const struct vw_case *k, struct vw_fix 
         const struct vw_step *s = owns[w];
         const struct vw_src_call *c;
         if (s && rl_has_code(m, s) && vw_src_at(m, s->site.file, s->site.line, &src) && src.binds[0] &&
-            !strchr(src.binds, ',') && !strcmp(src.binds_kind, "call") && (c = rl_making_call(&src, s)) && !c->temporary)
+            !strchr(src.binds, ',') && !strcmp(src.binds_kind, "call") && (c = rl_making_call(&src, s)) &&
+            !c->temporary)
             rl_code_for(m, k, fx, s, src.binds);
     }
     int64_t ids[VW_MAX_STEPS + 2];
@@ -207,9 +207,9 @@ void rl_code_for_odd(struct vw_model *m, const struct vw_case *k, struct vw_fix 
             char d1[32], on[300];
             *fx = moved;
             rl_say(fx,
-                "move \"%s\" to %s where the program binds it: %s reaches the failing op through the failing "
-                "call's argument \"%s\"",
-                arg, rl_dev_name(k->want, d1), rl_called(o, on, sizeof on), arg);
+                   "move \"%s\" to %s where the program binds it: %s reaches the failing op through the failing "
+                   "call's argument \"%s\"",
+                   arg, rl_dev_name(k->want, d1), rl_called(o, on, sizeof on), arg);
             rl_evidence(fx, "the failing call passed it as \"%s\", bound at line %d", arg, bf.line);
         }
     }
@@ -220,7 +220,7 @@ void rl_code_for_odd(struct vw_model *m, const struct vw_case *k, struct vw_fix 
  * moved first, what is made from it is made on the device. 1 when written (fx's site, placement and code
  * set). */
 int rl_move_first(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const struct vw_step *move,
-                      const struct vw_step *made) {
+                  const struct vw_step *made) {
     struct vw_src src;
     struct vw_frame cat;
     if (vw_code_move_first(m, move, made, &cat, fx->code, sizeof fx->code)) { /* C: dt_module_to(model, dev); */
@@ -256,8 +256,7 @@ int rl_move_first(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx
 /* device= added to the call of the factory that made `made` without one (torch.zeros(n) in a list, an
  * accumulator's start): made on the device in the first place, whatever is computed from it follows, and no
  * name is needed to move it. 1 when the edit is written (fx's site and code set). */
-int rl_device_at_factory(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx,
-                             const struct vw_step *made) {
+int rl_device_at_factory(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const struct vw_step *made) {
     struct vw_src src;
     const struct vw_src_call *c;
     if (made->origin != DTP_ORIGIN_FACTORY || !rl_has_code(m, made) ||

@@ -1,4 +1,5 @@
-/* copied-off-device: the odd operand reached its device by a copy (.cpu() for a metric, a copy to the wrong GPU), and that copy is the mistake. */
+/* copied-off-device: the odd operand reached its device by a copy (.cpu() for a metric, a copy to the wrong GPU), and
+ * that copy is the mistake. */
 #include "rule.h"
 
 #include <stdio.h>
@@ -10,17 +11,18 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     if (a->origin != DTP_ORIGIN_TRANSFER) return 0;
     rl_at(fx, a);
     if (k->odd->dev == 0)
-        rl_say(fx, "keep %s on %s: it was copied off the device here; use the device tensor, or move the copy back to %s",
-            rl_called(k->odd, on, sizeof on), rl_dev_name(k->want, d1), d1);
+        rl_say(fx,
+               "keep %s on %s: it was copied off the device here; use the device tensor, or move the copy back to %s",
+               rl_called(k->odd, on, sizeof on), rl_dev_name(k->want, d1), d1);
     else
         rl_say(fx, "%s was copied to %s here, but the op runs on %s: copy it to %s", rl_called(k->odd, on, sizeof on),
-            rl_dev_name(k->odd->dev, d2), rl_dev_name(k->want, d1), d1);
+               rl_dev_name(k->odd->dev, d2), rl_dev_name(k->want, d1), d1);
     rl_evidence(fx, "copied to %s by %s, and used there", rl_dev_name(k->odd->dev, d2), a->what);
     struct vw_src src;
     const struct vw_src_call *c;
     char expr[160];
-    if (rl_is_python(a) && vw_src_at(m, a->site.file, a->site.line, &src) && (c = rl_making_call(&src, a)) && c->temporary &&
-        c->end_col > 0) {
+    if (rl_is_python(a) && vw_src_at(m, a->site.file, a->site.line, &src) && (c = rl_making_call(&src, a)) &&
+        c->temporary && c->end_col > 0) {
         /* the copy is a temporary inside an expression (loss(output.cpu(), target)): take the copy out there,
          * or bring it back at once */
         struct vw_edit *e = &fx->edits[fx->nedits++];
@@ -79,13 +81,14 @@ const struct vw_rule vw_rule_copied_off_device = {
     .id = "copied-off-device",
     .summary = "copied to another device (`.cpu()` for a metric, the wrong GPU) and used there",
     .doc = "A copy off the device made for logging or a metric (.cpu(), .numpy() round trips) or to the wrong "
-        "GPU is fine until the copy, not the original, is used in the computation. The rule matches an odd "
-        "operand whose chain reached its device by a transfer. Example: pred = model(x).cpu() to log it, then "
-        "mse_loss(pred, target) with target on the GPU. Fix, by where the copy is: inside the failing "
-        "expression, the .cpu() taken out (or .to(device) on the copy); in a helper that returned it, a move "
-        "back where the helper binds it; kept for what it was made for, the device's tensor moved back right "
-        "before the failing statement; else a move after the copy.",
+           "GPU is fine until the copy, not the original, is used in the computation. The rule matches an odd "
+           "operand whose chain reached its device by a transfer. Example: pred = model(x).cpu() to log it, then "
+           "mse_loss(pred, target) with target on the GPU. Fix, by where the copy is: inside the failing "
+           "expression, the .cpu() taken out (or .to(device) on the copy); in a helper that returned it, a move "
+           "back where the helper binds it; kept for what it was made for, the device's tensor moved back right "
+           "before the failing statement; else a move after the copy.",
     .example = "`pred = model(x).cpu()` for a metric, then `mse_loss(pred, target)` (`bug_cpu_roundtrip.py`)",
-    .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_MOVE_CALL | 1u << VW_FIX_DROP_COPY,
+    .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_MOVE_CALL |
+             1u << VW_FIX_DROP_COPY,
     .match = match,
 };

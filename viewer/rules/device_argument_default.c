@@ -1,4 +1,5 @@
-/* device-argument-default: the program moved the tensor itself and the move did nothing, because its device expression is a parameter, with a default (the cpu), that the call left in place. */
+/* device-argument-default: the program moved the tensor itself and the move did nothing, because its device expression
+ * is a parameter, with a default (the cpu), that the call left in place. */
 #include "rule.h"
 
 #include <stdio.h>
@@ -42,14 +43,14 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
              expr);
     snprintf(fx->code, sizeof fx->code, "%.200s(..., %.60s=%.150s)", c->func, src.device_expr, expr);
     rl_say(fx,
-        "pass the device to %s at %s:%d: %s was moved with .to(%s) in %s (line %d), but %s is a parameter that "
-        "defaults to %s and the call gave none, so it stayed on %s",
-        c->func, caller.file, caller.line, rl_called(o, on, sizeof on), src.device_expr, at.function, at.line,
-        src.device_expr, dflt, rl_dev_name(o->dev, d2));
+           "pass the device to %s at %s:%d: %s was moved with .to(%s) in %s (line %d), but %s is a parameter that "
+           "defaults to %s and the call gave none, so it stayed on %s",
+           c->func, caller.file, caller.line, rl_called(o, on, sizeof on), src.device_expr, at.function, at.line,
+           src.device_expr, dflt, rl_dev_name(o->dev, d2));
     rl_evidence(fx, "moved with .to(%s) at line %d, which left it on %s", src.device_expr, at.line, d2);
     rl_evidence(fx, "%s's parameter %s defaults to %s", at.function, src.device_expr, dflt);
     rl_evidence(fx, "the call at line %d passes no %s; the program's device is %s", caller.line, src.device_expr,
-             rl_dev_name(k->want, d1));
+                rl_dev_name(k->want, d1));
     return 1;
 }
 
@@ -58,13 +59,13 @@ static int match(struct vw_rule_ctx *cx, struct vw_fix *fx) { return match_case(
 const struct vw_rule vw_rule_device_argument_default = {
     .id = "device-argument-default",
     .summary = "moved by the program with a function's device parameter, whose default (the cpu) the call left in "
-        "place: pass the device at the call",
+               "place: pass the device at the call",
     .doc = "A helper that takes a device parameter with a default (def load(path, device=\"cpu\")) and moves its "
-        "tensors with it does nothing when the caller passes no device. The rule matches a move the program "
-        "wrote that moved nothing (x.to(device) where device held the tensor's own device), whose device "
-        "expression is a parameter of its function with a default, and a call of that function that passes no "
-        "such argument. Example: load_cora(device=\"cpu\") called as load_cora(). Fix: the program's device "
-        "passed at that call (load_cora(..., device=device)).",
+           "tensors with it does nothing when the caller passes no device. The rule matches a move the program "
+           "wrote that moved nothing (x.to(device) where device held the tensor's own device), whose device "
+           "expression is a parameter of its function with a default, and a call of that function that passes no "
+           "such argument. Example: load_cora(device=\"cpu\") called as load_cora(). Fix: the program's device "
+           "passed at that call (load_cora(..., device=device)).",
     .example = "`load_cora(device='cpu')` called as `load_cora()` (`tests/rules/device-argument-default.py`)",
     .fixes = 1u << VW_FIX_PASS_DEVICE,
     .match = match,

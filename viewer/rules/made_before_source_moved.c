@@ -1,4 +1,5 @@
-/* made-before-source-moved: a tensor made from another (a clone, an EMA's shadow) before a move in place took the other to the device. */
+/* made-before-source-moved: a tensor made from another (a clone, an EMA's shadow) before a move in place took the other
+ * to the device. */
 #include "rule.h"
 
 #include <stdio.h>
@@ -20,14 +21,14 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     /* the code: the program's move, made before the statement that made the first tensor from its source */
     if (rl_move_first(m, k, fx, &move, &o->chain[src - 1]))
         rl_say(fx,
-            "%s was made from \"%.120s\" while that was on %s (%.300s); the move at %.300s took \"%.120s\" to %s "
-            "and left %s behind: make that move before the statement that made it (or move it to %s too)",
-            on, sname, d2, buf, rl_site_str(&move, mbuf, sizeof mbuf), sname, d1, on, d1);
+               "%s was made from \"%.120s\" while that was on %s (%.300s); the move at %.300s took \"%.120s\" to %s "
+               "and left %s behind: make that move before the statement that made it (or move it to %s too)",
+               on, sname, d2, buf, rl_site_str(&move, mbuf, sizeof mbuf), sname, d1, on, d1);
     else
         rl_say(fx,
-            "%s was made from \"%.120s\" while that was on %s (%.300s); this move took \"%.120s\" to %s and left %s "
-            "behind: make it after this move (or move it to %s too)",
-            on, sname, d2, buf, sname, d1, on, d1);
+               "%s was made from \"%.120s\" while that was on %s (%.300s); this move took \"%.120s\" to %s and left %s "
+               "behind: make it after this move (or move it to %s too)",
+               on, sname, d2, buf, sname, d1, on, d1);
     return 1;
 }
 
@@ -36,14 +37,14 @@ static int match(struct vw_rule_ctx *cx, struct vw_fix *fx) { return match_case(
 const struct vw_rule vw_rule_made_before_source_moved = {
     .id = "made-before-source-moved",
     .summary = "a tensor made from another (a copy, an EMA's shadow) before a move in place took the other to the "
-        "device",
+               "device",
     .doc = "A tensor made from another one (a clone, an exponential moving average's shadow weights, a frozen "
-        "copy) lives where its source was at that time; a later in-place move of the source (the model's .to) "
-        "does not take the copy along. The rule matches a tensor of the odd operand's chain made from a "
-        "tensor that a later in-place move took to the intended device. Example: shadow = {n: p.clone() for "
-        "n, p in model.named_parameters()}, then model.to(device). Fix: the program's move of the model, made "
-        "before the statement that made the copy, so the copy is made on the device; where that move cannot "
-        "be written, advice to make the copy after the move.",
+           "copy) lives where its source was at that time; a later in-place move of the source (the model's .to) "
+           "does not take the copy along. The rule matches a tensor of the odd operand's chain made from a "
+           "tensor that a later in-place move took to the intended device. Example: shadow = {n: p.clone() for "
+           "n, p in model.named_parameters()}, then model.to(device). Fix: the program's move of the model, made "
+           "before the statement that made the copy, so the copy is made on the device; where that move cannot "
+           "be written, advice to make the copy after the move.",
     .example = "an EMA shadow `clone()`d from each parameter, then the model moved (`bug_ema_shadow.c`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_MODEL_FIRST,
     .match = match,

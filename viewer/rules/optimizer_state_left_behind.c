@@ -1,4 +1,5 @@
-/* optimizer-state-left-behind: an optimizer's state made next to its parameter (a step, a loaded state dict), then the parameter moved in place and left the state behind. */
+/* optimizer-state-left-behind: an optimizer's state made next to its parameter (a step, a loaded state dict), then the
+ * parameter moved in place and left the state behind. */
 #include "rule.h"
 
 #include <stdio.h>
@@ -10,10 +11,11 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     if (!vw_fact_state_left_behind(m, k->odd, k->seq, &move, param, sizeof param)) return 0;
     rl_at(fx, &move);
     rl_say(fx,
-        "the optimizer state %s was made on %s next to its parameter \"%s\", which was then moved to %s here and "
-        "left the state behind: move the model to %s before the optimizer's state is created or loaded (or move "
-        "the state too)",
-        rl_called(k->odd, on, sizeof on), rl_dev_name(k->odd->dev, d2), param, rl_dev_name(move.dev, d3), rl_dev_name(k->want, d1));
+           "the optimizer state %s was made on %s next to its parameter \"%s\", which was then moved to %s here and "
+           "left the state behind: move the model to %s before the optimizer's state is created or loaded (or move "
+           "the state too)",
+           rl_called(k->odd, on, sizeof on), rl_dev_name(k->odd->dev, d2), param, rl_dev_name(move.dev, d3),
+           rl_dev_name(k->want, d1));
     rl_evidence(fx, "\"%s\" is optimizer state of parameter \"%s\"", k->odd->name, param);
     rl_evidence(fx, "\"%s\" moved %s -> %s after the state was made", param, d2, d3);
     /* made by a step the program ran before its move (no checkpoint in its chain: a warm-up on the cpu),
@@ -24,10 +26,10 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     if (!loaded && vw_code_state_replace(m, &move, fx->code, sizeof fx->code)) {
         fx->kind = VW_FIX_RELOAD_STATE;
         rl_say(fx,
-            "the optimizer state %s was made on %s by a step the program ran before moving its parameter \"%s\" "
-            "to %s here, which left the state behind: after this move, load the optimizer's own state dict back "
-            "into it, which puts each state where its parameter now is",
-            on, rl_dev_name(k->odd->dev, d2), param, rl_dev_name(move.dev, d3));
+               "the optimizer state %s was made on %s by a step the program ran before moving its parameter \"%s\" "
+               "to %s here, which left the state behind: after this move, load the optimizer's own state dict back "
+               "into it, which puts each state where its parameter now is",
+               on, rl_dev_name(k->odd->dev, d2), param, rl_dev_name(move.dev, d3));
         rl_evidence(fx, "made by the optimizer's step, not loaded from a checkpoint");
         return 1;
     }
@@ -42,19 +44,19 @@ static int match(struct vw_rule_ctx *cx, struct vw_fix *fx) { return match_case(
 const struct vw_rule vw_rule_optimizer_state_left_behind = {
     .id = "optimizer-state-left-behind",
     .summary = "an optimizer's state made next to its parameter (a step, a loaded state dict) before the model was "
-        "moved",
+               "moved",
     .doc = "An optimizer keeps its state (Adam's exp_avg, a step count) on the device of each parameter at the "
-        "time the state is made: by the first step, or by load_state_dict when resuming from a checkpoint. "
-        "When the program moves the model after that, the parameters go to the device and the state stays "
-        "where it was, and the next step mixes them. The rule matches an odd operand that the producer "
-        "recorded as optimizer state of a parameter, and a later in-place move of that parameter away from "
-        "the state's device. Example: opt.load_state_dict(ckpt[\"opt\"]) followed by model.to(device). Fix: the "
-        "program's own move of the model, written before the statement that made the state (move the model "
-        "first); where the state was made by a step the program ran on purpose before the move (C on "
-        "libdtrt), the optimizer's state dict loaded back after the move, which puts each state where its "
-        "parameter now is.",
+           "time the state is made: by the first step, or by load_state_dict when resuming from a checkpoint. "
+           "When the program moves the model after that, the parameters go to the device and the state stays "
+           "where it was, and the next step mixes them. The rule matches an odd operand that the producer "
+           "recorded as optimizer state of a parameter, and a later in-place move of that parameter away from "
+           "the state's device. Example: opt.load_state_dict(ckpt[\"opt\"]) followed by model.to(device). Fix: the "
+           "program's own move of the model, written before the statement that made the state (move the model "
+           "first); where the state was made by a step the program ran on purpose before the move (C on "
+           "libdtrt), the optimizer's state dict loaded back after the move, which puts each state where its "
+           "parameter now is.",
     .example = "`opt.load_state_dict(ckpt[\"opt\"])`, then `model.to(device)`: Adam's `exp_avg` stays on the CPU "
-        "(`bug_resume_optimizer.py`)",
+               "(`bug_resume_optimizer.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_MODEL_FIRST | 1u << VW_FIX_RELOAD_STATE,
     .match = match,
 };

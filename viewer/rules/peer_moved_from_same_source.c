@@ -1,4 +1,5 @@
-/* peer-moved-from-same-source: a peer operand was copied to the device from a tensor made where the odd one was made (the other half of a batch); the odd one's move belongs beside it. */
+/* peer-moved-from-same-source: a peer operand was copied to the device from a tensor made where the odd one was made
+ * (the other half of a batch); the odd one's move belongs beside it. */
 #include "rule.h"
 
 #include <stdio.h>
@@ -24,8 +25,8 @@ static int peer_of_root(struct vw_model *m, const struct vw_case *k, struct vw_f
     for (; j < nn && !fx->code[0]; j++) rl_code_for(m, k, fx, root, names[j]);
     if (!fx->code[0]) return 0;
     rl_say(fx, "move \"%s\" to %s where %s%s made with it is moved: %s is computed from it (made at %s)", names[j - 1],
-        rl_dev_name(k->want, d1), sib, sib[0] == '"' ? ", the tensor" : "", rl_called(odd, on, sizeof on),
-        rl_site_str(root, buf, sizeof buf));
+           rl_dev_name(k->want, d1), sib, sib[0] == '"' ? ", the tensor" : "", rl_called(odd, on, sizeof on),
+           rl_site_str(root, buf, sizeof buf));
     rl_evidence(fx, "computed from \"%s\", made on one line with %s", names[j - 1], sib);
     rl_evidence(fx, "the program moved %s to %s, not \"%s\"", sib, d1, names[j - 1]);
     return 1;
@@ -46,10 +47,11 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
             shared = vw_same_site(&p->chain[p->arrived + 1], &odd->chain[s]);
         if (!shared) continue;
         rl_at(fx, pa);
-        rl_say(fx, "move %s to %s where its peer \"%s\" is moved", rl_called(odd, on, sizeof on), rl_dev_name(k->want, d1),
-            p->name[0]       ? p->name
-            : p->src_name[0] ? p->src_name
-                             : p->arg);
+        rl_say(fx, "move %s to %s where its peer \"%s\" is moved", rl_called(odd, on, sizeof on),
+               rl_dev_name(k->want, d1),
+               p->name[0]       ? p->name
+               : p->src_name[0] ? p->src_name
+                                : p->arg);
         rl_evidence(fx, "the peer '%s' was copied to %s from a tensor made on the same line", p->arg, d1);
         rl_code_for_odd(m, k, fx, odd->name);
         return 1;
@@ -63,14 +65,14 @@ const struct vw_rule vw_rule_peer_moved_from_same_source = {
     .id = "peer-moved-from-same-source",
     .summary = "the other half of a batch was moved, this one not",
     .doc = "A batch comes in halves made together (inputs and labels from one loader, one collate call); a "
-        "program that moves one half and forgets the other fails at the first op that uses both. The rule "
-        "matches a peer operand that reached the device by a copy from a tensor made on the same line as the "
-        "odd operand (or, for an operand computed from an unnamed tensor, a root made within a few events of "
-        "a tensor the program moved). Example: for inputs, labels in loader: inputs = inputs.to(device), and "
-        "labels used as they are. Fix: a move of the odd tensor beside its peer's move, by the name the "
-        "program has for it there.",
+           "program that moves one half and forgets the other fails at the first op that uses both. The rule "
+           "matches a peer operand that reached the device by a copy from a tensor made on the same line as the "
+           "odd operand (or, for an operand computed from an unnamed tensor, a root made within a few events of "
+           "a tensor the program moved). Example: for inputs, labels in loader: inputs = inputs.to(device), and "
+           "labels used as they are. Fix: a move of the odd tensor beside its peer's move, by the name the "
+           "program has for it there.",
     .example = "`for inputs, labels in loader:` `inputs = inputs.to(device)`, `labels` not "
-        "(`bug_labels_not_moved.py`)",
+               "(`bug_labels_not_moved.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER,
     .match = match,
 };

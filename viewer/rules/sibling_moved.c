@@ -1,4 +1,5 @@
-/* sibling-moved: made on one line with a tensor the program then moved itself (x, y = batch; x = x.to(device)), where the program has no name for the odd one at its making. */
+/* sibling-moved: made on one line with a tensor the program then moved itself (x, y = batch; x = x.to(device)), where
+ * the program has no name for the odd one at its making. */
 #include "rule.h"
 
 #include <stdio.h>
@@ -18,7 +19,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     if (!vw_fact_sibling_moved(m, a, k->odd->dev, k->want, k->seq, &move, sib, sizeof sib)) return 0;
     rl_at(fx, &move);
     rl_say(fx, "move %s to %s where %s, made with it at %s, is moved", rl_called(k->odd, on, sizeof on),
-        rl_dev_name(k->want, d1), sib[0] ? sib : "the tensor", rl_site_str(a, buf, sizeof buf));
+           rl_dev_name(k->want, d1), sib[0] ? sib : "the tensor", rl_site_str(a, buf, sizeof buf));
     rl_evidence(fx, "made on one line with %s, which the program moved to %s", sib[0] ? sib : "a tensor", d1);
     rl_code_for_odd(m, k, fx, k->odd->name);
     /* made in a function that returned it with its sibling (x, y = make_batch()): the name its caller binds
@@ -41,12 +42,12 @@ const struct vw_rule vw_rule_sibling_moved = {
     .id = "sibling-moved",
     .summary = "made on one line with a tensor the program moved itself, where it has no name of its own",
     .doc = "When the statement that made the odd tensor gives it no name of its own (an element of a tuple, a "
-        "batch indexed later), the place to move it is where the program moved the tensor made with it. The "
-        "rule matches an odd operand made (not copied, not a view) on one line with a tensor the program "
-        "itself later moved to the intended device, where no move can be written at its making and no library "
-        "called back the function that made it. Example: x, y = batch; x = x.to(device); loss(model(x), "
-        "batch[1]). Fix: a move of the odd tensor next to its sibling's move, by the name the program binds "
-        "it to there (or in the caller that received both).",
+           "batch indexed later), the place to move it is where the program moved the tensor made with it. The "
+           "rule matches an odd operand made (not copied, not a view) on one line with a tensor the program "
+           "itself later moved to the intended device, where no move can be written at its making and no library "
+           "called back the function that made it. Example: x, y = batch; x = x.to(device); loss(model(x), "
+           "batch[1]). Fix: a move of the odd tensor next to its sibling's move, by the name the program binds "
+           "it to there (or in the caller that received both).",
     .example = "`x, y = batch; x = x.to(device)`, then `batch[1]` used as it is",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER,
     .match = match,

@@ -1,4 +1,5 @@
-/* temporary-in-expression: a factory's result made inside a larger expression and never moved; no line after it can reach it, device= at the call can. */
+/* temporary-in-expression: a factory's result made inside a larger expression and never moved; no line after it can
+ * reach it, device= at the call can. */
 #include "rule.h"
 
 #include <stdio.h>
@@ -25,7 +26,8 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
         own++;
     }
     const struct vw_step *s = &o->chain[own];
-    if (s->origin != DTP_ORIGIN_FACTORY || !rl_has_code(m, s) || !vw_src_at(m, s->site.file, s->site.line, &src)) return 0;
+    if (s->origin != DTP_ORIGIN_FACTORY || !rl_has_code(m, s) || !vw_src_at(m, s->site.file, s->site.line, &src))
+        return 0;
     const struct vw_src_call *c = rl_making_call(&src, s);
     struct vw_frame cb;
     if (!c || !c->temporary || c->device[0]) return 0;
@@ -39,8 +41,8 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
         return 0;
     const char *shown = arg + (arg[0] == ',' ? 2 : 0);
     rl_at(fx, s);
-    rl_say(fx, "make %s on %s where it is made, inside the expression at %s:%d: %s(..., %s)", rl_called(o, on, sizeof on),
-        rl_dev_name(k->want, d1), s->site.file, s->site.line, c->func, shown);
+    rl_say(fx, "make %s on %s where it is made, inside the expression at %s:%d: %s(..., %s)",
+           rl_called(o, on, sizeof on), rl_dev_name(k->want, d1), s->site.file, s->site.line, c->func, shown);
     fx->replace = 1;
     fx->kind = VW_FIX_DEVICE_ARG;
     snprintf(fx->code, sizeof fx->code, "%s(..., %s)", c->func, shown);
@@ -79,16 +81,16 @@ static int match(struct vw_rule_ctx *cx, struct vw_fix *fx) { return match_case(
 const struct vw_rule vw_rule_temporary_in_expression = {
     .id = "temporary-in-expression",
     .summary = "a factory's result made inside a larger expression (or returned by a helper as it is), never moved: "
-        "only `device=` at the call can fix it",
+               "only `device=` at the call can fix it",
     .doc = "A tensor made by a factory inside a larger expression (an index made with torch.arange inside an "
-        "embedding call, an LSTM's h0 and c0 made inline) has no name a later line could move; factories make "
-        "on the CPU unless given a device. The rule matches an odd operand made by a factory call that the "
-        "source facts record as a temporary without a device= argument, back through views, in-place moves "
-        "and ops of one tensor each that the program holds by no name either, and not made in a function a "
-        "library called back. Example: self.pos(torch.arange(x.size(1))) in a forward on the GPU. Fix: "
-        "device= added to that call, and to every call of the same factory in the statement without one.",
+           "embedding call, an LSTM's h0 and c0 made inline) has no name a later line could move; factories make "
+           "on the CPU unless given a device. The rule matches an odd operand made by a factory call that the "
+           "source facts record as a temporary without a device= argument, back through views, in-place moves "
+           "and ops of one tensor each that the program holds by no name either, and not made in a function a "
+           "library called back. Example: self.pos(torch.arange(x.size(1))) in a forward on the GPU. Fix: "
+           "device= added to that call, and to every call of the same factory in the statement without one.",
     .example = "`emb(torch.arange(n))` inside a forward on the GPU; `return torch.log(torch.tril(torch.ones(sz, "
-        "sz)))` (`bug_mask_helper.py`)",
+               "sz)))` (`bug_mask_helper.py`)",
     .fixes = 1u << VW_FIX_DEVICE_ARG,
     .match = match,
 };

@@ -46,7 +46,8 @@ static int module_made_inline(struct vw_model *m, const struct vw_case *k, struc
     e->col = c->end_col;
     snprintf(e->text, sizeof e->text, ".to(%.150s)", expr);
     snprintf(fx->code, sizeof fx->code, "%.300s(...).to(%.150s)", c->func, expr);
-    rl_say(fx,
+    rl_say(
+        fx,
         "move the %s made inside the expression at %s:%d to %s: %s is its parameter%s, still where it was made, on %s",
         c->func, caller.file, caller.line, rl_dev_name(k->want, d1), rl_called(o, on, sizeof on),
         p ? " (through a view)" : "", rl_dev_name(o->dev, d2));
@@ -109,10 +110,10 @@ static int attribute_in_init(struct vw_model *m, const struct vw_case *k, struct
         snprintf(fx->code, sizeof fx->code, "%s%.250s%sself.register_buffer(\"%.250s\", None)", again ? "del " : "",
                  again ? a.binds_attr : "", again ? "\n" : "", a.binds_attr + 5);
         rl_say(fx,
-            "register %s as a buffer of its module, so that moving the module moves it: %s is a plain attribute, "
-            "set from \"%s\" at line %d of %s, and %s %s on %s where it was made",
-            a.binds_attr, a.binds_attr, a.attr_from, l, made->site.function, rl_called(o, on, sizeof on),
-            own ? "is a view of what stayed" : "stayed", rl_dev_name(o->dev, d2));
+               "register %s as a buffer of its module, so that moving the module moves it: %s is a plain attribute, "
+               "set from \"%s\" at line %d of %s, and %s %s on %s where it was made",
+               a.binds_attr, a.binds_attr, a.attr_from, l, made->site.function, rl_called(o, on, sizeof on),
+               own ? "is a view of what stayed" : "stayed", rl_dev_name(o->dev, d2));
         rl_evidence(fx, "made in %s, a constructor of a class of %s", made->site.function, def.class_bases);
         rl_evidence(fx, "\"%s\" is stored as %s at line %d", a.attr_from, a.binds_attr, l);
         rl_evidence(fx, "never moved to %s", rl_dev_name(k->want, d1));
@@ -158,7 +159,8 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
     int derived = -1;
     char rootname[256] = "", fixname[256] = "";
     if (odd->chain[own].origin == DTP_ORIGIN_OP_OUTPUT && own < odd->nsteps - 1 && !odd->chain[own].site.library &&
-        !rl_step_name(m, k, &odd->chain[own], rootname, sizeof rootname)[0] && vw_fact_combined(m, &odd->chain[own]) < 2) {
+        !rl_step_name(m, k, &odd->chain[own], rootname, sizeof rootname)[0] &&
+        vw_fact_combined(m, &odd->chain[own]) < 2) {
         derived = own;
         while (own < odd->nsteps - 1 &&
                (odd->chain[own].origin == DTP_ORIGIN_VIEW || odd->chain[own].origin == -1 ||
@@ -178,8 +180,9 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
         fx->kind = VW_FIX_MOVE_MODULE;
         *v = RL_UNMOVED_MODULE;
         rl_at_frame(fx, &mat, made->seq);
-        rl_say(fx, "move the module \"%s\" to %s once it is made: %s, made on %s when it was constructed, is still there",
-            mname, d1, on, d2);
+        rl_say(fx,
+               "move the module \"%s\" to %s once it is made: %s, made on %s when it was constructed, is still there",
+               mname, d1, on, d2);
         rl_evidence(fx, "made on %s by %s while the module \"%s\" was constructed, never moved", d2, made->what, mname);
         return 1;
     }
@@ -188,17 +191,17 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
         *v = RL_UNMOVED_DERIVED;
         codename = rootname;
         rl_say(fx, "move %s%s%s to %s right after it is made: %s is computed from it (at %s), on %s too",
-            rootname[0] ? "\"" : "", rootname[0] ? rootname : "the tensor it is computed from", rootname[0] ? "\"" : "",
-            d1, on, rl_site_str(&odd->chain[derived], buf, sizeof buf), d2);
+               rootname[0] ? "\"" : "", rootname[0] ? rootname : "the tensor it is computed from",
+               rootname[0] ? "\"" : "", d1, on, rl_site_str(&odd->chain[derived], buf, sizeof buf), d2);
         rl_evidence(fx, "computed from a tensor made on %s by %s", d2, made->what);
     } else if (view >= 0) {
         *v = RL_UNMOVED_VIEW;
         codename = rl_step_name(m, k, made, fixname, sizeof fixname);
         rl_say(fx,
-            "move %s%s%s to %s right after it is made, once: %s is a view of it (made at %s), and a view is on its "
-            "base's device",
-            fixname[0] ? "\"" : "", fixname[0] ? fixname : "its base", fixname[0] ? "\"" : "", d1, on,
-            rl_site_str(&odd->chain[view], buf, sizeof buf));
+               "move %s%s%s to %s right after it is made, once: %s is a view of it (made at %s), and a view is on its "
+               "base's device",
+               fixname[0] ? "\"" : "", fixname[0] ? fixname : "its base", fixname[0] ? "\"" : "", d1, on,
+               rl_site_str(&odd->chain[view], buf, sizeof buf));
         rl_evidence(fx, "a view (%s) of a tensor made on %s", odd->chain[view].what, d2);
     } else
         rl_say(fx, "move %s to %s right after it is made", on, d1);
@@ -221,15 +224,15 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
         *v = RL_UNMOVED_MODULE;
         snprintf(modname, sizeof modname, "%.*s", (int)(dot - odd->name), odd->name);
         rl_say(fx,
-            "move the module \"%s\" to %s once it is made: its parameter \"%s\"%s is still where it was made, on %s",
-            modname, d1, odd->name, more ? " (and the others listed)" : "", d2);
+               "move the module \"%s\" to %s once it is made: its parameter \"%s\"%s is still where it was made, on %s",
+               modname, d1, odd->name, more ? " (and the others listed)" : "", d2);
         codename = modname;
         rl_evidence(fx, "a parameter (nn.Parameter) of \"%s\"", modname);
     } else if (view < 0 && derived < 0 && vw_code_module_var(m, &made->site, modname, sizeof modname)[0]) {
         /* C on libdtrt: made inside the call whose value the statement binds to a module (dt_module *) */
         *v = RL_UNMOVED_MODULE;
         rl_say(fx, "move the module \"%s\" to %s once it is made: its parameter %s%s is still where it was made, on %s",
-            modname, d1, on, more ? " (and the others listed)" : "", d2);
+               modname, d1, on, more ? " (and the others listed)" : "", d2);
         codename = modname;
         rl_evidence(fx, "made by the statement that declares the module \"%s\"", modname);
     }
@@ -264,9 +267,9 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
         if (by_loop) {
             *v = RL_UNMOVED_LOADER_BATCH;
             rl_say(fx, "move %s to %s in the loop that receives it (%s:%d), where the program first holds it", on, d1,
-                caller.file, caller.line);
+                   caller.file, caller.line);
             rl_evidence(fx, "made by %s in %s, which the loop at line %d iterates", made->what, made->site.function,
-                     caller.line);
+                        caller.line);
         } else if (*v != RL_UNMOVED_MODULE) {
             *v = RL_UNMOVED_MADE_IN_CALLEE;
             rl_evidence(fx, "made in %s, which returned it to %s", made->site.function, caller.function);
@@ -274,7 +277,7 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
     } else if (vw_fact_callback_caller(m, made, k->pystack, &caller)) {
         *v = RL_UNMOVED_LIBRARY_CALLBACK;
         rl_say(fx, "move %s to %s where it comes back from the library that called %s (%s:%d), which made it", on, d1,
-            made->site.function, made->site.file, made->site.line);
+               made->site.function, made->site.file, made->site.line);
         rl_at_frame(fx, &caller, made->seq);
         rl_evidence(fx, "made in %s, called back by library code", made->site.function);
     } else if ((lm = module_move_before(m, k, made, &move)) == 2) {
@@ -284,13 +287,14 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
         rl_evidence(fx, "the program moved tensors made in %s to %s, not this one", made->site.function, d1);
     } else if (lm) {
         *v = RL_UNMOVED_PLAIN_ATTRIBUTE;
-        rl_say(fx,
+        rl_say(
+            fx,
             "if a module keeps %s (or the module it belongs to) in a plain attribute, list or dict, register it "
             "there instead (register_buffer; nn.ModuleList or nn.ModuleDict for modules), so that moving the module "
             "moves it; it was made in %s, next to tensors that moving the module%s%s took to %s while it stayed on %s "
             "(or move it to %s right after it is made)",
-            on, made->site.function, move.has_site ? " at " : "", move.has_site ? rl_site_str(&move, buf, sizeof buf) : "",
-            d1, d2, d1);
+            on, made->site.function, move.has_site ? " at " : "",
+            move.has_site ? rl_site_str(&move, buf, sizeof buf) : "", d1, d2, d1);
         rl_evidence(fx, "the module's move at %s left it on %s", rl_site_str(&move, buf, sizeof buf), d2);
         struct vw_src msrc;
         struct vw_frame reg;
@@ -299,10 +303,10 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
             rl_at_frame(fx, &reg, made->seq);
             rl_evidence(fx, "kept in a field of the program's own struct, made in %s", made->site.function);
             rl_say(fx,
-                "register it as a buffer of its module, so that moving the module moves it: %s is kept in a plain "
-                "field, made in %s, and moving the module%s%s took its parameters to %s while %s stayed on %s",
-                on, made->site.function, move.has_site ? " at " : "",
-                move.has_site ? rl_site_str(&move, buf, sizeof buf) : "", d1, on, d2);
+                   "register it as a buffer of its module, so that moving the module moves it: %s is kept in a plain "
+                   "field, made in %s, and moving the module%s%s took its parameters to %s while %s stayed on %s",
+                   on, made->site.function, move.has_site ? " at " : "",
+                   move.has_site ? rl_site_str(&move, buf, sizeof buf) : "", d1, on, d2);
         } else if (vw_src_at(m, made->site.file, made->site.line, &msrc) && msrc.binds_attr[0]) {
             const char *attr = msrc.binds_attr, *comma = strchr(attr, ',');
             char a[128];
@@ -321,7 +325,8 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
                 fx->before = 1;
                 rl_evidence(fx, "bound to the plain attribute %s", a);
                 /* the attribute is known: the advice says it first, plainly */
-                rl_say(fx,
+                rl_say(
+                    fx,
                     "register %s as a buffer of its module, so that moving the module moves it: %s is a plain "
                     "attribute, made in %s, and moving the module%s%s took its parameters to %s while %s stayed on %s",
                     a, a, made->site.function, move.has_site ? " at " : "",

@@ -1,4 +1,5 @@
-/* view-of-unmoved-base: a view of a tensor made off the device; the base is moved once, not the view in the loop (never-moved family; the analysis is unmoved.c's). */
+/* view-of-unmoved-base: a view of a tensor made off the device; the base is moved once, not the view in the loop
+ * (never-moved family; the analysis is unmoved.c's). */
 #include "rule.h"
 
 #include <stdio.h>
@@ -9,10 +10,10 @@ const struct vw_rule vw_rule_view_of_unmoved_base = {
     .id = "view-of-unmoved-base",
     .summary = "(never-moved) a view of a tensor made off the device: move the base once, not the view in the loop",
     .doc = "A view (expand, view, a slice, .T) is always on its base's device, so a view made in a loop from a "
-        "constant made once on the CPU is on the CPU on every pass. The rule matches an odd operand that is a "
-        "view of a tensor made off the device on another line, never moved. Example: gain = "
-        "torch.tensor([...]) before the loop and gain.expand_as(x) in it. Fix: a move of the base right after "
-        "it is made, once.",
+           "constant made once on the CPU is on the CPU on every pass. The rule matches an odd operand that is a "
+           "view of a tensor made off the device on another line, never moved. Example: gain = "
+           "torch.tensor([...]) before the loop and gain.expand_as(x) in it. Fix: a move of the base right after "
+           "it is made, once.",
     .example = "`gain = torch.tensor([...])`, expanded against each batch (`bug_broadcast_view.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER,
     .match = match,
