@@ -24,7 +24,7 @@ echo "== fuzz: building the harness (clang, libFuzzer + ASan + UBSan)"
 # shellcheck disable=SC2046
 clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
   -fno-omit-frame-pointer -Wall -Wextra -Iviewer -Iinclude -Icommon \
-  tests/fuzz/fuzz_viewer.c viewer/model.c viewer/rules.c viewer/code.c viewer/source.c viewer/fix.c viewer/report.c viewer/browse.c viewer/export.c viewer/sym.c viewer/trace.c \
+  tests/fuzz/fuzz_viewer.c viewer/model.c viewer/rules/*.c viewer/code.c viewer/source.c viewer/fix.c viewer/report.c viewer/browse.c viewer/export.c viewer/sym.c viewer/trace.c \
   viewer/escape.c viewer/cleanup.c common/trace_schema.c $(pkg-config --cflags --libs sqlite3 libdw libmd) -ldl -o $F/fuzz_viewer
 
 echo "== fuzz: seeds (real traces)"

@@ -406,3 +406,34 @@ const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t 
         snprintf(buf, size, "%s", global);
     return buf;
 }
+
+/* ---------------------------------------------------------------- edits inside a statement (Python) */
+
+void vw_code_call_to(const char *func, const char *expr, char *edit, size_t esize, char *shown, size_t ssize) {
+    snprintf(edit, esize, ".to(%.150s)", expr);
+    snprintf(shown, ssize, "%.300s(...).to(%.150s)", func, expr);
+}
+
+void vw_code_call_arg_shown(const char *func, const char *arg, char *out, size_t size) {
+    snprintf(out, size, "%s(..., %s)", func, arg + (arg[0] == ',' ? 2 : 0));
+}
+
+void vw_code_keyword_arg(const char *func, const char *name, const char *expr, int has_args, int trailing_comma,
+                         char *edit, size_t esize, char *shown, size_t ssize) {
+    snprintf(edit, esize, "%s%.60s=%.120s", has_args && !trailing_comma ? ", " : "", name, expr);
+    snprintf(shown, ssize, "%.200s(..., %.60s=%.150s)", func, name, expr);
+}
+
+void vw_code_drop_call(const char *func, size_t kept, char *shown, size_t size) {
+    snprintf(shown, size, "%.300s() -> %.*s", func, (int)kept, func);
+}
+
+void vw_code_register_attr(const char *attr, int again, char *out, size_t size) {
+    const char *dot = strchr(attr, '.');
+    snprintf(out, size, "%s%.250s%sself.register_buffer(\"%.250s\", None)", again ? "del " : "", again ? attr : "",
+             again ? "\n" : "", dot ? dot + 1 : attr);
+}
+
+void vw_code_object_to(const char *obj, const char *expr, char *out, size_t size) {
+    snprintf(out, size, "%s.to(%s)", obj, expr);
+}

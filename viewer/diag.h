@@ -29,6 +29,7 @@ struct vw_step {
     int64_t tensor, dev, seq, stack, pystack;
     int origin;           /* tensors.origin (DT_ORIGIN_*), or -1 for an in-place move */
     char what[256];       /* what made it: a factory's, op's or copy's name ("zeros", "nn.Parameter", "to") */
+    int param;            /* made as a module's parameter (what is DT_WHAT_PARAMETER, common/op_families.h) */
     char text[1024];      /* the step as a person reads it */
     struct vw_frame site; /* where it happened, when has_site */
     int has_site;
@@ -200,6 +201,12 @@ int vw_fact_value(struct vw_model *m, const char *file, int line, const char *ke
 int vw_fact_args_fields(sqlite3_stmt *st, char *v, size_t vsize, char **field, int max);
 /* The source facts of a line, into the caller's struct (the model keeps the lines asked for: see model.c). */
 int vw_src_at(struct vw_model *m, const char *file, int line, struct vw_src *out);
+/* The length of a method call's receiver when the call (as the source facts write its callee: "model.to") is
+ * that method (DT_METHOD_* of common/op_families.h: "to"), else 0. */
+size_t vw_src_call_method(const struct vw_src_call *c, const char *method);
+/* A Python constructor's frame ("Net.<locals>.Layer.__init__"): the length of its class's qualified name
+ * ("Net.<locals>.Layer"), else 0. */
+size_t vw_py_constructor(const char *function);
 /* 1 when the statement at (file, line) binds name (a plain name among its targets). */
 int vw_src_binds(const struct vw_src *s, const char *name);
 
@@ -342,6 +349,22 @@ int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char
  * it is the module's. That frame into at, the variable into name and the statement that moves the module to
  * k's intended device (the program's device expression there: `fc->to(device);` for a ModuleHolder,
  * `model.to(device);` for a module) into code; 0 when there is none. */
+/* Edits inside a statement, in Python, and the code shown for them (what the report prints as the fix's code):
+ * .to(EXPR) after a call's closing parenthesis (edit), "FUNC(...).to(EXPR)" (shown). */
+void vw_code_call_to(const char *func, const char *expr, char *edit, size_t esize, char *shown, size_t ssize);
+/* "FUNC(..., ARG)": an argument added to a call, shown (ARG as vw_code_device_arg wrote it, its ", " dropped). */
+void vw_code_call_arg_shown(const char *func, const char *arg, char *out, size_t size);
+/* NAME=EXPR added to the call FUNC (edit: with ", " when the call has arguments and no trailing comma), and
+ * "FUNC(..., NAME=EXPR)" (shown). */
+void vw_code_keyword_arg(const char *func, const char *name, const char *expr, int has_args, int trailing_comma,
+                         char *edit, size_t esize, char *shown, size_t ssize);
+/* A call taken out of an expression, keeping its receiver: "FUNC() -> RECEIVER" (the first kept bytes of FUNC). */
+void vw_code_drop_call(const char *func, size_t kept, char *shown, size_t size);
+/* The module attribute ATTR (self.NAME) registered as a buffer before it is assigned, deleted first when the
+ * function set it before (again): "del self.NAME\nself.register_buffer("NAME", None)". */
+void vw_code_register_attr(const char *attr, int again, char *out, size_t size);
+/* The object moved in place: "OBJ.to(EXPR)". */
+void vw_code_object_to(const char *obj, const char *expr, char *out, size_t size);
 /* The text added before the closing parenthesis of the factory call FUNC starting at `line` of site's file
  * (has_args: it has arguments) to make its tensor on the device expression expr: Python's `device=EXPR`;
  * C++'s TensorOptions argument, the device itself (`torch::randn({n, k}, device)`), only where the call's last

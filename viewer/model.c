@@ -8,6 +8,7 @@
  * printing. */
 #include "diag.h"
 
+#include "op_families.h"
 #include "trace_schema.h"
 
 #include <ctype.h>
@@ -96,6 +97,7 @@ static void build_chain(struct vw_model *m, struct vw_operand *o, int64_t id, in
         s->pystack = pystack;
         s->origin = origin;
         snprintf(s->what, sizeof s->what, "%s", what);
+        s->param = !strcmp(what, DT_WHAT_PARAMETER);
         s->has_site = site_of(m, stack, pystack, seq, &s->site);
         vw_device_name(dev, d1, sizeof d1);
         int64_t next = 0;
@@ -173,7 +175,7 @@ static int arrival(const struct vw_operand *o) {
 int vw_fact_state_left_behind(struct vw_model *m, const struct vw_operand *odd, int64_t seq, struct vw_step *s,
                               char *param, size_t psize) {
     const struct vw_step *arrived = &odd->chain[odd->arrived];
-    static const char prefix[] = "optimizer.state.";
+    static const char prefix[] = DT_NAME_OPTIMIZER_STATE;
     if (strncmp(odd->name, prefix, sizeof prefix - 1) != 0) return 0;
     const char *p = odd->name + sizeof prefix - 1, *key = strrchr(p, '.');
     if (!key || key == p) return 0;
@@ -293,7 +295,7 @@ int vw_fact_module_move(struct vw_model *m, const struct vw_step *made, int64_t 
                         struct vw_step *move) {
     const int lib = made->has_site && made->site.library;
     if (!made->has_site || !made->site.function[0] ||
-        (!lib && (!strcmp(made->site.function, "main") || !strcmp(made->site.function, "<module>"))))
+        (!lib && (!strcmp(made->site.function, DT_C_MAIN) || !strcmp(made->site.function, DT_PY_TOP_LEVEL))))
         return 0;
     /* moves in place (the runtime's module.to, PyTorch's on cuda) and copies to the device by a module's
      * move (PyTorch's module.to where it swaps the parameters, on meta: via "Net.to"), of tensors made where
@@ -499,10 +501,7 @@ static void intent_of(struct vw_model *m, const struct vw_operand *ops, int n, i
          * meant to run) */
         "SELECT arg0_device, count(*), 0 FROM (SELECT o.arg0_device FROM ops o LEFT JOIN strings s ON s.id = o.name "
         "WHERE o.op < ?1 AND o.nargs > 0 AND COALESCE(CASE WHEN s.text LIKE 'aten::%' THEN substr(s.text, 7) ELSE "
-        "s.text END, '') NOT IN ('to', 'cpu', 'cuda', 'copy_', '_to_copy', 'set_data', 'uniform_', 'normal_', "
-        "'fill_', 'zero_', 'random_', 'bernoulli_', 'exponential_', 'cauchy_', 'log_normal_', 'geometric_', "
-        "'kaiming_uniform_', 'kaiming_normal_', 'xavier_uniform_', 'xavier_normal_', 'trunc_normal_', "
-        "'orthogonal_', 'constant_', 'ones_', 'zeros_', 'eye_', 'dirac_') ORDER BY o.op DESC LIMIT ?3) GROUP BY 1",
+        "s.text END, '') NOT IN (" DT_OPS_MOVE_SQL ", " DT_OPS_INIT_SQL ") ORDER BY o.op DESC LIMIT ?3) GROUP BY 1",
     };
     if (m->have_facts) { /* the latest moves to each candidate made by a line with a device expression */
         sqlite3_stmt *st = vw_prep(m->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers "
@@ -722,8 +721,7 @@ int vw_fact_constructed_at(struct vw_model *m, const struct vw_step *made, struc
             *caller = f;
             return 1;
         }
-        size_t fl = strlen(f.function);
-        if (fl <= 9 || strcmp(f.function + fl - 9, ".__init__")) return 0;
+        if (!vw_py_constructor(f.function)) return 0;
         *ctor = f;
         found = 1;
     }
@@ -733,9 +731,10 @@ int vw_fact_constructed_at(struct vw_model *m, const struct vw_step *made, struc
 int vw_fact_idle_move(struct vw_model *m, const struct vw_operand *o, int64_t seq, struct vw_frame *at,
                       struct vw_frame *caller) {
     /* a move op (PyTorch's Tensor.to, .cuda) whose result is its own input: it returned the tensor as it was */
-    sqlite3_stmt *st = vw_prep(m->t, "SELECT o.seq, COALESCE(o.stack, 0), COALESCE(o.pystack, 0) FROM ops o JOIN "
-                                     "strings s ON s.id = o.name WHERE s.text IN ('to', 'cuda') AND o.arg0_tensor = ?1 "
-                                     "AND o.out0 = ?1 AND o.seq < ?2 ORDER BY o.seq DESC LIMIT 1");
+    sqlite3_stmt *st =
+        vw_prep(m->t, "SELECT o.seq, COALESCE(o.stack, 0), COALESCE(o.pystack, 0) FROM ops o JOIN "
+                      "strings s ON s.id = o.name WHERE s.text IN (" DT_OPS_MOVE_TO_SQL ") AND o.arg0_tensor = ?1 "
+                      "AND o.out0 = ?1 AND o.seq < ?2 ORDER BY o.seq DESC LIMIT 1");
     if (!st) return 0;
     int found = 0;
     for (int s = 0; s < o->nsteps && !found; s++) {
@@ -844,6 +843,17 @@ int vw_tensor_names(struct vw_model *m, int64_t id, int64_t seq, char (*out)[256
         if (sqlite3_column_text(st, 0)) snprintf(out[n++], 256, "%s", (const char *)sqlite3_column_text(st, 0));
     sqlite3_finalize(st);
     return n;
+}
+
+size_t vw_src_call_method(const struct vw_src_call *c, const char *method) {
+    size_t fl = strlen(c->func), ml = strlen(method);
+    return fl > ml + 1 && c->func[fl - ml - 1] == '.' && !strcmp(c->func + fl - ml, method) ? fl - ml - 1 : 0;
+}
+
+size_t vw_py_constructor(const char *function) {
+    size_t fl = strlen(function), cl = strlen(DT_PY_CONSTRUCTOR);
+    return fl > cl + 1 && function[fl - cl - 1] == '.' && !strcmp(function + fl - cl, DT_PY_CONSTRUCTOR) ? fl - cl - 1
+                                                                                                         : 0;
 }
 
 /* ---------------------------------------------------------------- source facts of native calls */

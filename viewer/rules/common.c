@@ -232,10 +232,12 @@ int rl_move_first(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx
     }
     if (!rl_is_python(move) || !rl_is_python(made) || !vw_src_at(m, move->site.file, move->site.line, &src)) return 0;
     for (int i = 0; i < src.ncalls; i++) {
-        const char *fn = src.calls[i].func, *dot = strrchr(fn, '.');
+        const char *fn = src.calls[i].func;
+        size_t rl = vw_src_call_method(&src.calls[i], DT_METHOD_MOVE_TO);
         char obj[128];
-        if (!dot || (strcmp(dot, ".to") && strcmp(dot, ".cuda")) || (size_t)(dot - fn) >= sizeof obj) continue;
-        snprintf(obj, sizeof obj, "%.*s", (int)(dot - fn), fn);
+        if (!rl) rl = vw_src_call_method(&src.calls[i], DT_METHOD_MOVE_CUDA);
+        if (!rl || rl >= sizeof obj) continue;
+        snprintf(obj, sizeof obj, "%.*s", (int)rl, fn);
         int plain = 1;
         for (const char *p = obj; *p && plain; p++)
             plain = *p == '.' || *p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
@@ -246,7 +248,7 @@ int rl_move_first(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx
         rl_at(fx, made);
         fx->before = 1;
         fx->kind = VW_FIX_MOVE_MODEL_FIRST;
-        snprintf(fx->code, sizeof fx->code, "%s.to(%s)", obj, expr);
+        vw_code_object_to(obj, expr, fx->code, sizeof fx->code);
         rl_evidence(fx, "the program moves \"%s\" at %s:%d", obj, move->site.file, move->site.line);
         return 1;
     }
@@ -276,7 +278,7 @@ int rl_device_at_factory(struct vw_model *m, const struct vw_case *k, struct vw_
     e->line = c->end_line;
     e->col = c->end_col - 1; /* before the closing parenthesis */
     snprintf(e->text, sizeof e->text, "%s", arg);
-    snprintf(fx->code, sizeof fx->code, "%s(..., %s)", c->func, arg + (arg[0] == ',' ? 2 : 0));
+    vw_code_call_arg_shown(c->func, arg, fx->code, sizeof fx->code);
     rl_evidence(fx, "made by %s without device=, at %s:%d", c->func, made->site.file, made->site.line);
     return 1;
 }

@@ -26,19 +26,19 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
         /* the copy is a temporary inside an expression (loss(output.cpu(), target)): take the copy out there,
          * or bring it back at once */
         struct vw_edit *e = &fx->edits[fx->nedits++];
-        size_t fl = strlen(c->func);
+        size_t kept = vw_src_call_method(c, DT_METHOD_COPY_CPU);
         fx->replace = 1;
         e->line = c->end_line;
-        if (k->want != 0 && !c->has_args && fl > 4 && !strcmp(c->func + fl - 4, ".cpu") && c->end_col >= 6) {
-            e->col = c->end_col - 6, e->del = 6; /* ".cpu()" */
+        if (k->want != 0 && !c->has_args && kept && c->end_col >= (int)strlen("." DT_METHOD_COPY_CPU "()")) {
+            e->del = (int)strlen("." DT_METHOD_COPY_CPU "()");
+            e->col = c->end_col - e->del;
             fx->kind = VW_FIX_DROP_COPY;
-            snprintf(fx->code, sizeof fx->code, "%.300s() -> %.*s", c->func, (int)(fl - 4), c->func);
+            vw_code_drop_call(c->func, kept, fx->code, sizeof fx->code);
         } else {
             vw_device_expr(m, k, k->want, &a->site, expr, sizeof expr);
             e->col = c->end_col;
             fx->kind = VW_FIX_MOVE_CALL;
-            snprintf(e->text, sizeof e->text, ".to(%.150s)", expr);
-            snprintf(fx->code, sizeof fx->code, "%.300s(...).to(%.150s)", c->func, expr);
+            vw_code_call_to(c->func, expr, e->text, sizeof e->text, fx->code, sizeof fx->code);
         }
         rl_evidence(fx, "the copy %s() is a temporary inside the expression at line %d", c->func, a->site.line);
         return 1;
@@ -49,7 +49,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
         /* copied in a function that returned it (a batch helper called by training and evaluation): moved
          * back right there, by the name it has there */
         vw_device_expr(m, k, k->want, &a->site, expr, sizeof expr);
-        snprintf(fx->code, sizeof fx->code, "%.200s = %.200s.to(%.150s)", src.binds, src.binds, expr);
+        vw_code_move(m, &a->site, src.binds, expr, fx->code, sizeof fx->code);
         fx->kind = VW_FIX_MOVE_AFTER;
         rl_evidence(fx, "copied in %s, which returned it", a->site.function);
         return 1;

@@ -39,9 +39,8 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     struct vw_edit *e = &fx->edits[fx->nedits++];
     e->line = c->end_line;
     e->col = c->end_col - 1; /* before the closing parenthesis */
-    snprintf(e->text, sizeof e->text, "%s%.60s=%.120s", c->has_args && !c->trailing_comma ? ", " : "", src.device_expr,
-             expr);
-    snprintf(fx->code, sizeof fx->code, "%.200s(..., %.60s=%.150s)", c->func, src.device_expr, expr);
+    vw_code_keyword_arg(c->func, src.device_expr, expr, c->has_args, c->trailing_comma, e->text, sizeof e->text,
+                        fx->code, sizeof fx->code);
     rl_say(fx,
            "pass the device to %s at %s:%d: %s was moved with .to(%s) in %s (line %d), but %s is a parameter that "
            "defaults to %s and the call gave none, so it stayed on %s",

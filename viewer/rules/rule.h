@@ -6,6 +6,7 @@
 #define DEVTRACE_RULES_RULE_H
 
 #include "../diag.h"
+#include "op_families.h"
 
 #include <devtrace/probe.h>
 #include <string.h>

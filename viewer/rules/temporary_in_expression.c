@@ -45,7 +45,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
            rl_called(o, on, sizeof on), rl_dev_name(k->want, d1), s->site.file, s->site.line, c->func, shown);
     fx->replace = 1;
     fx->kind = VW_FIX_DEVICE_ARG;
-    snprintf(fx->code, sizeof fx->code, "%s(..., %s)", c->func, shown);
+    vw_code_call_arg_shown(c->func, shown, fx->code, sizeof fx->code);
     rl_evidence(fx, "made by %s, a temporary inside a larger expression", c->func);
     if (own) rl_evidence(fx, "then %s", o->chain[0].what);
     rl_evidence(fx, "never moved");

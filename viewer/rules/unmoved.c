@@ -16,7 +16,7 @@ static int module_made_inline(struct vw_model *m, const struct vw_case *k, struc
     const struct vw_operand *o = k->odd;
     int p = -1;
     for (int s = 0; s <= own && s < o->nsteps && p < 0; s++)
-        if (!strcmp(o->chain[s].what, "nn.Parameter"))
+        if (o->chain[s].param)
             p = s;
         else if (o->chain[s].origin != DTP_ORIGIN_VIEW && o->chain[s].origin != -1)
             break;
@@ -27,7 +27,7 @@ static int module_made_inline(struct vw_model *m, const struct vw_case *k, struc
         return 0;
     /* the class whose constructor made it: "Net.<locals>.Layer.__init__" -> "Layer" */
     char cls[256];
-    snprintf(cls, sizeof cls, "%.*s", (int)(strlen(ctor.function) - 9), ctor.function);
+    snprintf(cls, sizeof cls, "%.*s", (int)vw_py_constructor(ctor.function), ctor.function);
     const char *short_cls = strrchr(cls, '.') ? strrchr(cls, '.') + 1 : cls;
     const struct vw_src_call *c = NULL;
     for (int i = 0; i < src.ncalls && !c; i++) {
@@ -44,8 +44,7 @@ static int module_made_inline(struct vw_model *m, const struct vw_case *k, struc
     struct vw_edit *e = &fx->edits[fx->nedits++];
     e->line = c->end_line;
     e->col = c->end_col;
-    snprintf(e->text, sizeof e->text, ".to(%.150s)", expr);
-    snprintf(fx->code, sizeof fx->code, "%.300s(...).to(%.150s)", c->func, expr);
+    vw_code_call_to(c->func, expr, e->text, sizeof e->text, fx->code, sizeof fx->code);
     rl_say(
         fx,
         "move the %s made inside the expression at %s:%d to %s: %s is its parameter%s, still where it was made, on %s",
@@ -73,8 +72,7 @@ static int attribute_in_init(struct vw_model *m, const struct vw_case *k, struct
     const struct vw_operand *o = k->odd;
     const struct vw_step *made = &o->chain[own];
     struct vw_src src, def;
-    size_t fl = strlen(made->site.function);
-    if (!rl_is_python(made) || fl <= 9 || strcmp(made->site.function + fl - 9, ".__init__") ||
+    if (!rl_is_python(made) || !vw_py_constructor(made->site.function) ||
         !vw_src_at(m, made->site.file, made->site.line, &src) || !src.function_line ||
         !vw_src_at(m, made->site.file, src.function_line, &def) || !module_base(def.class_bases))
         return 0;
@@ -107,8 +105,7 @@ static int attribute_in_init(struct vw_model *m, const struct vw_case *k, struct
         fx->before = 1;
         fx->kind = VW_FIX_REGISTER_BUFFER;
         int again = !strcmp(a.attr_set_before, a.binds_attr);
-        snprintf(fx->code, sizeof fx->code, "%s%.250s%sself.register_buffer(\"%.250s\", None)", again ? "del " : "",
-                 again ? a.binds_attr : "", again ? "\n" : "", a.binds_attr + 5);
+        vw_code_register_attr(a.binds_attr, again, fx->code, sizeof fx->code);
         rl_say(fx,
                "register %s as a buffer of its module, so that moving the module moves it: %s is a plain attribute, "
                "set from \"%s\" at line %d of %s, and %s %s on %s where it was made",
@@ -219,7 +216,7 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
      * never moved */
     char modname[128] = "";
     const char *dot = strchr(odd->name, '.');
-    if (view < 0 && derived < 0 && dot && dot > odd->name && !strcmp(made->what, "nn.Parameter") &&
+    if (view < 0 && derived < 0 && dot && dot > odd->name && made->param &&
         (size_t)(dot - odd->name) < sizeof modname) {
         *v = RL_UNMOVED_MODULE;
         snprintf(modname, sizeof modname, "%.*s", (int)(dot - odd->name), odd->name);
@@ -319,8 +316,7 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
                 for (const char *q = msrc.attr_set_before; (q = strstr(q, a)) != NULL && !again; q++)
                     again = (q == msrc.attr_set_before || q[-1] == ',') && (q[strlen(a)] == ',' || !q[strlen(a)]);
                 fx->kind = VW_FIX_REGISTER_BUFFER;
-                snprintf(fx->code, sizeof fx->code, "%s%s%sself.register_buffer(\"%s\", None)", again ? "del " : "",
-                         again ? a : "", again ? "\n" : "", a + 5);
+                vw_code_register_attr(a, again, fx->code, sizeof fx->code);
                 if (again) rl_evidence(fx, "%s was set earlier in %s", a, made->site.function);
                 fx->before = 1;
                 rl_evidence(fx, "bound to the plain attribute %s", a);
