@@ -19,7 +19,8 @@
 #define VW_SQL_ORIGIN_FACTORY "0" /* DTP_ORIGIN_FACTORY */
 #define VW_SQL_ORIGIN_CKPT    "4" /* DTP_ORIGIN_CHECKPOINT */
 
-#define VW_MAX_STEPS 24
+#define VW_MAX_STEPS   24
+#define VW_DEV_UNKNOWN INT64_MIN /* a device the trace does not give */
 #define VW_MAX_ARGS  16
 
 /* ---------------------------------------------------------------- the model (model.c) */
@@ -30,7 +31,11 @@ struct vw_step {
     int origin;           /* tensors.origin (DT_ORIGIN_*), or -1 for an in-place move */
     char what[256];       /* what made it: a factory's, op's or copy's name ("zeros", "nn.Parameter", "to") */
     int param;            /* made as a module's parameter (what is DT_WHAT_PARAMETER, common/op_families.h) */
-    char text[1024];      /* the step as a person reads it */
+    int64_t from;         /* what it was made from: a view's base, a copy's source, the op input it follows; or 0 */
+    int64_t from_dev;     /* an in-place move's or a copy's source device; VW_DEV_UNKNOWN when not in the trace */
+    char detail[512];     /* a checkpoint load's file */
+    char op[128];         /* an op output's op */
+    char from_arg[64];    /* the argument of that op it follows ("" when none was on its device) */
     struct vw_frame site; /* where it happened, when has_site */
     int has_site;
 };

@@ -58,7 +58,7 @@ static struct vw_step *add_step(struct vw_operand *o) {
 
 /* Walks tensor id's provenance backwards from event `before`. */
 static void build_chain(struct vw_model *m, struct vw_operand *o, int64_t id, int64_t before) {
-    char d1[32], d2[32], what[256], detail[512];
+    char what[256], detail[512];
     for (int guard = 0; id && guard < VW_MAX_STEPS; guard++) {
         int64_t seq, dev, src, op, stack, pystack;
         int origin;
@@ -82,10 +82,7 @@ static void build_chain(struct vw_model *m, struct vw_operand *o, int64_t id, in
             s->origin = -1;
             snprintf(s->what, sizeof s->what, "%s",
                      sqlite3_column_text(m->moves, 3) ? (const char *)sqlite3_column_text(m->moves, 3) : "?");
-            snprintf(s->text, sizeof s->text, "moved in place %s -> %s by %s",
-                     vw_device_name(sqlite3_column_int64(m->moves, 1), d1, sizeof d1),
-                     vw_device_name(s->dev, d2, sizeof d2),
-                     sqlite3_column_text(m->moves, 3) ? (const char *)sqlite3_column_text(m->moves, 3) : "?");
+            s->from_dev = sqlite3_column_int64(m->moves, 1);
             s->has_site = site_of(m, s->stack, sqlite3_column_int64(m->moves, 5), s->seq, &s->site);
         }
         struct vw_step *s = add_step(o);
@@ -99,38 +96,25 @@ static void build_chain(struct vw_model *m, struct vw_operand *o, int64_t id, in
         snprintf(s->what, sizeof s->what, "%s", what);
         s->param = !strcmp(what, DT_WHAT_PARAMETER);
         s->has_site = site_of(m, stack, pystack, seq, &s->site);
-        vw_device_name(dev, d1, sizeof d1);
+        s->from_dev = VW_DEV_UNKNOWN;
         int64_t next = 0;
         switch (origin) {
-        case DTP_ORIGIN_FACTORY:
-            snprintf(s->text, sizeof s->text, "t%lld created on %s by %s", (long long)id, d1, what);
-            break;
-        case DTP_ORIGIN_CHECKPOINT:
-            snprintf(s->text, sizeof s->text, "t%lld loaded on %s from checkpoint key \"%s\" of %s", (long long)id, d1,
-                     what, detail);
-            break;
+        case DTP_ORIGIN_CHECKPOINT: snprintf(s->detail, sizeof s->detail, "%s", detail); break;
         case DTP_ORIGIN_VIEW:
-            snprintf(s->text, sizeof s->text, "t%lld is a view (%s) of t%lld", (long long)id, what, (long long)src);
-            next = src;
+            s->from = next = src;
             break;
         case DTP_ORIGIN_TRANSFER: {
-            char via[256];
-            snprintf(via, sizeof via, "%s", what);
             int64_t sseq, sdev, ssrc, sop, sstack, spy;
             int sorigin;
             if (tensor_row(m, src, &sseq, &sdev, &sorigin, &ssrc, &sop, &sstack, &spy, what, sizeof what, detail,
                            sizeof detail))
-                vw_device_name(sdev, d2, sizeof d2);
-            else
-                snprintf(d2, sizeof d2, "?");
-            snprintf(s->text, sizeof s->text, "t%lld copied %s -> %s from t%lld by %s", (long long)id, d2, d1,
-                     (long long)src, via);
-            next = src;
+                s->from_dev = sdev;
+            s->from = next = src;
             break;
         }
         case DTP_ORIGIN_OP_OUTPUT: {
-            char name[128];
-            op_name(m, op, name, sizeof name);
+            char *name = s->op;
+            op_name(m, op, name, sizeof s->op);
             /* follow the input that carried the device (first one on it) */
             int64_t pick = 0, first = 0;
             char arg[64] = "";
@@ -145,15 +129,11 @@ static void build_chain(struct vw_model *m, struct vw_operand *o, int64_t id, in
                 }
             }
             if (!pick) pick = first;
-            if (pick)
-                snprintf(s->text, sizeof s->text, "t%lld made on %s by %s from t%lld ('%s')", (long long)id, d1, name,
-                         (long long)pick, arg);
-            else
-                snprintf(s->text, sizeof s->text, "t%lld made on %s by %s", (long long)id, d1, name);
-            next = pick;
+            snprintf(s->from_arg, sizeof s->from_arg, "%s", arg);
+            s->from = next = pick;
             break;
         }
-        default: snprintf(s->text, sizeof s->text, "t%lld created on %s (%s)", (long long)id, d1, what); break;
+        default: break;
         }
         before = s->seq;
         id = next;
@@ -194,15 +174,13 @@ int vw_fact_state_left_behind(struct vw_model *m, const struct vw_operand *odd, 
     sqlite3_bind_int64(st, 4, odd->dev);
     int found = sqlite3_step(st) == SQLITE_ROW;
     if (found) {
-        char d1[32], d2[32];
         memset(s, 0, sizeof *s);
         s->seq = sqlite3_column_int64(st, 0);
         s->dev = sqlite3_column_int64(st, 1);
         s->stack = sqlite3_column_int64(st, 2);
         s->origin = -1;
-        snprintf(s->text, sizeof s->text, "parameter \"%s\" moved in place %s -> %s by %s", param,
-                 vw_device_name(odd->dev, d1, sizeof d1), vw_device_name(s->dev, d2, sizeof d2),
-                 (const char *)sqlite3_column_text(st, 4));
+        s->from_dev = odd->dev;
+        snprintf(s->what, sizeof s->what, "%s", (const char *)sqlite3_column_text(st, 4));
         s->has_site = site_of(m, s->stack, sqlite3_column_int64(st, 3), s->seq, &s->site);
     }
     sqlite3_finalize(st);
