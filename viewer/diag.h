@@ -21,7 +21,7 @@
 
 #define VW_MAX_STEPS   24
 #define VW_DEV_UNKNOWN INT64_MIN /* a device the trace does not give */
-#define VW_MAX_ARGS  16
+#define VW_MAX_ARGS    16
 
 /* ---------------------------------------------------------------- the model (model.c) */
 
@@ -63,10 +63,15 @@ struct vw_intent {
     long long sent[VW_MAX_ARGS];  /* tensors explicitly sent there */
     long long work[VW_MAX_ARGS];  /* of the latest ops, those that ran there */
     long long coded[VW_MAX_ARGS]; /* moves there by a line of the program with a device expression */
-    const char *by;               /* what decided: "operands", "transfers", "work", "device expression" */
-    int64_t majority;             /* the device most operands are on */
-    int ambiguous;                /* nothing settles it: a guess, said as such */
-    int64_t want;                 /* the intended device */
+    enum vw_intent_by {
+        VW_INTENT_OPERANDS,   /* where most operands are: nothing the program did says otherwise */
+        VW_INTENT_TRANSFERS,  /* the tensors the program explicitly sent there */
+        VW_INTENT_WORK,       /* where the ops of its latest work ran */
+        VW_INTENT_DEVICE_EXPR /* where its own device expressions sent tensors */
+    } by;                     /* what decided */
+    int64_t majority;         /* the device most operands are on */
+    int ambiguous;            /* nothing settles it: a guess, said as such */
+    int64_t want;             /* the intended device */
 };
 
 /* Source facts of one line, as the producer that knows the language wrote them (table source_facts); all
@@ -127,6 +132,9 @@ struct vw_case {
     struct vw_step call;          /* the failing call */
     const struct vw_operand *odd; /* the first operand off the intended device, or NULL */
 };
+
+/* What decided the intended device, as the report and its JSON name it ("operands", "device expression"). */
+const char *vw_intent_by_name(enum vw_intent_by by);
 
 /* The device mismatches of a trace, in order: seq, first_arg, other_arg, message, op, stack, pystack. A
  * mismatch a producer recorded before an op that then succeeded (the libtorch observer checks before libtorch

@@ -100,9 +100,7 @@ static void build_chain(struct vw_model *m, struct vw_operand *o, int64_t id, in
         int64_t next = 0;
         switch (origin) {
         case DTP_ORIGIN_CHECKPOINT: snprintf(s->detail, sizeof s->detail, "%s", detail); break;
-        case DTP_ORIGIN_VIEW:
-            s->from = next = src;
-            break;
+        case DTP_ORIGIN_VIEW: s->from = next = src; break;
         case DTP_ORIGIN_TRANSFER: {
             int64_t sseq, sdev, ssrc, sop, sstack, spy;
             int sorigin;
@@ -457,7 +455,7 @@ static void intent_of(struct vw_model *m, const struct vw_operand *ops, int n, i
         if (k == in->n) in->dev[in->n++] = ops[i].dev;
     }
     in->want = in->majority = majority;
-    in->by = "operands";
+    in->by = VW_INTENT_OPERANDS;
     if (in->n < 2) return;
     /* the earliest and the latest of each kind of event: the setup and the step, at any trace's size; of the
      * tensors sent, those sent as a whole model's (moves in place) or made there */
@@ -532,7 +530,7 @@ static void intent_of(struct vw_model *m, const struct vw_operand *ops, int n, i
         if (in->coded[k] > 0) coders++, ck = k;
     if (coders == 1) {
         in->want = in->dev[ck];
-        in->by = "device expression";
+        in->by = VW_INTENT_DEVICE_EXPR;
         return;
     }
     if (senders == 1 && in->dev[s] != 0 && !whole[s] && in->sent[s] <= 2 && cpu_work >= 16 &&
@@ -540,14 +538,14 @@ static void intent_of(struct vw_model *m, const struct vw_operand *ops, int n, i
         /* a copy or two to an accelerator (no model moved there, nothing made there) in a program that
          * otherwise works on the cpu: the work is taken, and said to be a guess against the moves */
         in->want = 0;
-        in->by = "work";
+        in->by = VW_INTENT_WORK;
         in->ambiguous = 1;
     } else if (senders == 1 || (s >= 0 && (w < 0 || w == s))) {
         in->want = in->dev[s];
-        in->by = "transfers";
+        in->by = VW_INTENT_TRANSFERS;
     } else if (s < 0 && w >= 0) {
         in->want = in->dev[w];
-        in->by = "work";
+        in->by = VW_INTENT_WORK;
     } else {
         /* sent one way and worked the other, or sent and worked on both alike: the operands' majority, said
          * to be a guess */
@@ -1037,7 +1035,7 @@ int vw_case_load(struct vw_model *m, struct vw_case *k, int64_t seq, int first, 
         if (j != best && counts[j] == counts[best] && devs[j] != 0 && devs[best] != 0) k->tie = 1;
     intent_of(m, ops, n, nd ? devs[best] : 0, seq, &k->in);
     k->want = k->in.want;
-    if (strcmp(k->in.by, "operands") || k->in.ambiguous) k->tie = 0; /* settled by the program, or said */
+    if (k->in.by != VW_INTENT_OPERANDS || k->in.ambiguous) k->tie = 0; /* settled by the program, or said */
     for (int i = 0; i < n; i++) {
         ops[i].odd = !ops[i].scalar && ops[i].dev != k->want;
         build_chain(m, &ops[i], ops[i].tensor, seq);

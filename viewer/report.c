@@ -102,6 +102,16 @@ static void print_site(FILE *f, const struct vw_step *s) {
     }
 }
 
+const char *vw_intent_by_name(enum vw_intent_by by) {
+    switch (by) {
+    case VW_INTENT_OPERANDS: return "operands";
+    case VW_INTENT_TRANSFERS: return "transfers";
+    case VW_INTENT_WORK: return "work";
+    case VW_INTENT_DEVICE_EXPR: return "device expression";
+    }
+    return "?";
+}
+
 /* A step of a chain as a person reads it, from the step's facts (the model writes no English). */
 static const char *step_text(const struct vw_step *s, char *buf, size_t size) {
     char d1[32], d2[32];
@@ -275,19 +285,19 @@ static int json_snippet(struct ctx *c, FILE *f, const struct snippet *sn, const 
  * work it ran there, and an operand on it with where it reached it. */
 static void print_intent(FILE *f, const struct vw_intent *in, const struct vw_operand *ops, int n) {
     char d1[32], d2[32], buf[1200];
-    if (!in->ambiguous && (!strcmp(in->by, "operands") || in->want == in->majority)) return;
+    if (!in->ambiguous && (in->by == VW_INTENT_OPERANDS || in->want == in->majority)) return;
     if (in->ambiguous)
         fprintf(f,
                 "\n  which device was meant is not clear: the program's moves and its work do not point at one "
                 "device; %s, %s, is taken (check both chains):\n",
                 vw_device_name(in->want, d1, sizeof d1),
-                !strcmp(in->by, "work") ? "where its work ran" : "where most operands are");
+                in->by == VW_INTENT_WORK ? "where its work ran" : "where most operands are");
     else
         fprintf(f, "\n  %s is taken as meant, though most operands are on %s: %s\n",
                 vw_device_name(in->want, d1, sizeof d1), vw_device_name(in->majority, d2, sizeof d2),
-                !strcmp(in->by, "work")                ? "the program's latest ops ran there"
-                : !strcmp(in->by, "device expression") ? "the program's own device expressions sent tensors there"
-                                                       : "the program's own moves went there");
+                in->by == VW_INTENT_WORK          ? "the program's latest ops ran there"
+                : in->by == VW_INTENT_DEVICE_EXPR ? "the program's own device expressions sent tensors there"
+                                                  : "the program's own moves went there");
     for (int k = 0; k < in->n; k++) {
         const struct vw_operand *o = NULL;
         for (int i = 0; i < n && !o; i++)
@@ -305,8 +315,8 @@ static void print_intent(FILE *f, const struct vw_intent *in, const struct vw_op
 
 static void json_intent(FILE *f, const struct vw_intent *in, const struct vw_operand *ops, int n) {
     char d1[32];
-    fprintf(f, ", \"intent\": {\"by\": \"%s\", \"ambiguous\": %s, \"majority\": \"%s\", \"candidates\": [", in->by,
-            in->ambiguous ? "true" : "false", vw_device_name(in->majority, d1, sizeof d1));
+    fprintf(f, ", \"intent\": {\"by\": \"%s\", \"ambiguous\": %s, \"majority\": \"%s\", \"candidates\": [",
+            vw_intent_by_name(in->by), in->ambiguous ? "true" : "false", vw_device_name(in->majority, d1, sizeof d1));
     for (int k = 0; k < in->n; k++) {
         const struct vw_operand *o = NULL;
         for (int i = 0; i < n && !o; i++)
