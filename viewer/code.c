@@ -1,8 +1,10 @@
-/* The code a fix writes, per language: a move of a named tensor to a device expression, in Python
- * (`x = x.to(device)`), C on libdtrt (`x = dt_to(x, dev);`, wrapped as the program wraps its own moves)
- * and C++ on libtorch (`x = x.to(device);`); and the program's name for an operand of the failing call,
- * from the call-site facts of native code. The language and every text come from the source facts the
- * producer recorded; nothing here parses source. Where the code goes is source.c's. */
+/* The code a fix writes, per language, and nothing else writes code: a move of a named tensor to a device
+ * expression, in Python (`x = x.to(device)`), C on libdtrt (`x = dt_to(x, dev);`, wrapped as the program
+ * wraps its own moves) and C++ on libtorch (`x = x.to(device);`); the program's device expression to write
+ * (vw_device_expr); the module moves, state reloads and buffer registrations of native code; and the edits
+ * inside a Python statement (.to(EXPR) on a call, device=, a keyword argument, .cpu() taken out,
+ * register_buffer). The language and every text come from the source facts the producer recorded; nothing
+ * here parses source. Where the code goes is source.c's. */
 #include "diag.h"
 
 #include "trace_schema.h"

@@ -1,11 +1,14 @@
-/* The diagnosis engine of `devtrace report` and `devtrace fix`, in three
- * parts read in this order: the model (model.c: each device mismatch's
- * operands, their chains, where the program meant the op to run, and the
- * facts the rules ask about the trace and the program's source), the rules
- * (rules/: one file per rule, each an id, its documentation, a match on
- * facts and the kind of fix it proposes; rules/registry.c lists them in
- * priority order) and the rendering (report.c:
- * text, JSON; fix.c: a patch). Nothing here prints. */
+/* The diagnosis engine of `devtrace report` and `devtrace fix`, in four
+ * parts read in this order, each calling only those before it
+ * (scripts/check_include_graph.py checks it): the model (model.c: each
+ * device mismatch's operands, their chains, where the program meant the op
+ * to run, and the facts the rules ask about the trace and the program's
+ * source; no English), the rules (rules/: one file per rule, each an id, its
+ * documentation, a match on facts and the kind of fix it proposes;
+ * rules/registry.c lists them in priority order), the code (code.c: every
+ * piece of code a fix holds, per language) and the rendering (report.c:
+ * text, JSON, a chain's steps in words; export.c: HTML; fix.c: a patch).
+ * Nothing here prints. */
 #ifndef DEVTRACE_DIAG_H
 #define DEVTRACE_DIAG_H
 

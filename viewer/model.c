@@ -4,8 +4,9 @@
  * in-place moves are steps too), where the program meant the op to run,
  * and the facts the rules ask about: moves of the program's that left a
  * tensor behind, who made a tensor and who called them, and the source
- * facts the producer recorded for a line. Queries only: no rule, no
- * printing. */
+ * facts the producer recorded for a line, and the native call facts (a
+ * file's language, the name an operand had at the failing call). Queries
+ * only: no rule, no code, no English, no printing. */
 #include "diag.h"
 
 #include "op_families.h"
