@@ -327,6 +327,48 @@ START_TEST(test_temporary_in_expression) {
 }
 END_TEST
 
+START_TEST(test_peer_moved_from_same_source) {
+    trace_open();
+    statement(10, "main", "x,labels"); /* for x, labels in loader: */
+    statement(12, "main", "x");        /* x = x.to(device) */
+    struct vw_step s = py_step(2, 0, DTP_ORIGIN_FACTORY, "collate", 10, 40);
+    case_of("labels", &s, 1);
+    /* the peer: copied to cuda:0 at line 12 from a tensor made on line 10 with the odd one */
+    ops[0].chain[0] = py_step(1, CUDA0, DTP_ORIGIN_TRANSFER, "to", 12, 50);
+    ops[0].chain[1] = py_step(3, 0, DTP_ORIGIN_FACTORY, "collate", 10, 39);
+    ops[0].nsteps = 2, ops[0].arrived = 0;
+    struct vw_fix fx;
+    diagnose(&fx, "peer-moved-from-same-source");
+    ck_assert_int_eq(fx.kind, VW_FIX_MOVE_AFTER);
+    ck_assert_int_eq(fx.site.site.line, 12); /* beside the peer's move */
+    ck_assert_str_eq(fx.code, "labels = labels.to(\"cuda:0\")");
+    /* the peer made elsewhere: not this rule's */
+    ops[0].chain[1].site.line = 11;
+    diagnose(&fx, "never-moved");
+    ck_assert_int_eq(fx.site.site.line, 10);
+    trace_close();
+}
+END_TEST
+
+START_TEST(test_derived_from_unmoved) {
+    trace_open();
+    statement(4, "main", "causal");
+    statement(15, "Net.forward", NULL);
+    named(11, 5, "causal");
+    /* mask = causal[:t, :t] == 0 in a forward: an op of one tensor from a tensor the program holds by name */
+    struct vw_step chain[2] = {py_step(10, 0, DTP_ORIGIN_OP_OUTPUT, "eq", 15, 60),
+                               py_step(11, 0, DTP_ORIGIN_FACTORY, "ones", 4, 5)};
+    snprintf(chain[0].site.function, sizeof chain[0].site.function, "Net.forward");
+    case_of("", chain, 2);
+    ops[1].arrived = 1;
+    struct vw_fix fx;
+    diagnose(&fx, "derived-from-unmoved");
+    ck_assert_int_eq(fx.site.site.line, 4); /* where it came from, not the op in the forward */
+    ck_assert_str_eq(fx.code, "causal = causal.to(\"cuda:0\")");
+    trace_close();
+}
+END_TEST
+
 static Suite *make_rules_suite(void) {
     Suite *s = suite_create("rules");
     TCase *tc = tcase_create("registry");
@@ -345,6 +387,8 @@ static Suite *make_rules_suite(void) {
     tcase_add_test(tc, test_checkpoint_map_location);
     tcase_add_test(tc, test_copied_off_device_in_expression);
     tcase_add_test(tc, test_temporary_in_expression);
+    tcase_add_test(tc, test_peer_moved_from_same_source);
+    tcase_add_test(tc, test_derived_from_unmoved);
     suite_add_tcase(s, tc);
     return s;
 }
