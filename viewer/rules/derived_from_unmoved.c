@@ -17,6 +17,6 @@ const struct vw_rule vw_rule_derived_from_unmoved = {
            ":t] == 0), the causal tensor made on the CPU. Fix: a move where that root tensor is made, by its "
            "name, or device= at its factory's call.",
     .example = "a mask computed from a causal buffer",
-    .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_DEVICE_ARG,
+    .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_DEVICE_ARG,
     .match = match,
 };

@@ -18,6 +18,6 @@ const struct vw_rule vw_rule_loader_batch = {
            "received by for ids, y in loader:. Fix: a move of each name the loop binds to a tensor on the CPU, "
            "first thing in the loop's body.",
     .example = "`torch.tensor(ids)` in `collate`, received by `for ids, y in loader:` (`bug_token_ids.py`)",
-    .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER,
+    .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_DEVICE_ARG,
     .match = match,
 };

@@ -19,6 +19,6 @@ const struct vw_rule vw_rule_made_in_callee = {
            "caller's statement that binds it.",
     .example = "`weight = inverse_frequency(train_labels, 4)`, the helper computing it on the CPU "
                "(`tests/rules/made-in-callee.py`)",
-    .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE,
+    .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_DEVICE_ARG,
     .match = match,
 };

@@ -17,6 +17,7 @@ const struct vw_rule vw_rule_module_never_moved = {
            "model.to(device), fc->to(device), dt_module_to); a module constructed inside an expression gets "
            ".to(device) on that call.",
     .example = "`model = nn.Linear(20, 4)` and no `model.to(device)` (`bug_fresh_model.py`)",
-    .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_MODULE | 1u << VW_FIX_MOVE_CALL,
+    .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_MOVE_MODULE |
+             1u << VW_FIX_MOVE_CALL,
     .match = match,
 };

@@ -19,6 +19,6 @@ const struct vw_rule vw_rule_moved_with_others = {
            "loop with data = batch.data.to(device) and batch.target used as it is. Fix: a move of the odd tensor "
            "next to the program's move of the others.",
     .example = "a C++ loop moving `batch.data` but not `batch.target`",
-    .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER,
+    .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_DEVICE_ARG,
     .match = match,
 };

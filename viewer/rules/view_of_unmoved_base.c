@@ -15,6 +15,6 @@ const struct vw_rule vw_rule_view_of_unmoved_base = {
            "torch.tensor([...]) before the loop and gain.expand_as(x) in it. Fix: a move of the base right after "
            "it is made, once.",
     .example = "`gain = torch.tensor([...])`, expanded against each batch (`bug_broadcast_view.py`)",
-    .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER,
+    .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_DEVICE_ARG,
     .match = match,
 };
