@@ -53,8 +53,10 @@ source facts the producer recorded), never the error's text or the report's.
 
 ## What a rule returns
 
-A rule fills a `struct vw_fix` (`viewer/diag.h`): the site of the change, and a kind of fix with its
-parameters (the edits, the code to add). The kinds:
+A rule fills a `struct vw_fix` (`viewer/diag.h`): the site of the change, a kind of fix with its
+parameters (the edits, the code to add), and the sentence the advice says as a kind (`enum vw_say`) with its
+parameters (`struct vw_fix_words`), which `viewer/words.c` words after the match (the never-moved family
+still writes its own sentences). The kinds of fix:
 
 | kind | the change |
 | --- | --- |

@@ -323,6 +323,8 @@ START_TEST(test_temporary_in_expression) {
     ck_assert(fx.edits[0].line == 20 && fx.edits[0].col == 39);
     ck_assert_str_eq(fx.edits[0].text, ", device=\"cuda:0\"");
     ck_assert_str_eq(fx.code, "torch.arange(..., device=\"cuda:0\")");
+    ck_assert_str_eq(fx.text, "make the tensor passed as 'other' on cuda:0 where it is made, inside the expression at "
+                              "train.py:20: torch.arange(..., device=\"cuda:0\")");
     trace_close();
 }
 END_TEST
@@ -369,6 +371,89 @@ START_TEST(test_derived_from_unmoved) {
 }
 END_TEST
 
+START_TEST(test_made_before_source_moved) {
+    trace_open();
+    statement(5, "main", "table");
+    statement(8, "main", "rows");
+    /* rows = table[idx] made at line 8 while table was on the cpu; table.data = table.data.to(device) after */
+    struct vw_step chain[2] = {py_step(21, 0, DTP_ORIGIN_OP_OUTPUT, "index", 8, 30),
+                               py_step(20, 0, DTP_ORIGIN_FACTORY, "randn", 5, 10)};
+    case_of("rows", chain, 2);
+    ops[1].arrived = 1;
+    char sql[256];
+    snprintf(sql, sizeof sql, "INSERT INTO transfers VALUES(40, 20, 20, 0, %lld, 64, %d, NULL)", (long long)CUDA0,
+             DTP_TRANSFER_MOVE);
+    exec_sql(sql);
+    struct vw_fix fx;
+    diagnose(&fx, "made-before-source-moved");
+    ck_assert_int_eq(fx.site.seq, 40); /* at the move */
+    ck_assert_int_eq(fx.words.say, VW_SAY_SOURCE_MOVED_AFTER);
+    ck_assert_str_eq(fx.words.name, "its source"); /* the trace names no tensor */
+    ck_assert(strstr(fx.text, "\"rows\" was made from \"its source\" while that was on cpu"));
+    /* the move before rows was made: no longer this rule's (rows is computed from a tensor left on the cpu) */
+    exec_sql("UPDATE transfers SET seq = 20 WHERE seq = 40");
+    diagnose(&fx, "derived-from-unmoved");
+    trace_close();
+}
+END_TEST
+
+START_TEST(test_optimizer_state_left_behind) {
+    trace_open();
+    /* Adam's exp_avg of fc.weight, made on the cpu at the first step; model.to(device) moved fc.weight after */
+    struct vw_step s = py_step(31, 0, DTP_ORIGIN_FACTORY, "zeros_like", 14, 10);
+    case_of(DT_NAME_OPTIMIZER_STATE "fc.weight.exp_avg", &s, 1);
+    named(30, 5, "fc.weight");
+    char sql[256];
+    snprintf(sql, sizeof sql, "INSERT INTO transfers VALUES(40, 30, 30, 0, %lld, 64, %d, NULL)", (long long)CUDA0,
+             DTP_TRANSFER_MOVE);
+    exec_sql(sql);
+    struct vw_fix fx;
+    diagnose(&fx, "optimizer-state-left-behind");
+    ck_assert_int_eq(fx.site.seq, 40);
+    ck_assert_int_eq(fx.words.say, VW_SAY_STATE_MOVE_MODEL);
+    ck_assert_str_eq(fx.words.name, "fc.weight");
+    ck_assert(strstr(fx.text, "next to its parameter \"fc.weight\", which was then moved to cuda:0 here"));
+    ck_assert_str_eq(fx.evidence[0], "\"" DT_NAME_OPTIMIZER_STATE "fc.weight.exp_avg\" is optimizer state of parameter "
+                                     "\"fc.weight\"");
+    /* the parameter moved before the state was made: the state was made where it is, not left behind */
+    exec_sql("UPDATE transfers SET seq = 8 WHERE seq = 40");
+    vw_diagnose(&model, &kase, &fx);
+    ck_assert_str_ne(fx.rule, "optimizer-state-left-behind");
+    trace_close();
+}
+END_TEST
+
+/* The fix's words (words.c) from a hand-built fix: each sentence names the case's odd operand and device. */
+START_TEST(test_fix_words) {
+    struct vw_step s = py_step(2, 0, DTP_ORIGIN_FACTORY, "zeros", 5, 10);
+    case_of("labels", &s, 1);
+    struct vw_fix fx;
+    memset(&fx, 0, sizeof fx);
+    snprintf(fx.text, sizeof fx.text, "kept");
+    vw_fix_words(&kase, &fx); /* VW_SAY_RULE: the rule's own text stays */
+    ck_assert_str_eq(fx.text, "kept");
+    fx.words.say = VW_SAY_PEER_MOVED;
+    snprintf(fx.words.name, sizeof fx.words.name, "x");
+    vw_fix_words(&kase, &fx);
+    ck_assert_str_eq(fx.text, "move \"labels\" to cuda:0 where its peer \"x\" is moved");
+    memset(&fx.words, 0, sizeof fx.words);
+    fx.words.say = VW_SAY_TEMPORARY_DEVICE;
+    fx.words.at = s;
+    snprintf(fx.words.func, sizeof fx.words.func, "torch.zeros");
+    snprintf(fx.words.text, sizeof fx.words.text, "device=device");
+    fx.words.count = 2;
+    ops[1].name[0] = '\0'; /* no name: the argument it was passed as */
+    vw_fix_words(&kase, &fx);
+    ck_assert_str_eq(fx.text, "make the tensor passed as 'other' on cuda:0 where it is made, inside the expression at "
+                              "train.py:5: torch.zeros(..., device=device) (and the 2 other torch.zeros calls of that "
+                              "statement)");
+    fx.words.say = VW_SAY_COPIED_OFF_DEVICE;
+    vw_fix_words(&kase, &fx); /* written anew, not appended */
+    ck_assert_str_eq(fx.text, "keep the tensor passed as 'other' on cuda:0: it was copied off the device here; use "
+                              "the device tensor, or move the copy back to cuda:0");
+}
+END_TEST
+
 static Suite *make_rules_suite(void) {
     Suite *s = suite_create("rules");
     TCase *tc = tcase_create("registry");
@@ -389,6 +474,9 @@ static Suite *make_rules_suite(void) {
     tcase_add_test(tc, test_temporary_in_expression);
     tcase_add_test(tc, test_peer_moved_from_same_source);
     tcase_add_test(tc, test_derived_from_unmoved);
+    tcase_add_test(tc, test_made_before_source_moved);
+    tcase_add_test(tc, test_optimizer_state_left_behind);
+    tcase_add_test(tc, test_fix_words);
     suite_add_tcase(s, tc);
     return s;
 }

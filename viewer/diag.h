@@ -5,7 +5,9 @@
  * to run, and the facts the rules ask about the trace and the program's
  * source; no English), the rules (rules/: one file per rule, each an id, its
  * documentation, a match on facts and the kind of fix it proposes;
- * rules/registry.c lists them in priority order), the code (code.c: every
+ * rules/registry.c lists them in priority order), the fix's words (words.c:
+ * the advice's sentence from the kind of sentence a rule chose and its
+ * parameters), the code (code.c: every
  * piece of code a fix holds, per language) and the rendering (report.c:
  * text, JSON, a chain's steps in words; export.c: HTML; fix.c: a patch).
  * Nothing here prints. */
@@ -261,12 +263,46 @@ const char *vw_fix_kind_name(enum vw_fix_kind kind);
 /* What the kind changes, in one line. */
 const char *vw_fix_kind_doc(enum vw_fix_kind kind);
 
+/* The sentence a fix says, chosen by its rule; words.c writes it from the parameters (struct vw_fix_words)
+ * and the case's odd operand and intended device. */
+enum vw_say {
+    VW_SAY_RULE,               /* the rule wrote its own sentence (a rule not yet moved to words.c) */
+    VW_SAY_CHECKPOINT_LOAD,    /* load with map_location=EXPR, or move the operand after loading */
+    VW_SAY_COPIED_OFF_DEVICE,  /* copied off the device here: keep it there, or copy it back */
+    VW_SAY_COPIED_ELSEWHERE,   /* copied to another device than the op's */
+    VW_SAY_SOURCE_MOVED_FIRST, /* made from NAME before the move at AT2: that move goes first */
+    VW_SAY_SOURCE_MOVED_AFTER, /* made from NAME before this move: make it after the move */
+    VW_SAY_STATE_MOVE_MODEL,   /* optimizer state of parameter NAME, left behind by its move to DEV */
+    VW_SAY_STATE_RELOAD,       /* the same, made by a step before the move: reload the state dict */
+    VW_SAY_PASS_DEVICE,        /* pass the device to FUNC at FRAME: EXPR defaults to TEXT in FRAME2 */
+    VW_SAY_PEER_MOVED,         /* move it where its peer NAME is moved */
+    VW_SAY_ROOT_PEER_MOVED,    /* move NAME, which it is computed from (at AT), where NAME2 made with it is */
+    VW_SAY_SIBLING_MOVED,      /* move it where NAME2 (or "the tensor"), made with it at AT, is moved */
+    VW_SAY_TEMPORARY_DEVICE,   /* make it on the device inside the expression at AT: FUNC(..., TEXT) */
+    VW_SAY_THROUGH_ARGUMENT,   /* move NAME, the failing native call's argument that holds it, where it is bound */
+};
+
+/* The parameters of a fix's sentence (what each enum vw_say reads is said there). */
+struct vw_fix_words {
+    enum vw_say say;
+    int64_t dev;                   /* a device besides the operand's and the intended one */
+    char name[256], name2[256];    /* the tensors, parameters or peers it names */
+    char expr[160];                /* a device expression of the program */
+    char func[256];                /* a callee */
+    char text[200];                /* an argument as written, a parameter's default */
+    struct vw_step at, at2;        /* steps it cites by their site */
+    struct vw_frame frame, frame2; /* frames it names: a call's, a function's */
+    int count;                     /* more calls of FUNC fixed in the same statement */
+};
+
 /* What a rule proposes. */
 struct vw_fix {
     const char *rule;      /* the rule's id */
     enum vw_fix_kind kind; /* the change, with its parameters below */
-    char text[2048];       /* the advice, in the program's names */
-    struct vw_step site;   /* where the change goes (after this line's statement) */
+    /* what the advice says, as parameters: words.c writes text from them */
+    struct vw_fix_words words;
+    char text[2048];     /* the advice, in the program's names */
+    struct vw_step site; /* where the change goes (after this line's statement) */
     int has_site;
     char code[600]; /* the code to add there (lines split by newlines), or "" */
     int before;     /* the code goes before the site's statement, not after it */
@@ -301,6 +337,12 @@ const struct vw_rule *vw_rule_find(const char *id);
 
 /* The first rule that fits, in priority order; 0 when none does (no odd operand). */
 int vw_diagnose(struct vw_model *m, const struct vw_case *k, struct vw_fix *fix);
+
+/* ---------------------------------------------------------------- the fix's words (words.c) */
+
+/* Writes fix->text from fix->words, the case's odd operand and its intended device (VW_SAY_RULE: leaves it as
+ * the rule wrote it). */
+void vw_fix_words(const struct vw_case *k, struct vw_fix *fix);
 
 /* ---------------------------------------------------------------- source text (source.c) */
 

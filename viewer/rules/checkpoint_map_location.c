@@ -7,12 +7,11 @@
 /* checkpoint-map-location: loaded from a checkpoint onto the device it was saved from, not the intended one. */
 static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
     const struct vw_step *a = &k->odd->chain[k->odd->arrived];
-    char d1[32], on[300], expr[160];
+    char on[32];
     if (a->origin != DTP_ORIGIN_CHECKPOINT) return 0;
     rl_at(fx, a);
-    vw_device_expr(m, k, k->want, &a->site, expr, sizeof expr);
-    rl_say(fx, "load the checkpoint with map_location=%s (or move %s to %s after loading)", expr,
-           rl_called(k->odd, on, sizeof on), rl_dev_name(k->want, d1));
+    fx->words.say = VW_SAY_CHECKPOINT_LOAD;
+    vw_device_expr(m, k, k->want, &a->site, fx->words.expr, sizeof fx->words.expr);
     rl_evidence(fx, "loaded from checkpoint key \"%s\" onto %s", a->what, vw_device_name(a->dev, on, 32));
     rl_code_for_odd(m, k, fx, k->odd->name);
     const char *dot = strchr(k->odd->name, '.');

@@ -204,12 +204,16 @@ void rl_code_for_odd(struct vw_model *m, const struct vw_case *k, struct vw_fix 
     if (!fx->code[0] && vw_code_operand_binding(m, k, o, &bf, arg, sizeof arg)[0]) {
         rl_at_frame(&moved, &bf, fx->site.seq);
         if (rl_code_for(m, k, &moved, NULL, arg)) {
-            char d1[32], on[300];
             *fx = moved;
-            rl_say(fx,
-                   "move \"%s\" to %s where the program binds it: %s reaches the failing op through the failing "
-                   "call's argument \"%s\"",
-                   arg, rl_dev_name(k->want, d1), rl_called(o, on, sizeof on), arg);
+            enum vw_say was = fx->words.say;
+            fx->words.say = VW_SAY_THROUGH_ARGUMENT;
+            snprintf(fx->words.name, sizeof fx->words.name, "%s", arg);
+            /* a rule that still writes its own text (the never-moved family) may add to this sentence later:
+             * it is written now, and the rule's text goes on from it */
+            if (was == VW_SAY_RULE) {
+                vw_fix_words(k, fx);
+                fx->words.say = VW_SAY_RULE;
+            }
             rl_evidence(fx, "the failing call passed it as \"%s\", bound at line %d", arg, bf.line);
         }
     }

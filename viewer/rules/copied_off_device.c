@@ -7,16 +7,11 @@
 /* copied-off-device: it reached its device by a copy, and that copy is the mistake. */
 static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
     const struct vw_step *a = &k->odd->chain[k->odd->arrived];
-    char d1[32], d2[32], on[300];
+    char d1[32], d2[32];
     if (a->origin != DTP_ORIGIN_TRANSFER) return 0;
     rl_at(fx, a);
-    if (k->odd->dev == 0)
-        rl_say(fx,
-               "keep %s on %s: it was copied off the device here; use the device tensor, or move the copy back to %s",
-               rl_called(k->odd, on, sizeof on), rl_dev_name(k->want, d1), d1);
-    else
-        rl_say(fx, "%s was copied to %s here, but the op runs on %s: copy it to %s", rl_called(k->odd, on, sizeof on),
-               rl_dev_name(k->odd->dev, d2), rl_dev_name(k->want, d1), d1);
+    rl_dev_name(k->want, d1);
+    fx->words.say = k->odd->dev == 0 ? VW_SAY_COPIED_OFF_DEVICE : VW_SAY_COPIED_ELSEWHERE;
     rl_evidence(fx, "copied to %s by %s, and used there", rl_dev_name(k->odd->dev, d2), a->what);
     struct vw_src src;
     const struct vw_src_call *c;

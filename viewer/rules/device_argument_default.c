@@ -31,7 +31,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
         if (!strcmp(last, fn) && !cs.calls[i].device[0] && cs.calls[i].end_col > 0) c = &cs.calls[i];
     }
     if (!c) return 0;
-    char d1[32], d2[32], on[300], expr[160];
+    char d1[32], d2[32], expr[160];
     vw_device_expr(m, k, k->want, &caller, expr, sizeof expr);
     rl_at_frame(fx, &caller, k->seq);
     fx->replace = 1;
@@ -41,11 +41,13 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     e->col = c->end_col - 1; /* before the closing parenthesis */
     vw_code_keyword_arg(c->func, src.device_expr, expr, c->has_args, c->trailing_comma, e->text, sizeof e->text,
                         fx->code, sizeof fx->code);
-    rl_say(fx,
-           "pass the device to %s at %s:%d: %s was moved with .to(%s) in %s (line %d), but %s is a parameter that "
-           "defaults to %s and the call gave none, so it stayed on %s",
-           c->func, caller.file, caller.line, rl_called(o, on, sizeof on), src.device_expr, at.function, at.line,
-           src.device_expr, dflt, rl_dev_name(o->dev, d2));
+    fx->words.say = VW_SAY_PASS_DEVICE;
+    snprintf(fx->words.func, sizeof fx->words.func, "%s", c->func);
+    snprintf(fx->words.expr, sizeof fx->words.expr, "%s", src.device_expr);
+    snprintf(fx->words.text, sizeof fx->words.text, "%s", dflt);
+    fx->words.frame = caller;
+    fx->words.frame2 = at;
+    rl_dev_name(o->dev, d2);
     rl_evidence(fx, "moved with .to(%s) at line %d, which left it on %s", src.device_expr, at.line, d2);
     rl_evidence(fx, "%s's parameter %s defaults to %s", at.function, src.device_expr, dflt);
     rl_evidence(fx, "the call at line %d passes no %s; the program's device is %s", caller.line, src.device_expr,

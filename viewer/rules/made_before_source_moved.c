@@ -9,26 +9,19 @@
 static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
     struct vw_step move;
     int src;
-    char d1[32], d2[32], sname[256], on[300], buf[1024], mbuf[1024];
+    char d1[32], d2[32], *sname = fx->words.name;
     const struct vw_operand *o = k->odd;
     if (!vw_fact_made_before_source_moved(m, o, k->want, k->seq, &move, &src)) return 0;
     rl_at(fx, &move);
-    if (!vw_tensor_name(m, move.tensor, k->seq, sname, sizeof sname)[0]) snprintf(sname, sizeof sname, "its source");
+    if (!vw_tensor_name(m, move.tensor, k->seq, sname, sizeof fx->words.name)[0])
+        snprintf(sname, sizeof fx->words.name, "its source");
     rl_evidence(fx, "made from a tensor while it was on %s", rl_dev_name(o->dev, d2));
     rl_evidence(fx, "that tensor was then moved in place to %s", rl_dev_name(k->want, d1));
-    rl_called(o, on, sizeof on);
-    rl_site_str(&o->chain[src - 1], buf, sizeof buf);
+    fx->words.at = o->chain[src - 1];
+    fx->words.at2 = move;
     /* the code: the program's move, made before the statement that made the first tensor from its source */
-    if (rl_move_first(m, k, fx, &move, &o->chain[src - 1]))
-        rl_say(fx,
-               "%s was made from \"%.120s\" while that was on %s (%.300s); the move at %.300s took \"%.120s\" to %s "
-               "and left %s behind: make that move before the statement that made it (or move it to %s too)",
-               on, sname, d2, buf, rl_site_str(&move, mbuf, sizeof mbuf), sname, d1, on, d1);
-    else
-        rl_say(fx,
-               "%s was made from \"%.120s\" while that was on %s (%.300s); this move took \"%.120s\" to %s and left %s "
-               "behind: make it after this move (or move it to %s too)",
-               on, sname, d2, buf, sname, d1, on, d1);
+    fx->words.say = rl_move_first(m, k, fx, &move, &o->chain[src - 1]) ? VW_SAY_SOURCE_MOVED_FIRST
+                                                                        : VW_SAY_SOURCE_MOVED_AFTER;
     return 1;
 }
 

@@ -7,15 +7,13 @@
 /* optimizer-state-left-behind: an optimizer's state made next to its parameter, then the parameter moved. */
 static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
     struct vw_step move;
-    char param[256], d1[32], d2[32], d3[32], on[300];
-    if (!vw_fact_state_left_behind(m, k->odd, k->seq, &move, param, sizeof param)) return 0;
+    char *param = fx->words.name, d2[32], d3[32];
+    if (!vw_fact_state_left_behind(m, k->odd, k->seq, &move, param, sizeof fx->words.name)) return 0;
     rl_at(fx, &move);
-    rl_say(fx,
-           "the optimizer state %s was made on %s next to its parameter \"%s\", which was then moved to %s here and "
-           "left the state behind: move the model to %s before the optimizer's state is created or loaded (or move "
-           "the state too)",
-           rl_called(k->odd, on, sizeof on), rl_dev_name(k->odd->dev, d2), param, rl_dev_name(move.dev, d3),
-           rl_dev_name(k->want, d1));
+    fx->words.say = VW_SAY_STATE_MOVE_MODEL;
+    fx->words.dev = move.dev;
+    rl_dev_name(k->odd->dev, d2);
+    rl_dev_name(move.dev, d3);
     rl_evidence(fx, "\"%s\" is optimizer state of parameter \"%s\"", k->odd->name, param);
     rl_evidence(fx, "\"%s\" moved %s -> %s after the state was made", param, d2, d3);
     /* made by a step the program ran before its move (no checkpoint in its chain: a warm-up on the cpu),
@@ -25,11 +23,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     for (int i = 0; i < k->odd->nsteps; i++) loaded |= k->odd->chain[i].origin == DTP_ORIGIN_CHECKPOINT;
     if (!loaded && vw_code_state_replace(m, &move, fx->code, sizeof fx->code)) {
         fx->kind = VW_FIX_RELOAD_STATE;
-        rl_say(fx,
-               "the optimizer state %s was made on %s by a step the program ran before moving its parameter \"%s\" "
-               "to %s here, which left the state behind: after this move, load the optimizer's own state dict back "
-               "into it, which puts each state where its parameter now is",
-               on, rl_dev_name(k->odd->dev, d2), param, rl_dev_name(move.dev, d3));
+        fx->words.say = VW_SAY_STATE_RELOAD;
         rl_evidence(fx, "made by the optimizer's step, not loaded from a checkpoint");
         return 1;
     }

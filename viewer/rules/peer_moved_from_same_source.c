@@ -14,7 +14,7 @@ static int peer_of_root(struct vw_model *m, const struct vw_case *k, struct vw_f
         if (odd->chain[s].origin == DTP_ORIGIN_TRANSFER || odd->chain[s].origin == DTP_ORIGIN_CHECKPOINT) return 0;
     const struct vw_step *root = &odd->chain[odd->nsteps - 1];
     struct vw_step move;
-    char sib[256] = "", names[8][256], d1[32], on[300], buf[1024];
+    char sib[256] = "", names[8][256], d1[32];
     /* the two halves of one batch are made within a few events of each other, in either order */
     if (!rl_is_python(root) ||
         !vw_fact_sibling_moved_near(m, root, 64, odd->dev, k->want, k->seq, &move, sib, sizeof sib) ||
@@ -24,9 +24,11 @@ static int peer_of_root(struct vw_model *m, const struct vw_case *k, struct vw_f
     rl_at(fx, &move);
     for (; j < nn && !fx->code[0]; j++) rl_code_for(m, k, fx, root, names[j]);
     if (!fx->code[0]) return 0;
-    rl_say(fx, "move \"%s\" to %s where %s%s made with it is moved: %s is computed from it (made at %s)", names[j - 1],
-           rl_dev_name(k->want, d1), sib, sib[0] == '"' ? ", the tensor" : "", rl_called(odd, on, sizeof on),
-           rl_site_str(root, buf, sizeof buf));
+    fx->words.say = VW_SAY_ROOT_PEER_MOVED;
+    snprintf(fx->words.name, sizeof fx->words.name, "%s", names[j - 1]);
+    snprintf(fx->words.name2, sizeof fx->words.name2, "%s", sib);
+    fx->words.at = *root;
+    rl_dev_name(k->want, d1);
     rl_evidence(fx, "computed from \"%s\", made on one line with %s", names[j - 1], sib);
     rl_evidence(fx, "the program moved %s to %s, not \"%s\"", sib, d1, names[j - 1]);
     return 1;
@@ -36,7 +38,7 @@ static int peer_of_root(struct vw_model *m, const struct vw_case *k, struct vw_f
  * made (the other half of a batch): the odd one's move belongs beside it. */
 static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
     const struct vw_operand *odd = k->odd;
-    char d1[32], on[300];
+    char d1[32];
     for (int i = 0; i < k->n; i++) {
         const struct vw_operand *p = &k->ops[i];
         if (p->odd || p->scalar || !p->nsteps) continue;
@@ -47,11 +49,12 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
             shared = vw_same_site(&p->chain[p->arrived + 1], &odd->chain[s]);
         if (!shared) continue;
         rl_at(fx, pa);
-        rl_say(fx, "move %s to %s where its peer \"%s\" is moved", rl_called(odd, on, sizeof on),
-               rl_dev_name(k->want, d1),
-               p->name[0]       ? p->name
-               : p->src_name[0] ? p->src_name
-                                : p->arg);
+        fx->words.say = VW_SAY_PEER_MOVED;
+        snprintf(fx->words.name, sizeof fx->words.name, "%s",
+                 p->name[0]       ? p->name
+                 : p->src_name[0] ? p->src_name
+                                  : p->arg);
+        rl_dev_name(k->want, d1);
         rl_evidence(fx, "the peer '%s' was copied to %s from a tensor made on the same line", p->arg, d1);
         rl_code_for_odd(m, k, fx, odd->name);
         return 1;

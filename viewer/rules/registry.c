@@ -75,6 +75,7 @@ int vw_diagnose(struct vw_model *m, const struct vw_case *k, struct vw_fix *fix)
         memset(&f, 0, sizeof f);
         if (!vw_rules[i]->match(&cx, &f)) continue;
         f.rule = vw_rules[i]->id;
+        vw_fix_words(k, &f);
         /* a line after a return never runs: the code goes before it, and what it returns is then moved */
         struct vw_src src;
         if (f.code[0] && !f.before && !f.replace && !f.nedits && rl_is_python(&f.site) &&

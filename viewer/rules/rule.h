@@ -13,6 +13,8 @@
 
 /* ---------------------------------------------------------------- writing a fix (common.c) */
 
+/* The advice's text, written by the rule itself: only the never-moved family (unmoved.c) still does; the other
+ * rules set fx->words (a kind of sentence and its parameters) and words.c writes the text after the match. */
 void rl_say(struct vw_fix *fx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rl_also(struct vw_fix *fx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A fact the rule used, as evidence in the report. */

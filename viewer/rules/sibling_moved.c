@@ -10,7 +10,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     const struct vw_step *a = &k->odd->chain[k->odd->arrived];
     struct vw_step move;
     struct vw_frame cb;
-    char sib[256] = "", d1[32], on[300], buf[1024];
+    char sib[256] = "", d1[32];
     if (a->origin == DTP_ORIGIN_TRANSFER || a->origin == DTP_ORIGIN_VIEW || !rl_is_python(a)) return 0;
     /* where the program holds it by a name where it was made, the move goes right there */
     struct vw_fix probe = {.site = *a, .has_site = 1};
@@ -18,8 +18,10 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     if (probe.code[0] || vw_fact_callback_caller(m, a, k->pystack, &cb)) return 0;
     if (!vw_fact_sibling_moved(m, a, k->odd->dev, k->want, k->seq, &move, sib, sizeof sib)) return 0;
     rl_at(fx, &move);
-    rl_say(fx, "move %s to %s where %s, made with it at %s, is moved", rl_called(k->odd, on, sizeof on),
-           rl_dev_name(k->want, d1), sib[0] ? sib : "the tensor", rl_site_str(a, buf, sizeof buf));
+    fx->words.say = VW_SAY_SIBLING_MOVED;
+    snprintf(fx->words.name2, sizeof fx->words.name2, "%s", sib);
+    fx->words.at = *a;
+    rl_dev_name(k->want, d1);
     rl_evidence(fx, "made on one line with %s, which the program moved to %s", sib[0] ? sib : "a tensor", d1);
     rl_code_for_odd(m, k, fx, k->odd->name);
     /* made in a function that returned it with its sibling (x, y = make_batch()): the name its caller binds

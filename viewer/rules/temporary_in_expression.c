@@ -34,15 +34,17 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     /* made in a function a library called back (a DataLoader's collate_fn): the batch goes to the device in
      * the program's loop, not in the loader (library-callback) */
     if (vw_fact_callback_caller(m, s, k->pystack, &cb)) return 0;
-    char d1[32], on[300], expr[160], arg[200];
+    char expr[160], arg[200];
     vw_device_expr(m, k, k->want, &s->site, expr, sizeof expr);
     /* the argument as the language writes it (C++: the device as the factory's options, none already there) */
     if (!vw_code_device_arg(m, &s->site, s->site.line, c->func, c->has_args, c->trailing_comma, expr, arg, sizeof arg))
         return 0;
     const char *shown = arg + (arg[0] == ',' ? 2 : 0);
     rl_at(fx, s);
-    rl_say(fx, "make %s on %s where it is made, inside the expression at %s:%d: %s(..., %s)",
-           rl_called(o, on, sizeof on), rl_dev_name(k->want, d1), s->site.file, s->site.line, c->func, shown);
+    fx->words.say = VW_SAY_TEMPORARY_DEVICE;
+    fx->words.at = *s;
+    snprintf(fx->words.func, sizeof fx->words.func, "%s", c->func);
+    snprintf(fx->words.text, sizeof fx->words.text, "%s", shown);
     fx->replace = 1;
     fx->kind = VW_FIX_DEVICE_ARG;
     vw_code_call_arg_shown(c->func, shown, fx->code, sizeof fx->code);
@@ -70,7 +72,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     }
     if (!fx->nedits) return 0;
     if (more) {
-        rl_also(fx, " (and the %d other %s call%s of that statement)", more, c->func, more == 1 ? "" : "s");
+        fx->words.count = more;
         rl_evidence(fx, "%d more %s call%s in the statement without device=", more, c->func, more == 1 ? "" : "s");
     }
     return 1;
