@@ -326,6 +326,13 @@ START_TEST(test_temporary_in_expression) {
     ck_assert_str_eq(fx.text, "make the tensor passed as 'other' on cuda:0 where it is made, inside the expression at "
                               "train.py:20: torch.arange(..., device=\"cuda:0\")");
     trace_close();
+    /* the call already passes a device (an expression that was on the cpu): nothing to add there */
+    trace_open();
+    statement(20, "main", NULL);
+    fact(20, DT_FACT_CALL, "torch.arange\tcpu\t1\t20\t40\t1");
+    vw_diagnose(&model, &kase, &fx);
+    ck_assert_str_ne(fx.rule, "temporary-in-expression");
+    trace_close();
 }
 END_TEST
 
