@@ -84,4 +84,45 @@ static inline unsigned dt_op_families_of(const char *name) {
     return f;
 }
 
+
+/* ================================================================ what the viewer's diagnosis reads
+ * Names the producers write and the diagnosis reads, until the producers record them as typed facts (a
+ * tensor's role is one now: the roles table, common/vocab.h). The viewer compares against these constants
+ * only, never against a literal of its own. */
+
+/* ---------------------------------------------------------------- the diagnosis's op lists (ops.name, aten:: stripped) */
+
+/* Ops that move a tensor between devices, and the copies they are made of: their input is where the data came
+ * from, not where the program works. As an SQL list. */
+#define DT_OPS_MOVE_SQL "'to', 'cpu', 'cuda', 'copy_', '_to_copy', 'set_data'"
+/* The moves a program writes as a method that takes the device (Tensor.to, .cuda): a move that returned its own
+ * input moved nothing. As an SQL list. */
+#define DT_OPS_MOVE_TO_SQL "'to', 'cuda'"
+/* The in-place random and fill initializers of a module's parameters (torch.nn.init and Tensor's own): they run
+ * at construction, on the cpu wherever the model is meant to run. As an SQL list. */
+#define DT_OPS_INIT_SQL DT_OPS_SQL(DT_OPS_INIT)
+
+/* The methods a program moves an object with (x.to(device), model.cuda()), as the source facts name a call's
+ * callee ("model.to"): the last name after a dot. */
+#define DT_METHOD_MOVE_TO   "to"
+#define DT_METHOD_MOVE_CUDA "cuda"
+/* The method that copies a tensor to the cpu (x.cpu()). */
+#define DT_METHOD_COPY_CPU "cpu"
+
+/* ---------------------------------------------------------------- origins and roles */
+
+/* tensors.what of a module's parameter, as the PyTorch recorder writes it (origin factory). */
+#define DT_WHAT_PARAMETER "nn.Parameter"
+/* The name prefix of an optimizer's state tensor: "optimizer.state.<parameter>.<key>" (runtime/optim.c, the
+ * PyTorch recorder). */
+#define DT_NAME_OPTIMIZER_STATE "optimizer.state."
+
+/* ---------------------------------------------------------------- frames (Python) */
+
+/* The last name of a constructor's frame ("Net.__init__"). */
+#define DT_PY_CONSTRUCTOR "__init__"
+/* The frame of a script's top level, and C's entry point: the program's outermost function. */
+#define DT_PY_TOP_LEVEL "<module>"
+#define DT_C_MAIN       "main"
+
 #endif /* DEVTRACE_OP_FAMILIES_H */

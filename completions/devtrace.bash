@@ -4,7 +4,7 @@ _devtrace() {
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "run report fix show tensors transfers export --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "run report fix show tensors transfers export rules --help" -- "$cur"))
         return
     fi
     cmd=${COMP_WORDS[1]}

@@ -14,8 +14,8 @@ A difference fails with a unified diff. With --update as a fifth argument, the b
 are rewritten with the outputs instead (paths as README shows them, nothing masked).
 
 Gallery: every examples/*.c and examples/pytorch/*.py is named (`name.c`, `name.py`)
-in README's "## Gallery" section. Rules: every rule id of viewer/rules.c (the table
-vw_rules[] and the variants set as `fx->rule = "..."`) is a row of README's rule table.
+in README's "## Gallery" section. Rules: every rule of the registry (`devtrace rules --json`) is a row of
+README's rule table (which scripts/gen_rules_doc.py generates; ctest rules-doc checks it whole).
 
 usage: readme_samples.py DEVTRACE BUILD_DIR REPO_ROOT WORK_DIR [--update]
 Prints one line per check and "N passed, N failed"; exits 1 on a failure.
@@ -23,6 +23,7 @@ Prints one line per check and "N passed, N failed"; exits 1 on a failure.
 
 import difflib
 import glob
+import json
 import os
 import re
 import shutil
@@ -128,10 +129,13 @@ def main():
     check("the gallery names every example (%d files)" % len(files), not missing, "  not named: " + ", ".join(missing))
 
     # the rule table names every rule
-    rules_c = open(os.path.join(REPO, "viewer", "rules.c"), encoding="utf-8").read()
-    table = rules_c[rules_c.index("vw_rules[] = {"):]
-    ids = set(re.findall(r'^\s*\{"([a-z-]+)",', table, re.M)) | set(re.findall(r'fx->rule = "([a-z-]+)"', rules_c))
-    check("rules found in viewer/rules.c", len(ids) >= 8, "found %s" % sorted(ids))
+    reg = subprocess.run([DEVTRACE, "rules", "--json"], capture_output=True, text=True)
+    try:
+        ids = {r["id"] for r in json.loads(reg.stdout)["rules"]}
+    except ValueError:
+        ids = set()
+    check("rules found in the registry (devtrace rules --json)", len(ids) >= 8,
+          "found %s; exit %d %s" % (sorted(ids), reg.returncode, reg.stderr[-500:]))
     rows = set(re.findall(r"^\| `([a-z-]+)` \|", text, re.M))
     missing = sorted(ids - rows)
     check("README's rule table has every rule (%d ids)" % len(ids), not missing, "  no row: " + ", ".join(missing))

@@ -7,11 +7,14 @@ header says what the report must propose:
     # code: <the suggested code, exactly; one `# code:` line per line of code; none when the rule gives none>
 and the line where the fix goes carries "# devtrace: fix". For every fixture: untraced on the CPU it exits
 0; traced with DEVTRACE_SIM_CUDA=1 it fails, `devtrace report --json` names that rule, that line and that
-code, and `devtrace fix --verify` says that the patched program ran. Besides, every rule id of the table
-vw_rules[] in viewer/rules.c and every variant id a rule sets (`fx->rule = "..."`) must have a fixture, so a
-new rule without a test fails the suite.
+code, and `devtrace fix --verify` says that the patched program ran. The rules are the registry's, as
+`devtrace rules --json` prints it (viewer/rules/registry.c): every rule of the registry must have a fixture
+and every fixture must name a rule of the registry, so a new rule without a test fails the suite.
 
-usage: rule_fixtures.py DEVTRACE PYTHON FIXTURES_DIR WORK_DIR
+usage: rule_fixtures.py DEVTRACE PYTHON FIXTURES_DIR WORK_DIR [--rule ID | --coverage]
+  --rule ID   only rule ID's fixtures (ID.py, ID.*.py), after checking that ID is in the registry (ctest rule-ID)
+  --coverage  only the registry against the fixtures (ctest rules-registry)
+  neither     both, every fixture
 Prints one line per check and "N passed, N failed"; exits 1 on a failure.
 """
 
@@ -22,10 +25,19 @@ import re
 import subprocess
 import sys
 
-if len(sys.argv) != 5:
-    sys.exit("usage: rule_fixtures.py DEVTRACE PYTHON FIXTURES_DIR WORK_DIR")
+USAGE = "usage: rule_fixtures.py DEVTRACE PYTHON FIXTURES_DIR WORK_DIR [--rule ID | --coverage]"
+if len(sys.argv) not in (5, 6, 7):
+    sys.exit(USAGE)
 DEVTRACE, PYTHON, FIXTURES, WORK = sys.argv[1:5]
-RULES_C = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "viewer", "rules.c")
+ONLY, COVERAGE = None, True
+if sys.argv[5:6] == ["--rule"] and len(sys.argv) == 7:
+    ONLY, COVERAGE = sys.argv[6], False
+elif sys.argv[5:] == ["--coverage"]:
+    ONLY = ""
+elif len(sys.argv) != 5:
+    sys.exit(USAGE)
+if ONLY:
+    WORK = os.path.join(WORK, ONLY)  # one directory per rule: the rules' tests run in parallel
 os.makedirs(WORK, exist_ok=True)
 results = []
 
@@ -93,32 +105,41 @@ def fixture(name):
     return out
 
 
-def rule_ids():
-    """The ids of the table vw_rules[] and the variant ids its rules set, from viewer/rules.c."""
-    with open(RULES_C) as f:
-        src = f.read()
-    table = re.search(r"const struct vw_rule vw_rules\[\] = \{(.*?)\n\};", src, re.S)
-    ids = re.findall(r"\{\s*\"([a-z0-9-]+)\"\s*,", table.group(1)) if table else []
-    variants = re.findall(r"\bfx->rule = \"([a-z0-9-]+)\"", src)
-    return ids, variants
+def registry():
+    """The ids of the rule registry, as `devtrace rules --json` prints it; None (and the reason) on a failure."""
+    rc, out, err = run([DEVTRACE, "rules", "--json"])
+    try:
+        return [r["id"] for r in json.loads(out)["rules"]], ""
+    except Exception as e:  # no JSON: say what came instead
+        return None, "exit %d, %s: %s\n%s%s" % (rc, type(e).__name__, e, out[:2000], err[-1000:])
 
 
-def coverage():
-    ids, variants = rule_ids()
-    have = {n[:-3].split(".")[0] for n in os.listdir(FIXTURES) if n.endswith(".py")}
-    out = [("rules.c: the rule table read (%d ids, %d variant ids)" % (len(ids), len(set(variants))),
-            len(ids) > 0 and len(variants) > 0, "no table or no variant id found in %s" % RULES_C)]
-    for rid in sorted(set(ids) | set(variants)):
+def fixture_rule(name):
+    return name[:-3].split(".")[0]
+
+
+def coverage(ids, why):
+    have = {fixture_rule(n) for n in os.listdir(FIXTURES) if n.endswith(".py")}
+    out = [("devtrace rules --json: the registry read (%d rules)" % len(ids or []), bool(ids), why)]
+    for rid in ids or []:
         out.append(("rule %s has a fixture (%s.py)" % (rid, rid), rid in have, "add %s/%s.py" % (FIXTURES, rid)))
-    for n in sorted(have - set(ids) - set(variants)):
-        out.append(("fixture %s.py names a rule of rules.c" % n, False, "no rule %s in %s" % (n, RULES_C)))
+    for n in sorted(have - set(ids or [])):
+        out.append(("fixture %s.py names a rule of the registry" % n, False,
+                    "no rule %s in `devtrace rules` (viewer/rules/registry.c)" % n))
     return out
 
 
-names = sorted(n for n in os.listdir(FIXTURES) if n.endswith(".py"))
-for name, ok, detail in coverage():
-    check(name, ok, detail)
-with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+ids, why = registry()
+if COVERAGE:
+    for name, ok, detail in coverage(ids, why):
+        check(name, ok, detail)
+names = sorted(n for n in os.listdir(FIXTURES) if n.endswith(".py") and ONLY in (None, fixture_rule(n)))
+if ONLY:
+    check("rule %s is in the registry (devtrace rules)" % ONLY, ONLY in (ids or []), why or "ids: %r" % ids)
+    check("rule %s has a fixture" % ONLY, bool(names), "add %s/%s.py" % (FIXTURES, ONLY))
+elif ONLY == "":
+    names = []
+with concurrent.futures.ThreadPoolExecutor(max_workers=1 if ONLY else 2) as pool:
     for checks in pool.map(fixture, names):
         for name, ok, detail in checks:
             check(name, ok, detail)

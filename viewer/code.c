@@ -1,44 +1,20 @@
-/* The code a fix writes, per language: a move of a named tensor to a device expression, in Python
- * (`x = x.to(device)`), C on libdtrt (`x = dt_to(x, dev);`, wrapped as the program wraps its own moves)
- * and C++ on libtorch (`x = x.to(device);`); and the program's name for an operand of the failing call,
- * from the call-site facts of native code. The language and every text come from the source facts the
- * producer recorded; nothing here parses source. Where the code goes is source.c's. */
+/* The code a fix writes, per language, and nothing else writes code: a move of a named tensor to a device
+ * expression, in Python (`x = x.to(device)`), C on libdtrt (`x = dt_to(x, dev);`, wrapped as the program
+ * wraps its own moves) and C++ on libtorch (`x = x.to(device);`); the program's device expression to write
+ * (vw_device_expr); the module moves, state reloads and buffer registrations of native code; and the edits
+ * inside a Python statement (.to(EXPR) on a call, device=, a keyword argument, .cpu() taken out,
+ * register_buffer). The language and every text come from the source facts the producer recorded; nothing
+ * here parses source. Where the code goes is source.c's. */
 #include "diag.h"
 #include "validate.h"
 
 #include "trace_schema.h"
 
+#include <ctype.h>
 #include <devtrace/probe.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A statement over the facts of `file` (as a frame names it: relative to the cwd when under it), the
- * file bound as ?1. */
-#define CODE_FILE_MATCH "(fs.text = ?1 OR (substr(?1, 1, 1) <> '/' AND substr(fs.text, -length(?1) - 1) = '/' || ?1))"
-
-/* The first value of `key` at `line` of file (line < 0: any line, the most frequent value), into out. */
-static int fact_value(struct vw_model *m, const char *file, int line, const char *key, char *out, size_t size) {
-    out[0] = 0;
-    if (!m->have_facts || !file || !file[0]) return 0;
-    sqlite3_stmt *st = vw_prep(m->t, "SELECT v.text, count(*) AS n FROM source_facts f JOIN strings fs ON fs.id = "
-                                     "f.file JOIN strings k ON k.id = f.key JOIN strings v ON v.id = f.value WHERE "
-                                     "k.text = ?2 AND (?3 < 0 OR f.line = ?3) AND " CODE_FILE_MATCH
-                                     " GROUP BY v.text ORDER BY n DESC, v.text LIMIT 1");
-    if (!st) return 0;
-    sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 3, line);
-    int found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0);
-    const char *why;
-    if (found && !vw_fact_shape(key, (const char *)sqlite3_column_text(st, 0), &why)) {
-        vw_model_refuse(m, file, line, key, why); /* never used: not what a producer writes */
-        found = 0;
-    }
-    if (found) snprintf(out, size, "%s", (const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    return found;
-}
 
 /* Whether some statement of file has `key` (module_var, optimizer_var, device_var) naming `name` (a
  * module holder's as NAME->). */
@@ -49,7 +25,7 @@ static int is_var_of(struct vw_model *m, const char *file, const char *key, cons
         "SELECT 1 FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN strings k ON "
         "k.id = f.key AND k.text = ?3 JOIN strings v ON v.id = f.value WHERE "
         "(instr(',' || v.text || ',', ',' || ?2 || ',') > 0 OR instr(',' || v.text || ',', ',' || ?2 || '->,') > 0) "
-        "AND " CODE_FILE_MATCH " LIMIT 1");
+        "AND " VW_FACT_FILE_MATCH " LIMIT 1");
     if (!st) return 0;
     sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
@@ -63,37 +39,10 @@ const char *vw_code_module_var(struct vw_model *m, const struct vw_frame *site, 
     char v[256];
     buf[0] = 0;
     if (!site || vw_code_lang(m, site) != VW_LANG_C ||
-        !fact_value(m, site->file, site->line, DT_FACT_MODULE_VAR, v, sizeof v) || strchr(v, ','))
+        !vw_fact_value(m, site->file, site->line, DT_FACT_MODULE_VAR, v, sizeof v) || strchr(v, ','))
         return buf;
     snprintf(buf, size, "%s", v);
     return buf;
-}
-
-/* The current row's `args` fact (FUNC \t ARG0 \t ARG1 ...) of file copied into v and split in place into
- * field[] (FUNC first); how many fields (0: a value no producer writes, refused). */
-static int args_fields(struct vw_model *m, const char *file, sqlite3_stmt *st, char *v, size_t vsize, char **field,
-                       int max) {
-    int nf = 0;
-    const char *text = (const char *)sqlite3_column_text(st, 0), *why;
-    if (!vw_fact_shape(DT_FACT_CALL_ARGS, text ? text : "", &why)) {
-        vw_model_refuse(m, file, -1, DT_FACT_CALL_ARGS, why);
-        return 0;
-    }
-    snprintf(v, vsize, "%s", text);
-    for (char *p = v, *tab; nf < max && p; p = tab ? tab + 1 : NULL) {
-        tab = strchr(p, '\t');
-        if (tab) *tab = 0;
-        field[nf++] = p;
-    }
-    return nf;
-}
-
-enum vw_lang vw_code_lang(struct vw_model *m, const struct vw_frame *site) {
-    char lang[16];
-    if (!site || !site->file[0]) return VW_LANG_NONE;
-    if (!strcmp(site->module, "python")) return VW_LANG_PYTHON;
-    if (!fact_value(m, site->file, 0, DT_FACT_LANG, lang, sizeof lang)) return VW_LANG_NONE;
-    return !strcmp(lang, "c") ? VW_LANG_C : !strcmp(lang, "c++") ? VW_LANG_CXX : VW_LANG_NONE;
 }
 
 /* A device named by a string literal ("cuda:1", quotes included) as lang writes it: dt_cuda_device(1) in C,
@@ -119,7 +68,7 @@ int vw_code_move(struct vw_model *m, const struct vw_frame *site, const char *na
     char wrap[64] = "", ebuf[192];
     enum vw_lang lang = vw_code_lang(m, site);
     /* C++ on libdtrt (its moves are dt_to calls) writes the C API's moves */
-    if (lang == VW_LANG_CXX && fact_value(m, site->file, -1, DT_FACT_MOVE_WRAP, wrap, sizeof wrap)) lang = VW_LANG_C;
+    if (lang == VW_LANG_CXX && vw_fact_value(m, site->file, -1, DT_FACT_MOVE_WRAP, wrap, sizeof wrap)) lang = VW_LANG_C;
     out[0] = 0;
     /* only names and the program's plain device expressions become code: anything else from a trace is not
      * what a producer writes (or a tensor's name that is no variable: fc1.weight is the model's) */
@@ -137,7 +86,7 @@ int vw_code_move(struct vw_model *m, const struct vw_frame *site, const char *na
         }
         /* dt_to returns a new reference (the old one stays the caller's to free) or NULL after the runtime's
          * error handler ran: wrapped in the program's own check when its moves in this file use one */
-        if (fact_value(m, site->file, -1, DT_FACT_MOVE_WRAP, wrap, sizeof wrap) && strcmp(wrap, "-"))
+        if (vw_fact_value(m, site->file, -1, DT_FACT_MOVE_WRAP, wrap, sizeof wrap) && strcmp(wrap, "-"))
             snprintf(out, size, "%.200s = %.60s(dt_to(%.200s, %.150s));", name, wrap, name, expr);
         else
             snprintf(out, size, "%.200s = dt_to(%.200s, %.150s);", name, name, expr);
@@ -148,66 +97,11 @@ int vw_code_move(struct vw_model *m, const struct vw_frame *site, const char *na
     return 0;
 }
 
-/* Whether the call FUNC (as written: "dt_cross_entropy", "x.add", "torch::mm") is the op `op` (libtorch's
- * with its aten:: namespace): its last name is the op's, bare or with the runtime's dt_ prefix. *method:
- * called on a receiver (x.add). */
-static int call_is_op(const char *func, const char *op, int *method) {
-    if (!strncmp(op, "aten::", 6)) op += 6; /* libtorch's ops: aten::eq is x.eq(y), torch::eq(x, y) */
-    const char *base = func + strlen(func);
-    while (base > func && base[-1] != '.' && base[-1] != '>' && base[-1] != ':') base--;
-    *method = base > func && (base[-1] == '.' || base[-1] == '>');
-    return !strcmp(base, op) || (!strncmp(base, "dt_", 3) && !strcmp(base + 3, op));
-}
-
 static int ident(const char *s) {
     if (!s || !*s || (*s >= '0' && *s <= '9')) return 0;
     for (; *s; s++)
         if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9'))) return 0;
     return 1;
-}
-
-const char *vw_code_operand_name(struct vw_model *m, const struct vw_case *k, const struct vw_operand *o, char *buf,
-                                 size_t size) {
-    buf[0] = 0;
-    int pos = (int)(o - k->ops);
-    if (!m->have_facts || !k->call.has_site || pos < 0 || pos >= k->n || !k->opname[0]) return buf;
-    enum vw_lang lang = vw_code_lang(m, &k->call.site);
-    if (lang != VW_LANG_C && lang != VW_LANG_CXX) return buf;
-    struct vw_src src;
-    if (!vw_src_at(m, k->call.site.file, k->call.site.line, &src)) return buf;
-    sqlite3_stmt *st =
-        vw_prep(m->t, "SELECT v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
-                      "strings k ON k.id = f.key AND k.text = '" DT_FACT_CALL_ARGS "' JOIN strings v ON "
-                      "v.id = f.value WHERE f.line BETWEEN ?2 AND ?3 AND " CODE_FILE_MATCH " ORDER BY f.line");
-    if (!st) return buf;
-    sqlite3_bind_text(st, 1, k->call.site.file, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(st, 2, src.first);
-    sqlite3_bind_int(st, 3, src.last);
-    int found = 0;
-    while (!found && sqlite3_step(st) == SQLITE_ROW) {
-        /* FUNC \t ARG0 \t ARG1 ... */
-        char v[1400], *field[17];
-        int method, nf = args_fields(m, k->call.site.file, st, v, sizeof v, field, 17);
-        if (!nf || !call_is_op(field[0], k->opname, &method)) continue;
-        char recv[256] = "";
-        if (method) { /* x.add(y): operand 0 is the receiver */
-            const char *base = field[0] + strlen(field[0]);
-            while (base > field[0] && base[-1] != '.' && base[-1] != '>') base--;
-            size_t n = (size_t)(base - field[0]) - (base[-1] == '>' ? 2 : 1);
-            snprintf(recv, sizeof recv, "%.*s", (int)(n < 255 ? n : 255), field[0]);
-        }
-        const char *a = method         ? (pos == 0   ? recv
-                                          : pos < nf ? field[pos]
-                                                     : NULL)
-                        : pos + 1 < nf ? field[pos + 1]
-                                       : NULL;
-        if (a && ident(a)) {
-            snprintf(buf, size, "%s", a);
-            found = 1;
-        }
-    }
-    sqlite3_finalize(st);
-    return buf;
 }
 
 int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char *name) {
@@ -222,8 +116,8 @@ int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char
         /* declared (or assigned) in a block that still holds the site */
         char block[64];
         int lo = 0, hi = 0;
-        if (fact_value(m, site->file, l, DT_FACT_BLOCK, block, sizeof block) && sscanf(block, "%d %d", &lo, &hi) == 2 &&
-            lo <= site->line && site->line <= hi)
+        if (vw_fact_value(m, site->file, l, DT_FACT_BLOCK, block, sizeof block) &&
+            sscanf(block, "%d %d", &lo, &hi) == 2 && lo <= site->line && site->line <= hi)
             return 1;
     }
     return 0;
@@ -236,13 +130,13 @@ static int call_args_at(struct vw_model *m, const char *file, int line, const ch
     sqlite3_stmt *st =
         vw_prep(m->t, "SELECT v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN strings k ON k.id = "
                       "f.key AND k.text = '" DT_FACT_CALL_ARGS "' JOIN strings v ON v.id = f.value WHERE f.line = ?2 "
-                      "AND " CODE_FILE_MATCH " ORDER BY v.text");
+                      "AND " VW_FACT_FILE_MATCH " ORDER BY v.text");
     if (!st) return 0;
     sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 2, line);
     int nf = 0;
     while (!nf && sqlite3_step(st) == SQLITE_ROW) {
-        nf = args_fields(m, file, st, v, vsize, field, max);
+        nf = vw_fact_args_fields(m, file, st, v, vsize, field, max);
         if (nf && strcmp(field[0], func)) nf = 0;
     }
     sqlite3_finalize(st);
@@ -283,8 +177,8 @@ int vw_code_module_move(struct vw_model *m, const struct vw_case *k, const struc
     for (int i = 0; i < n; i++) {
         char wrap[64];
         if (fr[i].hidden || fr[i].library || !fr[i].file[0] || vw_code_lang(m, &fr[i]) != VW_LANG_CXX ||
-            fact_value(m, fr[i].file, -1, DT_FACT_MOVE_WRAP, wrap, sizeof wrap) || /* C++ on libdtrt: dt_to */
-            !fact_value(m, fr[i].file, fr[i].line, DT_FACT_MODULE_VAR, var, sizeof var))
+            vw_fact_value(m, fr[i].file, -1, DT_FACT_MOVE_WRAP, wrap, sizeof wrap) || /* C++ on libdtrt: dt_to */
+            !vw_fact_value(m, fr[i].file, fr[i].line, DT_FACT_MODULE_VAR, var, sizeof var))
             continue;
         size_t len = strlen(var);
         int holder = len > 2 && !strcmp(var + len - 2, "->");
@@ -312,7 +206,7 @@ int vw_code_state_replace(struct vw_model *m, const struct vw_step *move, char *
     for (int l = at.first - 1; l > 0 && l >= at.first - 400; l--) {
         if (!vw_src_at(m, site->file, l, &src) || src.first != l) continue;
         if (strcmp(src.function, at.function)) break;
-        if (!fact_value(m, site->file, l, DT_FACT_OPTIMIZER_VAR, v, sizeof v)) continue;
+        if (!vw_fact_value(m, site->file, l, DT_FACT_OPTIMIZER_VAR, v, sizeof v)) continue;
         if (strchr(v, ',') || !ident(v) || (opt[0] && strcmp(opt, v))) return 0; /* which one is not clear */
         snprintf(opt, sizeof opt, "%s", v);
     }
@@ -344,7 +238,7 @@ int vw_code_register_field(struct vw_model *m, const struct vw_frame *made, stru
         for (int l = dir < 0 ? src.first - 1 : src.last + 1; l > 0 && abs(l - src.first) <= 400; l += dir) {
             if (!vw_src_at(m, made->file, l, &s)) continue;
             if (strcmp(s.function, src.function)) break; /* out of the function */
-            if (s.first != l || !fact_value(m, made->file, l, DT_FACT_MODULE_VAR, v, sizeof v)) continue;
+            if (s.first != l || !vw_fact_value(m, made->file, l, DT_FACT_MODULE_VAR, v, sizeof v)) continue;
             if (strchr(v, ',') || !ident(v) || (mod[0] && strcmp(mod, v))) return 0; /* which one is not clear */
             snprintf(mod, sizeof mod, "%s", v);
             if (!mod_first || l > mod_first) mod_first = l;
@@ -373,7 +267,7 @@ const char *vw_code_operand_binding(struct vw_model *m, const struct vw_case *k,
     sqlite3_stmt *st =
         vw_prep(m->t, "SELECT v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
                       "strings k ON k.id = f.key AND k.text = '" DT_FACT_CALL_ARGS "' JOIN strings v ON "
-                      "v.id = f.value WHERE f.line BETWEEN ?2 AND ?3 AND " CODE_FILE_MATCH " ORDER BY f.line");
+                      "v.id = f.value WHERE f.line BETWEEN ?2 AND ?3 AND " VW_FACT_FILE_MATCH " ORDER BY f.line");
     if (!st) return buf;
     sqlite3_bind_text(st, 1, call->file, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 2, src.first);
@@ -381,7 +275,7 @@ const char *vw_code_operand_binding(struct vw_model *m, const struct vw_case *k,
     int n = 0, bound_at = 0;
     while (n < 2 && sqlite3_step(st) == SQLITE_ROW) {
         char v[1400], *field[17];
-        int nf = args_fields(m, call->file, st, v, sizeof v, field, 17);
+        int nf = vw_fact_args_fields(m, call->file, st, v, sizeof v, field, 17);
         for (int i = 1; i < nf && n < 2; i++) {
             const char *a = field[i];
             if (!ident(a) || !strcmp(a, buf) || is_var_of(m, call->file, DT_FACT_MODULE_VAR, a) ||
@@ -396,7 +290,7 @@ const char *vw_code_operand_binding(struct vw_model *m, const struct vw_case *k,
             }
             char dexpr[8];
             if (!line || !vw_code_in_scope(m, call, a) ||
-                fact_value(m, call->file, line, DT_FACT_DEVICE_EXPR, dexpr, sizeof dexpr)) /* a move: moved */
+                vw_fact_value(m, call->file, line, DT_FACT_DEVICE_EXPR, dexpr, sizeof dexpr)) /* a move: moved */
                 continue;
             /* made later in the same function than that binding: not what the binding holds */
             if (made->has_site && !strcmp(made->site.file, call->file) &&
@@ -431,7 +325,7 @@ int vw_code_device_arg(struct vw_model *m, const struct vw_frame *site, int line
     /* the call's last argument, from its args fact (FUNC \t ARG0 \t ARG1 ...) */
     sqlite3_stmt *st = vw_prep(m->t, "SELECT v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
                                      "strings k ON k.id = f.key AND k.text = '" DT_FACT_CALL_ARGS "' JOIN strings v ON "
-                                     "v.id = f.value WHERE f.line = ?2 AND " CODE_FILE_MATCH);
+                                     "v.id = f.value WHERE f.line = ?2 AND " VW_FACT_FILE_MATCH);
     if (!st) return 0;
     sqlite3_bind_text(st, 1, site->file, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 2, line);
@@ -449,4 +343,107 @@ int vw_code_device_arg(struct vw_model *m, const struct vw_frame *site, int line
     if (!found || options) return 0;
     snprintf(out, size, "%s%.150s", has_args ? ", " : "", device_in(VW_LANG_CXX, expr, ebuf, sizeof ebuf));
     return 1;
+}
+
+static int ident_like(const char *s) {
+    if (!*s || isdigit((unsigned char)*s)) return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_') return 0;
+    return 1;
+}
+
+/* A device expression the fix may use at site: one the program used in a move to dev from the function of
+ * site (the variable it moves its batches with), else (native code) a variable one of its moves to dev used
+ * that is declared in site's function and in scope at site, else a global name bound to a device that one of its moves
+ * to dev used, else a string literal. Literals the program wrote, f-strings and calls are not taken (they
+ * may name another device on another run or rank). */
+const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
+                           char *buf, size_t size) {
+    char name[32];
+    vw_device_name(dev, name, sizeof name);
+    snprintf(buf, size, "\"%s\"", name);
+    if (!m->have_facts || !site || dev == 0) return buf;
+    sqlite3_stmt *st =
+        vw_prep(m->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers x "
+                      "LEFT JOIN misc_events e ON e.seq = x.seq WHERE x.dst_device = ?1 AND x.seq < ?2 "
+                      "AND x.kind IN (" VW_SQL_TRANSFER_TO ", " VW_SQL_TRANSFER_MOVE ") ORDER BY x.seq DESC LIMIT 256");
+    if (!st) return buf;
+    sqlite3_bind_int64(st, 1, dev);
+    sqlite3_bind_int64(st, 2, k ? k->seq : INT64_MAX);
+    char local[128] = "", global[128] = "", scoped[128] = "", tried[128] = "";
+    while (!local[0] && sqlite3_step(st) == SQLITE_ROW) {
+        struct vw_frame f;
+        struct vw_src src;
+        if (!vw_sym_event_site(m->sym, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+                               sqlite3_column_int64(st, 0), &f) ||
+            !vw_src_at(m, f.file, f.line, &src))
+            continue;
+        const char *v = src.device_expr;
+        int plain = strlen(v) < 128 && vw_shape_device_code(v) && v[0] != '"' && v[0] != '\''; /* no literal */
+        if (!plain) continue;
+        if (!strcmp(f.file, site->file) && vw_same_function(f.function, site->function))
+            snprintf(local, sizeof local, "%s", v);
+        else if (!scoped[0] && strcmp(v, tried) && ident_like(v)) {
+            /* native code: a device variable the program moves with elsewhere (a lambda, a helper it passed
+             * it to) that is declared in the site's function too, in scope there */
+            snprintf(tried, sizeof tried, "%s", v);
+            if (vw_code_in_scope(m, site, v)) snprintf(scoped, sizeof scoped, "%s", v);
+        }
+        if (!local[0] && !scoped[0] && !global[0] && !strchr(v, '.')) {
+            /* a name the program bound to a device at the top of the file of the site */
+            sqlite3_stmt *g =
+                vw_prep(m->t, "SELECT 1 FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
+                              "strings k ON k.id = f.key AND k.text = '" DT_FACT_DEVICE_VAR "' JOIN strings v ON "
+                              "v.id = f.value AND v.text = ?2 JOIN source_facts h ON h.file = f.file "
+                              "AND h.line = f.line JOIN strings hk ON hk.id = h.key AND hk.text = "
+                              "'" DT_FACT_FUNCTION "' JOIN strings hv ON hv.id = h.value AND hv.text = '<module>' "
+                              "WHERE fs.text = ?1 OR (substr(?1, 1, 1) <> '/' AND substr(fs.text, "
+                              "-length(?1) - 1) = '/' || ?1) LIMIT 1");
+            if (g) {
+                sqlite3_bind_text(g, 1, site->file, -1, SQLITE_TRANSIENT);
+                sqlite3_bind_text(g, 2, v, -1, SQLITE_TRANSIENT);
+                if (sqlite3_step(g) == SQLITE_ROW) snprintf(global, sizeof global, "%s", v);
+                sqlite3_finalize(g);
+            }
+        }
+    }
+    sqlite3_finalize(st);
+    if (local[0])
+        snprintf(buf, size, "%s", local);
+    else if (scoped[0])
+        snprintf(buf, size, "%s", scoped);
+    else if (global[0])
+        snprintf(buf, size, "%s", global);
+    return buf;
+}
+
+/* ---------------------------------------------------------------- edits inside a statement (Python) */
+
+void vw_code_call_to(const char *func, const char *expr, char *edit, size_t esize, char *shown, size_t ssize) {
+    snprintf(edit, esize, ".to(%.150s)", expr);
+    snprintf(shown, ssize, "%.300s(...).to(%.150s)", func, expr);
+}
+
+void vw_code_call_arg_shown(const char *func, const char *arg, char *out, size_t size) {
+    snprintf(out, size, "%s(..., %s)", func, arg + (arg[0] == ',' ? 2 : 0));
+}
+
+void vw_code_keyword_arg(const char *func, const char *name, const char *expr, int has_args, int trailing_comma,
+                         char *edit, size_t esize, char *shown, size_t ssize) {
+    snprintf(edit, esize, "%s%.60s=%.120s", has_args && !trailing_comma ? ", " : "", name, expr);
+    snprintf(shown, ssize, "%.200s(..., %.60s=%.150s)", func, name, expr);
+}
+
+void vw_code_drop_call(const char *func, size_t kept, char *shown, size_t size) {
+    snprintf(shown, size, "%.300s() -> %.*s", func, (int)kept, func);
+}
+
+void vw_code_register_attr(const char *attr, int again, char *out, size_t size) {
+    const char *dot = strchr(attr, '.');
+    snprintf(out, size, "%s%.250s%sself.register_buffer(\"%.250s\", None)", again ? "del " : "", again ? attr : "",
+             again ? "\n" : "", dot ? dot + 1 : attr);
+}
+
+void vw_code_object_to(const char *obj, const char *expr, char *out, size_t size) {
+    snprintf(out, size, "%s.to(%s)", obj, expr);
 }

@@ -1,12 +1,79 @@
 /* The devtrace command: dispatches to one subcommand per file (run.c, ...),
- * and answers --help and --version. Also what every command shares: the
- * --source-root option, and one line and exit status 2 when what it printed
- * could not be written (a full disk, a closed pipe's reader, /dev/full). */
+ * and answers --help and --version, and `rules` (the diagnosis's rule registry, printed). Also what every
+ * command shares: the --source-root option, and one line and exit status 2 when what it printed could not be
+ * written (a full disk, a closed pipe's reader, /dev/full). */
+#include "diag.h"
 #include "vw.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* `devtrace rules [--json] [ID]`: the registry of the diagnosis's rules (viewer/rules/registry.c) in the order
+ * they are tried, each with its summary, the kinds of fix it returns and (--json, or one ID) its documentation;
+ * README's rule table and docs/rules.md are generated from --json (scripts/gen_rules_doc.py). */
+static int cmd_rules(int argc, char **argv) {
+    int json = 0;
+    const char *only = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: devtrace rules [--json] [ID]\n\nThe diagnosis's rules in the order they are tried; with ID, "
+                   "that rule's documentation.\n");
+            return VW_EXIT_OK;
+        } else if (argv[i][0] != '-' && !only)
+            only = argv[i];
+        else {
+            vw_error("rules: unknown argument '%s'; see 'devtrace rules --help'", argv[i]);
+            return VW_EXIT_USAGE;
+        }
+    }
+    if (only && !vw_rule_find(only)) {
+        vw_error("rules: no rule '%s'; 'devtrace rules' lists them", only);
+        return VW_EXIT_USAGE;
+    }
+    if (json) fputs("{\"rules\": [", stdout);
+    for (int i = 0, n = 0; i < vw_nrules; i++) {
+        const struct vw_rule *r = vw_rules[i];
+        if (only && strcmp(only, r->id)) continue;
+        if (json) {
+            fputs(n++ ? ",\n  {\"id\": " : "\n  {\"id\": ", stdout);
+            vw_put_json_string(stdout, r->id);
+            printf(", \"priority\": %d, \"summary\": ", i + 1);
+            vw_put_json_string(stdout, r->summary);
+            fputs(", \"doc\": ", stdout);
+            vw_put_json_string(stdout, r->doc);
+            fputs(", \"example\": ", stdout);
+            vw_put_json_string(stdout, r->example);
+            fputs(", \"fixes\": [", stdout);
+            for (int f = 0, nf = 0; f < VW_FIX_NKINDS; f++)
+                if (r->fixes & (1u << f)) {
+                    if (nf++) fputs(", ", stdout);
+                    vw_put_json_string(stdout, vw_fix_kind_name((enum vw_fix_kind)f));
+                }
+            fputs("]}", stdout);
+            continue;
+        }
+        printf("%2d. %s\n    %s\n    fixes:", i + 1, r->id, r->summary);
+        for (int f = 0; f < VW_FIX_NKINDS; f++)
+            if (r->fixes & (1u << f)) printf(" %s", vw_fix_kind_name((enum vw_fix_kind)f));
+        printf("\n");
+        if (only) printf("\n    %s\n\n    example: %s\n", r->doc, r->example);
+    }
+    if (json) {
+        fputs("\n], \"fix_kinds\": [", stdout);
+        for (int f = 0; f < VW_FIX_NKINDS; f++) {
+            fputs(f ? ",\n  {\"name\": " : "\n  {\"name\": ", stdout);
+            vw_put_json_string(stdout, vw_fix_kind_name((enum vw_fix_kind)f));
+            fputs(", \"doc\": ", stdout);
+            vw_put_json_string(stdout, vw_fix_kind_doc((enum vw_fix_kind)f));
+            fputs("}", stdout);
+        }
+        fputs("\n]}\n", stdout);
+    }
+    return VW_EXIT_OK;
+}
 
 static const struct {
     const char *name;
@@ -20,6 +87,7 @@ static const struct {
     {"transfers", vw_cmd_transfers, "transfers grouped by call site, with per-step copies flagged"},
     {"fix", vw_cmd_fix, "the suggested change as a patch; --verify applies it to a copy and runs the program again"},
     {"export", vw_cmd_export, "a Chrome/Perfetto timeline (--format chrome) or a single-file HTML report"},
+    {"rules", cmd_rules, "the diagnosis's rules in the order they are tried, with what each explains"},
 };
 
 static void usage(FILE *f) {

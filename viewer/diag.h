@@ -1,17 +1,32 @@
-/* The diagnosis engine of `devtrace report` and `devtrace fix`, in three
- * parts read in this order: the model (model.c: each device mismatch's
- * operands, their chains, where the program meant the op to run, and the
- * facts the rules ask about the trace and the program's source), the rules
- * (rules.c: one table in priority order, each rule an id, what it explains,
- * a match on facts and the fix it proposes) and the rendering (report.c:
- * text, JSON; fix.c: a patch). Nothing here prints. */
+/* The diagnosis engine of `devtrace report` and `devtrace fix`, in four
+ * parts read in this order, each calling only those before it
+ * (scripts/check_include_graph.py checks it): the model (model.c: each
+ * device mismatch's operands, their chains, where the program meant the op
+ * to run, and the facts the rules ask about the trace and the program's
+ * source; no English), the rules (rules/: one file per rule, each an id, its
+ * documentation, a match on facts and the kind of fix it proposes;
+ * rules/registry.c lists them in priority order), the fix's words (words.c:
+ * the advice's sentence from the kind of sentence a rule chose and its
+ * parameters), the code (code.c: every
+ * piece of code a fix holds, per language) and the rendering (report.c:
+ * text, JSON, a chain's steps in words; export.c: HTML; fix.c: a patch).
+ * Nothing here prints. */
 #ifndef DEVTRACE_DIAG_H
 #define DEVTRACE_DIAG_H
 
 #include "vw.h"
 
-#define VW_MAX_STEPS 24
-#define VW_MAX_ARGS  16
+/* The probe ABI's kinds (include/devtrace/probe.h) as SQL literals, for the model's and the code's queries:
+ * named where a query reads them, checked against the enums in model.c. */
+#define VW_SQL_TRANSFER_TO    "0" /* DTP_TRANSFER_TO */
+#define VW_SQL_TRANSFER_COPY  "1" /* DTP_TRANSFER_COPY */
+#define VW_SQL_TRANSFER_MOVE  "3" /* DTP_TRANSFER_MOVE */
+#define VW_SQL_ORIGIN_FACTORY "0" /* DTP_ORIGIN_FACTORY */
+#define VW_SQL_ORIGIN_CKPT    "4" /* DTP_ORIGIN_CHECKPOINT */
+
+#define VW_MAX_STEPS   24
+#define VW_DEV_UNKNOWN INT64_MIN /* a device the trace does not give */
+#define VW_MAX_ARGS    16
 
 /* ---------------------------------------------------------------- the model (model.c) */
 
@@ -20,7 +35,12 @@ struct vw_step {
     int64_t tensor, dev, seq, stack, pystack;
     int origin;           /* tensors.origin (DT_ORIGIN_*), or -1 for an in-place move */
     char what[256];       /* what made it: a factory's, op's or copy's name ("zeros", "nn.Parameter", "to") */
-    char text[1024];      /* the step as a person reads it */
+    int param;            /* made as a module's parameter (what is DT_WHAT_PARAMETER, common/op_families.h) */
+    int64_t from;         /* what it was made from: a view's base, a copy's source, the op input it follows; or 0 */
+    int64_t from_dev;     /* an in-place move's or a copy's source device; VW_DEV_UNKNOWN when not in the trace */
+    char detail[512];     /* a checkpoint load's file */
+    char op[128];         /* an op output's op */
+    char from_arg[64];    /* the argument of that op it follows ("" when none was on its device) */
     struct vw_frame site; /* where it happened, when has_site */
     int has_site;
 };
@@ -48,10 +68,15 @@ struct vw_intent {
     long long sent[VW_MAX_ARGS];  /* tensors explicitly sent there */
     long long work[VW_MAX_ARGS];  /* of the latest ops, those that ran there */
     long long coded[VW_MAX_ARGS]; /* moves there by a line of the program with a device expression */
-    const char *by;               /* what decided: "operands", "transfers", "work", "device expression" */
-    int64_t majority;             /* the device most operands are on */
-    int ambiguous;                /* nothing settles it: a guess, said as such */
-    int64_t want;                 /* the intended device */
+    enum vw_intent_by {
+        VW_INTENT_OPERANDS,   /* where most operands are: nothing the program did says otherwise */
+        VW_INTENT_TRANSFERS,  /* the tensors the program explicitly sent there */
+        VW_INTENT_WORK,       /* where the ops of its latest work ran */
+        VW_INTENT_DEVICE_EXPR /* where its own device expressions sent tensors */
+    } by;                     /* what decided */
+    int64_t majority;         /* the device most operands are on */
+    int ambiguous;            /* nothing settles it: a guess, said as such */
+    int64_t want;             /* the intended device */
 };
 
 /* Source facts of one line, as the producer that knows the language wrote them (table source_facts); all
@@ -113,6 +138,9 @@ struct vw_case {
     struct vw_step call;          /* the failing call */
     const struct vw_operand *odd; /* the first operand off the intended device, or NULL */
 };
+
+/* What decided the intended device, as the report and its JSON name it ("operands", "device expression"). */
+const char *vw_intent_by_name(enum vw_intent_by by);
 
 /* The device mismatches of a trace, in order: seq, first_arg, other_arg, message, op, stack, pystack. A
  * mismatch a producer recorded before an op that then succeeded (the libtorch observer checks before libtorch
@@ -180,25 +208,104 @@ int vw_fact_constructed_at(struct vw_model *m, const struct vw_step *made, struc
  * it is in. */
 int vw_fact_idle_move(struct vw_model *m, const struct vw_operand *o, int64_t seq, struct vw_frame *at,
                       struct vw_frame *caller);
+/* A statement over the source facts of `file` (as a frame names it: relative to the cwd when under it), the
+ * file bound as ?1 and the facts' file name joined as fs. */
+#define VW_FACT_FILE_MATCH                                                                                             \
+    "(fs.text = ?1 OR (substr(?1, 1, 1) <> '/' AND substr(fs.text, -length(?1) - 1) = '/' || ?1))"
+/* The first value of source fact `key` at `line` of file (line < 0: any line, the most frequent value), into
+ * out; 1 when found. */
+int vw_fact_value(struct vw_model *m, const char *file, int line, const char *key, char *out, size_t size);
+/* The current row's `args` fact (FUNC \t ARG0 \t ARG1 ...) copied into v and split in place into field[] (FUNC
+ * first); how many fields (0: a value no producer writes, refused: vw_model_refuse). */
+int vw_fact_args_fields(struct vw_model *m, const char *file, sqlite3_stmt *st, char *v, size_t vsize, char **field,
+                        int max);
 /* The source facts of a line, into the caller's struct (the model keeps the lines asked for: see model.c). */
 int vw_src_at(struct vw_model *m, const char *file, int line, struct vw_src *out);
 /* A source fact of (file, line) whose value has no shape a producer writes (validate.c): refused, never used;
  * the first one is kept in m->inconsistent, and no fix is made of the trace's facts after it. */
 void vw_model_refuse(struct vw_model *m, const char *file, int line, const char *key, const char *why);
+/* The length of a method call's receiver when the call (as the source facts write its callee: "model.to") is
+ * that method (DT_METHOD_* of common/op_families.h: "to"), else 0. */
+size_t vw_src_call_method(const struct vw_src_call *c, const char *method);
+/* A Python constructor's frame ("Net.<locals>.Layer.__init__"): the length of its class's qualified name
+ * ("Net.<locals>.Layer"), else 0. */
+size_t vw_py_constructor(const char *function);
 /* 1 when the statement at (file, line) binds name (a plain name among its targets). */
 int vw_src_binds(const struct vw_src *s, const char *name);
-/* The program's own expression for device dev to write into a fix at site (its `device` variable,
- * args.device, self.device, a peer's .device), or a string literal; into buf. */
-const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
-                           char *buf, size_t size);
 
-/* ---------------------------------------------------------------- the rules (rules.c) */
+/* The language of a file, as its producer recorded it, and the name an operand had at a native call (model.c:
+ * facts, read for the code a fix writes and for the report). */
+enum vw_lang { VW_LANG_NONE, VW_LANG_PYTHON, VW_LANG_C, VW_LANG_CXX };
+/* The language of the file at site, as its producer recorded it (none: no facts, no code). */
+enum vw_lang vw_code_lang(struct vw_model *m, const struct vw_frame *site);
+/* The name the program passed operand o by at the failing native call (the argument's text, when a plain
+ * identifier), from the call-site facts; "" when not known. */
+const char *vw_code_operand_name(struct vw_model *m, const struct vw_case *k, const struct vw_operand *o, char *buf,
+                                 size_t size);
+
+/* ---------------------------------------------------------------- the rules (rules/) */
 
 #define VW_MAX_EVIDENCE 6
 
+/* The kind of change a fix proposes, with its parameters in the fix (site, edits, code): the data a rule
+ * returns. */
+enum vw_fix_kind {
+    VW_FIX_ADVICE,           /* words only: no code the program's facts allow */
+    VW_FIX_MOVE_AFTER,       /* move a named tensor after a statement that binds it (x = x.to(device)) */
+    VW_FIX_MOVE_BEFORE,      /* move a named tensor right before the statement that uses it */
+    VW_FIX_DEVICE_ARG,       /* device= at the call of the factory that made it */
+    VW_FIX_PASS_DEVICE,      /* pass the device to a function whose device parameter defaults to the cpu */
+    VW_FIX_MOVE_CALL,        /* .to(device) on a call inside an expression (a module constructed inline, a copy) */
+    VW_FIX_DROP_COPY,        /* take the copy off the device out of the expression (.cpu() removed) */
+    VW_FIX_REGISTER_BUFFER,  /* register a plain attribute or field as its module's buffer */
+    VW_FIX_MOVE_MODULE,      /* move the module once it is made */
+    VW_FIX_MOVE_MODEL_FIRST, /* the program's own move of the model, before the statement that made the tensor */
+    VW_FIX_RELOAD_STATE,     /* load the optimizer's state dict back after the move, which places each state */
+    VW_FIX_NKINDS
+};
+/* The kind's name, as `devtrace rules` and docs/rules.md print it. */
+const char *vw_fix_kind_name(enum vw_fix_kind kind);
+/* What the kind changes, in one line. */
+const char *vw_fix_kind_doc(enum vw_fix_kind kind);
+
+/* The sentence a fix says, chosen by its rule; words.c writes it from the parameters (struct vw_fix_words)
+ * and the case's odd operand and intended device. */
+enum vw_say {
+    VW_SAY_RULE,               /* the rule wrote its own sentence (a rule not yet moved to words.c) */
+    VW_SAY_CHECKPOINT_LOAD,    /* load with map_location=EXPR, or move the operand after loading */
+    VW_SAY_COPIED_OFF_DEVICE,  /* copied off the device here: keep it there, or copy it back */
+    VW_SAY_COPIED_ELSEWHERE,   /* copied to another device than the op's */
+    VW_SAY_SOURCE_MOVED_FIRST, /* made from NAME before the move at AT2: that move goes first */
+    VW_SAY_SOURCE_MOVED_AFTER, /* made from NAME before this move: make it after the move */
+    VW_SAY_STATE_MOVE_MODEL,   /* optimizer state of parameter NAME, left behind by its move to DEV */
+    VW_SAY_STATE_RELOAD,       /* the same, made by a step before the move: reload the state dict */
+    VW_SAY_PASS_DEVICE,        /* pass the device to FUNC at FRAME: EXPR defaults to TEXT in FRAME2 */
+    VW_SAY_PEER_MOVED,         /* move it where its peer NAME is moved */
+    VW_SAY_ROOT_PEER_MOVED,    /* move NAME, which it is computed from (at AT), where NAME2 made with it is */
+    VW_SAY_SIBLING_MOVED,      /* move it where NAME2 (or "the tensor"), made with it at AT, is moved */
+    VW_SAY_TEMPORARY_DEVICE,   /* make it on the device inside the expression at AT: FUNC(..., TEXT) */
+    VW_SAY_THROUGH_ARGUMENT,   /* move NAME, the failing native call's argument that holds it, where it is bound */
+};
+
+/* The parameters of a fix's sentence (what each enum vw_say reads is said there). */
+struct vw_fix_words {
+    enum vw_say say;
+    int64_t dev;                   /* a device besides the operand's and the intended one */
+    char name[256], name2[256];    /* the tensors, parameters or peers it names */
+    char expr[160];                /* a device expression of the program */
+    char func[256];                /* a callee */
+    char text[200];                /* an argument as written, a parameter's default */
+    struct vw_step at, at2;        /* steps it cites by their site */
+    struct vw_frame frame, frame2; /* frames it names: a call's, a function's */
+    int count;                     /* more calls of FUNC fixed in the same statement */
+};
+
 /* What a rule proposes. */
 struct vw_fix {
-    const char *rule;    /* the rule's id */
+    const char *rule;      /* the rule's id */
+    enum vw_fix_kind kind; /* the change, with its parameters below */
+    /* what the advice says, as parameters: words.c writes text from them */
+    struct vw_fix_words words;
     char text[2048];     /* the advice, in the program's names */
     struct vw_step site; /* where the change goes (after this line's statement) */
     int has_site;
@@ -216,18 +323,32 @@ struct vw_fix {
     int nevidence;
 };
 
+struct vw_rule_ctx; /* what one diagnosis shares between its rules (rules/rule.h) */
+
+/* One rule of the registry (viewer/rules/<id>.c, listed in priority order by rules/registry.c). */
 struct vw_rule {
     const char *id;
-    const char *explains; /* one line: the mechanism it recognizes */
+    const char *summary; /* one line: the mechanism it recognizes (README's rule table) */
+    const char *doc;     /* one paragraph: what it explains, why it happens, and the fix it proposes */
+    const char *example; /* the bug in a few words of code, and where a fixture or example shows it */
+    unsigned fixes;      /* the kinds of fix it may return: a bit (1u << VW_FIX_*) per kind */
     /* 1 and *fix filled when the rule fits the case */
-    int (*match)(struct vw_model *m, const struct vw_case *k, struct vw_fix *fix);
+    int (*match)(struct vw_rule_ctx *cx, struct vw_fix *fix);
 };
 
-extern const struct vw_rule vw_rules[];
+extern const struct vw_rule *const vw_rules[]; /* in priority order */
 extern const int vw_nrules;
+/* The rule with that id, or NULL (for tests and `devtrace rules ID`). */
+const struct vw_rule *vw_rule_find(const char *id);
 
 /* The first rule that fits, in priority order; 0 when none does (no odd operand). */
 int vw_diagnose(struct vw_model *m, const struct vw_case *k, struct vw_fix *fix);
+
+/* ---------------------------------------------------------------- the fix's words (words.c) */
+
+/* Writes fix->text from fix->words, the case's odd operand and its intended device (VW_SAY_RULE: leaves it as
+ * the rule wrote it). */
+void vw_fix_words(const struct vw_case *k, struct vw_fix *fix);
 
 /* ---------------------------------------------------------------- source text (source.c) */
 
@@ -257,17 +378,15 @@ int vw_fix_diff(struct vw_model *m, const struct vw_fix *fix, FILE *f, void (*pu
 
 /* ---------------------------------------------------------------- code per language (code.c) */
 
-enum vw_lang { VW_LANG_NONE, VW_LANG_PYTHON, VW_LANG_C, VW_LANG_CXX };
-/* The language of the file at site, as its producer recorded it (none: no facts, no code). */
-enum vw_lang vw_code_lang(struct vw_model *m, const struct vw_frame *site);
+/* The program's own expression for device dev to write into a fix at site (its `device` variable,
+ * args.device, self.device, a peer's .device), or a string literal; into buf. */
+const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
+                           char *buf, size_t size);
+
 /* The statement that moves `name` to the device expression expr, in site's language, into out; 0 when the
  * language is not known. */
 int vw_code_move(struct vw_model *m, const struct vw_frame *site, const char *name, const char *expr, char *out,
                  size_t size);
-/* The name the program passed operand o by at the failing native call (the argument's text, when a plain
- * identifier), from the call-site facts; "" when not known. */
-const char *vw_code_operand_name(struct vw_model *m, const struct vw_case *k, const struct vw_operand *o, char *buf,
-                                 size_t size);
 /* Native code: 1 when a statement of site's function before it binds `name` in a block that holds site (the
  * variable is in scope there). */
 /* The one module (a local of type dt_module *, from the C producer's module_var fact) that the statement at
@@ -303,6 +422,22 @@ int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char
  * it is the module's. That frame into at, the variable into name and the statement that moves the module to
  * k's intended device (the program's device expression there: `fc->to(device);` for a ModuleHolder,
  * `model.to(device);` for a module) into code; 0 when there is none. */
+/* Edits inside a statement, in Python, and the code shown for them (what the report prints as the fix's code):
+ * .to(EXPR) after a call's closing parenthesis (edit), "FUNC(...).to(EXPR)" (shown). */
+void vw_code_call_to(const char *func, const char *expr, char *edit, size_t esize, char *shown, size_t ssize);
+/* "FUNC(..., ARG)": an argument added to a call, shown (ARG as vw_code_device_arg wrote it, its ", " dropped). */
+void vw_code_call_arg_shown(const char *func, const char *arg, char *out, size_t size);
+/* NAME=EXPR added to the call FUNC (edit: with ", " when the call has arguments and no trailing comma), and
+ * "FUNC(..., NAME=EXPR)" (shown). */
+void vw_code_keyword_arg(const char *func, const char *name, const char *expr, int has_args, int trailing_comma,
+                         char *edit, size_t esize, char *shown, size_t ssize);
+/* A call taken out of an expression, keeping its receiver: "FUNC() -> RECEIVER" (the first kept bytes of FUNC). */
+void vw_code_drop_call(const char *func, size_t kept, char *shown, size_t size);
+/* The module attribute ATTR (self.NAME) registered as a buffer before it is assigned, deleted first when the
+ * function set it before (again): "del self.NAME\nself.register_buffer("NAME", None)". */
+void vw_code_register_attr(const char *attr, int again, char *out, size_t size);
+/* The object moved in place: "OBJ.to(EXPR)". */
+void vw_code_object_to(const char *obj, const char *expr, char *out, size_t size);
 /* The text added before the closing parenthesis of the factory call FUNC starting at `line` of site's file
  * (has_args: it has arguments) to make its tensor on the device expression expr: Python's `device=EXPR`;
  * C++'s TensorOptions argument, the device itself (`torch::randn({n, k}, device)`), only where the call's last

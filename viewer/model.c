@@ -4,17 +4,22 @@
  * in-place moves are steps too), where the program meant the op to run,
  * and the facts the rules ask about: moves of the program's that left a
  * tensor behind, who made a tensor and who called them, and the source
- * facts the producer recorded for a line. Queries only: no rule, no
- * printing. */
+ * facts the producer recorded for a line, and the native call facts (a
+ * file's language, the name an operand had at the failing call). Queries
+ * only: no rule, no code, no English, no printing. */
 #include "diag.h"
 #include "validate.h"
 
+#include "op_families.h"
 #include "trace_schema.h"
 
 #include <ctype.h>
 #include <devtrace/probe.h>
 #include <stdlib.h>
 #include <string.h>
+
+_Static_assert(DTP_TRANSFER_TO == 0 && DTP_TRANSFER_COPY == 1 && DTP_TRANSFER_MOVE == 3, "VW_SQL_TRANSFER_*");
+_Static_assert(DTP_ORIGIN_FACTORY == 0 && DTP_ORIGIN_CHECKPOINT == 4, "VW_SQL_ORIGIN_*");
 
 static int site_of(struct vw_model *m, int64_t stack, int64_t pystack, int64_t seq, struct vw_frame *f) {
     return vw_sym_event_site(m->sym, stack, pystack, seq, f);
@@ -55,7 +60,7 @@ static struct vw_step *add_step(struct vw_operand *o) {
 
 /* Walks tensor id's provenance backwards from event `before`. */
 static void build_chain(struct vw_model *m, struct vw_operand *o, int64_t id, int64_t before) {
-    char d1[32], d2[32], what[256], detail[512];
+    char what[256], detail[512];
     for (int guard = 0; id && guard < VW_MAX_STEPS; guard++) {
         int64_t seq, dev, src, op, stack, pystack;
         int origin;
@@ -79,10 +84,7 @@ static void build_chain(struct vw_model *m, struct vw_operand *o, int64_t id, in
             s->origin = -1;
             snprintf(s->what, sizeof s->what, "%s",
                      sqlite3_column_text(m->moves, 3) ? (const char *)sqlite3_column_text(m->moves, 3) : "?");
-            snprintf(s->text, sizeof s->text, "moved in place %s -> %s by %s",
-                     vw_device_name(sqlite3_column_int64(m->moves, 1), d1, sizeof d1),
-                     vw_device_name(s->dev, d2, sizeof d2),
-                     sqlite3_column_text(m->moves, 3) ? (const char *)sqlite3_column_text(m->moves, 3) : "?");
+            s->from_dev = sqlite3_column_int64(m->moves, 1);
             s->has_site = site_of(m, s->stack, sqlite3_column_int64(m->moves, 5), s->seq, &s->site);
         }
         struct vw_step *s = add_step(o);
@@ -94,39 +96,25 @@ static void build_chain(struct vw_model *m, struct vw_operand *o, int64_t id, in
         s->pystack = pystack;
         s->origin = origin;
         snprintf(s->what, sizeof s->what, "%s", what);
+        s->param = !strcmp(what, DT_WHAT_PARAMETER);
         s->has_site = site_of(m, stack, pystack, seq, &s->site);
-        vw_device_name(dev, d1, sizeof d1);
+        s->from_dev = VW_DEV_UNKNOWN;
         int64_t next = 0;
         switch (origin) {
-        case DTP_ORIGIN_FACTORY:
-            snprintf(s->text, sizeof s->text, "t%lld created on %s by %s", (long long)id, d1, what);
-            break;
-        case DTP_ORIGIN_CHECKPOINT:
-            snprintf(s->text, sizeof s->text, "t%lld loaded on %s from checkpoint key \"%s\" of %s", (long long)id, d1,
-                     what, detail);
-            break;
-        case DTP_ORIGIN_VIEW:
-            snprintf(s->text, sizeof s->text, "t%lld is a view (%s) of t%lld", (long long)id, what, (long long)src);
-            next = src;
-            break;
+        case DTP_ORIGIN_CHECKPOINT: snprintf(s->detail, sizeof s->detail, "%s", detail); break;
+        case DTP_ORIGIN_VIEW: s->from = next = src; break;
         case DTP_ORIGIN_TRANSFER: {
-            char via[256];
-            snprintf(via, sizeof via, "%s", what);
             int64_t sseq, sdev, ssrc, sop, sstack, spy;
             int sorigin;
             if (tensor_row(m, src, &sseq, &sdev, &sorigin, &ssrc, &sop, &sstack, &spy, what, sizeof what, detail,
                            sizeof detail))
-                vw_device_name(sdev, d2, sizeof d2);
-            else
-                snprintf(d2, sizeof d2, "?");
-            snprintf(s->text, sizeof s->text, "t%lld copied %s -> %s from t%lld by %s", (long long)id, d2, d1,
-                     (long long)src, via);
-            next = src;
+                s->from_dev = sdev;
+            s->from = next = src;
             break;
         }
         case DTP_ORIGIN_OP_OUTPUT: {
-            char name[128];
-            op_name(m, op, name, sizeof name);
+            char *name = s->op;
+            op_name(m, op, name, sizeof s->op);
             /* follow the input that carried the device (first one on it) */
             int64_t pick = 0, first = 0;
             char arg[64] = "";
@@ -141,15 +129,11 @@ static void build_chain(struct vw_model *m, struct vw_operand *o, int64_t id, in
                 }
             }
             if (!pick) pick = first;
-            if (pick)
-                snprintf(s->text, sizeof s->text, "t%lld made on %s by %s from t%lld ('%s')", (long long)id, d1, name,
-                         (long long)pick, arg);
-            else
-                snprintf(s->text, sizeof s->text, "t%lld made on %s by %s", (long long)id, d1, name);
-            next = pick;
+            snprintf(s->from_arg, sizeof s->from_arg, "%s", arg);
+            s->from = next = pick;
             break;
         }
-        default: snprintf(s->text, sizeof s->text, "t%lld created on %s (%s)", (long long)id, d1, what); break;
+        default: break;
         }
         before = s->seq;
         id = next;
@@ -171,16 +155,18 @@ static int arrival(const struct vw_operand *o) {
 int vw_fact_state_left_behind(struct vw_model *m, const struct vw_operand *odd, int64_t seq, struct vw_step *s,
                               char *param, size_t psize) {
     const struct vw_step *arrived = &odd->chain[odd->arrived];
-    static const char prefix[] = "optimizer.state.";
+    static const char prefix[] = DT_NAME_OPTIMIZER_STATE;
     if (strncmp(odd->name, prefix, sizeof prefix - 1) != 0) return 0;
     const char *p = odd->name + sizeof prefix - 1, *key = strrchr(p, '.');
     if (!key || key == p) return 0;
     snprintf(param, psize, "%.*s", (int)(key - p), p);
     sqlite3_stmt *st = vw_prep(
-        m->t, "SELECT x.seq, x.dst_device, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), COALESCE(v.text, '?') FROM "
-              "transfers x JOIN names n ON n.tensor = x.dst JOIN strings s ON s.id = n.name LEFT JOIN misc_events e "
-              "ON e.seq = x.seq LEFT JOIN strings v ON v.id = x.via WHERE s.text = ?1 AND x.kind = 3 AND x.seq > ?2 "
-              "AND x.seq < ?3 AND x.src_device = ?4 AND n.seq < x.seq ORDER BY x.seq LIMIT 1");
+        m->t,
+        "SELECT x.seq, x.dst_device, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), COALESCE(v.text, '?') FROM "
+        "transfers x JOIN names n ON n.tensor = x.dst JOIN strings s ON s.id = n.name LEFT JOIN misc_events e "
+        "ON e.seq = x.seq LEFT JOIN strings v ON v.id = x.via WHERE s.text = ?1 AND x.kind = " VW_SQL_TRANSFER_MOVE
+        " AND x.seq > ?2 "
+        "AND x.seq < ?3 AND x.src_device = ?4 AND n.seq < x.seq ORDER BY x.seq LIMIT 1");
     if (!st) return 0;
     sqlite3_bind_text(st, 1, param, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st, 2, arrived->seq);
@@ -188,15 +174,13 @@ int vw_fact_state_left_behind(struct vw_model *m, const struct vw_operand *odd, 
     sqlite3_bind_int64(st, 4, odd->dev);
     int found = sqlite3_step(st) == SQLITE_ROW;
     if (found) {
-        char d1[32], d2[32];
         memset(s, 0, sizeof *s);
         s->seq = sqlite3_column_int64(st, 0);
         s->dev = sqlite3_column_int64(st, 1);
         s->stack = sqlite3_column_int64(st, 2);
         s->origin = -1;
-        snprintf(s->text, sizeof s->text, "parameter \"%s\" moved in place %s -> %s by %s", param,
-                 vw_device_name(odd->dev, d1, sizeof d1), vw_device_name(s->dev, d2, sizeof d2),
-                 (const char *)sqlite3_column_text(st, 4));
+        s->from_dev = odd->dev;
+        snprintf(s->what, sizeof s->what, "%s", (const char *)sqlite3_column_text(st, 4));
         s->has_site = site_of(m, s->stack, sqlite3_column_int64(st, 3), s->seq, &s->site);
     }
     sqlite3_finalize(st);
@@ -242,7 +226,8 @@ static sqlite3_stmt *moves_to(struct vw_model *m, const char *where, const struc
     char sql[1024];
     snprintf(sql, sizeof sql,
              "SELECT * FROM (SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), COALESCE(t.stack, 0), "
-             "COALESCE(t.pystack, 0), t.seq AS made, x.kind = 3 OR instr(COALESCE((SELECT v.text FROM strings v "
+             "COALESCE(t.pystack, 0), t.seq AS made, x.kind = " VW_SQL_TRANSFER_MOVE
+             " OR instr(COALESCE((SELECT v.text FROM strings v "
              "WHERE v.id = x.via), ''), '.') > 0 AS by_module, x.src, x.kind AS kind FROM transfers x JOIN tensors t "
              "ON t.id = x.src LEFT JOIN misc_events e ON e.seq = x.seq WHERE x.src_device = ?1 AND x.dst_device = "
              "?2 AND x.seq > ?3 AND x.seq < ?4) WHERE %s ORDER BY 1 LIMIT 256",
@@ -288,13 +273,13 @@ int vw_fact_module_move(struct vw_model *m, const struct vw_step *made, int64_t 
                         struct vw_step *move) {
     const int lib = made->has_site && made->site.library;
     if (!made->has_site || !made->site.function[0] ||
-        (!lib && (!strcmp(made->site.function, "main") || !strcmp(made->site.function, "<module>"))))
+        (!lib && (!strcmp(made->site.function, DT_C_MAIN) || !strcmp(made->site.function, DT_PY_TOP_LEVEL))))
         return 0;
     /* moves in place (the runtime's module.to, PyTorch's on cuda) and copies to the device by a module's
      * move (PyTorch's module.to where it swaps the parameters, on meta: via "Net.to"), of tensors made where
      * the odd one was; a tensor's own .to (via "to") is no module's move, and counts only when the program
      * made it in the function that made the odd one (a batch's data moved by hand, its targets not) */
-    sqlite3_stmt *st = moves_to(m, "kind IN (0, 3)", made, dev, want, seq);
+    sqlite3_stmt *st = moves_to(m, "kind IN (" VW_SQL_TRANSFER_TO ", " VW_SQL_TRANSFER_MOVE ")", made, dev, want, seq);
     if (!st) return 0;
     int found = 0;
     struct vw_frame f;
@@ -326,7 +311,7 @@ int vw_fact_sibling_moved_near(struct vw_model *m, const struct vw_step *made, i
                                int64_t seq, struct vw_step *move, char *sname, size_t size) {
     if (!made->has_site || !made->site.file[0]) return 0;
     char where[128];
-    snprintf(where, sizeof where, "kind = 0 AND NOT by_module AND made > ?3 - %d", before);
+    snprintf(where, sizeof where, "kind = " VW_SQL_TRANSFER_TO " AND NOT by_module AND made > ?3 - %d", before);
     sqlite3_stmt *st = moves_to(m, where, made, dev, want, seq);
     if (!st) return 0;
     int found = 0;
@@ -372,7 +357,8 @@ int vw_fact_made_before_source_moved(struct vw_model *m, const struct vw_operand
                                      struct vw_step *move, int *src) {
     sqlite3_stmt *st =
         vw_prep(m->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers x LEFT JOIN "
-                      "misc_events e ON e.seq = x.seq WHERE x.dst = ?1 AND x.kind = 3 AND x.src_device = ?2 AND "
+                      "misc_events e ON e.seq = x.seq WHERE x.dst = ?1 AND x.kind = " VW_SQL_TRANSFER_MOVE
+                      " AND x.src_device = ?2 AND "
                       "x.dst_device = ?3 AND x.seq > ?4 AND x.seq < ?5 ORDER BY x.seq LIMIT 1");
     if (!st) return 0;
     int found = 0;
@@ -471,33 +457,35 @@ static void intent_of(struct vw_model *m, const struct vw_operand *ops, int n, i
         if (k == in->n) in->dev[in->n++] = ops[i].dev;
     }
     in->want = in->majority = majority;
-    in->by = "operands";
+    in->by = VW_INTENT_OPERANDS;
     if (in->n < 2) return;
     /* the earliest and the latest of each kind of event: the setup and the step, at any trace's size; of the
      * tensors sent, those sent as a whole model's (moves in place) or made there */
     long long whole[VW_MAX_ARGS] = {0};
     static const char *const sql[] = {
-        "SELECT dst_device, count(*), sum(kind = 3) FROM (SELECT * FROM (SELECT seq, dst_device, kind FROM transfers "
-        "WHERE seq < ?1 AND kind IN (0, 1, 3) ORDER BY seq DESC LIMIT ?2) UNION SELECT * FROM (SELECT seq, "
-        "dst_device, kind FROM transfers WHERE seq < ?1 AND kind IN (0, 1, 3) ORDER BY seq LIMIT ?2)) GROUP BY 1",
+        "SELECT dst_device, count(*), sum(kind = " VW_SQL_TRANSFER_MOVE
+        ") FROM (SELECT * FROM (SELECT seq, dst_device, kind FROM transfers "
+        "WHERE seq < ?1 AND kind IN (" VW_SQL_TRANSFER_TO ", " VW_SQL_TRANSFER_COPY ", " VW_SQL_TRANSFER_MOVE
+        ") ORDER BY seq DESC LIMIT ?2) UNION SELECT * FROM (SELECT seq, "
+        "dst_device, kind FROM transfers WHERE seq < ?1 AND kind IN (" VW_SQL_TRANSFER_TO ", " VW_SQL_TRANSFER_COPY
+        ", " VW_SQL_TRANSFER_MOVE ") ORDER BY seq LIMIT ?2)) GROUP BY 1",
         "SELECT a.device, count(*), count(*) FROM (SELECT * FROM (SELECT id, attrs FROM tensor_rows WHERE seq < ?1 "
         "ORDER BY id "
         "DESC LIMIT ?2) UNION SELECT * FROM (SELECT id, attrs FROM tensor_rows WHERE seq < ?1 ORDER BY id LIMIT ?2)) "
-        "r JOIN tensor_attrs a ON a.id = r.attrs WHERE a.origin IN (0, 4) AND a.device <> 0 GROUP BY 1",
+        "r JOIN tensor_attrs a ON a.id = r.attrs WHERE a.origin IN (" VW_SQL_ORIGIN_FACTORY ", " VW_SQL_ORIGIN_CKPT
+        ") AND a.device <> 0 GROUP BY 1",
         /* work: not the moves themselves (a to's input is where the data came from) nor the in-place random
          * and fill initializers of a module's parameters (its construction, on the cpu wherever the model is
          * meant to run) */
         "SELECT arg0_device, count(*), 0 FROM (SELECT o.arg0_device FROM ops o LEFT JOIN strings s ON s.id = o.name "
         "WHERE o.op < ?1 AND o.nargs > 0 AND COALESCE(CASE WHEN s.text LIKE 'aten::%' THEN substr(s.text, 7) ELSE "
-        "s.text END, '') NOT IN ('to', 'cpu', 'cuda', 'copy_', '_to_copy', 'set_data', 'uniform_', 'normal_', "
-        "'fill_', 'zero_', 'random_', 'bernoulli_', 'exponential_', 'cauchy_', 'log_normal_', 'geometric_', "
-        "'kaiming_uniform_', 'kaiming_normal_', 'xavier_uniform_', 'xavier_normal_', 'trunc_normal_', "
-        "'orthogonal_', 'constant_', 'ones_', 'zeros_', 'eye_', 'dirac_') ORDER BY o.op DESC LIMIT ?3) GROUP BY 1",
+        "s.text END, '') NOT IN (" DT_OPS_MOVE_SQL ", " DT_OPS_INIT_SQL ") ORDER BY o.op DESC LIMIT ?3) GROUP BY 1",
     };
     if (m->have_facts) { /* the latest moves to each candidate made by a line with a device expression */
         sqlite3_stmt *st = vw_prep(m->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers "
                                          "x LEFT JOIN misc_events e ON e.seq = x.seq WHERE x.dst_device = ?1 AND x.seq "
-                                         "< ?2 AND x.kind IN (0, 3) ORDER BY x.seq DESC LIMIT 64");
+                                         "< ?2 AND x.kind IN (" VW_SQL_TRANSFER_TO ", " VW_SQL_TRANSFER_MOVE
+                                         ") ORDER BY x.seq DESC LIMIT 64");
         for (int k = 0; st && k < in->n; k++) {
             sqlite3_reset(st);
             sqlite3_bind_int64(st, 1, in->dev[k]);
@@ -544,7 +532,7 @@ static void intent_of(struct vw_model *m, const struct vw_operand *ops, int n, i
         if (in->coded[k] > 0) coders++, ck = k;
     if (coders == 1) {
         in->want = in->dev[ck];
-        in->by = "device expression";
+        in->by = VW_INTENT_DEVICE_EXPR;
         return;
     }
     if (senders == 1 && in->dev[s] != 0 && !whole[s] && in->sent[s] <= 2 && cpu_work >= 16 &&
@@ -552,14 +540,14 @@ static void intent_of(struct vw_model *m, const struct vw_operand *ops, int n, i
         /* a copy or two to an accelerator (no model moved there, nothing made there) in a program that
          * otherwise works on the cpu: the work is taken, and said to be a guess against the moves */
         in->want = 0;
-        in->by = "work";
+        in->by = VW_INTENT_WORK;
         in->ambiguous = 1;
     } else if (senders == 1 || (s >= 0 && (w < 0 || w == s))) {
         in->want = in->dev[s];
-        in->by = "transfers";
+        in->by = VW_INTENT_TRANSFERS;
     } else if (s < 0 && w >= 0) {
         in->want = in->dev[w];
-        in->by = "work";
+        in->by = VW_INTENT_WORK;
     } else {
         /* sent one way and worked the other, or sent and worked on both alike: the operands' majority, said
          * to be a guess */
@@ -732,8 +720,7 @@ int vw_fact_constructed_at(struct vw_model *m, const struct vw_step *made, struc
             *caller = f;
             return 1;
         }
-        size_t fl = strlen(f.function);
-        if (fl <= 9 || strcmp(f.function + fl - 9, ".__init__")) return 0;
+        if (!vw_py_constructor(f.function)) return 0;
         *ctor = f;
         found = 1;
     }
@@ -743,9 +730,10 @@ int vw_fact_constructed_at(struct vw_model *m, const struct vw_step *made, struc
 int vw_fact_idle_move(struct vw_model *m, const struct vw_operand *o, int64_t seq, struct vw_frame *at,
                       struct vw_frame *caller) {
     /* a move op (PyTorch's Tensor.to, .cuda) whose result is its own input: it returned the tensor as it was */
-    sqlite3_stmt *st = vw_prep(m->t, "SELECT o.seq, COALESCE(o.stack, 0), COALESCE(o.pystack, 0) FROM ops o JOIN "
-                                     "strings s ON s.id = o.name WHERE s.text IN ('to', 'cuda') AND o.arg0_tensor = ?1 "
-                                     "AND o.out0 = ?1 AND o.seq < ?2 ORDER BY o.seq DESC LIMIT 1");
+    sqlite3_stmt *st =
+        vw_prep(m->t, "SELECT o.seq, COALESCE(o.stack, 0), COALESCE(o.pystack, 0) FROM ops o JOIN "
+                      "strings s ON s.id = o.name WHERE s.text IN (" DT_OPS_MOVE_TO_SQL ") AND o.arg0_tensor = ?1 "
+                      "AND o.out0 = ?1 AND o.seq < ?2 ORDER BY o.seq DESC LIMIT 1");
     if (!st) return 0;
     int found = 0;
     for (int s = 0; s < o->nsteps && !found; s++) {
@@ -770,76 +758,6 @@ int vw_fact_idle_move(struct vw_model *m, const struct vw_operand *o, int64_t se
     }
     sqlite3_finalize(st);
     return found;
-}
-
-static int ident_like(const char *s) {
-    if (!*s || isdigit((unsigned char)*s)) return 0;
-    for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && *s != '_') return 0;
-    return 1;
-}
-
-/* A device expression the fix may use at site: one the program used in a move to dev from the function of
- * site (the variable it moves its batches with), else (native code) a variable one of its moves to dev used
- * that is declared in site's function and in scope at site, else a global name bound to a device that one of its moves
- * to dev used, else a string literal. Literals the program wrote, f-strings and calls are not taken (they
- * may name another device on another run or rank). */
-const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
-                           char *buf, size_t size) {
-    char name[32];
-    vw_device_name(dev, name, sizeof name);
-    snprintf(buf, size, "\"%s\"", name);
-    if (!m->have_facts || !site || dev == 0) return buf;
-    sqlite3_stmt *st = vw_prep(m->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers x "
-                                     "LEFT JOIN misc_events e ON e.seq = x.seq WHERE x.dst_device = ?1 AND x.seq < ?2 "
-                                     "AND x.kind IN (0, 3) ORDER BY x.seq DESC LIMIT 256");
-    if (!st) return buf;
-    sqlite3_bind_int64(st, 1, dev);
-    sqlite3_bind_int64(st, 2, k ? k->seq : INT64_MAX);
-    char local[128] = "", global[128] = "", scoped[128] = "", tried[128] = "";
-    while (!local[0] && sqlite3_step(st) == SQLITE_ROW) {
-        struct vw_frame f;
-        struct vw_src src;
-        if (!site_of(m, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 0), &f) ||
-            !vw_src_at(m, f.file, f.line, &src))
-            continue;
-        const char *v = src.device_expr;
-        int plain = strlen(v) < 128 && vw_shape_device_code(v) && v[0] != '"' && v[0] != '\''; /* no literal */
-        if (!plain) continue;
-        if (!strcmp(f.file, site->file) && vw_same_function(f.function, site->function))
-            snprintf(local, sizeof local, "%s", v);
-        else if (!scoped[0] && strcmp(v, tried) && ident_like(v)) {
-            /* native code: a device variable the program moves with elsewhere (a lambda, a helper it passed
-             * it to) that is declared in the site's function too, in scope there */
-            snprintf(tried, sizeof tried, "%s", v);
-            if (vw_code_in_scope(m, site, v)) snprintf(scoped, sizeof scoped, "%s", v);
-        }
-        if (!local[0] && !scoped[0] && !global[0] && !strchr(v, '.')) {
-            /* a name the program bound to a device at the top of the file of the site */
-            sqlite3_stmt *g =
-                vw_prep(m->t, "SELECT 1 FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
-                              "strings k ON k.id = f.key AND k.text = '" DT_FACT_DEVICE_VAR "' JOIN strings v ON "
-                              "v.id = f.value AND v.text = ?2 JOIN source_facts h ON h.file = f.file "
-                              "AND h.line = f.line JOIN strings hk ON hk.id = h.key AND hk.text = "
-                              "'" DT_FACT_FUNCTION "' JOIN strings hv ON hv.id = h.value AND hv.text = '<module>' "
-                              "WHERE fs.text = ?1 OR (substr(?1, 1, 1) <> '/' AND substr(fs.text, "
-                              "-length(?1) - 1) = '/' || ?1) LIMIT 1");
-            if (g) {
-                sqlite3_bind_text(g, 1, site->file, -1, SQLITE_TRANSIENT);
-                sqlite3_bind_text(g, 2, v, -1, SQLITE_TRANSIENT);
-                if (sqlite3_step(g) == SQLITE_ROW) snprintf(global, sizeof global, "%s", v);
-                sqlite3_finalize(g);
-            }
-        }
-    }
-    sqlite3_finalize(st);
-    if (local[0])
-        snprintf(buf, size, "%s", local);
-    else if (scoped[0])
-        snprintf(buf, size, "%s", scoped);
-    else if (global[0])
-        snprintf(buf, size, "%s", global);
-    return buf;
 }
 
 int vw_fact_callers(struct vw_model *m, const struct vw_step *made) {
@@ -926,6 +844,131 @@ int vw_tensor_names(struct vw_model *m, int64_t id, int64_t seq, char (*out)[256
     return n;
 }
 
+size_t vw_src_call_method(const struct vw_src_call *c, const char *method) {
+    size_t fl = strlen(c->func), ml = strlen(method);
+    return fl > ml + 1 && c->func[fl - ml - 1] == '.' && !strcmp(c->func + fl - ml, method) ? fl - ml - 1 : 0;
+}
+
+size_t vw_py_constructor(const char *function) {
+    size_t fl = strlen(function), cl = strlen(DT_PY_CONSTRUCTOR);
+    return fl > cl + 1 && function[fl - cl - 1] == '.' && !strcmp(function + fl - cl, DT_PY_CONSTRUCTOR) ? fl - cl - 1
+                                                                                                         : 0;
+}
+
+/* ---------------------------------------------------------------- source facts of native calls */
+
+/* The first value of `key` at `line` of file (line < 0: any line, the most frequent value), into out. */
+int vw_fact_value(struct vw_model *m, const char *file, int line, const char *key, char *out, size_t size) {
+    out[0] = 0;
+    if (!m->have_facts || !file || !file[0]) return 0;
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT v.text, count(*) AS n FROM source_facts f JOIN strings fs ON fs.id = "
+                                     "f.file JOIN strings k ON k.id = f.key JOIN strings v ON v.id = f.value WHERE "
+                                     "k.text = ?2 AND (?3 < 0 OR f.line = ?3) AND " VW_FACT_FILE_MATCH
+                                     " GROUP BY v.text ORDER BY n DESC, v.text LIMIT 1");
+    if (!st) return 0;
+    sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, line);
+    int found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0);
+    const char *why;
+    if (found && !vw_fact_shape(key, (const char *)sqlite3_column_text(st, 0), &why)) {
+        vw_model_refuse(m, file, line, key, why); /* never used: not what a producer writes */
+        found = 0;
+    }
+    if (found) snprintf(out, size, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return found;
+}
+
+/* The current row's `args` fact (FUNC \t ARG0 \t ARG1 ...) of file copied into v and split in place into
+ * field[] (FUNC first); how many fields (0: a value no producer writes, refused). */
+int vw_fact_args_fields(struct vw_model *m, const char *file, sqlite3_stmt *st, char *v, size_t vsize, char **field,
+                        int max) {
+    int nf = 0;
+    const char *text = (const char *)sqlite3_column_text(st, 0), *why;
+    if (!vw_fact_shape(DT_FACT_CALL_ARGS, text ? text : "", &why)) {
+        vw_model_refuse(m, file, -1, DT_FACT_CALL_ARGS, why);
+        return 0;
+    }
+    snprintf(v, vsize, "%s", text);
+    for (char *p = v, *tab; nf < max && p; p = tab ? tab + 1 : NULL) {
+        tab = strchr(p, '\t');
+        if (tab) *tab = 0;
+        field[nf++] = p;
+    }
+    return nf;
+}
+
+enum vw_lang vw_code_lang(struct vw_model *m, const struct vw_frame *site) {
+    char lang[16];
+    if (!site || !site->file[0]) return VW_LANG_NONE;
+    if (!strcmp(site->module, "python")) return VW_LANG_PYTHON;
+    if (!vw_fact_value(m, site->file, 0, DT_FACT_LANG, lang, sizeof lang)) return VW_LANG_NONE;
+    return !strcmp(lang, "c") ? VW_LANG_C : !strcmp(lang, "c++") ? VW_LANG_CXX : VW_LANG_NONE;
+}
+
+/* Whether the call FUNC (as written: "dt_cross_entropy", "x.add", "torch::mm") is the op `op` (libtorch's
+ * with its aten:: namespace): its last name is the op's, bare or with the runtime's dt_ prefix. *method:
+ * called on a receiver (x.add). */
+static int call_is_op(const char *func, const char *op, int *method) {
+    if (!strncmp(op, "aten::", 6)) op += 6; /* libtorch's ops: aten::eq is x.eq(y), torch::eq(x, y) */
+    const char *base = func + strlen(func);
+    while (base > func && base[-1] != '.' && base[-1] != '>' && base[-1] != ':') base--;
+    *method = base > func && (base[-1] == '.' || base[-1] == '>');
+    return !strcmp(base, op) || (!strncmp(base, "dt_", 3) && !strcmp(base + 3, op));
+}
+
+static int ident_like(const char *s) {
+    if (!*s || isdigit((unsigned char)*s)) return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_') return 0;
+    return 1;
+}
+
+const char *vw_code_operand_name(struct vw_model *m, const struct vw_case *k, const struct vw_operand *o, char *buf,
+                                 size_t size) {
+    buf[0] = 0;
+    int pos = (int)(o - k->ops);
+    if (!m->have_facts || !k->call.has_site || pos < 0 || pos >= k->n || !k->opname[0]) return buf;
+    enum vw_lang lang = vw_code_lang(m, &k->call.site);
+    if (lang != VW_LANG_C && lang != VW_LANG_CXX) return buf;
+    struct vw_src src;
+    if (!vw_src_at(m, k->call.site.file, k->call.site.line, &src)) return buf;
+    sqlite3_stmt *st =
+        vw_prep(m->t, "SELECT v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
+                      "strings k ON k.id = f.key AND k.text = '" DT_FACT_CALL_ARGS "' JOIN strings v ON "
+                      "v.id = f.value WHERE f.line BETWEEN ?2 AND ?3 AND " VW_FACT_FILE_MATCH " ORDER BY f.line");
+    if (!st) return buf;
+    sqlite3_bind_text(st, 1, k->call.site.file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 2, src.first);
+    sqlite3_bind_int(st, 3, src.last);
+    int found = 0;
+    while (!found && sqlite3_step(st) == SQLITE_ROW) {
+        /* FUNC \t ARG0 \t ARG1 ... */
+        char v[1400], *field[17];
+        int method, nf = vw_fact_args_fields(m, k->call.site.file, st, v, sizeof v, field, 17);
+        if (!nf || !call_is_op(field[0], k->opname, &method)) continue;
+        char recv[256] = "";
+        if (method) { /* x.add(y): operand 0 is the receiver */
+            const char *base = field[0] + strlen(field[0]);
+            while (base > field[0] && base[-1] != '.' && base[-1] != '>') base--;
+            size_t n = (size_t)(base - field[0]) - (base[-1] == '>' ? 2 : 1);
+            snprintf(recv, sizeof recv, "%.*s", (int)(n < 255 ? n : 255), field[0]);
+        }
+        const char *a = method         ? (pos == 0   ? recv
+                                          : pos < nf ? field[pos]
+                                                     : NULL)
+                        : pos + 1 < nf ? field[pos + 1]
+                                       : NULL;
+        if (a && ident_like(a)) {
+            snprintf(buf, size, "%s", a);
+            found = 1;
+        }
+    }
+    sqlite3_finalize(st);
+    return buf;
+}
+
 /* ---------------------------------------------------------------- loading */
 
 int vw_model_open(struct vw_model *m, struct vw_trace *t) {
@@ -940,7 +983,7 @@ int vw_model_open(struct vw_model *m, struct vw_trace *t) {
     m->moves = vw_prep(t, "SELECT x.seq, x.src_device, x.dst_device, v.text, COALESCE(e.stack, 0), "
                           "COALESCE(e.pystack, 0) FROM "
                           "transfers x LEFT JOIN strings v ON v.id = x.via LEFT JOIN misc_events e ON e.seq = x.seq "
-                          "WHERE x.dst = ?1 AND x.kind = 3 AND x.seq < ?2 ORDER BY x.seq DESC");
+                          "WHERE x.dst = ?1 AND x.kind = " VW_SQL_TRANSFER_MOVE " AND x.seq < ?2 ORDER BY x.seq DESC");
     m->args = vw_prep(t, "SELECT a.tensor, a.device, s.text FROM op_args a JOIN strings s ON s.id = a.name "
                          "WHERE a.op = ? ORDER BY a.pos");
     m->opname = vw_prep(t, "SELECT s.text FROM ops o JOIN strings s ON s.id = o.name WHERE o.op = ?");
@@ -1026,7 +1069,7 @@ int vw_case_load(struct vw_model *m, struct vw_case *k, int64_t seq, int first, 
         if (j != best && counts[j] == counts[best] && devs[j] != 0 && devs[best] != 0) k->tie = 1;
     intent_of(m, ops, n, nd ? devs[best] : 0, seq, &k->in);
     k->want = k->in.want;
-    if (strcmp(k->in.by, "operands") || k->in.ambiguous) k->tie = 0; /* settled by the program, or said */
+    if (k->in.by != VW_INTENT_OPERANDS || k->in.ambiguous) k->tie = 0; /* settled by the program, or said */
     for (int i = 0; i < n; i++) {
         ops[i].odd = !ops[i].scalar && ops[i].dev != k->want;
         build_chain(m, &ops[i], ops[i].tensor, seq);

@@ -102,6 +102,46 @@ static void print_site(FILE *f, const struct vw_step *s) {
     }
 }
 
+const char *vw_intent_by_name(enum vw_intent_by by) {
+    switch (by) {
+    case VW_INTENT_OPERANDS: return "operands";
+    case VW_INTENT_TRANSFERS: return "transfers";
+    case VW_INTENT_WORK: return "work";
+    case VW_INTENT_DEVICE_EXPR: return "device expression";
+    }
+    return "?";
+}
+
+/* A step of a chain as a person reads it, from the step's facts (the model writes no English). */
+static const char *step_text(const struct vw_step *s, char *buf, size_t size) {
+    char d1[32], d2[32];
+    long long id = (long long)s->tensor, from = (long long)s->from;
+    vw_device_name(s->dev, d1, sizeof d1);
+    if (s->from_dev != VW_DEV_UNKNOWN)
+        vw_device_name(s->from_dev, d2, sizeof d2);
+    else
+        snprintf(d2, sizeof d2, "?");
+    switch (s->origin) {
+    case -1: snprintf(buf, size, "moved in place %s -> %s by %s", d2, d1, s->what); break;
+    case DTP_ORIGIN_FACTORY: snprintf(buf, size, "t%lld created on %s by %s", id, d1, s->what); break;
+    case DTP_ORIGIN_CHECKPOINT:
+        snprintf(buf, size, "t%lld loaded on %s from checkpoint key \"%s\" of %s", id, d1, s->what, s->detail);
+        break;
+    case DTP_ORIGIN_VIEW: snprintf(buf, size, "t%lld is a view (%s) of t%lld", id, s->what, from); break;
+    case DTP_ORIGIN_TRANSFER:
+        snprintf(buf, size, "t%lld copied %s -> %s from t%lld by %s", id, d2, d1, from, s->what);
+        break;
+    case DTP_ORIGIN_OP_OUTPUT:
+        if (s->from)
+            snprintf(buf, size, "t%lld made on %s by %s from t%lld ('%s')", id, d1, s->op, from, s->from_arg);
+        else
+            snprintf(buf, size, "t%lld made on %s by %s", id, d1, s->op);
+        break;
+    default: snprintf(buf, size, "t%lld created on %s (%s)", id, d1, s->what); break;
+    }
+    return buf;
+}
+
 static void json_site(FILE *f, const struct vw_step *s) {
     if (!s || !s->has_site) {
         fputs("null", f);
@@ -253,19 +293,19 @@ static int json_snippet(struct ctx *c, FILE *f, const struct snippet *sn, const 
  * work it ran there, and an operand on it with where it reached it. */
 static void print_intent(FILE *f, const struct vw_intent *in, const struct vw_operand *ops, int n) {
     char d1[32], d2[32], buf[1200];
-    if (!in->ambiguous && (!strcmp(in->by, "operands") || in->want == in->majority)) return;
+    if (!in->ambiguous && (in->by == VW_INTENT_OPERANDS || in->want == in->majority)) return;
     if (in->ambiguous)
         fprintf(f,
                 "\n  which device was meant is not clear: the program's moves and its work do not point at one "
                 "device; %s, %s, is taken (check both chains):\n",
                 vw_device_name(in->want, d1, sizeof d1),
-                !strcmp(in->by, "work") ? "where its work ran" : "where most operands are");
+                in->by == VW_INTENT_WORK ? "where its work ran" : "where most operands are");
     else
         fprintf(f, "\n  %s is taken as meant, though most operands are on %s: %s\n",
                 vw_device_name(in->want, d1, sizeof d1), vw_device_name(in->majority, d2, sizeof d2),
-                !strcmp(in->by, "work")                ? "the program's latest ops ran there"
-                : !strcmp(in->by, "device expression") ? "the program's own device expressions sent tensors there"
-                                                       : "the program's own moves went there");
+                in->by == VW_INTENT_WORK          ? "the program's latest ops ran there"
+                : in->by == VW_INTENT_DEVICE_EXPR ? "the program's own device expressions sent tensors there"
+                                                  : "the program's own moves went there");
     for (int k = 0; k < in->n; k++) {
         const struct vw_operand *o = NULL;
         for (int i = 0; i < n && !o; i++)
@@ -283,8 +323,8 @@ static void print_intent(FILE *f, const struct vw_intent *in, const struct vw_op
 
 static void json_intent(FILE *f, const struct vw_intent *in, const struct vw_operand *ops, int n) {
     char d1[32];
-    fprintf(f, ", \"intent\": {\"by\": \"%s\", \"ambiguous\": %s, \"majority\": \"%s\", \"candidates\": [", in->by,
-            in->ambiguous ? "true" : "false", vw_device_name(in->majority, d1, sizeof d1));
+    fprintf(f, ", \"intent\": {\"by\": \"%s\", \"ambiguous\": %s, \"majority\": \"%s\", \"candidates\": [",
+            vw_intent_by_name(in->by), in->ambiguous ? "true" : "false", vw_device_name(in->majority, d1, sizeof d1));
     for (int k = 0; k < in->n; k++) {
         const struct vw_operand *o = NULL;
         for (int i = 0; i < n && !o; i++)
@@ -427,7 +467,7 @@ static void print_brief(FILE *f, const struct vw_case *k, const struct vw_fix *f
 static int report_one(struct ctx *c, int64_t seq, int first, int other, const char *message, int64_t op, int64_t stack,
                       int64_t pystack, int index) {
     FILE *f = c->out;
-    char d1[32], buf[1024];
+    char d1[32], buf[1024], text[1024];
     struct vw_case k;
     if (vw_case_load(&c->m, &k, seq, first, other, message, op, stack, pystack) < 0) {
         vw_case_free(&k);
@@ -484,7 +524,7 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
             for (int s = o->nsteps - 1; s >= 0; s--) {
                 fprintf(f, "%s{\"tensor\": %lld, \"device\": \"%s\", \"text\": ", s == o->nsteps - 1 ? "" : ", ",
                         (long long)o->chain[s].tensor, vw_device_name(o->chain[s].dev, d1, sizeof d1));
-                vw_put_json_string(f, o->chain[s].text);
+                vw_put_json_string(f, step_text(&o->chain[s], text, sizeof text));
                 fputs(", \"site\": ", f);
                 json_site(f, &o->chain[s]);
                 fputs("}", f);
@@ -555,7 +595,7 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
                     (long long)o->missing, o->gap ? ", or among the dropped events" : "");
         for (int s = o->nsteps - 1; s >= 0; s--, step++) {
             fprintf(f, "  %d. ", step);
-            vw_put_escaped(f, o->chain[s].text);
+            vw_put_escaped(f, step_text(&o->chain[s], text, sizeof text));
             print_site(f, &o->chain[s]);
             fputc('\n', f);
         }
@@ -610,7 +650,7 @@ static int report_one(struct ctx *c, int64_t seq, int first, int other, const ch
         fputs(p->name[0] ? "\"" : "", f);
         if (more) fprintf(f, " and %d more", more);
         fprintf(f, " reached %s here:\n  ", vw_device_name(p->dev, d1, sizeof d1));
-        vw_put_escaped(f, a->text);
+        vw_put_escaped(f, step_text(a, text, sizeof text));
         print_site(f, a);
         fputc('\n', f);
     }

@@ -1,0 +1,302 @@
+/* The pieces every rule writes its fix with: the advice and its evidence, where the fix goes, what the advice
+ * calls a tensor, and the moves of a named tensor where the program binds that name (the code itself is
+ * code.c's). No rule lives here; the rules are the other files of viewer/rules/, listed by registry.c. */
+#include "rule.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+void rl_say(struct vw_fix *fx, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fx->text, sizeof fx->text, fmt, ap);
+    va_end(ap);
+}
+
+void rl_also(struct vw_fix *fx, const char *fmt, ...) {
+    size_t k = strlen(fx->text);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fx->text + k, sizeof fx->text - k, fmt, ap);
+    va_end(ap);
+}
+
+/* A fact the rule used, as evidence in the report. */
+void rl_evidence(struct vw_fix *fx, const char *fmt, ...) {
+    if (fx->nevidence >= VW_MAX_EVIDENCE) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fx->evidence[fx->nevidence++], sizeof fx->evidence[0], fmt, ap);
+    va_end(ap);
+}
+
+void rl_at(struct vw_fix *fx, const struct vw_step *s) {
+    fx->site = *s;
+    fx->has_site = s->has_site;
+}
+
+void rl_at_frame(struct vw_fix *fx, const struct vw_frame *f, int64_t seq) {
+    memset(&fx->site, 0, sizeof fx->site);
+    fx->site.site = *f;
+    fx->site.seq = seq;
+    fx->site.origin = -1;
+    fx->has_site = fx->site.has_site = 1;
+}
+
+const char *rl_dev_name(int64_t dev, char *buf) { return vw_device_name(dev, buf, 32); }
+
+const char *rl_site_str(const struct vw_step *s, char *buf, size_t size) {
+    return s->has_site ? vw_site_str(&s->site, buf, size) : "?";
+}
+
+int rl_ident(const char *s) {
+    if (!s || !*s || (*s >= '0' && *s <= '9')) return 0;
+    for (; *s; s++)
+        if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9'))) return 0;
+    return 1;
+}
+
+int rl_is_python(const struct vw_step *s) { return s->has_site && !strcmp(s->site.module, "python"); }
+
+/* A site whose language's code the fix can write (code.c): Python, or native code with source facts. */
+int rl_has_code(struct vw_model *m, const struct vw_step *s) {
+    return s->has_site && vw_code_lang(m, &s->site) != VW_LANG_NONE;
+}
+
+/* What the advice calls the odd operand: its name in the program, else the argument it was passed as
+ * ("the tensor passed as 'input'"); never a trace's internal id. */
+const char *rl_called(const struct vw_operand *o, char *buf, size_t size) {
+    if (o->name[0])
+        snprintf(buf, size, "\"%s\"", o->name);
+    else if (o->src_name[0])
+        snprintf(buf, size, "\"%.200s\" (passed as '%.60s')", o->src_name, o->arg);
+    else
+        snprintf(buf, size, "the tensor passed as '%s'", o->arg);
+    return buf;
+}
+
+/* The name a tensor of the chain went by in the program, or "". */
+const char *rl_step_name(struct vw_model *m, const struct vw_case *k, const struct vw_step *s, char *buf, size_t size) {
+    return vw_tensor_name(m, s->tensor, k->seq, buf, size);
+}
+
+/* The call on the line that made s that made it (a factory the producer saw, its name the step's), from the
+ * source facts; NULL when none is known. */
+const struct vw_src_call *rl_making_call(const struct vw_src *src, const struct vw_step *s) {
+    size_t wl = strlen(s->what);
+    for (int i = 0; i < src->ncalls; i++) {
+        const char *f = src->calls[i].func;
+        size_t fl = strlen(f);
+        if (wl && fl >= wl && !strcmp(f + fl - wl, s->what) &&
+            (fl == wl || f[fl - wl - 1] == '.' || f[fl - wl - 1] == ':'))
+            return &src->calls[i];
+    }
+    return NULL;
+}
+
+/* The line of Python that moves `name` to the intended device, added after the fix's statement: written only
+ * where the program binds that name at the fix (its statement, or one from where the tensor was made down to
+ * the fix, in the same function), as the source facts say. 1 when written. */
+int rl_code_for(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const struct vw_step *own,
+                const char *name) {
+    if (!rl_ident(name) || !rl_has_code(m, &fx->site)) return 0;
+    struct vw_src src;
+    int bound = vw_src_at(m, fx->site.site.file, fx->site.site.line, &src) && vw_src_binds(&src, name);
+    if (!bound && own && rl_has_code(m, own) && !strcmp(own->site.file, fx->site.site.file) &&
+        vw_same_function(own->site.function, fx->site.site.function) && own->site.line <= fx->site.site.line &&
+        fx->site.site.line - own->site.line < 64)
+        for (int l = own->site.line; l < fx->site.site.line && !bound; l++)
+            bound = vw_src_at(m, own->site.file, l, &src) && vw_src_binds(&src, name);
+    if (!bound && vw_code_in_scope(m, &fx->site.site, name)) /* C and C++: declared earlier, still in scope */
+        bound = vw_src_at(m, fx->site.site.file, fx->site.site.line, &src);
+    if (!bound) return 0;
+    char expr[160];
+    vw_device_expr(m, k, k->want, &fx->site.site, expr, sizeof expr);
+    vw_code_move(m, &fx->site.site, name, expr, fx->code, sizeof fx->code);
+    fx->kind = VW_FIX_MOVE_AFTER;
+    /* the statement unpacked a batch (x, y = batch; for x, y in loader:): the other names it binds that hold
+     * tensors on the same device, never moved, go too, or the program fails at the next one */
+    if (strchr(src.binds, ',')) {
+        char names[256];
+        snprintf(names, sizeof names, "%s", src.binds);
+        for (char *save = NULL, *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+            size_t at = strlen(fx->code);
+            char line[512];
+            if (strcmp(n, name) && rl_ident(n) && vw_fact_unmoved_name(m, n, k->odd->dev, k->seq) &&
+                vw_code_move(m, &fx->site.site, n, expr, line, sizeof line))
+                snprintf(fx->code + at, sizeof fx->code - at, "\n%s", line);
+        }
+    }
+    return 1;
+}
+
+/* code_for at the first statement after the fix's site, in its function and before the failing call when
+ * that is in the same function, that binds `name` (real_cpu = data[0] after "for i, data in loader:": the
+ * program takes the batch apart with plain Python, which the trace does not see); the fix's site moves there. */
+int rl_code_at_binding(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const char *name) {
+    if (!rl_ident(name) || !rl_has_code(m, &fx->site)) return 0;
+    const struct vw_frame *at = &fx->site.site;
+    int stop = at->line + 40;
+    if (k->call.has_site && !strcmp(k->call.site.file, at->file) &&
+        vw_same_function(k->call.site.function, at->function) && k->call.site.line > at->line)
+        stop = k->call.site.line - 1;
+    for (int l = at->line + 1; l <= stop; l++) {
+        struct vw_src src;
+        if (!vw_src_at(m, at->file, l, &src) || src.first != l) continue;
+        if (strcmp(src.function, at->function) && !vw_same_function(src.function, at->function)) break;
+        if (!vw_src_binds(&src, name)) continue;
+        struct vw_fix moved = *fx;
+        moved.site.site.line = l;
+        if (!rl_code_for(m, k, &moved, NULL, name)) return 0;
+        *fx = moved;
+        rl_evidence(fx, "\"%s\" is bound at line %d", name, l);
+        return 1;
+    }
+    return 0;
+}
+
+/* code_for with the names the odd operand went by: its own, then its chain's up to where it reached its
+ * device, then the fix's tensor's, each tried with the line that made it and the one it arrived at. */
+void rl_code_for_odd(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const char *first) {
+    const struct vw_operand *o = k->odd;
+    const struct vw_step *own = o->nsteps ? &o->chain[0] : NULL, *arr = o->nsteps ? &o->chain[o->arrived] : NULL;
+    const struct vw_step *owns[2] = {own, arr != own ? arr : NULL};
+    /* native code: first the name the failing call passed it by (its argument's text), where the fix binds it
+     * or in the first statement after the fix that does; a name of a tensor it was computed from may be bound
+     * there after it was computed */
+    char arg[256];
+    if (!fx->code[0] && vw_code_operand_name(m, k, o, arg, sizeof arg)[0]) {
+        for (int w = 0; w < 2 && !fx->code[0]; w++)
+            if (owns[w] || !w) rl_code_for(m, k, fx, owns[w], arg);
+        if (!fx->code[0]) rl_code_at_binding(m, k, fx, arg);
+    }
+    for (int w = 0; w < 2 && !fx->code[0]; w++)
+        if ((owns[w] || !w) && first && first[0]) rl_code_for(m, k, fx, owns[w], first);
+    /* the one name the statement that made it binds to it (h0 = torch.zeros(...)) */
+    struct vw_src src;
+    for (int w = 0; w < 2 && !fx->code[0]; w++) {
+        const struct vw_step *s = owns[w];
+        const struct vw_src_call *c;
+        if (s && rl_has_code(m, s) && vw_src_at(m, s->site.file, s->site.line, &src) && src.binds[0] &&
+            !strchr(src.binds, ',') && !strcmp(src.binds_kind, "call") && (c = rl_making_call(&src, s)) &&
+            !c->temporary)
+            rl_code_for(m, k, fx, s, src.binds);
+    }
+    int64_t ids[VW_MAX_STEPS + 2];
+    int nids = 0;
+    ids[nids++] = o->tensor;
+    for (int s = 0; s < o->nsteps && s <= o->arrived && nids < VW_MAX_STEPS + 1; s++) ids[nids++] = o->chain[s].tensor;
+    if (fx->site.tensor) ids[nids++] = fx->site.tensor;
+    for (int i = 0; i < nids && !fx->code[0]; i++) {
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = ids[j] == ids[i];
+        if (seen || !ids[i]) continue;
+        char names[8][256];
+        int nn = vw_tensor_names(m, ids[i], k->seq, names, 8);
+        for (int j = 0; j < nn && !fx->code[0]; j++)
+            for (int w = 0; w < 2 && !fx->code[0]; w++)
+                if (owns[w] || !w) rl_code_for(m, k, fx, owns[w], names[j]);
+    }
+    /* native code, last: the failing call reached it through a module's forward (dt_module_forward(model,
+     * inputs)); the call's argument that holds it, where the program binds that */
+    struct vw_frame bf;
+    struct vw_fix moved = *fx;
+    if (!fx->code[0] && vw_code_operand_binding(m, k, o, &bf, arg, sizeof arg)[0]) {
+        rl_at_frame(&moved, &bf, fx->site.seq);
+        if (rl_code_for(m, k, &moved, NULL, arg)) {
+            *fx = moved;
+            enum vw_say was = fx->words.say;
+            fx->words.say = VW_SAY_THROUGH_ARGUMENT;
+            snprintf(fx->words.name, sizeof fx->words.name, "%s", arg);
+            /* a rule that still writes its own text (the never-moved family) may add to this sentence later:
+             * it is written now, and the rule's text goes on from it */
+            if (was == VW_SAY_RULE) {
+                vw_fix_words(k, fx);
+                fx->words.say = VW_SAY_RULE;
+            }
+            rl_evidence(fx, "the failing call passed it as \"%s\", bound at line %d", arg, bf.line);
+        }
+    }
+}
+
+/* The program's own move of a module or tensor on the line of a move in place (`model.to(device)`,
+ * `model.cuda()`), written before the statement that made `made` from what that move took to the device:
+ * moved first, what is made from it is made on the device. 1 when written (fx's site, placement and code
+ * set). */
+int rl_move_first(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const struct vw_step *move,
+                  const struct vw_step *made) {
+    struct vw_src src;
+    struct vw_frame cat;
+    if (vw_code_move_first(m, move, made, &cat, fx->code, sizeof fx->code)) { /* C: dt_module_to(model, dev); */
+        rl_at_frame(fx, &cat, made->seq);
+        fx->before = 1;
+        fx->kind = VW_FIX_MOVE_MODEL_FIRST;
+        rl_evidence(fx, "the program moves the module at %s:%d", move->site.file, move->site.line);
+        return 1;
+    }
+    if (!rl_is_python(move) || !rl_is_python(made) || !vw_src_at(m, move->site.file, move->site.line, &src)) return 0;
+    for (int i = 0; i < src.ncalls; i++) {
+        const char *fn = src.calls[i].func;
+        size_t rl = vw_src_call_method(&src.calls[i], DT_METHOD_MOVE_TO);
+        char obj[128];
+        if (!rl) rl = vw_src_call_method(&src.calls[i], DT_METHOD_MOVE_CUDA);
+        if (!rl || rl >= sizeof obj) continue;
+        snprintf(obj, sizeof obj, "%.*s", (int)rl, fn);
+        int plain = 1;
+        for (const char *p = obj; *p && plain; p++)
+            plain = *p == '.' || *p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                    (*p >= '0' && *p <= '9');
+        if (!plain || !obj[0] || (obj[0] >= '0' && obj[0] <= '9')) continue;
+        char expr[160];
+        vw_device_expr(m, k, k->want, &move->site, expr, sizeof expr);
+        rl_at(fx, made);
+        fx->before = 1;
+        fx->kind = VW_FIX_MOVE_MODEL_FIRST;
+        vw_code_object_to(obj, expr, fx->code, sizeof fx->code);
+        rl_evidence(fx, "the program moves \"%s\" at %s:%d", obj, move->site.file, move->site.line);
+        return 1;
+    }
+    return 0;
+}
+
+/* device= added to the call of the factory that made `made` without one (torch.zeros(n) in a list, an
+ * accumulator's start): made on the device in the first place, whatever is computed from it follows, and no
+ * name is needed to move it. 1 when the edit is written (fx's site and code set). */
+int rl_device_at_factory(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const struct vw_step *made) {
+    struct vw_src src;
+    const struct vw_src_call *c;
+    if (made->origin != DTP_ORIGIN_FACTORY || !rl_has_code(m, made) ||
+        !vw_src_at(m, made->site.file, made->site.line, &src) || !(c = rl_making_call(&src, made)) || c->device[0] ||
+        c->end_col < 1)
+        return 0;
+    char expr[160], arg[200];
+    vw_device_expr(m, k, k->want, &made->site, expr, sizeof expr);
+    /* the argument as the language writes it (C++: the device as the factory's options, none already there) */
+    if (!vw_code_device_arg(m, &made->site, made->site.line, c->func, c->has_args, c->trailing_comma, expr, arg,
+                            sizeof arg))
+        return 0;
+    rl_at(fx, made);
+    fx->replace = 1;
+    fx->kind = VW_FIX_DEVICE_ARG;
+    struct vw_edit *e = &fx->edits[fx->nedits++];
+    e->line = c->end_line;
+    e->col = c->end_col - 1; /* before the closing parenthesis */
+    snprintf(e->text, sizeof e->text, "%s", arg);
+    vw_code_call_arg_shown(c->func, arg, fx->code, sizeof fx->code);
+    rl_evidence(fx, "made by %s without device=, at %s:%d", c->func, made->site.file, made->site.line);
+    return 1;
+}
+/* The step where a never-moved operand was made, past in-place moves and (once) views of its base; *view the
+ * index of the view when a view's base is where the move goes, else -1. */
+int rl_made_at(const struct vw_operand *o, int *view) {
+    int own = 0;
+    *view = -1;
+    for (; own < o->nsteps - 1 && (o->chain[own].origin == -1 || o->chain[own].origin == DTP_ORIGIN_VIEW); own++)
+        if (o->chain[own].origin == DTP_ORIGIN_VIEW && *view < 0) *view = own;
+    if (*view >= 0 && vw_same_site(&o->chain[*view], &o->chain[own])) { /* made and viewed on one line */
+        for (own = 0; own < o->nsteps - 1 && o->chain[own].origin == -1; own++) {
+        }
+        *view = -1;
+    }
+    return own;
+}

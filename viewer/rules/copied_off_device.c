@@ -1,0 +1,89 @@
+/* copied-off-device: the odd operand reached its device by a copy (.cpu() for a metric, a copy to the wrong GPU), and
+ * that copy is the mistake. */
+#include "rule.h"
+
+#include <stdio.h>
+
+/* copied-off-device: it reached its device by a copy, and that copy is the mistake. */
+static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
+    const struct vw_step *a = &k->odd->chain[k->odd->arrived];
+    char d1[32], d2[32];
+    if (a->origin != DTP_ORIGIN_TRANSFER) return 0;
+    rl_at(fx, a);
+    rl_dev_name(k->want, d1);
+    fx->words.say = k->odd->dev == 0 ? VW_SAY_COPIED_OFF_DEVICE : VW_SAY_COPIED_ELSEWHERE;
+    rl_evidence(fx, "copied to %s by %s, and used there", rl_dev_name(k->odd->dev, d2), a->what);
+    struct vw_src src;
+    const struct vw_src_call *c;
+    char expr[160];
+    if (rl_is_python(a) && vw_src_at(m, a->site.file, a->site.line, &src) && (c = rl_making_call(&src, a)) &&
+        c->temporary && c->end_col > 0) {
+        /* the copy is a temporary inside an expression (loss(output.cpu(), target)): take the copy out there,
+         * or bring it back at once */
+        struct vw_edit *e = &fx->edits[fx->nedits++];
+        size_t kept = vw_src_call_method(c, DT_METHOD_COPY_CPU);
+        fx->replace = 1;
+        e->line = c->end_line;
+        if (k->want != 0 && !c->has_args && kept && c->end_col >= (int)strlen("." DT_METHOD_COPY_CPU "()")) {
+            e->del = (int)strlen("." DT_METHOD_COPY_CPU "()");
+            e->col = c->end_col - e->del;
+            fx->kind = VW_FIX_DROP_COPY;
+            vw_code_drop_call(c->func, kept, fx->code, sizeof fx->code);
+        } else {
+            vw_device_expr(m, k, k->want, &a->site, expr, sizeof expr);
+            e->col = c->end_col;
+            fx->kind = VW_FIX_MOVE_CALL;
+            vw_code_call_to(c->func, expr, e->text, sizeof e->text, fx->code, sizeof fx->code);
+        }
+        rl_evidence(fx, "the copy %s() is a temporary inside the expression at line %d", c->func, a->site.line);
+        return 1;
+    }
+    if (rl_ident(k->odd->name) && rl_is_python(a) && rl_is_python(&k->call) &&
+        (strcmp(a->site.file, k->call.site.file) || !vw_same_function(a->site.function, k->call.site.function)) &&
+        vw_src_at(m, a->site.file, a->site.line, &src) && src.binds[0] && !strchr(src.binds, ',')) {
+        /* copied in a function that returned it (a batch helper called by training and evaluation): moved
+         * back right there, by the name it has there */
+        vw_device_expr(m, k, k->want, &a->site, expr, sizeof expr);
+        vw_code_move(m, &a->site, src.binds, expr, fx->code, sizeof fx->code);
+        fx->kind = VW_FIX_MOVE_AFTER;
+        rl_evidence(fx, "copied in %s, which returned it", a->site.function);
+        return 1;
+    }
+    /* the program's name for it at the failing call: a native call's argument, else the tensor's name */
+    char nat[256];
+    enum vw_lang cl = k->call.has_site ? vw_code_lang(m, &k->call.site) : VW_LANG_NONE;
+    const char *oname =
+        cl == VW_LANG_C || cl == VW_LANG_CXX ? vw_code_operand_name(m, k, k->odd, nat, sizeof nat) : k->odd->name;
+    if (k->odd->dev == 0 && rl_ident(oname) && rl_has_code(m, &k->call) &&
+        vw_src_at(m, k->call.site.file, k->call.site.line, &src)) {
+        /* the copy off the device is kept for what it was made for (a metric, a log); the op that failed
+         * gets the device's tensor back right before it */
+        rl_at(fx, &k->call);
+        fx->before = 1;
+        vw_device_expr(m, k, k->want, &k->call.site, expr, sizeof expr);
+        vw_code_move(m, &k->call.site, oname, expr, fx->code, sizeof fx->code);
+        fx->kind = VW_FIX_MOVE_BEFORE;
+        rl_evidence(fx, "\"%s\" is used on %s right after", oname, d1);
+        return 1;
+    }
+    rl_code_for_odd(m, k, fx, k->odd->name);
+    return 1;
+}
+
+static int match(struct vw_rule_ctx *cx, struct vw_fix *fx) { return match_case(cx->m, cx->k, fx); }
+
+const struct vw_rule vw_rule_copied_off_device = {
+    .id = "copied-off-device",
+    .summary = "copied to another device (`.cpu()` for a metric, the wrong GPU) and used there",
+    .doc = "A copy off the device made for logging or a metric (.cpu(), .numpy() round trips) or to the wrong "
+           "GPU is fine until the copy, not the original, is used in the computation. The rule matches an odd "
+           "operand whose chain reached its device by a transfer. Example: pred = model(x).cpu() to log it, then "
+           "mse_loss(pred, target) with target on the GPU. Fix, by where the copy is: inside the failing "
+           "expression, the .cpu() taken out (or .to(device) on the copy); in a helper that returned it, a move "
+           "back where the helper binds it; kept for what it was made for, the device's tensor moved back right "
+           "before the failing statement; else a move after the copy.",
+    .example = "`pred = model(x).cpu()` for a metric, then `mse_loss(pred, target)` (`bug_cpu_roundtrip.py`)",
+    .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_MOVE_CALL |
+             1u << VW_FIX_DROP_COPY,
+    .match = match,
+};

@@ -1,0 +1,24 @@
+/* made-in-callee: never moved, made in a function that returned it; the move goes where the caller binds it
+ * (never-moved family; the analysis is unmoved.c's). */
+#include "rule.h"
+
+#include <stdio.h>
+
+static int match(struct vw_rule_ctx *cx, struct vw_fix *fx) {
+    return rl_unmoved_match(cx, RL_UNMOVED_MADE_IN_CALLEE, fx);
+}
+
+const struct vw_rule vw_rule_made_in_callee = {
+    .id = "made-in-callee",
+    .summary = "(never-moved) made in a function that returned it: the move goes where the caller binds it",
+    .doc = "A helper that computes a tensor and returns it (class weights, a mask) has no name for it that "
+           "outlives the call, and moving it inside the helper would change every caller. The rule matches a "
+           "never-moved tensor made in a function whose caller binds the returned value to the name the program "
+           "uses, when the helper did not make it for several callers. Example: weight = "
+           "inverse_frequency(train_labels, 4), the helper computing it on the CPU. Fix: a move right after the "
+           "caller's statement that binds it.",
+    .example = "`weight = inverse_frequency(train_labels, 4)`, the helper computing it on the CPU "
+               "(`tests/rules/made-in-callee.py`)",
+    .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_DEVICE_ARG,
+    .match = match,
+};

@@ -1,0 +1,23 @@
+/* module-never-moved: the odd operand is a parameter of a module the program never moved (never-moved family; the
+ * analysis is unmoved.c's). */
+#include "rule.h"
+
+#include <stdio.h>
+
+static int match(struct vw_rule_ctx *cx, struct vw_fix *fx) { return rl_unmoved_match(cx, RL_UNMOVED_MODULE, fx); }
+
+const struct vw_rule vw_rule_module_never_moved = {
+    .id = "module-never-moved",
+    .summary = "(never-moved) a module's parameter: the module was never moved",
+    .doc = "A module's parameters are made on the CPU when the module is constructed; a model built and never "
+           "moved fails at its first layer on the GPU's inputs. The rule matches an odd operand that is a "
+           "module's parameter (nn.Parameter, named by the program's variable: model.fc.weight; or made while a "
+           "C++ or libdtrt module the program declares was constructed) still where it was made. Example: model "
+           "= nn.Linear(20, 4) and no model.to(device). Fix: the module moved once it is made (model = "
+           "model.to(device), fc->to(device), dt_module_to); a module constructed inside an expression gets "
+           ".to(device) on that call.",
+    .example = "`model = nn.Linear(20, 4)` and no `model.to(device)` (`bug_fresh_model.py`)",
+    .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_MOVE_MODULE |
+             1u << VW_FIX_MOVE_CALL,
+    .match = match,
+};

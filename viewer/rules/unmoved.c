@@ -1,0 +1,404 @@
+/* The analysis the never-moved family of rules shares (rule.h): an operand made off the intended device and
+ * never moved, where it was made (past views, in-place moves and ops of one tensor each), who holds it
+ * there (a module's parameter, a plain attribute, a callee's caller, a loader's loop, a library's callback,
+ * the program's move of what was made with it) and so which rule of the family explains it, with the fix
+ * that rule proposes. Each rule of the family (never_moved.c, module_never_moved.c, ...) matches its own
+ * outcome of this one analysis, made once per diagnosis. */
+#include "rule.h"
+
+#include <stdio.h>
+/* A parameter (nn.Parameter in the chain, through views: self.weight.T) of a module the program constructs
+ * inside an expression and never moves (self.layers = self.layers + [Layer(a, b)]): .to(device) on that
+ * constructor call, the one place the module is held before it is used. 1 when written (fx's rule, site,
+ * text and edit set). */
+static int module_made_inline(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, int own,
+                              enum rl_unmoved *v) {
+    const struct vw_operand *o = k->odd;
+    int p = -1;
+    for (int s = 0; s <= own && s < o->nsteps && p < 0; s++)
+        if (o->chain[s].param)
+            p = s;
+        else if (o->chain[s].origin != DTP_ORIGIN_VIEW && o->chain[s].origin != -1)
+            break;
+    struct vw_frame ctor, caller;
+    struct vw_src src;
+    if (p < 0 || !rl_is_python(&o->chain[p]) || !vw_fact_constructed_at(m, &o->chain[p], &ctor, &caller) ||
+        !vw_src_at(m, caller.file, caller.line, &src))
+        return 0;
+    /* the class whose constructor made it: "Net.<locals>.Layer.__init__" -> "Layer" */
+    char cls[256];
+    snprintf(cls, sizeof cls, "%.*s", (int)vw_py_constructor(ctor.function), ctor.function);
+    const char *short_cls = strrchr(cls, '.') ? strrchr(cls, '.') + 1 : cls;
+    const struct vw_src_call *c = NULL;
+    for (int i = 0; i < src.ncalls && !c; i++) {
+        const char *fn = src.calls[i].func, *last = strrchr(fn, '.') ? strrchr(fn, '.') + 1 : fn;
+        if (!strcmp(last, short_cls) && src.calls[i].temporary && src.calls[i].end_col > 0) c = &src.calls[i];
+    }
+    if (!c) return 0;
+    char d1[32], d2[32], expr[160], on[300];
+    vw_device_expr(m, k, k->want, &caller, expr, sizeof expr);
+    rl_at_frame(fx, &caller, o->chain[p].seq);
+    *v = RL_UNMOVED_MODULE;
+    fx->replace = 1;
+    fx->kind = VW_FIX_MOVE_CALL;
+    struct vw_edit *e = &fx->edits[fx->nedits++];
+    e->line = c->end_line;
+    e->col = c->end_col;
+    vw_code_call_to(c->func, expr, e->text, sizeof e->text, fx->code, sizeof fx->code);
+    rl_say(
+        fx,
+        "move the %s made inside the expression at %s:%d to %s: %s is its parameter%s, still where it was made, on %s",
+        c->func, caller.file, caller.line, rl_dev_name(k->want, d1), rl_called(o, on, sizeof on),
+        p ? " (through a view)" : "", rl_dev_name(o->dev, d2));
+    rl_evidence(fx, "a parameter (nn.Parameter) made by %s", ctor.function);
+    rl_evidence(fx, "%s(...) is called inside an expression at line %d and never moved", c->func, caller.line);
+    return 1;
+}
+
+/* 1 when bases (a class's bases as written) name torch's module class: "nn.Module", "torch.nn.Module", "Module". */
+static int module_base(const char *bases) {
+    for (const char *p = bases; (p = strstr(p, "Module")) != NULL; p += 6)
+        if ((p == bases || p[-1] == ',' || p[-1] == '.' || p[-1] == ' ') && (p[6] == ',' || !p[6])) return 1;
+    return 0;
+}
+
+/* The odd operand (or the base it is a view of) was made in the constructor of a class of torch's modules and
+ * stored by a later statement of that constructor as a plain attribute (pe = torch.zeros(...); ...; self.pe =
+ * pe): a module with no parameter made there has nothing its move takes along to show it, yet the attribute is
+ * the module's. It is registered as a buffer right before that statement, so that the module's move moves it.
+ * 1 when written (fx's rule, site, text and code set). */
+static int attribute_in_init(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, int own,
+                             enum rl_unmoved *v) {
+    const struct vw_operand *o = k->odd;
+    const struct vw_step *made = &o->chain[own];
+    struct vw_src src, def;
+    if (!rl_is_python(made) || !vw_py_constructor(made->site.function) ||
+        !vw_src_at(m, made->site.file, made->site.line, &src) || !src.function_line ||
+        !vw_src_at(m, made->site.file, src.function_line, &def) || !module_base(def.class_bases))
+        return 0;
+    char names[16][256];
+    int nn = 0;
+    for (int s = 0; s <= own && nn < 12; s++)
+        nn += vw_tensor_names(m, o->chain[s].tensor, k->seq, names + nn, 16 - nn > 4 ? 4 : 16 - nn);
+    for (int l = src.last + 1; l <= made->site.line + 80; l++) {
+        struct vw_src a;
+        if (!vw_src_at(m, made->site.file, l, &a) || a.first != l) continue;
+        if (strcmp(a.function, made->site.function)) break;
+        if (!a.attr_from[0] || strncmp(a.binds_attr, "self.", 5) || strchr(a.binds_attr, ',') ||
+            !rl_ident(a.binds_attr + 5))
+            continue;
+        /* the name it is set from, or the module's attribute by that name ("pos.pe": the recorder names a
+         * module's tensors by their path from the program's variable) */
+        int held = 0;
+        size_t al = strlen(a.binds_attr + 5);
+        for (int i = 0; i < nn && !held; i++) {
+            size_t nl = strlen(names[i]);
+            held = !strcmp(names[i], a.attr_from) ||
+                   (nl > al && names[i][nl - al - 1] == '.' && !strcmp(names[i] + nl - al, a.binds_attr + 5));
+        }
+        if (!held) continue;
+        char d1[32], d2[32], on[300];
+        struct vw_step site = *made;
+        site.site.line = l;
+        rl_at(fx, &site);
+        *v = RL_UNMOVED_PLAIN_ATTRIBUTE;
+        fx->before = 1;
+        fx->kind = VW_FIX_REGISTER_BUFFER;
+        int again = !strcmp(a.attr_set_before, a.binds_attr);
+        vw_code_register_attr(a.binds_attr, again, fx->code, sizeof fx->code);
+        rl_say(fx,
+               "register %s as a buffer of its module, so that moving the module moves it: %s is a plain attribute, "
+               "set from \"%s\" at line %d of %s, and %s %s on %s where it was made",
+               a.binds_attr, a.binds_attr, a.attr_from, l, made->site.function, rl_called(o, on, sizeof on),
+               own ? "is a view of what stayed" : "stayed", rl_dev_name(o->dev, d2));
+        rl_evidence(fx, "made in %s, a constructor of a class of %s", made->site.function, def.class_bases);
+        rl_evidence(fx, "\"%s\" is stored as %s at line %d", a.attr_from, a.binds_attr, l);
+        rl_evidence(fx, "never moved to %s", rl_dev_name(k->want, d1));
+        return 1;
+    }
+    return 0;
+}
+
+/* vw_fact_module_move, less a move made by the failing call itself (DistributedDataParallel moving its
+ * forward's inputs to device_ids[0]): the fix cannot go after the line that fails. */
+static int module_move_before(struct vw_model *m, const struct vw_case *k, const struct vw_step *made,
+                              struct vw_step *move) {
+    int lm = vw_fact_module_move(m, made, k->odd->dev, k->want, k->seq, move);
+    if (lm == 2 && vw_same_site(move, &k->call)) return 0;
+    /* the program's own move runs in a loop that did not make it (x = x.to(device) for each batch, a constant
+     * made once before the loop): not made with what the loop moves, its move belongs where it is made */
+    struct vw_src ms, mv;
+    if (lm == 2 && rl_is_python(made) && rl_is_python(move) && !strcmp(made->site.file, move->site.file) &&
+        vw_src_at(m, move->site.file, move->site.line, &mv) && mv.loop_first &&
+        vw_src_at(m, made->site.file, made->site.line, &ms) &&
+        (made->site.line < mv.loop_first || made->site.line > mv.loop_last) && ms.loop_first != mv.loop_first)
+        return 0;
+    return lm;
+}
+
+/* never-moved: made off the intended device and never moved; the move goes right after it is made (a view:
+ * after its base is made, once; computed from an unnamed tensor: where that came from). Variants, each
+ * with its own id: module-never-moved (a module's parameter), made-in-callee (made in a function that
+ * returned it: where the caller binds it), library-callback (made in a function a library called back),
+ * moved-with-others (the program moved what was made with it), plain-attribute (a module's plain field,
+ * left by the module's move); a factory that takes device= is said in the text. */
+static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, enum rl_unmoved *v) {
+    const struct vw_operand *odd = k->odd;
+    if (!odd->nsteps) return 0;
+    char d1[32], d2[32], on[300], buf[1024];
+    rl_dev_name(k->want, d1);
+    rl_dev_name(odd->dev, d2);
+    rl_called(odd, on, sizeof on);
+    int view, own = rl_made_at(odd, &view);
+    /* computed by ops of one tensor each from a tensor the program has no name for (a mask from a causal
+     * buffer): the fix is where those came from, the first the program holds by a name; not where library
+     * code made it (a loader's collation): the program's move of its batch decides */
+    int derived = -1;
+    char rootname[256] = "", fixname[256] = "";
+    if (odd->chain[own].origin == DTP_ORIGIN_OP_OUTPUT && own < odd->nsteps - 1 && !odd->chain[own].site.library &&
+        !rl_step_name(m, k, &odd->chain[own], rootname, sizeof rootname)[0] &&
+        vw_fact_combined(m, &odd->chain[own]) < 2) {
+        derived = own;
+        while (own < odd->nsteps - 1 &&
+               (odd->chain[own].origin == DTP_ORIGIN_VIEW || odd->chain[own].origin == -1 ||
+                (odd->chain[own].origin == DTP_ORIGIN_OP_OUTPUT && vw_fact_combined(m, &odd->chain[own]) < 2)))
+            if (rl_step_name(m, k, &odd->chain[++own], rootname, sizeof rootname)[0]) break;
+        view = -1;
+    }
+    if (derived < 0 && (module_made_inline(m, k, fx, own, v) || attribute_in_init(m, k, fx, own, v))) return 1;
+    const struct vw_step *made = &odd->chain[own];
+    rl_at(fx, made);
+    *v = RL_UNMOVED_NEVER_MOVED;
+    /* C++: made while constructing a module the program declares (its parameter): that module is moved */
+    struct vw_frame mat;
+    char mname[160];
+    if (derived < 0 && view < 0 && !rl_is_python(made) &&
+        vw_code_module_move(m, k, made, &mat, mname, sizeof mname, fx->code, sizeof fx->code)) {
+        fx->kind = VW_FIX_MOVE_MODULE;
+        *v = RL_UNMOVED_MODULE;
+        rl_at_frame(fx, &mat, made->seq);
+        rl_say(fx,
+               "move the module \"%s\" to %s once it is made: %s, made on %s when it was constructed, is still there",
+               mname, d1, on, d2);
+        rl_evidence(fx, "made on %s by %s while the module \"%s\" was constructed, never moved", d2, made->what, mname);
+        return 1;
+    }
+    const char *codename = odd->name;
+    if (derived >= 0) {
+        *v = RL_UNMOVED_DERIVED;
+        codename = rootname;
+        rl_say(fx, "move %s%s%s to %s right after it is made: %s is computed from it (at %s), on %s too",
+               rootname[0] ? "\"" : "", rootname[0] ? rootname : "the tensor it is computed from",
+               rootname[0] ? "\"" : "", d1, on, rl_site_str(&odd->chain[derived], buf, sizeof buf), d2);
+        rl_evidence(fx, "computed from a tensor made on %s by %s", d2, made->what);
+    } else if (view >= 0) {
+        *v = RL_UNMOVED_VIEW;
+        codename = rl_step_name(m, k, made, fixname, sizeof fixname);
+        rl_say(fx,
+               "move %s%s%s to %s right after it is made, once: %s is a view of it (made at %s), and a view is on its "
+               "base's device",
+               fixname[0] ? "\"" : "", fixname[0] ? fixname : "its base", fixname[0] ? "\"" : "", d1, on,
+               rl_site_str(&odd->chain[view], buf, sizeof buf));
+        rl_evidence(fx, "a view (%s) of a tensor made on %s", odd->chain[view].what, d2);
+    } else
+        rl_say(fx, "move %s to %s right after it is made", on, d1);
+    /* the other odd operands made there too (a module's weight and bias) */
+    int more = 0;
+    for (int i = 0; i < k->n; i++) {
+        const struct vw_operand *o = &k->ops[i];
+        if (!o->odd || o == odd || !o->nsteps || !vw_same_site(&o->chain[o->arrived], &odd->chain[odd->arrived]))
+            continue;
+        rl_also(fx, "%s\"%s\"", more++ ? ", " : " (and ", o->name[0] ? o->name : o->arg);
+    }
+    if (more) rl_also(fx, ", made there too)");
+    rl_evidence(fx, "made on %s by %s and never moved", d2, made->what);
+    /* a module's parameter (PyTorch names them "model.fc.weight" by the program's variable): the module was
+     * never moved */
+    char modname[128] = "";
+    const char *dot = strchr(odd->name, '.');
+    if (view < 0 && derived < 0 && dot && dot > odd->name && made->param &&
+        (size_t)(dot - odd->name) < sizeof modname) {
+        *v = RL_UNMOVED_MODULE;
+        snprintf(modname, sizeof modname, "%.*s", (int)(dot - odd->name), odd->name);
+        rl_say(fx,
+               "move the module \"%s\" to %s once it is made: its parameter \"%s\"%s is still where it was made, on %s",
+               modname, d1, odd->name, more ? " (and the others listed)" : "", d2);
+        codename = modname;
+        rl_evidence(fx, "a parameter (nn.Parameter) of \"%s\"", modname);
+    } else if (view < 0 && derived < 0 && vw_code_module_var(m, &made->site, modname, sizeof modname)[0]) {
+        /* C on libdtrt: made inside the call whose value the statement binds to a module (dt_module *) */
+        *v = RL_UNMOVED_MODULE;
+        rl_say(fx, "move the module \"%s\" to %s once it is made: its parameter %s%s is still where it was made, on %s",
+               modname, d1, on, more ? " (and the others listed)" : "", d2);
+        codename = modname;
+        rl_evidence(fx, "made by the statement that declares the module \"%s\"", modname);
+    }
+    const char *bind = codename && codename[0] ? codename : NULL;
+    struct vw_frame caller;
+    struct vw_step move;
+    struct vw_src src;
+    int lm;
+    int binds_here = bind && vw_src_at(m, made->site.file, made->site.line, &src) && vw_src_binds(&src, bind);
+    struct vw_src csrc;
+    int in_caller = bind && vw_fact_bound_in_caller(m, made, bind, &caller) &&
+                    (caller.line != made->site.line || strcmp(caller.file, made->site.file));
+    /* received by a loop of the program's (for x in loader:, an iterator class of its own): the move goes in
+     * the loop, where the program first holds it, not in the code that made it */
+    int by_loop = in_caller && vw_src_at(m, caller.file, caller.line, &csrc) && csrc.opens &&
+                  csrc.loop_first == csrc.first && !vw_same_function(caller.function, made->site.function);
+    /* a helper that made it for several callers (training and evaluation): the move goes in the helper,
+     * where it binds it, or each caller would need its own */
+    int callers = in_caller && binds_here && !by_loop ? 0 : in_caller ? vw_fact_callers(m, made) : 0;
+    if (in_caller && !by_loop && callers >= 2) {
+        struct vw_src hs;
+        if (vw_src_at(m, made->site.file, made->site.line, &hs) && hs.binds[0] && !strchr(hs.binds, ',')) {
+            in_caller = 0;
+            rl_evidence(fx, "%s made it for %d callers: the move goes in it", made->site.function, callers);
+        }
+    }
+    if (in_caller && (!binds_here || by_loop)) {
+        /* made inside a function that returned it (the module's own __init__, a helper making a mask): the
+         * fix goes where the caller binds it (model = Net(), mask = self.make_mask(n), for x, y in loader:) */
+        rl_at_frame(fx, &caller, made->seq);
+        fx->site.tensor = made->tensor;
+        if (by_loop) {
+            *v = RL_UNMOVED_LOADER_BATCH;
+            rl_say(fx, "move %s to %s in the loop that receives it (%s:%d), where the program first holds it", on, d1,
+                   caller.file, caller.line);
+            rl_evidence(fx, "made by %s in %s, which the loop at line %d iterates", made->what, made->site.function,
+                        caller.line);
+        } else if (*v != RL_UNMOVED_MODULE) {
+            *v = RL_UNMOVED_MADE_IN_CALLEE;
+            rl_evidence(fx, "made in %s, which returned it to %s", made->site.function, caller.function);
+        }
+    } else if (vw_fact_callback_caller(m, made, k->pystack, &caller)) {
+        *v = RL_UNMOVED_LIBRARY_CALLBACK;
+        rl_say(fx, "move %s to %s where it comes back from the library that called %s (%s:%d), which made it", on, d1,
+               made->site.function, made->site.file, made->site.line);
+        rl_at_frame(fx, &caller, made->seq);
+        rl_evidence(fx, "made in %s, called back by library code", made->site.function);
+    } else if ((lm = module_move_before(m, k, made, &move)) == 2) {
+        *v = RL_UNMOVED_MOVED_WITH_OTHERS;
+        rl_at(fx, &move);
+        rl_say(fx, "move %s to %s where the tensors made with it are moved", on, d1);
+        rl_evidence(fx, "the program moved tensors made in %s to %s, not this one", made->site.function, d1);
+    } else if (lm) {
+        *v = RL_UNMOVED_PLAIN_ATTRIBUTE;
+        rl_say(
+            fx,
+            "if a module keeps %s (or the module it belongs to) in a plain attribute, list or dict, register it "
+            "there instead (register_buffer; nn.ModuleList or nn.ModuleDict for modules), so that moving the module "
+            "moves it; it was made in %s, next to tensors that moving the module%s%s took to %s while it stayed on %s "
+            "(or move it to %s right after it is made)",
+            on, made->site.function, move.has_site ? " at " : "",
+            move.has_site ? rl_site_str(&move, buf, sizeof buf) : "", d1, d2, d1);
+        rl_evidence(fx, "the module's move at %s left it on %s", rl_site_str(&move, buf, sizeof buf), d2);
+        struct vw_src msrc;
+        struct vw_frame reg;
+        if (vw_code_register_field(m, &made->site, &reg, fx->code, sizeof fx->code)) { /* C: the runtime's own */
+            fx->kind = VW_FIX_REGISTER_BUFFER;
+            rl_at_frame(fx, &reg, made->seq);
+            rl_evidence(fx, "kept in a field of the program's own struct, made in %s", made->site.function);
+            rl_say(fx,
+                   "register it as a buffer of its module, so that moving the module moves it: %s is kept in a plain "
+                   "field, made in %s, and moving the module%s%s took its parameters to %s while %s stayed on %s",
+                   on, made->site.function, move.has_site ? " at " : "",
+                   move.has_site ? rl_site_str(&move, buf, sizeof buf) : "", d1, on, d2);
+        } else if (vw_src_at(m, made->site.file, made->site.line, &msrc) && msrc.binds_attr[0]) {
+            const char *attr = msrc.binds_attr, *comma = strchr(attr, ',');
+            char a[128];
+            snprintf(a, sizeof a, "%.*s", (int)(comma ? (size_t)(comma - attr) : strlen(attr)), attr);
+            if (!strncmp(a, "self.", 5) && rl_ident(a + 5)) {
+                /* registered first, the assignment that follows fills the buffer */
+                /* a plain attribute the function set before (self.bias = None) is removed first: a buffer
+                 * cannot be registered under a name the module already has */
+                int again = 0;
+                for (const char *q = msrc.attr_set_before; (q = strstr(q, a)) != NULL && !again; q++)
+                    again = (q == msrc.attr_set_before || q[-1] == ',') && (q[strlen(a)] == ',' || !q[strlen(a)]);
+                fx->kind = VW_FIX_REGISTER_BUFFER;
+                vw_code_register_attr(a, again, fx->code, sizeof fx->code);
+                if (again) rl_evidence(fx, "%s was set earlier in %s", a, made->site.function);
+                fx->before = 1;
+                rl_evidence(fx, "bound to the plain attribute %s", a);
+                /* the attribute is known: the advice says it first, plainly */
+                rl_say(
+                    fx,
+                    "register %s as a buffer of its module, so that moving the module moves it: %s is a plain "
+                    "attribute, made in %s, and moving the module%s%s took its parameters to %s while %s stayed on %s",
+                    a, a, made->site.function, move.has_site ? " at " : "",
+                    move.has_site ? rl_site_str(&move, buf, sizeof buf) : "", d1, a, d2);
+            }
+        }
+        return 1;
+    } else if (!modname[0] && made->origin == DTP_ORIGIN_FACTORY && rl_is_python(made) &&
+               vw_src_at(m, made->site.file, made->site.line, &src)) {
+        const struct vw_src_call *c = rl_making_call(&src, made);
+        if (c && !c->device[0]) { /* a factory that takes a device: made there in the first place */
+            char expr[160];
+            vw_device_expr(m, k, k->want, &made->site, expr, sizeof expr);
+            rl_also(fx, " (or make it there: %s(..., device=%s))", c->func, expr);
+            rl_evidence(fx, "made by %s, which takes device=", c->func);
+        }
+    }
+    if (!fx->code[0]) {
+        if (modname[0] || derived >= 0 || view >= 0)
+            rl_code_for(m, k, fx, made, codename);
+        else
+            rl_code_for_odd(m, k, fx, codename);
+        if (!fx->code[0] && modname[0]) rl_code_for(m, k, fx, made, modname);
+        if (!fx->code[0] && (derived >= 0 || view >= 0)) { /* the other names the program had for it */
+            char names[8][256];
+            int nn = vw_tensor_names(m, made->tensor, k->seq, names, 8);
+            for (int i = 0; i < nn && !fx->code[0]; i++) rl_code_for(m, k, fx, made, names[i]);
+            /* or the one name its statement binds (data = data.view(...).contiguous() in a helper) */
+            struct vw_src ms;
+            const struct vw_src_call *mc;
+            if (!fx->code[0] && rl_has_code(m, made) && vw_src_at(m, made->site.file, made->site.line, &ms) &&
+                ms.binds[0] && !strchr(ms.binds, ',') && (mc = rl_making_call(&ms, made)) && !mc->temporary)
+                rl_code_for(m, k, fx, made, ms.binds);
+        }
+    }
+    if (!fx->code[0] && (derived >= 0 || view >= 0) && rl_device_at_factory(m, k, fx, made)) return 1;
+    if (!fx->code[0] && !fx->before) { /* bound by a later statement of the same function */
+        char names[8][256];
+        int nn = vw_tensor_names(m, made->tensor, k->seq, names, 8);
+        if (odd->name[0]) rl_code_at_binding(m, k, fx, odd->name);
+        for (int i = 0; i < nn && !fx->code[0]; i++) rl_code_at_binding(m, k, fx, names[i]);
+    }
+    /* made right where it is made, with others made the same way next to it and never moved either (MEAN and
+     * STD): those go too, or the program fails again at the next one */
+    struct vw_sibling sib[4];
+    int nsib =
+        fx->code[0] && !fx->before && vw_same_site(&fx->site, made) ? vw_fact_siblings(m, made, k->seq, sib, 4) : 0;
+    if (nsib) {
+        char expr[160];
+        int last = fx->site.site.line;
+        vw_device_expr(m, k, k->want, &made->site, expr, sizeof expr);
+        rl_also(fx, "; and with it");
+        for (int i = 0; i < nsib; i++) {
+            size_t at = strlen(fx->code);
+            char line[512];
+            if (vw_code_move(m, &fx->site.site, sib[i].name, expr, line, sizeof line))
+                snprintf(fx->code + at, sizeof fx->code - at, "\n%s", line);
+            rl_also(fx, "%s\"%s\" (line %d)", i ? ", " : " ", sib[i].name, sib[i].line);
+            if (sib[i].line > last) last = sib[i].line;
+        }
+        rl_also(fx, ", made the same way next to it and never moved");
+        rl_evidence(fx, "%d more made the same way next to it, never moved", nsib);
+        fx->site.site.line = last; /* after the last of them */
+    }
+    return 1;
+}
+
+int rl_unmoved_match(struct vw_rule_ctx *cx, enum rl_unmoved want, struct vw_fix *fx) {
+    if (!cx->unmoved_done) {
+        cx->unmoved_done = 1;
+        cx->unmoved = RL_UNMOVED_NONE;
+        memset(&cx->unmoved_fx, 0, sizeof cx->unmoved_fx);
+        enum rl_unmoved v = RL_UNMOVED_NONE;
+        if (analyse(cx->m, cx->k, &cx->unmoved_fx, &v)) cx->unmoved = v;
+    }
+    if (cx->unmoved != want) return 0;
+    *fx = cx->unmoved_fx;
+    return 1;
+}
