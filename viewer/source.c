@@ -17,29 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* ---------------------------------------------------------------- opening, bounded */
-
-int vw_open_regular(const char *path, int64_t cap) {
-    /* O_NONBLOCK: opening a FIFO with no writer returns at once (then refused as not regular) */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) return -1;
-    struct stat st;
-    int e = fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL : st.st_size > cap ? EFBIG : 0;
-    if (e) {
-        close(fd);
-        errno = e;
-        return -1;
-    }
-    return fd;
-}
-
-FILE *vw_fopen_regular(const char *path, int64_t cap) {
-    int fd = vw_open_regular(path, cap);
-    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-    if (!f && fd >= 0) close(fd);
-    return f;
-}
-
 /* The directories the trace's sources must lie under (realpaths): each --source-root, else each of
  * DEVTRACE_SOURCE_ROOT's (colon-separated), else the current directory. Found when first asked. */
 #define MAX_ROOTS 8

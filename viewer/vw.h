@@ -219,7 +219,7 @@ FILE *vw_out_open(const char *cmd, const char *out, char *tmp, size_t size);
 /* Closes f; when keep, renames tmp over out (0, or -1 after saying why), else removes it (-1). */
 int vw_out_finish(const char *cmd, const char *out, const char *tmp, FILE *f, int keep);
 
-/* ---------------------------------------------------------------- files a trace names (source.c) */
+/* ---------------------------------------------------------------- files a trace names (files.c, source.c) */
 
 /* A path a trace names, opened read-only without blocking (a FIFO, a device, /dev/zero never hold the
  * viewer): the descriptor when it is a regular file of at most cap bytes, else -1 with errno set (EINVAL:
