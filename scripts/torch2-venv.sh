@@ -56,6 +56,10 @@ if [ "$have" != "$want" ] && [ "$have" != "$full" ] || ! "$py" -c 'import torch'
   "$py" -m pip install -q $reqs >"$venv/pip.log" 2>&1 || rc=$?
   grep -v "^WARNING: Location .* is ignored" "$venv/pip.log" >&2 || true
   [ "$rc" -eq 0 ] || { echo "torch2-venv: pip install failed ($venv/pip.log)" >&2; exit 1; }
+  # every package imports (a module named as its package): a broken pair fails here, not in a test
+  mods=$(printf '%s\n' "$reqs" | sed -E 's/[=<>~! ;\[].*//; s/-/_/g' | paste -sd,)
+  "$py" -c "import $mods" >"$venv/import.log" 2>&1 ||
+    { tail -n 5 "$venv/import.log" >&2; echo "torch2-venv: $py cannot import $mods" >&2; exit 1; }
   echo "$want" >"$stamp"
   echo "torch2-venv: installed in $(($(date +%s) - start)) s" >&2
 fi

@@ -1392,9 +1392,13 @@ def _wrap_sources(torch, rec):
     # torch.Tensor([...]) and its legacy kin: no mode sees these constructors
     base_new = _tensor_base(torch).__new__
 
-    def tensor_new(cls, *args, **kwargs):
-        t = base_new(cls, *args, **kwargs)
-        if not rec.quiet and cls is Tensor:
+    # (*args, **kwargs) alone: torch 2.x's dynamo substitutes its own Python version for
+    # Tensor.__new__ when it is first imported (an optimizer's step imports it) and refuses a
+    # function whose signature is neither its own nor this wildcard one (TypeError: Signature
+    # mismatch), which a named `cls` parameter would be
+    def tensor_new(*args, **kwargs):
+        t = base_new(*args, **kwargs)
+        if not rec.quiet and args and args[0] is Tensor:
             try:
                 P.output(t, FACTORY, "torch.Tensor", 0, 0)
             except Exception:
