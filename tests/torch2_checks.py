@@ -1,7 +1,7 @@
 """Checks of the PyTorch adapter's 2.x fidelity (run by ctest as pytorch-versions, pytorch-versions-torch2 on
-torch 2.x): a device mismatch decided from an op's operands when its text is unknown, legacy typed constructors recorded where they are called,
-and the simulated GPUs' rules and texts chosen by torch's version (2.x faked with DEVTRACE_SIM_TORCH_VERSION,
-since only 1.13 runs here). Each case is a small script run under `devtrace run`; the trace is read back
+torch 2.x): a device mismatch decided from an op's operands when its text is unknown, legacy typed constructors
+recorded where they are called, and the simulated GPUs' rules and texts chosen by torch's version (the other
+version faked with DEVTRACE_SIM_TORCH_VERSION). Each case is a small script run under `devtrace run`; the trace is read back
 through `devtrace report --json` or the trace's own views.
 
 usage: torch2_checks.py DEVTRACE PYTHON WORK_DIR
