@@ -50,9 +50,9 @@ have=$(cat "$stamp" 2>/dev/null || true)
 if [ "$have" != "$want" ] && [ "$have" != "$full" ] || ! "$py" -c 'import torch' 2>/dev/null; then
   echo "torch2-venv: pip install into $venv: $(printf '%s ' $reqs)" >&2
   start=$(date +%s)
-  # shellcheck disable=SC2086 # one argument per requirement
   # (pip's warnings about the machine's local index folders that lack a package are left out)
   rc=0
+  # shellcheck disable=SC2086 # one argument per requirement
   "$py" -m pip install -q $reqs >"$venv/pip.log" 2>&1 || rc=$?
   grep -v "^WARNING: Location .* is ignored" "$venv/pip.log" >&2 || true
   [ "$rc" -eq 0 ] || { echo "torch2-venv: pip install failed ($venv/pip.log)" >&2; exit 1; }
