@@ -135,12 +135,12 @@ for w in "${WORKLOADS[@]}"; do
           printf "  recorder cost per recorded op: %.1f us of wall time, %.1f us of CPU; per event: %.2f / %.2f us\n",
             dw * 1e6 / (ops * n), dc * 1e6 / (ops * n), dw * 1e6 / (evs * n), dc * 1e6 / (evs * n)
         printf "  same loss traced and untraced in every pair; events lost: %d\n", lost
-        printf "| %s (%d) | %s | %.3f | %.3f | %.1f ms | %.1f, %.1f |\n", name, n, ver, rw, rc, uw * 1000 / n, evs, ops >>summary
+        printf "| %s (%d) | %s | %.3f | %.3f | %.1f ms | %.1f, %.1f |\n", name, n, ver, rw, rc, uc * 1000 / n, evs, ops >>summary
       }'
   done
 done
-echo "== side by side (medians of $P pairs; the untraced loop time a step; events and recorded ops a step)"
-echo "| workload (steps) | torch | traced / untraced, wall | traced / untraced, CPU | untraced, a step | events, ops |"
+echo "== side by side (medians of $P pairs; the untraced loop's CPU time a step; events and recorded ops a step)"
+echo "| workload (steps) | torch | traced / untraced, wall | traced / untraced, CPU | untraced, CPU a step | events, ops |"
 echo "|---|---|---|---|---|---|"
 cat "$tmp/summary"
 echo "   load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
