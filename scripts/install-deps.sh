@@ -4,8 +4,10 @@
 # (scripts/quickstart.sh): compilers and CMake, SQLite's library, libunwind
 # (opened at run time for native stacks), elfutils' libdw (the viewer
 # symbolizes stacks with libdwfl), libmd (SHA-256 of a program's source for
-# devtrace fix), and python3 with its headers (the PyTorch
-# adapter's C extension). With --tests, also what the test suite needs
+# devtrace fix), python3 with its headers (the PyTorch
+# adapter's C extension) and python3-venv (scripts/torch2-venv.sh makes the
+# venv that PyTorch 2 is installed into with pip, where no python3 imports
+# torch: scripts/quickstart.sh; always for scripts/test.sh). With --tests, also what the test suite needs
 # (scripts/test.sh): Check, the sqlite3 shell, bc, Debian's python3-torch
 # (PyTorch 1.13, CPU: the adapter's tests), libtorch-dev (the libtorch
 # observer and its tests), chromium (the HTML report test opens the page in
@@ -13,10 +15,10 @@
 # sanitizers: scripts/fuzz.sh). The CUDA toolkit is optional and not
 # installed here: when /usr/local/cuda exists, the build finds it.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config libsqlite3-dev libunwind8 libdw-dev libmd-dev python3 python3-dev)
+pkgs=(build-essential cmake pkg-config libsqlite3-dev libunwind8 libdw-dev libmd-dev python3 python3-dev python3-venv)
 case "${1:-}" in
   "") ;;
-  --tests) pkgs+=(check sqlite3 bc python3-torch libtorch-dev chromium clang libclang-rt-14-dev python3-build python3-setuptools python3-wheel python3-venv python3-ipython jupyter-nbconvert python3-ipykernel lintian) ;;
+  --tests) pkgs+=(check sqlite3 bc python3-torch libtorch-dev chromium clang libclang-rt-14-dev python3-build python3-setuptools python3-wheel python3-ipython jupyter-nbconvert python3-ipykernel lintian) ;;
   *) echo "usage: scripts/install-deps.sh [--tests]" >&2; exit 2 ;;
 esac
 missing=()
