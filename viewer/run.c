@@ -82,7 +82,9 @@ static void run_usage(FILE *f) {
                "DEVTRACE_ROOT_PID for the processes it starts. NO_COLOR turns colors off in every command;\n"
                "TMPDIR is where the reading commands copy a trace left with a WAL by a killed program;\n"
                "DEVTRACE_SOURCE_ROOT=DIR[:DIR...] the directories whose source lines a trace may show in the\n"
-               "reading commands (what --source-root sets; default: the current directory).\n");
+               "reading commands (what --source-root sets; default: the current directory);\n"
+               "DEVTRACE_READ_LIVE=PID lets the reading commands read a trace still being written by process PID\n"
+               "(the pytest plugin's own, after a test failed; otherwise such a trace is refused).\n");
 }
 
 /* libdevtrace.so next to this executable: build tree or install prefix. */
