@@ -16,11 +16,16 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 command -v dpkg-deb >/dev/null || fail "no dpkg-deb: the .deb is built and checked on Debian"
 
-cmake -S "$src" -B "$work/build" -DCMAKE_INSTALL_PREFIX=/usr -DDEVTRACE_TESTS=OFF -DDEVTRACE_LIBTORCH=OFF \
+# Debian's own cmake and cpack (3.25, from scripts/install-deps.sh) when a newer one is first on PATH (pip's
+# CMake 4 on these machines): CMake 4's CPack gives a CONTROL_EXTRA file (our ldconfig triggers) a script's
+# 0755 under CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION, which lintian refuses
+cmake=cmake cpack=cpack
+[ -x /usr/bin/cmake ] && [ -x /usr/bin/cpack ] && cmake=/usr/bin/cmake cpack=/usr/bin/cpack
+$cmake -S "$src" -B "$work/build" -DCMAKE_INSTALL_PREFIX=/usr -DDEVTRACE_TESTS=OFF -DDEVTRACE_LIBTORCH=OFF \
   -DDEVTRACE_CUDA=OFF >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; fail "configure"; }
-cmake --build "$work/build" -j "${CMAKE_BUILD_PARALLEL_LEVEL:-2}" --target dtrt devtrace devtrace-cli devtrace_torch_probes \
+$cmake --build "$work/build" -j "${CMAKE_BUILD_PARALLEL_LEVEL:-2}" --target dtrt devtrace devtrace-cli devtrace_torch_probes \
   >"$work/build.log" 2>&1 || { tail -30 "$work/build.log"; fail "build"; }
-(cd "$work/build" && cpack -G DEB >"$work/cpack.log" 2>&1) || { cat "$work/cpack.log"; fail "cpack -G DEB"; }
+(cd "$work/build" && $cpack -G DEB >"$work/cpack.log" 2>&1) || { cat "$work/cpack.log"; fail "cpack -G DEB"; }
 deb=$(ls "$work"/build/devtrace_*.deb) || fail "no .deb: $(cat "$work/cpack.log")"
 
 arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
