@@ -67,20 +67,8 @@ static const char *shown(const char *s, char *buf, size_t size) {
     return buf;
 }
 
-/* Opens path for reading when it is a regular file of at most FIX_SOURCE_MAX bytes (never blocks on a FIFO,
- * never reads a device); NULL otherwise. */
-static FILE *open_regular(const char *path) {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return NULL;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > FIX_SOURCE_MAX) {
-        close(fd);
-        return NULL;
-    }
-    FILE *f = fdopen(fd, "rb");
-    if (!f) close(fd);
-    return f;
-}
+/* A file fix reads (never a FIFO or a device, never more than FIX_SOURCE_MAX bytes: files.c), or NULL. */
+static FILE *open_regular(const char *path) { return vw_fopen_regular(path, FIX_SOURCE_MAX); }
 
 /* The hex SHA-256 of a file into hex[65]; 0, or -1 when it cannot be read. */
 static int file_sha256(const char *path, char hex[65]) {
@@ -493,15 +481,13 @@ static int confirmed(void) {
     return !strcmp(answer, "y") || !strcmp(answer, "Y") || !strcmp(answer, "yes") || !strcmp(answer, "YES");
 }
 
-/* The patched program run again under devtrace, in a temp dir that mirrors the program's tree (root); 0
- * when it ran without a device mismatch, or an exit status after saying why. */
-static int verify(struct vw_model *m, const struct vw_fix *fix, const char *self, const struct verify_say *say) {
-    struct vw_trace *t = m->t;
-    char path[4096], tmpl[] = "/tmp/devtrace-fix.XXXXXX", cwd[PATH_MAX] = "", sim[16] = "", msg[1200];
-    char root[PATH_MAX], real[PATH_MAX], ra[PATH_MAX], full[PATH_MAX + 1100], rcwd[PATH_MAX];
-    if (!source_path(t, fix->site.site.file, path, sizeof path)) return VW_EXIT_USAGE;
-    /* the program's tree: the directory the user runs devtrace from, or the one named; the patched file
-     * must lie under it, whatever the trace says */
+/* The program's tree (the directory the user runs devtrace from, or --root) into root, and the patched file as
+ * it can be opened (path) and resolved (real), which must lie under it whatever the trace says. 0, or an exit
+ * status after one line that says why. */
+static int fix_in_tree(struct vw_trace *t, const struct vw_fix *fix, const struct verify_say *say, char *path,
+                       size_t path_size, char root[PATH_MAX], char real[PATH_MAX]) {
+    char msg[1200], full[PATH_MAX + 1100];
+    if (!source_path(t, fix->site.site.file, path, path_size)) return VW_EXIT_USAGE;
     if (!realpath(say->root ? say->root : ".", root)) {
         vw_error("fix: --root %s: %s", shown(say->root ? say->root : ".", msg, sizeof msg), strerror(errno));
         return VW_EXIT_USAGE;
@@ -512,6 +498,17 @@ static int verify(struct vw_model *m, const struct vw_fix *fix, const char *self
                  shown(root, msg, sizeof msg), shown(path, full, sizeof full));
         return VW_EXIT_USAGE;
     }
+    return 0;
+}
+
+/* The patched program run again under devtrace, in a temp dir that mirrors the program's tree (root); 0
+ * when it ran without a device mismatch, or an exit status after saying why. */
+static int verify(struct vw_model *m, const struct vw_fix *fix, const char *self, const struct verify_say *say) {
+    struct vw_trace *t = m->t;
+    char path[4096], tmpl[] = "/tmp/devtrace-fix.XXXXXX", cwd[PATH_MAX] = "", sim[16] = "", msg[1200];
+    char root[PATH_MAX], real[PATH_MAX], ra[PATH_MAX], full[PATH_MAX + 1100], rcwd[PATH_MAX];
+    int bad = fix_in_tree(t, fix, say, path, sizeof path, root, real);
+    if (bad) return bad;
     const char *base = strrchr(real, '/') + 1;
     /* the command: the user's, or the one the trace recorded (with its directory) */
     char *given[VERIFY_MAX_ARGS + 1];
@@ -661,17 +658,8 @@ free_given:
 static int verify_allowed(struct vw_trace *t, const struct vw_fix *fix, const struct verify_say *say) {
     char path[4096], root[PATH_MAX], real[PATH_MAX], msg[1200], full[PATH_MAX + 1100];
     char *given[VERIFY_MAX_ARGS + 1], cwd[PATH_MAX] = "", words[1024], dir[1100];
-    if (!source_path(t, fix->site.site.file, path, sizeof path)) return VW_EXIT_USAGE;
-    if (!realpath(say->root ? say->root : ".", root)) {
-        vw_error("fix: --root %s: %s", shown(say->root ? say->root : ".", msg, sizeof msg), strerror(errno));
-        return VW_EXIT_USAGE;
-    }
-    if (!realpath(path, real) || !under(real, root, "", full, sizeof full) || !strcmp(real, root)) {
-        vw_error("fix: --verify copies only files under %s (the current directory, or --root DIR): %s is not "
-                 "under it: nothing run",
-                 shown(root, msg, sizeof msg), shown(path, full, sizeof full));
-        return VW_EXIT_USAGE;
-    }
+    int bad = fix_in_tree(t, fix, say, path, sizeof path, root, real);
+    if (bad) return bad;
     if (say->cmd ? !getcwd(cwd, sizeof cwd) : !vw_meta(t, "cwd", cwd, sizeof cwd)[0]) cwd[0] = 0;
     if (!cwd[0] || !realpath(cwd, real) || !under(real, root, "", full, sizeof full)) {
         vw_error("fix: the command would run in %s, which is not under %s (the current directory, or --root "
