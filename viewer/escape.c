@@ -66,6 +66,19 @@ void vw_put_escaped_pad(FILE *f, const char *s, int width) { put_escaped(f, s, w
 
 void vw_put_escaped_line(FILE *f, const char *s) { put_escaped(f, s, 0, 1); }
 
+const char *vw_escape_ctl(const char *s, char *buf, size_t size) {
+    size_t n = 0;
+    for (; s && *s && n + 5 < size; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c < 0x20 || c == 0x7f)
+            n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
+        else
+            buf[n++] = (char)c;
+    }
+    buf[n] = 0;
+    return buf;
+}
+
 /* ---------------------------------------------------------------- JSON */
 
 /* JSON text, valid UTF-8 whatever s holds; <, >, &, U+2028 and U+2029 as

@@ -53,19 +53,8 @@ static void usage(FILE *f) {
 /* A patch's lines: control bytes escaped (the added code comes from the trace), tabs kept. */
 static void put_raw(FILE *f, const char *s) { vw_put_escaped_line(f, s); }
 
-/* s for a message line: control bytes as \xNN (a trace's text never moves the cursor), at most size - 1. */
-static const char *shown(const char *s, char *buf, size_t size) {
-    size_t n = 0;
-    for (; s && *s && n + 5 < size; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c < 0x20 || c == 0x7f)
-            n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
-        else
-            buf[n++] = (char)c;
-    }
-    buf[n] = 0;
-    return buf;
-}
+/* s for a message line: control bytes as \xNN (escape.c). */
+static const char *shown(const char *s, char *buf, size_t size) { return vw_escape_ctl(s, buf, size); }
 
 /* A file fix reads (never a FIFO or a device, never more than FIX_SOURCE_MAX bytes: files.c), or NULL. */
 static FILE *open_regular(const char *path) { return vw_fopen_regular(path, FIX_SOURCE_MAX); }

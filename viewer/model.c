@@ -677,15 +677,7 @@ void vw_model_refuse(struct vw_model *m, const char *file, int line, const char 
     if (m->inconsistent[0]) return; /* the first says enough */
     /* the file as a trace names it may hold anything: control bytes shown as \xNN, never the value itself */
     char name[200];
-    size_t n = 0;
-    for (const char *p = file ? file : "?"; *p && n + 5 < sizeof name; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c < 0x20 || c == 0x7f)
-            n += (size_t)snprintf(name + n, sizeof name - n, "\\x%02x", c);
-        else
-            name[n++] = (char)c;
-    }
-    name[n] = 0;
+    vw_escape_ctl(file ? file : "?", name, sizeof name);
     snprintf(m->inconsistent, sizeof m->inconsistent, "its source fact '%s' of %s:%d is %s", key, name, line, why);
 }
 

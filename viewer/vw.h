@@ -95,6 +95,9 @@ const char *vw_meta(struct vw_trace *t, const char *key, char *buf, size_t size)
 void vw_put_escaped(FILE *f, const char *s);
 /* vw_put_escaped with tabs kept: a source line in a patch. */
 void vw_put_escaped_line(FILE *f, const char *s);
+/* s into buf (size > 0) with control bytes as \xNN, for a message line that names a trace's text; at most
+ * size - 1 bytes; buf. */
+const char *vw_escape_ctl(const char *s, char *buf, size_t size);
 /* vw_put_escaped, then spaces up to width columns. */
 void vw_put_escaped_pad(FILE *f, const char *s, int width);
 /* A JSON string: valid UTF-8 (U+FFFD for what is not), with <, >, &,
