@@ -338,6 +338,7 @@ enum ts_check {
 #define DT_FACT_ATTR_FROM     "attr_from"     /* the name one self.NAME is assigned from (self.pe = pe: "pe") */
 #define DT_FACT_CLASS_BASES   "class_bases"   /* a method's def line: its class's bases' text, comma-separated */
 #define DT_FACT_DEFAULTS      "defaults"      /* a def line: "NAME=DEFAULT" of each parameter with a default, tabs */
+#define DT_FACT_PARAMS        "params"        /* a def line: the names of all its parameters, comma-separated */
 #define DT_FACT_RETURNS       "returns"       /* "1": a return statement */
 #define DT_FACT_RETURN_VALUE  "return_value"  /* its expression's source text */
 #define DT_FACT_DEVICE_VAR    "device_var"    /* the name (or "self.NAME") it binds to a device expression */
@@ -373,6 +374,7 @@ enum ts_check {
     F(ATTR_FROM)                                                                                                       \
     F(CLASS_BASES)                                                                                                     \
     F(DEFAULTS)                                                                                                        \
+    F(PARAMS)                                                                                                          \
     F(RETURNS)                                                                                                         \
     F(RETURN_VALUE)                                                                                                    \
     F(DEVICE_VAR)                                                                                                      \

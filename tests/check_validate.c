@@ -42,6 +42,7 @@ static const struct {
     {DT_FACT_DEVICE_EXPR, "\"a;b\"", 1}, /* a `;` inside a literal */
     {DT_FACT_RETURN_VALUE, "self.emb(torch.arange(x.size(1), device=x.device)) + mask", 1},
     {DT_FACT_DEFAULTS, "path='./cora'\tdevice='cpu'", 1},
+    {DT_FACT_PARAMS, "self,x,mask", 1},
     {DT_FACT_CALL, "self.make_mask\tx.device\t0\t14\t46\t1", 1},
     {DT_FACT_CALL, "torch::tensor({0.5, 0.5}, torch::kFloat).view\t\t1\t24\t57\t1\t0", 1},
     {DT_FACT_CALL_ARGS, "dt_to\tbatch[0]\tdev", 1},
@@ -62,6 +63,8 @@ static const struct {
     {DT_FACT_BINDS, "labels;import os", 0},
     {DT_FACT_BINDS, "labels,", 0},
     {DT_FACT_BINDS, "1abc", 0},
+    {DT_FACT_PARAMS, "self,x.device", 0},
+    {DT_FACT_PARAMS, "self,x=1", 0},
     {DT_FACT_BINDS, "a\xe2\x80\xae" "b", 0}, /* a bidi override inside a name */
     {DT_FACT_BINDS_ATTR, "self.x=1", 0},
     {DT_FACT_DEVICE_VAR, "device=os.system('x')", 0},

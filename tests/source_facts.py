@@ -138,9 +138,9 @@ def unit():
               "got      %r\nexpected %r" % (got.get(line), EXPECTED.get(line)))
     keys = {k for _, k, _ in facts}
     consts = {getattr(_probes, n) for n in dir(_probes) if n.startswith("FACT_")}
-    # 21 keys the Python producer writes, and 6 only the tracer's native producer writes (lang, block, args,
+    # 22 keys the Python producer writes, and 6 only the tracer's native producer writes (lang, block, args,
     # module_var, optimizer_var, move_wrap)
-    check("every key is one of the extension's FACT_* constants", keys <= consts and len(consts) == 27,
+    check("every key is one of the extension's FACT_* constants", keys <= consts and len(consts) == 28,
           (sorted(keys - consts), sorted(consts)))
     check("FACT_STMT is common/trace_schema.h's DT_FACT_STMT", _probes.FACT_STMT == "stmt")
     check("a file is read once", source.file_facts(FIXTURE) is facts)
@@ -164,6 +164,9 @@ def unit():
     check("an attribute set from a name, and only from one", froms == [(17, "v")], froms)
     defaults = [(l, v) for l, k, v in mf if k == "defaults"]
     check("a def line's parameters with a default", defaults == [(9, "n=3\tdevice='cpu'")], defaults)
+    params = [(l, v) for l, k, v in mf if k == "params"]
+    check("a def line's parameters, all of them (keyword-only too), in order", params ==
+          [(9, "self,n,device"), (15, "self")], params)
     again = [(l, v) for l, k, v in mf if k == "attr_again"]
     check("attributes an earlier statement of the same function set, and only those", again ==
           [(13, "self.bias,self.scale")], again)

@@ -352,17 +352,110 @@ static int ident_like(const char *s) {
     return 1;
 }
 
-/* A device expression the fix may use at site: one the program used in a move to dev from the function of
- * site (the variable it moves its batches with), else (native code) a variable one of its moves to dev used
- * that is declared in site's function and in scope at site, else a global name bound to a device that one of its moves
- * to dev used, else a string literal. Literals the program wrote, f-strings and calls are not taken (they
- * may name another device on another run or rank). */
+/* Python: 1 when `name` is bound at site in its function: one of the function's parameters (the def line's
+ * params fact), or bound by a statement of that function before site (or by site's statement itself, when
+ * after is set: code placed after it). Conditional and loop bindings count: a name bound on one path only
+ * is rare in the code a fix goes into, and then it is the program's own name. */
+static int py_bound_at(struct vw_model *m, const struct vw_frame *site, const char *name, int after) {
+    struct vw_src at, src;
+    if (!name[0] || !vw_src_at(m, site->file, site->line, &at) || !at.function[0]) return 0;
+    if (at.function_line > 0 && vw_src_at(m, site->file, at.function_line, &src)) {
+        for (const char *p = src.params; (p = strstr(p, name)) != NULL; p++)
+            if ((p == src.params || p[-1] == ',') && (p[strlen(name)] == ',' || !p[strlen(name)])) return 1;
+    }
+    if (after && vw_src_binds(&at, name)) return 1;
+    int stop = at.function_line > 0 ? at.function_line : 0;
+    for (int l = at.first - 1; l > stop && l >= at.first - 600; l--) {
+        if (!vw_src_at(m, site->file, l, &src) || src.first != l) continue;
+        if (strcmp(src.function, at.function)) continue; /* a nested function's or class's statement */
+        if (vw_src_binds(&src, name)) return 1;
+    }
+    return 0;
+}
+
+/* Python: the device variable (device_var fact: `device = idx.device`, `dev = torch.device(...)`) that the
+ * latest statement of site's function before it binds, into buf; "" when none. A self.NAME one is a
+ * method's: the class-wide case below takes it. */
+static const char *py_local_device_var(struct vw_model *m, const struct vw_frame *site, char *buf, size_t size) {
+    struct vw_src at, src;
+    buf[0] = 0;
+    if (!vw_src_at(m, site->file, site->line, &at) || !at.function[0] || !strcmp(at.function, "<module>"))
+        return buf;
+    int stop = at.function_line > 0 ? at.function_line : 0;
+    for (int l = at.first; l > stop && l >= at.first - 600; l--) {
+        if (!vw_src_at(m, site->file, l, &src) || src.first != l || strcmp(src.function, at.function)) continue;
+        if (src.device_var[0] && strncmp(src.device_var, "self.", 5) && vw_src_binds(&src, src.device_var)) {
+            snprintf(buf, size, "%s", src.device_var);
+            return buf;
+        }
+    }
+    return buf;
+}
+
+/* Python: site is in a method (its function's first parameter is self): the length of its class's qualified
+ * name in site's function ("Net" of "Net.forward"), else 0. */
+static size_t py_method_class(struct vw_model *m, const struct vw_frame *site, char *fn, size_t fsize) {
+    struct vw_src at, def;
+    if (!vw_src_at(m, site->file, site->line, &at) || at.function_line <= 0 ||
+        !vw_src_at(m, site->file, at.function_line, &def))
+        return 0;
+    if (strncmp(def.params, "self", 4) || (def.params[4] && def.params[4] != ',')) return 0;
+    const char *dot = strrchr(at.function, '.');
+    if (!dot || dot == at.function || strstr(at.function, "<locals>") == dot - 8) return 0;
+    snprintf(fn, fsize, "%s", at.function);
+    return (size_t)(dot - at.function);
+}
+
+/* Python: a device attribute of site's class (self.NAME) that a method of the class binds to a device
+ * (device_var fact: `self.device = ...` in __init__), into buf; "" when none. */
+static const char *py_class_device_attr(struct vw_model *m, const struct vw_frame *site, char *buf, size_t size) {
+    char fn[256];
+    buf[0] = 0;
+    size_t cl = py_method_class(m, site, fn, sizeof fn);
+    if (!cl) return buf;
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT v.text, hv.text FROM source_facts f JOIN strings fs ON fs.id = f.file "
+                                     "JOIN strings k ON k.id = f.key AND k.text = '" DT_FACT_DEVICE_VAR "' JOIN "
+                                     "strings v ON v.id = f.value AND substr(v.text, 1, 5) = 'self.' JOIN "
+                                     "source_facts h ON h.file = f.file AND h.line = f.line JOIN strings hk ON "
+                                     "hk.id = h.key AND hk.text = '" DT_FACT_FUNCTION "' JOIN strings hv ON "
+                                     "hv.id = h.value WHERE " VW_FACT_FILE_MATCH " ORDER BY f.line");
+    if (!st) return buf;
+    sqlite3_bind_text(st, 1, site->file, -1, SQLITE_TRANSIENT);
+    while (!buf[0] && sqlite3_step(st) == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(st, 0), *fnc = (const char *)sqlite3_column_text(st, 1);
+        /* a method of the same class: "Net.__init__" for "Net.forward", not a nested class's */
+        if (v && fnc && !strncmp(fnc, fn, cl) && fnc[cl] == '.' && !strchr(fnc + cl + 1, '.') &&
+            strlen(v) < size && vw_shape_device_code(v))
+            snprintf(buf, size, "%s", v);
+    }
+    sqlite3_finalize(st);
+    return buf;
+}
+
+/* A device expression the fix may use at site, the program's own first and never a device literal the
+ * program did not write there:
+ *  1. one the program used in a move to dev from the function of site (the variable it moves its batches
+ *     with; a literal it wrote is not taken: it may name another device on another run or rank);
+ *  2. Python: a device variable the function binds before site (`device = idx.device`);
+ *  3. Python, in a method: one the program used in a move to dev from another method of the class, when it
+ *     is an attribute of self (`self.device`), or a device attribute a method of the class binds;
+ *  4. native code: a variable one of the program's moves to dev used that is declared in site's function
+ *     too, in scope at site;
+ *  5. a name bound to a device at the top of the file of site, that one of its moves used;
+ *  6. Python: the device of a peer of the failing op (an operand on dev) by a name bound at site
+ *     (`x.device`): code that receives its tensors from callers, a module's forward, follows them;
+ *  7. else a string literal.
+ * In script code 1 and 5 are the program's variable; in library and model code 1-3 and 6 keep the fix
+ * device-agnostic. */
 const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
                            char *buf, size_t size) {
     char name[32];
     vw_device_name(dev, name, sizeof name);
     snprintf(buf, size, "\"%s\"", name);
     if (!m->have_facts || !site || dev == 0) return buf;
+    enum vw_lang lang = vw_code_lang(m, site);
+    char fn[256];
+    size_t cl = lang == VW_LANG_PYTHON ? py_method_class(m, site, fn, sizeof fn) : 0;
     sqlite3_stmt *st =
         vw_prep(m->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers x "
                       "LEFT JOIN misc_events e ON e.seq = x.seq WHERE x.dst_device = ?1 AND x.seq < ?2 "
@@ -370,7 +463,7 @@ const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t 
     if (!st) return buf;
     sqlite3_bind_int64(st, 1, dev);
     sqlite3_bind_int64(st, 2, k ? k->seq : INT64_MAX);
-    char local[128] = "", global[128] = "", scoped[128] = "", tried[128] = "";
+    char local[128] = "", global[128] = "", scoped[128] = "", tried[128] = "", classwide[128] = "";
     while (!local[0] && sqlite3_step(st) == SQLITE_ROW) {
         struct vw_frame f;
         struct vw_src src;
@@ -383,6 +476,9 @@ const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t 
         if (!plain) continue;
         if (!strcmp(f.file, site->file) && vw_same_function(f.function, site->function))
             snprintf(local, sizeof local, "%s", v);
+        else if (cl && !classwide[0] && !strncmp(v, "self.", 5) && !strcmp(f.file, site->file) &&
+                 !strncmp(src.function, fn, cl) && src.function[cl] == '.' && !strchr(src.function + cl + 1, '.'))
+            snprintf(classwide, sizeof classwide, "%s", v); /* self.device, moved with in another method */
         else if (!scoped[0] && strcmp(v, tried) && ident_like(v)) {
             /* native code: a device variable the program moves with elsewhere (a lambda, a helper it passed
              * it to) that is declared in the site's function too, in scope there */
@@ -408,12 +504,40 @@ const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t 
         }
     }
     sqlite3_finalize(st);
-    if (local[0])
-        snprintf(buf, size, "%s", local);
-    else if (scoped[0])
-        snprintf(buf, size, "%s", scoped);
-    else if (global[0])
-        snprintf(buf, size, "%s", global);
+    char var[128];
+    if (local[0]) return snprintf(buf, size, "%s", local), buf;
+    if (lang == VW_LANG_PYTHON && py_local_device_var(m, site, var, sizeof var)[0])
+        return snprintf(buf, size, "%s", var), buf;
+    if (classwide[0]) return snprintf(buf, size, "%s", classwide), buf;
+    if (cl && py_class_device_attr(m, site, var, sizeof var)[0]) return snprintf(buf, size, "%s", var), buf;
+    if (scoped[0]) return snprintf(buf, size, "%s", scoped), buf;
+    if (global[0]) return snprintf(buf, size, "%s", global), buf;
+    if (lang == VW_LANG_PYTHON && k && vw_peer_device_expr(m, k, dev, site, var, sizeof var)[0])
+        return snprintf(buf, size, "%s", var), buf;
+    return buf;
+}
+
+const char *vw_peer_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
+                                char *buf, size_t size) {
+    buf[0] = 0;
+    if (!k || !site || vw_code_lang(m, site) != VW_LANG_PYTHON) return buf;
+    const int64_t odd = k->odd ? k->odd->tensor : 0;
+    /* the operands first, then what each was computed from on that device (self.proj(x) * scale: x) */
+    for (int depth = 0; depth < VW_MAX_STEPS && !buf[0]; depth++)
+        for (int i = 0; i < k->n && !buf[0]; i++) {
+            const struct vw_operand *o = &k->ops[i];
+            if (o->dev != dev || o->scalar || o->odd || !o->tensor || o->tensor == odd) continue;
+            if (depth && (depth >= o->nsteps || o->chain[depth].dev != dev || !o->chain[depth].tensor ||
+                          o->chain[depth].tensor == odd))
+                continue;
+            int64_t t = depth ? o->chain[depth].tensor : o->tensor;
+            char names[8][256];
+            int n = vw_tensor_names(m, t, k->seq + 1, names, 8);
+            if (!depth && n < 8 && o->name[0]) snprintf(names[n++], 256, "%s", o->name);
+            for (int j = 0; j < n && !buf[0]; j++)
+                if (ident_like(names[j]) && strlen(names[j]) + 8 < size && py_bound_at(m, site, names[j], 1))
+                    snprintf(buf, size, "%s.device", names[j]);
+        }
     return buf;
 }
 

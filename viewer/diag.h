@@ -107,6 +107,7 @@ struct vw_src {
     int function_line;         /* the enclosing function's def line, 0 at the top */
     char class_bases[256];     /* on a method's def line: its class's bases as written ("nn.Module") */
     char defaults[256];        /* on a def line: "NAME=DEFAULT" of its parameters with a default, tab-separated */
+    char params[256];          /* on a def line: its parameters' names, comma-separated ("" from older producers) */
     int returns;               /* a return statement */
     char device_expr[128];     /* the first device expression used on the line, or "" */
     char device_var[128];      /* a name it binds to a device, or "" */
@@ -382,6 +383,11 @@ int vw_fix_diff(struct vw_model *m, const struct vw_fix *fix, FILE *f, void (*pu
  * args.device, self.device, a peer's .device), or a string literal; into buf. */
 const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
                            char *buf, size_t size);
+
+/* Python: the device of a peer of k's failing op on dev (an operand there, not the odd one) by a name of it
+ * that is bound at site ("x.device"), into buf; "" when none is. */
+const char *vw_peer_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
+                                char *buf, size_t size);
 
 /* The statement that moves `name` to the device expression expr, in site's language, into out; 0 when the
  * language is not known. */

@@ -492,6 +492,98 @@ static int fix_in_tree(struct vw_trace *t, const struct vw_fix *fix, const struc
 
 /* The patched program run again under devtrace, in a temp dir that mirrors the program's tree (root); 0
  * when it ran without a device mismatch, or an exit status after saying why. */
+/* One run of the command in argv (`devtrace run ... -- PROGRAM...`, its trace at db) in wd with env: the
+ * worst of its trace's brief reports (0: no mismatch, < 0: unreadable), its exit status in *status. */
+static int run_judged(char *const *argv, const char *wd, char *const *env, const char *db, int *status) {
+    *status = vw_fix_runner(argv, wd, env);
+    struct vw_trace after;
+    if (*status < 0 || vw_trace_open(db, &after) < 0) return -1;
+    FILE *null = fopen("/dev/null", "w");
+    int found = null ? vw_report_trace(&after, 0, VW_REPORT_BRIEF | VW_REPORT_NO_SOURCE, null, 0, 1, NULL) : -1;
+    if (null) fclose(null);
+    vw_trace_close(&after);
+    return found;
+}
+
+/* The patch ran on the simulated GPUs; a fix must not break the program where it has no GPU (issue 41: a
+ * device literal in library code does). The patched program runs again on the cpu alone
+ * (DEVTRACE_SIM_CUDA=0, CUDA_VISIBLE_DEVICES empty); when it fails there, the program as it was runs on the
+ * cpu too, in a second copy: when that one runs, the patch broke the cpu path and is not verified; when it
+ * fails as well, the program has no cpu path and the patch is judged on the GPUs alone, and said so.
+ * VW_EXIT_OK or VW_EXIT_FOUND, having said why not. */
+static int verify_cpu(struct vw_model *m, const struct vw_fix *fix, const char *path, const char *root,
+                      const char *tmpl, char **argv, int argc, int prog, const char *wd, char *const *simenv,
+                      int nsimenv) {
+    (void)fix;
+    (void)path;
+    char *env[8];
+    int nenv = 0;
+    for (int i = 0; i < nsimenv && nenv < 5; i++)
+        if (strncmp(simenv[i], "DEVTRACE_SIM_CUDA=", 18)) env[nenv++] = simenv[i];
+    env[nenv++] = "DEVTRACE_SIM_CUDA=0";
+    env[nenv++] = "CUDA_VISIBLE_DEVICES=";
+    env[nenv] = NULL;
+    char db[PATH_MAX + 256];
+    snprintf(db, sizeof db, "%s/verify-cpu.db", tmpl);
+    char *saved = argv[prog - 2];
+    argv[prog - 2] = db; /* -o DB */
+    fprintf(stderr, "devtrace: verifying: the patched program run again on the cpu alone (DEVTRACE_SIM_CUDA=0 "
+                    "CUDA_VISIBLE_DEVICES=)\n");
+    int status, found = run_judged(argv, wd, env, db, &status);
+    if (found == 0 && status == 0) {
+        argv[prog - 2] = saved;
+        printf("verified: with the patch, the program ran to the end (exit status 0) without a device mismatch "
+               "on the simulated GPU(s), and on the cpu alone\n");
+        return VW_EXIT_OK;
+    }
+    /* did it run on the cpu before the patch? the same command in a copy without it */
+    char orig[] = "/tmp/devtrace-fix.XXXXXX", odb[PATH_MAX + 256];
+    int ostatus = -1, ofound = -1;
+    if (mkdtemp(orig)) {
+        vw_cleanup_add_dir(orig);
+        snprintf(odb, sizeof odb, "%s/verify-orig.db", orig);
+        if (link_entries(root, orig) == 0) {
+            char *oargv[VERIFY_MAX_ARGS + 16];
+            int n = 0, ok = 1;
+            size_t tl = strlen(tmpl);
+            for (int i = 0; i < argc && n < VERIFY_MAX_ARGS + 15; i++) {
+                /* the program's files the first copy made real: the same, real again, in this one */
+                if (i >= prog && !strncmp(argv[i], tmpl, tl) && argv[i][tl] == '/') {
+                    ok = ok && materialize(root, orig, argv[i] + tl + 1) == 0;
+                    oargv[n++] = strdup(argv[i]);
+                    memcpy(oargv[n - 1], orig, tl); /* both templates have the same length */
+                } else
+                    oargv[n++] = strdup(i == prog - 2 ? odb : argv[i]);
+            }
+            oargv[n] = NULL;
+            char wdo[PATH_MAX + 256];
+            snprintf(wdo, sizeof wdo, "%s%s", orig, wd + tl);
+            if (ok) ofound = run_judged(oargv, wdo, env, odb, &ostatus);
+            for (int i = 0; i < n; i++) free(oargv[i]);
+        }
+        rm_tree(orig);
+        vw_cleanup_drop_dir(orig);
+    }
+    argv[prog - 2] = saved;
+    (void)m;
+    if (ofound == 0 && ostatus == 0) {
+        if (found > 0)
+            printf("not verified: with the patch, the program runs on the simulated GPU(s) but a device mismatch "
+                   "fires on the cpu alone, where it ran before the patch: the fix names a device the cpu run does "
+                   "not have\n");
+        else
+            printf("not verified: with the patch, the program runs on the simulated GPU(s) but exits with status %d "
+                   "on the cpu alone, where it ran before the patch: the fix names a device the cpu run does not "
+                   "have\n",
+                   status);
+        return VW_EXIT_FOUND;
+    }
+    printf("verified: with the patch, the program ran to the end (exit status 0) without a device mismatch on the "
+           "simulated GPU(s); its cpu path was not checked: without the patch it does not run to the end on the cpu "
+           "alone either\n");
+    return VW_EXIT_OK;
+}
+
 static int verify(struct vw_model *m, const struct vw_fix *fix, const char *self, const struct verify_say *say) {
     struct vw_trace *t = m->t;
     char path[4096], tmpl[] = "/tmp/devtrace-fix.XXXXXX", cwd[PATH_MAX] = "", sim[16] = "", msg[1200];
@@ -617,8 +709,13 @@ static int verify(struct vw_model *m, const struct vw_fix *fix, const char *self
                "the patched program under devtrace to see it\n");
         rc = VW_EXIT_FOUND;
     } else if (found == 0 && status == 0) {
-        printf("verified: with the patch, the program ran to the end (exit status 0) without a device mismatch\n");
-        rc = VW_EXIT_OK;
+        if (sim[0])
+            rc = verify_cpu(m, fix, path, root, tmpl, argv, argc, prog, wd, env, nenv);
+        else {
+            printf("verified: with the patch, the program ran to the end (exit status 0) without a device "
+                   "mismatch\n");
+            rc = VW_EXIT_OK;
+        }
     } else if (found == 0) {
         printf("with the patch, the device mismatch is gone, but the program exited with status %d: its own output "
                "says why\n",

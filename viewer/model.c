@@ -636,6 +636,8 @@ static int src_query(struct vw_model *m, const char *file, int line, struct vw_s
             snprintf(out->class_bases, sizeof out->class_bases, "%s", v);
         else if (!strcmp(key, DT_FACT_DEFAULTS))
             snprintf(out->defaults, sizeof out->defaults, "%s", v);
+        else if (!strcmp(key, DT_FACT_PARAMS))
+            snprintf(out->params, sizeof out->params, "%s", v);
         else if (!strcmp(key, DT_FACT_RETURNS))
             out->returns = atoi(v);
         else if (!strcmp(key, DT_FACT_DEVICE_EXPR) && !out->device_expr[0])

@@ -267,7 +267,7 @@ int vw_fact_shape(const char *key, const char *v, const char **why) {
     } else if (IS(BINDS_KIND)) {
         if (strcmp(v, "unpack") && strcmp(v, "tuple") && strcmp(v, "call") && strcmp(v, "other"))
             return *why = "not unpack, tuple, call or other", 0;
-    } else if (IS(BINDS)) {
+    } else if (IS(BINDS) || IS(PARAMS)) {
         if (!list(v, LIST_IDENT)) return *why = "not identifiers, comma-separated", 0;
     } else if (IS(BINDS_ATTR) || IS(ATTR_AGAIN)) {
         if (!list(v, LIST_MEMBER)) return *why = "not attributes (self.NAME, P->F), comma-separated", 0;

@@ -254,6 +254,10 @@ class _Facts:
             named = a.posonlyargs + a.args
             pairs = list(zip(named[len(named) - len(a.defaults):], a.defaults)) + \
                 [(k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+            params = [x.arg for x in named + ([a.vararg] if a.vararg else []) + a.kwonlyargs +
+                      ([a.kwarg] if a.kwarg else [])]
+            if params:  # def forward(self, x, mask=None): "self,x,mask": what a fix inside may name
+                facts.append((P.FACT_PARAMS, ",".join(params)))
             if pairs:  # def load(path, device='cpu'): "device='cpu'"
                 facts.append((P.FACT_DEFAULTS, "\t".join("%s=%s" % (k.arg, f.src(d).replace("\t", " "))
                                                          for k, d in pairs)))
