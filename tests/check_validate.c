@@ -119,6 +119,9 @@ START_TEST(test_code_shapes) {
     ck_assert(vw_fix_code_shape("del self.bias\nself.register_buffer(\"bias\", None)", 0, 1, NULL, NULL, 0, &why));
     ck_assert(vw_fix_code_shape("torch.zeros(..., device=device)", 1, 1, texts, dels, 1, &why));
     ck_assert(vw_fix_code_shape("x.cpu() -> x", 1, 1, none, six, 1, &why));
+    ck_assert(vw_fix_code_shape("self.embed(tokens).cpu() -> self.embed(tokens)", 1, 1, none, six, 1, &why));
+    ck_assert(!vw_fix_code_shape("self.embed(tokens).cpu() -> self.other(tokens)", 1, 1, none, six, 1, &why));
+    ck_assert(!vw_fix_code_shape("f(x; y).cpu() -> f(x; y)", 1, 1, none, six, 1, &why));
     ck_assert(vw_fix_code_shape("Layer(...).to(\"cuda:0\")", 1, 1, texts + 1, dels, 1, &why));
     ck_assert(vw_fix_code_shape("torch::randn(..., device)", 1, 0, texts, dels, 2, &why));
     /* code no rule writes */

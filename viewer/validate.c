@@ -362,7 +362,18 @@ int vw_fix_code_shape(const char *code, int replace, int python, const char *con
         if (edit_dels[i] < 0 || edit_dels[i] > 6 || strchr(edit_texts[i], '\n') ||
             !vw_code_line_shape(edit_texts[i], 0))
             return *why = "an edit no rule writes", 0;
-    /* the shown form: CALLEE(...) and what the edit adds, or CALLEE() -> ... for a removed .cpu() */
+    /* the shown form: CALLEE(...) and what the edit adds, or CALLEE() -> RECEIVER for a removed .cpu(), where
+     * CALLEE is a call fact's callee (any one line of an expression: self.embed(tokens).cpu) and RECEIVER
+     * the part of it before its last `.` */
+    const char *arrow = strstr(code, "() -> ");
+    if (arrow && !strchr(code, '\n')) {
+        size_t fl = (size_t)(arrow - code), rl = strlen(arrow + 6);
+        if (fl < sizeof line && rl && rl < fl && !strncmp(code, arrow + 6, rl) && code[rl] == '.') {
+            memcpy(line, code, fl);
+            line[fl] = 0;
+            if (expr_line(line, sizeof line, 0, 0) && vw_shape_callee(line + rl + 1)) return 1;
+        }
+    }
     const char *open = strstr(code, "(...");
     if (!open) open = strstr(code, "()");
     size_t k = open ? (size_t)(open - code) : 0;

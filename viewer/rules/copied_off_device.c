@@ -4,6 +4,30 @@
 
 #include <stdio.h>
 
+/* The copy `.cpu()` (no argument) that c is, taken out of its statement at a: the fix that holds on any device
+ * (used where the program has no device expression for a move back: library and model code). */
+static int drop_copy(const struct vw_case *k, struct vw_fix *fx, const struct vw_step *a, const struct vw_src_call *c) {
+    size_t kept = c ? vw_src_call_method(c, DT_METHOD_COPY_CPU) : 0;
+    if (k->want == 0 || !c || c->has_args || !kept || c->end_col < (int)strlen("." DT_METHOD_COPY_CPU "()") ||
+        fx->nedits)
+        return 0;
+    struct vw_edit *e = &fx->edits[fx->nedits++];
+    rl_at(fx, a);
+    fx->before = 0;
+    fx->replace = 1;
+    e->line = c->end_line;
+    e->del = (int)strlen("." DT_METHOD_COPY_CPU "()");
+    e->col = c->end_col - e->del;
+    fx->kind = VW_FIX_DROP_COPY;
+    vw_code_drop_call(c->func, kept, fx->code, sizeof fx->code);
+    rl_evidence(fx, "no device expression of the program is in scope for a move back: the copy %s() taken out",
+                c->func);
+    return 1;
+}
+
+/* A device literal ("cuda:0"), not a program's expression. */
+static int literal(const char *expr) { return expr[0] == '"' || expr[0] == '\''; }
+
 /* copied-off-device: it reached its device by a copy, and that copy is the mistake. */
 static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
     const struct vw_step *a = &k->odd->chain[k->odd->arrived];
@@ -44,6 +68,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
         /* copied in a function that returned it (a batch helper called by training and evaluation): moved
          * back right there, by the name it has there */
         vw_device_expr(m, k, k->want, &a->site, expr, sizeof expr);
+        if (literal(expr) && drop_copy(k, fx, a, rl_making_call(&src, a))) return 1;
         vw_code_move(m, &a->site, src.binds, expr, fx->code, sizeof fx->code);
         fx->kind = VW_FIX_MOVE_AFTER;
         rl_evidence(fx, "copied in %s, which returned it", a->site.function);
@@ -58,14 +83,22 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
         vw_src_at(m, k->call.site.file, k->call.site.line, &src)) {
         /* the copy off the device is kept for what it was made for (a metric, a log); the op that failed
          * gets the device's tensor back right before it */
+        vw_device_expr(m, k, k->want, &k->call.site, expr, sizeof expr);
+        struct vw_src asrc;
+        if (literal(expr) && rl_is_python(a) && vw_src_at(m, a->site.file, a->site.line, &asrc) &&
+            drop_copy(k, fx, a, rl_making_call(&asrc, a)))
+            return 1;
         rl_at(fx, &k->call);
         fx->before = 1;
-        vw_device_expr(m, k, k->want, &k->call.site, expr, sizeof expr);
         vw_code_move(m, &k->call.site, oname, expr, fx->code, sizeof fx->code);
         fx->kind = VW_FIX_MOVE_BEFORE;
         rl_evidence(fx, "\"%s\" is used on %s right after", oname, d1);
         return 1;
     }
+    vw_device_expr(m, k, k->want, &a->site, expr, sizeof expr);
+    if (literal(expr) && rl_is_python(a) && vw_src_at(m, a->site.file, a->site.line, &src) &&
+        drop_copy(k, fx, a, rl_making_call(&src, a)))
+        return 1;
     rl_code_for_odd(m, k, fx, k->odd->name);
     return 1;
 }
@@ -81,7 +114,9 @@ const struct vw_rule vw_rule_copied_off_device = {
            "mse_loss(pred, target) with target on the GPU. Fix, by where the copy is: inside the failing "
            "expression, the .cpu() taken out (or .to(device) on the copy); in a helper that returned it, a move "
            "back where the helper binds it; kept for what it was made for, the device's tensor moved back right "
-           "before the failing statement; else a move after the copy.",
+           "before the failing statement; else a move after the copy. Where the program has no device expression "
+           "in scope for the move back (model and library code that must run on any device), the .cpu() is "
+           "taken out instead.",
     .example = "`pred = model(x).cpu()` for a metric, then `mse_loss(pred, target)` (`bug_cpu_roundtrip.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_MOVE_CALL |
              1u << VW_FIX_DROP_COPY,
