@@ -415,6 +415,18 @@ int vw_fact_callback_caller(struct vw_model *m, const struct vw_step *made, int6
     return 1;
 }
 
+int vw_fact_used_between(struct vw_model *m, int64_t tensor, int64_t after, int64_t before) {
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT count(*) FROM op_args a JOIN ops o ON o.op = a.op WHERE a.tensor = ?1 "
+                                     "AND o.seq > ?2 AND o.seq < ?3");
+    if (!st) return 1; /* not known: as if it were used */
+    sqlite3_bind_int64(st, 1, tensor);
+    sqlite3_bind_int64(st, 2, after);
+    sqlite3_bind_int64(st, 3, before);
+    int n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 1;
+    sqlite3_finalize(st);
+    return n;
+}
+
 /* How many tensors (not 0-dim) on step s's device the op that made it took: 2 or more when it combined
  * them (a mask from positions and lengths), 1 for an op of one tensor (a comparison with a number). */
 int vw_fact_combined(struct vw_model *m, const struct vw_step *s) {

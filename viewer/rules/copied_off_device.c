@@ -6,7 +6,8 @@
 
 /* The copy `.cpu()` (no argument) that c is, taken out of its statement at a: the fix that holds on any device
  * (used where the program has no device expression for a move back: library and model code). */
-static int drop_copy(const struct vw_case *k, struct vw_fix *fx, const struct vw_step *a, const struct vw_src_call *c) {
+static int drop_copy(const struct vw_case *k, struct vw_fix *fx, const struct vw_step *a, const struct vw_src_call *c,
+                     const char *why) {
     size_t kept = c ? vw_src_call_method(c, DT_METHOD_COPY_CPU) : 0;
     if (k->want == 0 || !c || c->has_args || !kept || c->end_col < (int)strlen("." DT_METHOD_COPY_CPU "()") ||
         fx->nedits)
@@ -20,10 +21,11 @@ static int drop_copy(const struct vw_case *k, struct vw_fix *fx, const struct vw
     e->col = c->end_col - e->del;
     fx->kind = VW_FIX_DROP_COPY;
     vw_code_drop_call(c->func, kept, fx->code, sizeof fx->code);
-    rl_evidence(fx, "no device expression of the program is in scope for a move back: the copy %s() taken out",
-                c->func);
+    rl_evidence(fx, "the copy %s() taken out: %s", c->func, why);
     return 1;
 }
+
+#define NO_EXPR "no device expression of the program is in scope for a move back"
 
 /* A device literal ("cuda:0"), not a program's expression. */
 static int literal(const char *expr) { return expr[0] == '"' || expr[0] == '\''; }
@@ -68,7 +70,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
         /* copied in a function that returned it (a batch helper called by training and evaluation): moved
          * back right there, by the name it has there */
         vw_device_expr(m, k, k->want, &a->site, expr, sizeof expr);
-        if (literal(expr) && drop_copy(k, fx, a, rl_making_call(&src, a))) return 1;
+        if (literal(expr) && drop_copy(k, fx, a, rl_making_call(&src, a), NO_EXPR)) return 1;
         vw_code_move(m, &a->site, src.binds, expr, fx->code, sizeof fx->code);
         fx->kind = VW_FIX_MOVE_AFTER;
         rl_evidence(fx, "copied in %s, which returned it", a->site.function);
@@ -85,8 +87,11 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
          * gets the device's tensor back right before it */
         vw_device_expr(m, k, k->want, &k->call.site, expr, sizeof expr);
         struct vw_src asrc;
-        if (literal(expr) && rl_is_python(a) && vw_src_at(m, a->site.file, a->site.line, &asrc) &&
-            drop_copy(k, fx, a, rl_making_call(&asrc, a)))
+        /* a copy nothing used before the failing op served nothing else: it goes (as it goes where the
+         * program has no device expression for a move back) */
+        int unused = !vw_fact_used_between(m, k->odd->tensor, a->seq, k->seq);
+        if ((literal(expr) || unused) && rl_is_python(a) && vw_src_at(m, a->site.file, a->site.line, &asrc) &&
+            drop_copy(k, fx, a, rl_making_call(&asrc, a), unused ? "nothing used it before the failing op" : NO_EXPR))
             return 1;
         rl_at(fx, &k->call);
         fx->before = 1;
@@ -97,7 +102,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     }
     vw_device_expr(m, k, k->want, &a->site, expr, sizeof expr);
     if (literal(expr) && rl_is_python(a) && vw_src_at(m, a->site.file, a->site.line, &src) &&
-        drop_copy(k, fx, a, rl_making_call(&src, a)))
+        drop_copy(k, fx, a, rl_making_call(&src, a), NO_EXPR))
         return 1;
     rl_code_for_odd(m, k, fx, k->odd->name);
     return 1;
@@ -114,9 +119,9 @@ const struct vw_rule vw_rule_copied_off_device = {
            "mse_loss(pred, target) with target on the GPU. Fix, by where the copy is: inside the failing "
            "expression, the .cpu() taken out (or .to(device) on the copy); in a helper that returned it, a move "
            "back where the helper binds it; kept for what it was made for, the device's tensor moved back right "
-           "before the failing statement; else a move after the copy. Where the program has no device expression "
-           "in scope for the move back (model and library code that must run on any device), the .cpu() is "
-           "taken out instead.",
+           "before the failing statement; else a move after the copy. Where nothing used the copy before the failing "
+           "op, or the program has no device expression in scope for the move back (model and library code that "
+           "must run on any device), the .cpu() is taken out instead.",
     .example = "`pred = model(x).cpu()` for a metric, then `mse_loss(pred, target)` (`bug_cpu_roundtrip.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_MOVE_CALL |
              1u << VW_FIX_DROP_COPY,
