@@ -3,6 +3,7 @@
 #include "rule.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* temporary-in-expression: a factory's result made inside a larger expression (an index made with
  * torch.arange inside an embedding call) and never moved: no line after it can reach it; device= at the
@@ -78,7 +79,14 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     return 1;
 }
 
-static int match(struct vw_rule_ctx *cx, struct vw_fix *fx) { return match_case(cx->m, cx->k, fx); }
+static int match(struct vw_rule_ctx *cx, struct vw_fix *fx) {
+    /* a tensor a module's constructor keeps (self.mask = mask) goes with the module as its buffer: device= at
+     * its factory would pin one device into code that must run on any (plain-attribute) */
+    struct vw_fix probe;
+    memset(&probe, 0, sizeof probe);
+    if (rl_unmoved_match(cx, RL_UNMOVED_PLAIN_ATTRIBUTE, &probe) && probe.kind == VW_FIX_REGISTER_BUFFER) return 0;
+    return match_case(cx->m, cx->k, fx);
+}
 
 const struct vw_rule vw_rule_temporary_in_expression = {
     .id = "temporary-in-expression",
