@@ -14,7 +14,8 @@ const struct vw_rule vw_rule_plain_attribute = {
                "buffer",
     .doc = "A module's move (model.to(device)) takes its parameters and registered buffers, not tensors kept in "
            "plain attributes, lists or dicts. The rule matches a never-moved tensor made in a module's "
-           "constructor (a class whose bases name nn.Module) and stored as self.NAME, or made next to tensors "
+           "constructor (a class whose bases name nn.Module) and stored as self.NAME (or returned by a helper "
+           "the constructor called and stored as self.NAME), or made next to tensors "
            "that a later in-place move of the module took to the device while it stayed. Example: "
            "self.temperature = torch.full((classes,), 0.5) in __init__. Fix: self.register_buffer(\"NAME\", None) "
            "before the assignment (a plain attribute set earlier is deleted first); in C on libdtrt, "

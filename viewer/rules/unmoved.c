@@ -119,6 +119,63 @@ static int attribute_in_init(struct vw_model *m, const struct vw_case *k, struct
     return 0;
 }
 
+/* The same, the tensor made in a helper that a module's constructor called and stored what it returned as a
+ * plain attribute (self.positional_embedding = sinusoids(n_ctx, n_state)): registered as a buffer right
+ * before that statement of the constructor. */
+static int attribute_from_helper(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, int own,
+                                 enum rl_unmoved *v) {
+    const struct vw_operand *o = k->odd;
+    const struct vw_step *made = &o->chain[own];
+    if (!rl_is_python(made) || vw_py_constructor(made->site.function) || !made->pystack) return 0;
+    struct vw_frame f;
+    struct vw_src a, def;
+    int64_t id = made->pystack, next;
+    int depth = 0, found = 0;
+    for (; id && depth < 64 && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next) {
+        if (f.hidden || f.library) continue;
+        if (vw_py_constructor(f.function)) {
+            found = depth > 0;
+            break;
+        }
+    }
+    if (!found || !vw_src_at(m, f.file, f.line, &a) || !a.function_line ||
+        !vw_src_at(m, f.file, a.function_line, &def) || !module_base(def.class_bases))
+        return 0;
+    if (strncmp(a.binds_attr, "self.", 5) || strchr(a.binds_attr, ',') || !rl_ident(a.binds_attr + 5) ||
+        strcmp(a.binds_kind, "call") || a.binds[0])
+        return 0;
+    /* the module's tensor by that attribute: the recorder names it by its path ("model.encoder.NAME") */
+    char names[16][256];
+    int nn = 0, held = 0;
+    for (int s = 0; s <= own && nn < 12; s++)
+        nn += vw_tensor_names(m, o->chain[s].tensor, k->seq, names + nn, 16 - nn > 4 ? 4 : 16 - nn);
+    size_t al = strlen(a.binds_attr + 5);
+    for (int i = 0; i < nn && !held; i++) {
+        size_t nl = strlen(names[i]);
+        held = nl > al && names[i][nl - al - 1] == '.' && !strcmp(names[i] + nl - al, a.binds_attr + 5);
+    }
+    if (!held) return 0;
+    char d1[32], d2[32], on[300];
+    struct vw_step site = *made;
+    site.site = f;
+    site.site.line = a.first;
+    rl_at(fx, &site);
+    *v = RL_UNMOVED_PLAIN_ATTRIBUTE;
+    fx->before = 1;
+    fx->kind = VW_FIX_REGISTER_BUFFER;
+    vw_code_register_attr(a.binds_attr, !strcmp(a.attr_set_before, a.binds_attr), fx->code, sizeof fx->code);
+    rl_say(fx,
+           "register %s as a buffer of its module, so that moving the module moves it: %s is a plain attribute, "
+           "set at line %d of %s from what %s returned, and %s %s on %s where it was made",
+           a.binds_attr, a.binds_attr, a.first, f.function, made->site.function, rl_called(o, on, sizeof on),
+           own ? "is a view of what stayed" : "stayed", rl_dev_name(o->dev, d2));
+    rl_evidence(fx, "made in %s, called by %s, a constructor of a class of %s", made->site.function, f.function,
+                def.class_bases);
+    rl_evidence(fx, "what it returned is stored as %s at line %d", a.binds_attr, a.first);
+    rl_evidence(fx, "never moved to %s", rl_dev_name(k->want, d1));
+    return 1;
+}
+
 /* vw_fact_module_move, less a move made by the failing call itself (DistributedDataParallel moving its
  * forward's inputs to device_ids[0]): the fix cannot go after the line that fails. */
 static int module_move_before(struct vw_model *m, const struct vw_case *k, const struct vw_step *made,
@@ -165,7 +222,9 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
             if (rl_step_name(m, k, &odd->chain[++own], rootname, sizeof rootname)[0]) break;
         view = -1;
     }
-    if (derived < 0 && (module_made_inline(m, k, fx, own, v) || attribute_in_init(m, k, fx, own, v))) return 1;
+    if (derived < 0 && (module_made_inline(m, k, fx, own, v) || attribute_in_init(m, k, fx, own, v) ||
+                        attribute_from_helper(m, k, fx, own, v)))
+        return 1;
     const struct vw_step *made = &odd->chain[own];
     rl_at(fx, made);
     *v = RL_UNMOVED_NEVER_MOVED;
