@@ -196,9 +196,11 @@ int vw_fact_sibling_moved_near(struct vw_model *m, const struct vw_step *made, i
 /* The program's frame that called the library that called back the function that made it. */
 int vw_fact_callback_caller(struct vw_model *m, const struct vw_step *made, int64_t failing_pystack,
                             struct vw_frame *out);
-/* How many ops took tensor as an argument after seq `after` and before seq `before` (a copy used for something
- * before the failing op: a metric, a log); 1 when the trace cannot say. */
-int vw_fact_used_between(struct vw_model *m, int64_t tensor, int64_t after, int64_t before);
+/* How many ops took tensor as an argument after seq `after` and before seq `before`, other than op (the failing
+ * one) and those that made one of the tensors made[] (the failing operand's chain): a copy used for something
+ * else before the failing op (a metric, a log); 1 when the trace cannot say. */
+int vw_fact_used_between(struct vw_model *m, int64_t tensor, int64_t after, int64_t before, int64_t op,
+                         const int64_t *made, int nmade);
 /* How many tensors (not 0-dim) on s's device the op that made s took. */
 int vw_fact_combined(struct vw_model *m, const struct vw_step *s);
 /* The frame of made's Python stack, innermost first, whose statement binds name (source facts). */

@@ -415,13 +415,22 @@ int vw_fact_callback_caller(struct vw_model *m, const struct vw_step *made, int6
     return 1;
 }
 
-int vw_fact_used_between(struct vw_model *m, int64_t tensor, int64_t after, int64_t before) {
-    sqlite3_stmt *st = vw_prep(m->t, "SELECT count(*) FROM op_args a JOIN ops o ON o.op = a.op WHERE a.tensor = ?1 "
-                                     "AND o.seq > ?2 AND o.seq < ?3");
+int vw_fact_used_between(struct vw_model *m, int64_t tensor, int64_t after, int64_t before, int64_t op,
+                         const int64_t *made, int nmade) {
+    char sql[1024], in[400] = "0";
+    size_t at = 1;
+    for (int i = 0; i < nmade && i < 24; i++)
+        at += (size_t)snprintf(in + at, sizeof in - at, ",%lld", (long long)made[i]);
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM op_args a JOIN ops o ON o.op = a.op WHERE a.tensor = ?1 AND o.seq > ?2 AND "
+             "o.seq < ?3 AND o.op <> ?4 AND o.op NOT IN (SELECT r.op FROM tensor_rows r WHERE r.id IN (%s) AND r.op IS NOT NULL)",
+             in);
+    sqlite3_stmt *st = vw_prep(m->t, sql);
     if (!st) return 1; /* not known: as if it were used */
     sqlite3_bind_int64(st, 1, tensor);
     sqlite3_bind_int64(st, 2, after);
     sqlite3_bind_int64(st, 3, before);
+    sqlite3_bind_int64(st, 4, op);
     int n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 1;
     sqlite3_finalize(st);
     return n;

@@ -25,6 +25,22 @@ static int drop_copy(const struct vw_case *k, struct vw_fix *fx, const struct vw
     return 1;
 }
 
+/* The copy's call in its statement: on the frame's line, or (a call that spans lines: x = f(\n...\n).cpu(),
+ * whose frame names the line of its .cpu) on an earlier line of the statement, ending at or after the frame's
+ * line; copied into *out. */
+static const struct vw_src_call *copy_call(struct vw_model *m, const struct vw_step *a, struct vw_src_call *out) {
+    struct vw_src src, ls;
+    if (!rl_is_python(a) || !vw_src_at(m, a->site.file, a->site.line, &src)) return NULL;
+    const struct vw_src_call *c = rl_making_call(&src, a);
+    if (c) return *out = *c, out;
+    for (int l = a->site.line - 1; l >= src.first && l > a->site.line - 64; l--) {
+        if (!vw_src_at(m, a->site.file, l, &ls) || ls.first != src.first) break;
+        c = rl_making_call(&ls, a);
+        if (c && c->end_line >= a->site.line) return *out = *c, out;
+    }
+    return NULL;
+}
+
 #define NO_EXPR "no device expression of the program is in scope for a move back"
 
 /* A device literal ("cuda:0"), not a program's expression. */
@@ -40,6 +56,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     fx->words.say = k->odd->dev == 0 ? VW_SAY_COPIED_OFF_DEVICE : VW_SAY_COPIED_ELSEWHERE;
     rl_evidence(fx, "copied to %s by %s, and used there", rl_dev_name(k->odd->dev, d2), a->what);
     struct vw_src src;
+    struct vw_src_call cc;
     const struct vw_src_call *c;
     char expr[160];
     if (rl_is_python(a) && vw_src_at(m, a->site.file, a->site.line, &src) && (c = rl_making_call(&src, a)) &&
@@ -70,7 +87,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
         /* copied in a function that returned it (a batch helper called by training and evaluation): moved
          * back right there, by the name it has there */
         vw_device_expr(m, k, k->want, &a->site, expr, sizeof expr);
-        if (literal(expr) && drop_copy(k, fx, a, rl_making_call(&src, a), NO_EXPR)) return 1;
+        if (literal(expr) && drop_copy(k, fx, a, copy_call(m, a, &cc), NO_EXPR)) return 1;
         vw_code_move(m, &a->site, src.binds, expr, fx->code, sizeof fx->code);
         fx->kind = VW_FIX_MOVE_AFTER;
         rl_evidence(fx, "copied in %s, which returned it", a->site.function);
@@ -86,12 +103,13 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
         /* the copy off the device is kept for what it was made for (a metric, a log); the op that failed
          * gets the device's tensor back right before it */
         vw_device_expr(m, k, k->want, &k->call.site, expr, sizeof expr);
-        struct vw_src asrc;
         /* a copy nothing used before the failing op served nothing else: it goes (as it goes where the
          * program has no device expression for a move back) */
-        int unused = !vw_fact_used_between(m, k->odd->tensor, a->seq, k->seq);
-        if ((literal(expr) || unused) && rl_is_python(a) && vw_src_at(m, a->site.file, a->site.line, &asrc) &&
-            drop_copy(k, fx, a, rl_making_call(&asrc, a), unused ? "nothing used it before the failing op" : NO_EXPR))
+        int64_t chain[VW_MAX_STEPS];
+        for (int i = 0; i < k->odd->arrived && i < VW_MAX_STEPS; i++) chain[i] = k->odd->chain[i].tensor;
+        int unused = !vw_fact_used_between(m, a->tensor, a->seq, k->seq, k->op, chain, k->odd->arrived);
+        if ((literal(expr) || unused) &&
+            drop_copy(k, fx, a, copy_call(m, a, &cc), unused ? "nothing used it before the failing op" : NO_EXPR))
             return 1;
         rl_at(fx, &k->call);
         fx->before = 1;
@@ -101,8 +119,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
         return 1;
     }
     vw_device_expr(m, k, k->want, &a->site, expr, sizeof expr);
-    if (literal(expr) && rl_is_python(a) && vw_src_at(m, a->site.file, a->site.line, &src) &&
-        drop_copy(k, fx, a, rl_making_call(&src, a), NO_EXPR))
+    if (literal(expr) && drop_copy(k, fx, a, copy_call(m, a, &cc), NO_EXPR))
         return 1;
     rl_code_for_odd(m, k, fx, k->odd->name);
     return 1;
