@@ -1,10 +1,12 @@
 /* Unit tests of the diagnosis engine (viewer/diag.h) on hand-built facts, beside the end-to-end fixtures of
  * tests/rules/: the registry's entries, the model's questions about names, and rules matched on cases built
  * by hand over an in-memory trace (`:memory:`, the trace's schema from common/ and the tracer's views) that
- * holds only the source facts a case needs. Its own runner: `check_rules [SUITE]` (ctest viewer-rules-unit). */
+ * holds only the facts a case needs (source facts; the Python stacks, tensors, transfers and ops a rule's
+ * question reads). Its own runner: `check_rules [SUITE]` (ctest viewer-rules-unit). */
 #include "diag.h"
 #include "op_families.h"
 #include "trace_schema.h"
+#include "vocab.h"
 
 #include <check.h>
 #include <devtrace/probe.h>
@@ -89,6 +91,67 @@ static void named(int64_t tensor, int64_t seq, const char *name) {
     exec_sql(sql);
 }
 
+/* A Python code object of `file` named fn; its id (the same for the same file and name). */
+static int64_t py_code_in(const char *file, const char *fn) {
+    char sql[256];
+    int64_t f = string_id(file), n = string_id(fn);
+    snprintf(sql, sizeof sql, "INSERT INTO py_code(file, name, first_line) SELECT %lld, %lld, 1 WHERE NOT EXISTS "
+             "(SELECT 1 FROM py_code WHERE file = %lld AND name = %lld)", (long long)f, (long long)n, (long long)f,
+             (long long)n);
+    exec_sql(sql);
+    sqlite3_stmt *st;
+    ck_assert_int_eq(
+        sqlite3_prepare_v2(trace.db, "SELECT id FROM py_code WHERE file = ?1 AND name = ?2", -1, &st, NULL),
+        SQLITE_OK);
+    sqlite3_bind_int64(st, 1, f);
+    sqlite3_bind_int64(st, 2, n);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    int64_t id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return id;
+}
+
+/* A Python stack: a frame at `line` of function fn of `file`, called from the stack `parent` (0: the outermost
+ * frame); its id, as an event's pystack. */
+static int64_t py_frame_in(int64_t parent, const char *file, const char *fn, int line) {
+    char sql[256];
+    int64_t code = py_code_in(file, fn);
+    if (parent)
+        snprintf(sql, sizeof sql, "INSERT INTO py_frames(parent, code, line) VALUES(%lld, %lld, %d)",
+                 (long long)parent, (long long)code, line);
+    else
+        snprintf(sql, sizeof sql, "INSERT INTO py_frames(parent, code, line) VALUES(NULL, %lld, %d)", (long long)code,
+                 line);
+    exec_sql(sql);
+    return sqlite3_last_insert_rowid(trace.db);
+}
+
+/* The same in train.py, the program's own file. */
+static int64_t py_frame(int64_t parent, const char *fn, int line) { return py_frame_in(parent, "train.py", fn, line); }
+
+/* Tensor id made at event seq on dev, by the Python stack pystack (its row in the trace). */
+static void tensor_made(int64_t id, int64_t seq, int64_t dev, int64_t pystack) {
+    char sql[256];
+    snprintf(sql, sizeof sql, "INSERT INTO tensor_attrs(id, device, origin) VALUES(%lld, %lld, %d)", (long long)id,
+             (long long)dev, DTP_ORIGIN_FACTORY);
+    exec_sql(sql);
+    snprintf(sql, sizeof sql, "INSERT INTO tensor_rows(id, seq, pystack, attrs) VALUES(%lld, %lld, %lld, %lld)",
+             (long long)id, (long long)seq, (long long)pystack, (long long)id);
+    exec_sql(sql);
+}
+
+/* A transfer at event seq of tensor src (a move in place: dst = src) from the cpu to cuda:0, of `kind`
+ * (DTP_TRANSFER_*), via the op or method named via, by the Python stack pystack. */
+static void transfer(int64_t seq, int64_t src, int64_t dst, int kind, const char *via, int64_t pystack) {
+    char sql[320];
+    snprintf(sql, sizeof sql, "INSERT INTO transfers VALUES(%lld, %lld, %lld, 0, %lld, 64, %d, %lld)", (long long)seq,
+             (long long)src, (long long)dst, (long long)CUDA0, kind, (long long)string_id(via));
+    exec_sql(sql);
+    snprintf(sql, sizeof sql, "INSERT INTO misc_events(seq, kind, tensor, pystack) VALUES(%lld, %d, %lld, %lld)",
+             (long long)seq, DT_EV_TRANSFER, (long long)src, (long long)pystack);
+    exec_sql(sql);
+}
+
 /* ---------------------------------------------------------------- hand-built cases */
 
 static struct vw_operand ops[2];
@@ -105,6 +168,13 @@ static struct vw_step py_step(int64_t tensor, int64_t dev, int origin, const cha
     snprintf(s.site.function, sizeof s.site.function, "main");
     s.site.line = line;
     s.has_site = 1;
+    return s;
+}
+
+/* The step made in function fn (of train.py) by the Python stack pystack. */
+static struct vw_step in_function(struct vw_step s, const char *fn, int64_t pystack) {
+    snprintf(s.site.function, sizeof s.site.function, "%s", fn);
+    s.pystack = pystack;
     return s;
 }
 
@@ -430,6 +500,239 @@ START_TEST(test_optimizer_state_left_behind) {
 }
 END_TEST
 
+/* ---------------------------------------------------------------- the rules the tests above leave out */
+
+/* x = batch[0].to(device) at line 12 of a tensor made on line 10 with the odd one, which the program holds by no
+ * name of its own (batch[1]); the sibling made on line `sibling_line`. */
+static void sibling_case(int sibling_line) {
+    int64_t made_at = py_frame(0, "main", 10), sib_at = py_frame(0, "main", sibling_line),
+            moved_at = py_frame(0, "main", 12);
+    struct vw_step s = in_function(py_step(2, 0, DTP_ORIGIN_FACTORY, "collate", 10, 10), "main", made_at);
+    case_of("", &s, 1);
+    tensor_made(3, 11, 0, sib_at);
+    named(3, 13, "x");
+    transfer(15, 3, 4, DTP_TRANSFER_TO, DT_METHOD_MOVE_TO, moved_at);
+}
+
+START_TEST(test_sibling_moved) {
+    trace_open();
+    sibling_case(10);
+    struct vw_fix fx;
+    diagnose(&fx, "sibling-moved");
+    ck_assert_int_eq(fx.kind, VW_FIX_ADVICE); /* no name to move it by */
+    ck_assert_int_eq(fx.site.seq, 15);        /* beside the sibling's move */
+    ck_assert_int_eq(fx.site.site.line, 12);
+    ck_assert_int_eq(fx.words.say, VW_SAY_SIBLING_MOVED);
+    ck_assert_str_eq(fx.words.name2, "\"x\"");
+    ck_assert_int_eq(fx.words.at.site.line, 10);
+    ck_assert_str_eq(fx.evidence[0], "made on one line with \"x\", which the program moved to cuda:0");
+    trace_close();
+    /* the tensor the program moved was made on another line: nothing made with the odd one was moved */
+    trace_open();
+    sibling_case(11);
+    diagnose(&fx, "never-moved");
+    ck_assert_int_eq(fx.site.site.line, 10);
+    trace_close();
+}
+END_TEST
+
+/* def load(path, device="cpu"): x = torch.tensor(...) at line 5, x = x.to(device) at line 6 (a move that moved
+ * nothing); main calls data = load("cora") at line 30, its call's arguments as `call` writes them. */
+static void device_default_case(const char *call) {
+    int64_t main_at = py_frame(0, "main", 30), move_at = py_frame(main_at, "load", 6);
+    statement(4, "<module>", NULL);
+    fact(4, DT_FACT_DEFAULTS, "device=\"cpu\"");
+    statement(5, "load", "x");
+    statement(6, "load", "x");
+    fact(6, DT_FACT_FUNCTION_LINE, "4");
+    fact(6, DT_FACT_DEVICE_EXPR, "device");
+    statement(30, "main", "data");
+    fact(30, DT_FACT_CALL, call);
+    char sql[256];
+    snprintf(sql, sizeof sql, "INSERT INTO ops(op, name, seq, pystack, nargs, arg0_tensor, out0) VALUES(1, %lld, 60, "
+             "%lld, 1, 2, 2)", (long long)string_id(DT_METHOD_MOVE_TO), (long long)move_at);
+    exec_sql(sql);
+    struct vw_step s = in_function(py_step(2, 0, DTP_ORIGIN_FACTORY, "tensor", 5, 10), "load", 0);
+    case_of("x", &s, 1);
+}
+
+START_TEST(test_device_argument_default) {
+    trace_open();
+    device_default_case("load\t\t0\t30\t22\t1");
+    struct vw_fix fx;
+    diagnose(&fx, "device-argument-default");
+    ck_assert_int_eq(fx.kind, VW_FIX_PASS_DEVICE);
+    ck_assert_int_eq(fx.site.site.line, 30); /* the call, not the helper's move */
+    ck_assert_str_eq(fx.site.site.function, "main");
+    ck_assert(fx.replace);
+    ck_assert_int_eq(fx.nedits, 1);
+    ck_assert(fx.edits[0].line == 30 && fx.edits[0].col == 21 && fx.edits[0].del == 0);
+    ck_assert_str_eq(fx.edits[0].text, ", device=\"cuda:0\"");
+    ck_assert_str_eq(fx.code, "load(..., device=\"cuda:0\")");
+    ck_assert_str_eq(fx.words.text, "\"cpu\""); /* the default it fell back on */
+    ck_assert_int_eq(fx.words.frame2.line, 6);
+    trace_close();
+    /* the call passes a device already (the cpu, on purpose): no argument left to pass */
+    trace_open();
+    device_default_case("load\tdevice\t0\t30\t36\t1");
+    diagnose(&fx, "never-moved");
+    ck_assert_int_eq(fx.site.site.line, 5);
+    trace_close();
+}
+END_TEST
+
+/* weight = inverse_frequency(labels) at line 30 of main (binding `bound`); the helper made it at line 5 and
+ * returned it. A loop header (for weight in ...:) when loop. */
+static void callee_case(const char *bound, int loop) {
+    int64_t main_at = py_frame(0, "main", 30), made_at = py_frame(main_at, "inverse_frequency", 5);
+    statement(5, "inverse_frequency", NULL); /* return 1.0 / counts */
+    statement(30, "main", bound);
+    if (loop) {
+        fact(30, DT_FACT_OPENS, "1");
+        fact(30, DT_FACT_LOOP, "30 34 ");
+    }
+    struct vw_step s = in_function(py_step(2, 0, DTP_ORIGIN_FACTORY, "ones", 5, 10), "inverse_frequency", made_at);
+    case_of("weight", &s, 1);
+}
+
+START_TEST(test_made_in_callee) {
+    trace_open();
+    callee_case("weight", 0);
+    struct vw_fix fx;
+    diagnose(&fx, "made-in-callee");
+    ck_assert_int_eq(fx.kind, VW_FIX_MOVE_AFTER);
+    ck_assert_int_eq(fx.site.site.line, 30); /* where the caller binds it, not in the helper */
+    ck_assert_str_eq(fx.site.site.function, "main");
+    ck_assert_str_eq(fx.code, "weight = weight.to(\"cuda:0\")");
+    ck_assert_str_eq(fx.evidence[1], "made in inverse_frequency, which returned it to main");
+    trace_close();
+    /* the caller binds the result to another name: the helper's value is not what the program holds by it */
+    trace_open();
+    callee_case("w", 0);
+    diagnose(&fx, "never-moved");
+    ck_assert_int_eq(fx.site.site.line, 5);
+    trace_close();
+}
+END_TEST
+
+START_TEST(test_loader_batch) {
+    trace_open();
+    callee_case("weight,y", 1); /* for weight, y in loader: */
+    struct vw_fix fx;
+    diagnose(&fx, "loader-batch");
+    ck_assert_int_eq(fx.kind, VW_FIX_MOVE_AFTER);
+    ck_assert_int_eq(fx.site.site.line, 30); /* in the loop that receives it */
+    ck_assert_str_eq(fx.code, "weight = weight.to(\"cuda:0\")");
+    ck_assert(strstr(fx.text, "in the loop that receives it (train.py:30)"));
+    trace_close();
+    /* the same statement, no loop's header: a callee's value, not a batch */
+    trace_open();
+    callee_case("weight,y", 0);
+    diagnose(&fx, "made-in-callee");
+    trace_close();
+}
+END_TEST
+
+/* ids = torch.tensor(...) at line 5 of collate, which the loader (library code) called from main's loop at
+ * line 30 (that binds `batch`); through the library when via_library, else called by main itself. */
+static void callback_case(int via_library) {
+    int64_t at = py_frame(0, "main", 30);
+    if (via_library)
+        at = py_frame_in(at, "/usr/lib/python3/site-packages/torch/utils/data/fetch.py", "fetch", 52);
+    int64_t made_at = py_frame(at, "collate", 5);
+    statement(5, "collate", "ids");
+    statement(30, "main", "batch");
+    struct vw_step s = in_function(py_step(2, 0, DTP_ORIGIN_FACTORY, "tensor", 5, 10), "collate", made_at);
+    case_of("input_ids", &s, 1);
+}
+
+START_TEST(test_library_callback) {
+    trace_open();
+    callback_case(1);
+    struct vw_fix fx;
+    diagnose(&fx, "library-callback");
+    ck_assert_int_eq(fx.kind, VW_FIX_ADVICE); /* the loop binds no name it goes by */
+    ck_assert_int_eq(fx.site.site.line, 30);  /* where it comes back to the program, not in collate */
+    ck_assert_str_eq(fx.site.site.function, "main");
+    ck_assert_str_eq(fx.evidence[1], "made in collate, called back by library code");
+    trace_close();
+    /* collate called by the program itself: no callback */
+    trace_open();
+    callback_case(0);
+    diagnose(&fx, "never-moved");
+    ck_assert_int_eq(fx.site.site.line, 5);
+    trace_close();
+}
+END_TEST
+
+/* x, y = make(...) at line 5 of make_batch, then x = x.to(device) at line 6; the odd one is y. The moved x
+ * made in make_batch when own, else in another function (and moved there by its own .to). */
+static void moved_with_others_case(int own) {
+    int64_t main_at = py_frame(0, "main", 30), made_at = py_frame(main_at, "make_batch", 5);
+    int64_t x_at = own ? made_at : py_frame(main_at, "other", 8);
+    int64_t moved_at = py_frame(main_at, own ? "make_batch" : "other", own ? 6 : 9);
+    statement(5, "make_batch", "x,y");
+    statement(6, "make_batch", "x");
+    tensor_made(3, 11, 0, x_at);
+    transfer(15, 3, 4, DTP_TRANSFER_TO, DT_METHOD_MOVE_TO, moved_at);
+    struct vw_step s = in_function(py_step(2, 0, DTP_ORIGIN_FACTORY, "tensor", 5, 10), "make_batch", made_at);
+    case_of("y", &s, 1);
+}
+
+START_TEST(test_moved_with_others) {
+    trace_open();
+    moved_with_others_case(1);
+    struct vw_fix fx;
+    diagnose(&fx, "moved-with-others");
+    ck_assert_int_eq(fx.kind, VW_FIX_MOVE_AFTER);
+    ck_assert_int_eq(fx.site.seq, 15); /* after the program's move of x */
+    ck_assert_int_eq(fx.site.site.line, 6);
+    ck_assert_str_eq(fx.code, "y = y.to(\"cuda:0\")");
+    ck_assert_str_eq(fx.evidence[1], "the program moved tensors made in make_batch to cuda:0, not this one");
+    trace_close();
+    /* the program moved a tensor made elsewhere, by a tensor's own .to: nothing made with it */
+    trace_open();
+    moved_with_others_case(0);
+    diagnose(&fx, "never-moved");
+    ck_assert_int_eq(fx.site.site.line, 5);
+    trace_close();
+}
+END_TEST
+
+/* self.scale = torch.tensor(2.0) at line 5 of Net.__init__, a plain attribute; the module's weight, made at
+ * line 4 of it, moved in place by model.to(device) at line 31 of main at event move_seq. */
+static void plain_attribute_case(int64_t move_seq) {
+    int64_t main_at = py_frame(0, "main", 30), made_at = py_frame(main_at, "Net.__init__", 5),
+            weight_at = py_frame(main_at, "Net.__init__", 4), moved_at = py_frame(0, "main", 31);
+    statement(5, "Net.__init__", NULL);
+    fact(5, DT_FACT_BINDS_ATTR, "self.scale");
+    tensor_made(3, 8, 0, weight_at);
+    transfer(move_seq, 3, 3, DTP_TRANSFER_MOVE, "Net.to", moved_at);
+    struct vw_step s = in_function(py_step(2, 0, DTP_ORIGIN_FACTORY, "tensor", 5, 10), "Net.__init__", made_at);
+    case_of("model.scale", &s, 1);
+}
+
+START_TEST(test_plain_attribute) {
+    trace_open();
+    plain_attribute_case(40);
+    struct vw_fix fx;
+    diagnose(&fx, "plain-attribute");
+    ck_assert_int_eq(fx.kind, VW_FIX_REGISTER_BUFFER);
+    ck_assert_int_eq(fx.site.site.line, 5); /* registered before the statement that sets it */
+    ck_assert(fx.before);
+    ck_assert_str_eq(fx.code, "self.register_buffer(\"scale\", None)");
+    ck_assert(strstr(fx.text, "register self.scale as a buffer of its module"));
+    ck_assert(strstr(fx.text, "moving the module at train.py:31"));
+    trace_close();
+    /* the module was moved before the attribute was made: its move left nothing behind */
+    trace_open();
+    plain_attribute_case(9);
+    diagnose(&fx, "never-moved");
+    ck_assert_int_eq(fx.site.site.line, 5);
+    trace_close();
+}
+END_TEST
+
 /* The fix's words (words.c) from a hand-built fix: each sentence names the case's odd operand and device. */
 START_TEST(test_fix_words) {
     struct vw_step s = py_step(2, 0, DTP_ORIGIN_FACTORY, "zeros", 5, 10);
@@ -483,6 +786,13 @@ static Suite *make_rules_suite(void) {
     tcase_add_test(tc, test_derived_from_unmoved);
     tcase_add_test(tc, test_made_before_source_moved);
     tcase_add_test(tc, test_optimizer_state_left_behind);
+    tcase_add_test(tc, test_sibling_moved);
+    tcase_add_test(tc, test_device_argument_default);
+    tcase_add_test(tc, test_made_in_callee);
+    tcase_add_test(tc, test_loader_batch);
+    tcase_add_test(tc, test_library_callback);
+    tcase_add_test(tc, test_moved_with_others);
+    tcase_add_test(tc, test_plain_attribute);
     tcase_add_test(tc, test_fix_words);
     suite_add_tcase(s, tc);
     return s;
