@@ -114,7 +114,8 @@ static inline unsigned dt_op_families_of(const char *name) {
 /* tensors.what of a module's parameter, as the PyTorch recorder writes it (origin factory). */
 #define DT_WHAT_PARAMETER "nn.Parameter"
 /* The name prefix of an optimizer's state tensor: "optimizer.state.<parameter>.<key>" (runtime/optim.c, the
- * PyTorch recorder). */
+ * PyTorch recorder), a name for people. Since schema 11 the state's role (roles, DTP_ROLE_OPTIMIZER_STATE) is the
+ * fact; the viewer reads this prefix only in a trace older than that (model.c, vw_fact_state_left_behind). */
 #define DT_NAME_OPTIMIZER_STATE "optimizer.state."
 
 /* ---------------------------------------------------------------- frames (Python) */

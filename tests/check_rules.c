@@ -37,8 +37,22 @@ static void trace_open(void) {
     ck_assert_int_lt(ts_create_sql(create, sizeof create), (int)sizeof create);
     exec_sql(create);
     exec_sql(tr_schema_views);
+    trace.version = TS_SCHEMA_VERSION;
     ck_assert_int_eq(vw_model_open(&model, &trace), 0);
     ck_assert_msg(model.have_facts, "the schema has source_facts");
+}
+
+/* A trace of an older schema version (10 or later: with source facts), without the tables added since. */
+static void trace_open_version(int version) {
+    ck_assert_int_ge(version, 10);
+    trace_open();
+    for (int i = 0; i < TS_NTABLES; i++)
+        if (ts_table_since((enum ts_table_id)i) > version) {
+            char sql[160];
+            snprintf(sql, sizeof sql, "DROP VIEW IF EXISTS v_%s; DROP TABLE %s", ts_tables[i].name, ts_tables[i].name);
+            exec_sql(sql);
+        }
+    trace.version = version;
 }
 
 static void trace_close(void) {
@@ -474,16 +488,66 @@ START_TEST(test_made_before_source_moved) {
 }
 END_TEST
 
+/* Adam's exp_avg (tensor 31, named state_name), made on the cpu by the first step at event 10; model.to(device)
+ * moved the parameter (tensor 30, named param_name unless NULL) in place at event move_seq. */
+static void state_case(const char *state_name, const char *param_name, int64_t move_seq) {
+    struct vw_step s = py_step(31, 0, DTP_ORIGIN_FACTORY, "zeros_like", 14, 10);
+    case_of(state_name, &s, 1);
+    if (param_name) named(30, 5, param_name);
+    transfer(move_seq, 30, 30, DTP_TRANSFER_MOVE, "Net.to", 0);
+}
+
+/* The producer's fact (schema 11, dtp_tensor_role): tensor `state` is the optimizer's state of parameter `of`. */
+static void state_role(int64_t state, int64_t of) {
+    char sql[256];
+    snprintf(sql, sizeof sql, "INSERT INTO roles(seq, tensor, role, of_tensor, key) VALUES(12, %lld, %d, %lld, %lld)",
+             (long long)state, DTP_ROLE_OPTIMIZER_STATE, (long long)of, (long long)string_id("exp_avg"));
+    exec_sql(sql);
+}
+
 START_TEST(test_optimizer_state_left_behind) {
     trace_open();
-    /* Adam's exp_avg of fc.weight, made on the cpu at the first step; model.to(device) moved fc.weight after */
-    struct vw_step s = py_step(31, 0, DTP_ORIGIN_FACTORY, "zeros_like", 14, 10);
-    case_of(DT_NAME_OPTIMIZER_STATE "fc.weight.exp_avg", &s, 1);
-    named(30, 5, "fc.weight");
-    char sql[256];
-    snprintf(sql, sizeof sql, "INSERT INTO transfers VALUES(40, 30, 30, 0, %lld, 64, %d, NULL)", (long long)CUDA0,
-             DTP_TRANSFER_MOVE);
-    exec_sql(sql);
+    state_case("exp_avg", "fc.weight", 40); /* a state's name is for people: the role decides */
+    state_role(31, 30);
+    struct vw_fix fx;
+    diagnose(&fx, "optimizer-state-left-behind");
+    ck_assert_int_eq(fx.site.seq, 40);
+    ck_assert_int_eq(fx.words.say, VW_SAY_STATE_MOVE_MODEL);
+    ck_assert_str_eq(fx.words.name, "fc.weight");
+    ck_assert(strstr(fx.text, "next to its parameter \"fc.weight\", which was then moved to cuda:0 here"));
+    ck_assert_str_eq(fx.evidence[0], "\"exp_avg\" is optimizer state of parameter \"fc.weight\"");
+    trace_close();
+    /* a parameter the program never named: said so, never by the trace's id */
+    trace_open();
+    state_case("exp_avg", NULL, 40);
+    state_role(31, 30);
+    diagnose(&fx, "optimizer-state-left-behind");
+    ck_assert_str_eq(fx.words.name, "(unnamed)");
+    trace_close();
+    /* the state of another parameter (32), never moved: the move of tensor 30 left nothing of it behind */
+    trace_open();
+    state_case("exp_avg", "fc.weight", 40);
+    state_role(31, 32);
+    diagnose(&fx, "never-moved");
+    trace_close();
+    /* named as the runtime names a state, no role: since schema 11 the name alone is no optimizer state */
+    trace_open();
+    state_case(DT_NAME_OPTIMIZER_STATE "fc.weight.exp_avg", "fc.weight", 40);
+    diagnose(&fx, "never-moved");
+    trace_close();
+    /* the parameter moved before the state was made: the state was made where it is, not left behind */
+    trace_open();
+    state_case("exp_avg", "fc.weight", 8);
+    state_role(31, 30);
+    diagnose(&fx, "never-moved");
+    trace_close();
+}
+END_TEST
+
+/* A trace older than schema 11 (no roles table): the state's name, the fallback, says whose state it is. */
+START_TEST(test_optimizer_state_by_name) {
+    trace_open_version(10);
+    state_case(DT_NAME_OPTIMIZER_STATE "fc.weight.exp_avg", "fc.weight", 40);
     struct vw_fix fx;
     diagnose(&fx, "optimizer-state-left-behind");
     ck_assert_int_eq(fx.site.seq, 40);
@@ -492,10 +556,16 @@ START_TEST(test_optimizer_state_left_behind) {
     ck_assert(strstr(fx.text, "next to its parameter \"fc.weight\", which was then moved to cuda:0 here"));
     ck_assert_str_eq(fx.evidence[0], "\"" DT_NAME_OPTIMIZER_STATE "fc.weight.exp_avg\" is optimizer state of parameter "
                                      "\"fc.weight\"");
-    /* the parameter moved before the state was made: the state was made where it is, not left behind */
-    exec_sql("UPDATE transfers SET seq = 8 WHERE seq = 40");
-    vw_diagnose(&model, &kase, &fx);
-    ck_assert_str_ne(fx.rule, "optimizer-state-left-behind");
+    trace_close();
+    /* another name: no state */
+    trace_open_version(10);
+    state_case("exp_avg", "fc.weight", 40);
+    diagnose(&fx, "never-moved");
+    trace_close();
+    /* the parameter moved before the state was made */
+    trace_open_version(10);
+    state_case(DT_NAME_OPTIMIZER_STATE "fc.weight.exp_avg", "fc.weight", 8);
+    diagnose(&fx, "never-moved");
     trace_close();
 }
 END_TEST
@@ -786,6 +856,7 @@ static Suite *make_rules_suite(void) {
     tcase_add_test(tc, test_derived_from_unmoved);
     tcase_add_test(tc, test_made_before_source_moved);
     tcase_add_test(tc, test_optimizer_state_left_behind);
+    tcase_add_test(tc, test_optimizer_state_by_name);
     tcase_add_test(tc, test_sibling_moved);
     tcase_add_test(tc, test_device_argument_default);
     tcase_add_test(tc, test_made_in_callee);
