@@ -262,6 +262,17 @@ START_TEST(test_model_names) {
     ck_assert(vw_same_function("Net.__init__", "Net.__init__.<locals>.<listcomp>"));
     ck_assert(!vw_same_function("Net.__init__", "Net.forward"));
     ck_assert(vw_same_function("PolynomialImpl::forward(at::Tensor const&)", "forward"));
+    /* the vocabulary's op names (common/op_families.h): libtorch's namespace stripped, nothing else */
+    ck_assert_str_eq(dt_op_bare(DT_OP_NS_ATEN "eq"), "eq");
+    ck_assert_str_eq(dt_op_bare("eq"), "eq");
+    ck_assert_str_eq(dt_op_bare("aten:eq"), "aten:eq");
+    ck_assert_uint_eq(dt_op_families_of(DT_OP_NS_ATEN "to"), dt_op_families_of("to"));
+    ck_assert(dt_op_families_of("to") & DT_OPF_MOVE);
+    /* the kinds the viewer's SQL names (common/vocab.h) are the tables' numbers */
+    ck_assert_int_eq(atoi(DT_SQL_EV_OP_END), DT_EV_OP_END);
+    ck_assert_int_eq(atoi(DT_SQL_EV_SIGNAL), DT_EV_SIGNAL);
+    ck_assert_int_eq(atoi(VW_SQL_TRANSFER_MOVE), DTP_TRANSFER_MOVE);
+    ck_assert_int_eq(atoi(DT_SQL_ERROR_DEVICE), DTP_ERROR_DEVICE);
 }
 END_TEST
 
