@@ -70,10 +70,18 @@ enum dt_op_family {
 #define DT_OPS_SQL_ITEM_(n) "'" n "', "
 #define DT_OPS_SQL(rows)    rows(DT_OPS_SQL_ITEM_) "''"
 
+/* The namespace libtorch's op names carry ("aten::eq"), which a reader strips to compare an op with the families
+ * and with the program's source (x.eq(y), torch::eq(x, y)). */
+#define DT_OP_NS_ATEN "aten::"
+/* name without that namespace. */
+static inline const char *dt_op_bare(const char *name) {
+    return name && !strncmp(name, DT_OP_NS_ATEN, sizeof DT_OP_NS_ATEN - 1) ? name + sizeof DT_OP_NS_ATEN - 1 : name;
+}
+
 /* The families (enum dt_op_family bits) of the op called name, 0 for none; an "aten::" prefix is skipped. */
 static inline unsigned dt_op_families_of(const char *name) {
     if (!name) return 0;
-    if (!strncmp(name, "aten::", 6)) name += 6;
+    name = dt_op_bare(name);
     unsigned f = 0;
 #define DT_OPF_TEST_(n) || !strcmp(name, n)
 #define DT_OPF_FAMILY_(fam, bit, rows)                                                                                 \
@@ -114,7 +122,8 @@ static inline unsigned dt_op_families_of(const char *name) {
 /* tensors.what of a module's parameter, as the PyTorch recorder writes it (origin factory). */
 #define DT_WHAT_PARAMETER "nn.Parameter"
 /* The name prefix of an optimizer's state tensor: "optimizer.state.<parameter>.<key>" (runtime/optim.c, the
- * PyTorch recorder). */
+ * PyTorch recorder), a name for people. Since schema 11 the state's role (roles, DTP_ROLE_OPTIMIZER_STATE) is the
+ * fact; the viewer reads this prefix only in a trace older than that (model.c, vw_fact_state_left_behind). */
 #define DT_NAME_OPTIMIZER_STATE "optimizer.state."
 
 /* ---------------------------------------------------------------- frames (Python) */

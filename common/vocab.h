@@ -116,4 +116,38 @@ DT_TENSOR_ROLES(DT_VOCAB_ROLE_)
 #undef DT_VOCAB_ROLE_
 #undef DT_VOCAB_CHECK_
 
+/* ---------------------------------------------------------------- the numbers in SQL text */
+
+/* The values above that a reader's SQL names (`WHERE kind = ` DT_SQL_EV_OP_END), as SQL literals: a query says
+ * which value it means by name. Each number is written once (DT_SQL_N_*), checked against its table's constant
+ * below, and made the literal by the preprocessor. */
+#define DT_SQL_N_EV_OP_END         8  /* an op's late end (misc_events.kind), its status in value */
+#define DT_SQL_N_EV_SIGNAL         11 /* a fatal signal */
+#define DT_SQL_N_TRANSFER_TO       0
+#define DT_SQL_N_TRANSFER_COPY     1
+#define DT_SQL_N_TRANSFER_MOVE     3 /* a move in place */
+#define DT_SQL_N_ORIGIN_FACTORY    0
+#define DT_SQL_N_ORIGIN_CHECKPOINT 4
+#define DT_SQL_N_ERROR_DEVICE      1 /* errors.kind */
+
+#define DT_SQL_STR_(n)           #n
+#define DT_SQL_(n)               DT_SQL_STR_(n)
+#define DT_SQL_EV_OP_END         DT_SQL_(DT_SQL_N_EV_OP_END)
+#define DT_SQL_EV_SIGNAL         DT_SQL_(DT_SQL_N_EV_SIGNAL)
+#define DT_SQL_TRANSFER_TO       DT_SQL_(DT_SQL_N_TRANSFER_TO)
+#define DT_SQL_TRANSFER_COPY     DT_SQL_(DT_SQL_N_TRANSFER_COPY)
+#define DT_SQL_TRANSFER_MOVE     DT_SQL_(DT_SQL_N_TRANSFER_MOVE)
+#define DT_SQL_ORIGIN_FACTORY    DT_SQL_(DT_SQL_N_ORIGIN_FACTORY)
+#define DT_SQL_ORIGIN_CHECKPOINT DT_SQL_(DT_SQL_N_ORIGIN_CHECKPOINT)
+#define DT_SQL_ERROR_DEVICE      DT_SQL_(DT_SQL_N_ERROR_DEVICE)
+
+DT_VOCAB_ASSERT_(DT_EV_OP_END == DT_SQL_N_EV_OP_END, "DT_SQL_EV_OP_END");
+DT_VOCAB_ASSERT_(DT_EV_SIGNAL == DT_SQL_N_EV_SIGNAL, "DT_SQL_EV_SIGNAL");
+DT_VOCAB_ASSERT_(DTP_TRANSFER_TO == DT_SQL_N_TRANSFER_TO, "DT_SQL_TRANSFER_TO");
+DT_VOCAB_ASSERT_(DTP_TRANSFER_COPY == DT_SQL_N_TRANSFER_COPY, "DT_SQL_TRANSFER_COPY");
+DT_VOCAB_ASSERT_(DTP_TRANSFER_MOVE == DT_SQL_N_TRANSFER_MOVE, "DT_SQL_TRANSFER_MOVE");
+DT_VOCAB_ASSERT_(DTP_ORIGIN_FACTORY == DT_SQL_N_ORIGIN_FACTORY, "DT_SQL_ORIGIN_FACTORY");
+DT_VOCAB_ASSERT_(DTP_ORIGIN_CHECKPOINT == DT_SQL_N_ORIGIN_CHECKPOINT, "DT_SQL_ORIGIN_CHECKPOINT");
+DT_VOCAB_ASSERT_(DTP_ERROR_DEVICE == DT_SQL_N_ERROR_DEVICE, "DT_SQL_ERROR_DEVICE");
+
 #endif /* DEVTRACE_VOCAB_H */

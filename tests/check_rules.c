@@ -1,10 +1,12 @@
 /* Unit tests of the diagnosis engine (viewer/diag.h) on hand-built facts, beside the end-to-end fixtures of
  * tests/rules/: the registry's entries, the model's questions about names, and rules matched on cases built
  * by hand over an in-memory trace (`:memory:`, the trace's schema from common/ and the tracer's views) that
- * holds only the source facts a case needs. Its own runner: `check_rules [SUITE]` (ctest viewer-rules-unit). */
+ * holds only the facts a case needs (source facts; the Python stacks, tensors, transfers and ops a rule's
+ * question reads). Its own runner: `check_rules [SUITE]` (ctest viewer-rules-unit). */
 #include "diag.h"
 #include "op_families.h"
 #include "trace_schema.h"
+#include "vocab.h"
 
 #include <check.h>
 #include <devtrace/probe.h>
@@ -35,8 +37,22 @@ static void trace_open(void) {
     ck_assert_int_lt(ts_create_sql(create, sizeof create), (int)sizeof create);
     exec_sql(create);
     exec_sql(tr_schema_views);
+    trace.version = TS_SCHEMA_VERSION;
     ck_assert_int_eq(vw_model_open(&model, &trace), 0);
     ck_assert_msg(model.have_facts, "the schema has source_facts");
+}
+
+/* A trace of an older schema version (10 or later: with source facts), without the tables added since. */
+static void trace_open_version(int version) {
+    ck_assert_int_ge(version, 10);
+    trace_open();
+    for (int i = 0; i < TS_NTABLES; i++)
+        if (ts_table_since((enum ts_table_id)i) > version) {
+            char sql[160];
+            snprintf(sql, sizeof sql, "DROP VIEW IF EXISTS v_%s; DROP TABLE %s", ts_tables[i].name, ts_tables[i].name);
+            exec_sql(sql);
+        }
+    trace.version = version;
 }
 
 static void trace_close(void) {
@@ -89,6 +105,67 @@ static void named(int64_t tensor, int64_t seq, const char *name) {
     exec_sql(sql);
 }
 
+/* A Python code object of `file` named fn; its id (the same for the same file and name). */
+static int64_t py_code_in(const char *file, const char *fn) {
+    char sql[256];
+    int64_t f = string_id(file), n = string_id(fn);
+    snprintf(sql, sizeof sql, "INSERT INTO py_code(file, name, first_line) SELECT %lld, %lld, 1 WHERE NOT EXISTS "
+             "(SELECT 1 FROM py_code WHERE file = %lld AND name = %lld)", (long long)f, (long long)n, (long long)f,
+             (long long)n);
+    exec_sql(sql);
+    sqlite3_stmt *st;
+    ck_assert_int_eq(
+        sqlite3_prepare_v2(trace.db, "SELECT id FROM py_code WHERE file = ?1 AND name = ?2", -1, &st, NULL),
+        SQLITE_OK);
+    sqlite3_bind_int64(st, 1, f);
+    sqlite3_bind_int64(st, 2, n);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    int64_t id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return id;
+}
+
+/* A Python stack: a frame at `line` of function fn of `file`, called from the stack `parent` (0: the outermost
+ * frame); its id, as an event's pystack. */
+static int64_t py_frame_in(int64_t parent, const char *file, const char *fn, int line) {
+    char sql[256];
+    int64_t code = py_code_in(file, fn);
+    if (parent)
+        snprintf(sql, sizeof sql, "INSERT INTO py_frames(parent, code, line) VALUES(%lld, %lld, %d)",
+                 (long long)parent, (long long)code, line);
+    else
+        snprintf(sql, sizeof sql, "INSERT INTO py_frames(parent, code, line) VALUES(NULL, %lld, %d)", (long long)code,
+                 line);
+    exec_sql(sql);
+    return sqlite3_last_insert_rowid(trace.db);
+}
+
+/* The same in train.py, the program's own file. */
+static int64_t py_frame(int64_t parent, const char *fn, int line) { return py_frame_in(parent, "train.py", fn, line); }
+
+/* Tensor id made at event seq on dev, by the Python stack pystack (its row in the trace). */
+static void tensor_made(int64_t id, int64_t seq, int64_t dev, int64_t pystack) {
+    char sql[256];
+    snprintf(sql, sizeof sql, "INSERT INTO tensor_attrs(id, device, origin) VALUES(%lld, %lld, %d)", (long long)id,
+             (long long)dev, DTP_ORIGIN_FACTORY);
+    exec_sql(sql);
+    snprintf(sql, sizeof sql, "INSERT INTO tensor_rows(id, seq, pystack, attrs) VALUES(%lld, %lld, %lld, %lld)",
+             (long long)id, (long long)seq, (long long)pystack, (long long)id);
+    exec_sql(sql);
+}
+
+/* A transfer at event seq of tensor src (a move in place: dst = src) from the cpu to cuda:0, of `kind`
+ * (DTP_TRANSFER_*), via the op or method named via, by the Python stack pystack. */
+static void transfer(int64_t seq, int64_t src, int64_t dst, int kind, const char *via, int64_t pystack) {
+    char sql[320];
+    snprintf(sql, sizeof sql, "INSERT INTO transfers VALUES(%lld, %lld, %lld, 0, %lld, 64, %d, %lld)", (long long)seq,
+             (long long)src, (long long)dst, (long long)CUDA0, kind, (long long)string_id(via));
+    exec_sql(sql);
+    snprintf(sql, sizeof sql, "INSERT INTO misc_events(seq, kind, tensor, pystack) VALUES(%lld, %d, %lld, %lld)",
+             (long long)seq, DT_EV_TRANSFER, (long long)src, (long long)pystack);
+    exec_sql(sql);
+}
+
 /* ---------------------------------------------------------------- hand-built cases */
 
 static struct vw_operand ops[2];
@@ -105,6 +182,13 @@ static struct vw_step py_step(int64_t tensor, int64_t dev, int origin, const cha
     snprintf(s.site.function, sizeof s.site.function, "main");
     s.site.line = line;
     s.has_site = 1;
+    return s;
+}
+
+/* The step made in function fn (of train.py) by the Python stack pystack. */
+static struct vw_step in_function(struct vw_step s, const char *fn, int64_t pystack) {
+    snprintf(s.site.function, sizeof s.site.function, "%s", fn);
+    s.pystack = pystack;
     return s;
 }
 
@@ -178,6 +262,17 @@ START_TEST(test_model_names) {
     ck_assert(vw_same_function("Net.__init__", "Net.__init__.<locals>.<listcomp>"));
     ck_assert(!vw_same_function("Net.__init__", "Net.forward"));
     ck_assert(vw_same_function("PolynomialImpl::forward(at::Tensor const&)", "forward"));
+    /* the vocabulary's op names (common/op_families.h): libtorch's namespace stripped, nothing else */
+    ck_assert_str_eq(dt_op_bare(DT_OP_NS_ATEN "eq"), "eq");
+    ck_assert_str_eq(dt_op_bare("eq"), "eq");
+    ck_assert_str_eq(dt_op_bare("aten:eq"), "aten:eq");
+    ck_assert_uint_eq(dt_op_families_of(DT_OP_NS_ATEN "to"), dt_op_families_of("to"));
+    ck_assert(dt_op_families_of("to") & DT_OPF_MOVE);
+    /* the kinds the viewer's SQL names (common/vocab.h) are the tables' numbers */
+    ck_assert_int_eq(atoi(DT_SQL_EV_OP_END), DT_EV_OP_END);
+    ck_assert_int_eq(atoi(DT_SQL_EV_SIGNAL), DT_EV_SIGNAL);
+    ck_assert_int_eq(atoi(VW_SQL_TRANSFER_MOVE), DTP_TRANSFER_MOVE);
+    ck_assert_int_eq(atoi(DT_SQL_ERROR_DEVICE), DTP_ERROR_DEVICE);
 }
 END_TEST
 
@@ -404,16 +499,66 @@ START_TEST(test_made_before_source_moved) {
 }
 END_TEST
 
+/* Adam's exp_avg (tensor 31, named state_name), made on the cpu by the first step at event 10; model.to(device)
+ * moved the parameter (tensor 30, named param_name unless NULL) in place at event move_seq. */
+static void state_case(const char *state_name, const char *param_name, int64_t move_seq) {
+    struct vw_step s = py_step(31, 0, DTP_ORIGIN_FACTORY, "zeros_like", 14, 10);
+    case_of(state_name, &s, 1);
+    if (param_name) named(30, 5, param_name);
+    transfer(move_seq, 30, 30, DTP_TRANSFER_MOVE, "Net.to", 0);
+}
+
+/* The producer's fact (schema 11, dtp_tensor_role): tensor `state` is the optimizer's state of parameter `of`. */
+static void state_role(int64_t state, int64_t of) {
+    char sql[256];
+    snprintf(sql, sizeof sql, "INSERT INTO roles(seq, tensor, role, of_tensor, key) VALUES(12, %lld, %d, %lld, %lld)",
+             (long long)state, DTP_ROLE_OPTIMIZER_STATE, (long long)of, (long long)string_id("exp_avg"));
+    exec_sql(sql);
+}
+
 START_TEST(test_optimizer_state_left_behind) {
     trace_open();
-    /* Adam's exp_avg of fc.weight, made on the cpu at the first step; model.to(device) moved fc.weight after */
-    struct vw_step s = py_step(31, 0, DTP_ORIGIN_FACTORY, "zeros_like", 14, 10);
-    case_of(DT_NAME_OPTIMIZER_STATE "fc.weight.exp_avg", &s, 1);
-    named(30, 5, "fc.weight");
-    char sql[256];
-    snprintf(sql, sizeof sql, "INSERT INTO transfers VALUES(40, 30, 30, 0, %lld, 64, %d, NULL)", (long long)CUDA0,
-             DTP_TRANSFER_MOVE);
-    exec_sql(sql);
+    state_case("exp_avg", "fc.weight", 40); /* a state's name is for people: the role decides */
+    state_role(31, 30);
+    struct vw_fix fx;
+    diagnose(&fx, "optimizer-state-left-behind");
+    ck_assert_int_eq(fx.site.seq, 40);
+    ck_assert_int_eq(fx.words.say, VW_SAY_STATE_MOVE_MODEL);
+    ck_assert_str_eq(fx.words.name, "fc.weight");
+    ck_assert(strstr(fx.text, "next to its parameter \"fc.weight\", which was then moved to cuda:0 here"));
+    ck_assert_str_eq(fx.evidence[0], "\"exp_avg\" is optimizer state of parameter \"fc.weight\"");
+    trace_close();
+    /* a parameter the program never named: said so, never by the trace's id */
+    trace_open();
+    state_case("exp_avg", NULL, 40);
+    state_role(31, 30);
+    diagnose(&fx, "optimizer-state-left-behind");
+    ck_assert_str_eq(fx.words.name, "(unnamed)");
+    trace_close();
+    /* the state of another parameter (32), never moved: the move of tensor 30 left nothing of it behind */
+    trace_open();
+    state_case("exp_avg", "fc.weight", 40);
+    state_role(31, 32);
+    diagnose(&fx, "never-moved");
+    trace_close();
+    /* named as the runtime names a state, no role: since schema 11 the name alone is no optimizer state */
+    trace_open();
+    state_case(DT_NAME_OPTIMIZER_STATE "fc.weight.exp_avg", "fc.weight", 40);
+    diagnose(&fx, "never-moved");
+    trace_close();
+    /* the parameter moved before the state was made: the state was made where it is, not left behind */
+    trace_open();
+    state_case("exp_avg", "fc.weight", 8);
+    state_role(31, 30);
+    diagnose(&fx, "never-moved");
+    trace_close();
+}
+END_TEST
+
+/* A trace older than schema 11 (no roles table): the state's name, the fallback, says whose state it is. */
+START_TEST(test_optimizer_state_by_name) {
+    trace_open_version(10);
+    state_case(DT_NAME_OPTIMIZER_STATE "fc.weight.exp_avg", "fc.weight", 40);
     struct vw_fix fx;
     diagnose(&fx, "optimizer-state-left-behind");
     ck_assert_int_eq(fx.site.seq, 40);
@@ -422,10 +567,249 @@ START_TEST(test_optimizer_state_left_behind) {
     ck_assert(strstr(fx.text, "next to its parameter \"fc.weight\", which was then moved to cuda:0 here"));
     ck_assert_str_eq(fx.evidence[0], "\"" DT_NAME_OPTIMIZER_STATE "fc.weight.exp_avg\" is optimizer state of parameter "
                                      "\"fc.weight\"");
-    /* the parameter moved before the state was made: the state was made where it is, not left behind */
-    exec_sql("UPDATE transfers SET seq = 8 WHERE seq = 40");
-    vw_diagnose(&model, &kase, &fx);
-    ck_assert_str_ne(fx.rule, "optimizer-state-left-behind");
+    trace_close();
+    /* another name: no state */
+    trace_open_version(10);
+    state_case("exp_avg", "fc.weight", 40);
+    diagnose(&fx, "never-moved");
+    trace_close();
+    /* the parameter moved before the state was made */
+    trace_open_version(10);
+    state_case(DT_NAME_OPTIMIZER_STATE "fc.weight.exp_avg", "fc.weight", 8);
+    diagnose(&fx, "never-moved");
+    trace_close();
+}
+END_TEST
+
+/* ---------------------------------------------------------------- the rules the tests above leave out */
+
+/* x = batch[0].to(device) at line 12 of a tensor made on line 10 with the odd one, which the program holds by no
+ * name of its own (batch[1]); the sibling made on line `sibling_line`. */
+static void sibling_case(int sibling_line) {
+    int64_t made_at = py_frame(0, "main", 10), sib_at = py_frame(0, "main", sibling_line),
+            moved_at = py_frame(0, "main", 12);
+    struct vw_step s = in_function(py_step(2, 0, DTP_ORIGIN_FACTORY, "collate", 10, 10), "main", made_at);
+    case_of("", &s, 1);
+    tensor_made(3, 11, 0, sib_at);
+    named(3, 13, "x");
+    transfer(15, 3, 4, DTP_TRANSFER_TO, DT_METHOD_MOVE_TO, moved_at);
+}
+
+START_TEST(test_sibling_moved) {
+    trace_open();
+    sibling_case(10);
+    struct vw_fix fx;
+    diagnose(&fx, "sibling-moved");
+    ck_assert_int_eq(fx.kind, VW_FIX_ADVICE); /* no name to move it by */
+    ck_assert_int_eq(fx.site.seq, 15);        /* beside the sibling's move */
+    ck_assert_int_eq(fx.site.site.line, 12);
+    ck_assert_int_eq(fx.words.say, VW_SAY_SIBLING_MOVED);
+    ck_assert_str_eq(fx.words.name2, "\"x\"");
+    ck_assert_int_eq(fx.words.at.site.line, 10);
+    ck_assert_str_eq(fx.evidence[0], "made on one line with \"x\", which the program moved to cuda:0");
+    trace_close();
+    /* the tensor the program moved was made on another line: nothing made with the odd one was moved */
+    trace_open();
+    sibling_case(11);
+    diagnose(&fx, "never-moved");
+    ck_assert_int_eq(fx.site.site.line, 10);
+    trace_close();
+}
+END_TEST
+
+/* def load(path, device="cpu"): x = torch.tensor(...) at line 5, x = x.to(device) at line 6 (a move that moved
+ * nothing); main calls data = load("cora") at line 30, its call's arguments as `call` writes them. */
+static void device_default_case(const char *call) {
+    int64_t main_at = py_frame(0, "main", 30), move_at = py_frame(main_at, "load", 6);
+    statement(4, "<module>", NULL);
+    fact(4, DT_FACT_DEFAULTS, "device=\"cpu\"");
+    statement(5, "load", "x");
+    statement(6, "load", "x");
+    fact(6, DT_FACT_FUNCTION_LINE, "4");
+    fact(6, DT_FACT_DEVICE_EXPR, "device");
+    statement(30, "main", "data");
+    fact(30, DT_FACT_CALL, call);
+    char sql[256];
+    snprintf(sql, sizeof sql, "INSERT INTO ops(op, name, seq, pystack, nargs, arg0_tensor, out0) VALUES(1, %lld, 60, "
+             "%lld, 1, 2, 2)", (long long)string_id(DT_METHOD_MOVE_TO), (long long)move_at);
+    exec_sql(sql);
+    struct vw_step s = in_function(py_step(2, 0, DTP_ORIGIN_FACTORY, "tensor", 5, 10), "load", 0);
+    case_of("x", &s, 1);
+}
+
+START_TEST(test_device_argument_default) {
+    trace_open();
+    device_default_case("load\t\t0\t30\t22\t1");
+    struct vw_fix fx;
+    diagnose(&fx, "device-argument-default");
+    ck_assert_int_eq(fx.kind, VW_FIX_PASS_DEVICE);
+    ck_assert_int_eq(fx.site.site.line, 30); /* the call, not the helper's move */
+    ck_assert_str_eq(fx.site.site.function, "main");
+    ck_assert(fx.replace);
+    ck_assert_int_eq(fx.nedits, 1);
+    ck_assert(fx.edits[0].line == 30 && fx.edits[0].col == 21 && fx.edits[0].del == 0);
+    ck_assert_str_eq(fx.edits[0].text, ", device=\"cuda:0\"");
+    ck_assert_str_eq(fx.code, "load(..., device=\"cuda:0\")");
+    ck_assert_str_eq(fx.words.text, "\"cpu\""); /* the default it fell back on */
+    ck_assert_int_eq(fx.words.frame2.line, 6);
+    trace_close();
+    /* the call passes a device already (the cpu, on purpose): no argument left to pass */
+    trace_open();
+    device_default_case("load\tdevice\t0\t30\t36\t1");
+    diagnose(&fx, "never-moved");
+    ck_assert_int_eq(fx.site.site.line, 5);
+    trace_close();
+}
+END_TEST
+
+/* weight = inverse_frequency(labels) at line 30 of main (binding `bound`); the helper made it at line 5 and
+ * returned it. A loop header (for weight in ...:) when loop. */
+static void callee_case(const char *bound, int loop) {
+    int64_t main_at = py_frame(0, "main", 30), made_at = py_frame(main_at, "inverse_frequency", 5);
+    statement(5, "inverse_frequency", NULL); /* return 1.0 / counts */
+    statement(30, "main", bound);
+    if (loop) {
+        fact(30, DT_FACT_OPENS, "1");
+        fact(30, DT_FACT_LOOP, "30 34 ");
+    }
+    struct vw_step s = in_function(py_step(2, 0, DTP_ORIGIN_FACTORY, "ones", 5, 10), "inverse_frequency", made_at);
+    case_of("weight", &s, 1);
+}
+
+START_TEST(test_made_in_callee) {
+    trace_open();
+    callee_case("weight", 0);
+    struct vw_fix fx;
+    diagnose(&fx, "made-in-callee");
+    ck_assert_int_eq(fx.kind, VW_FIX_MOVE_AFTER);
+    ck_assert_int_eq(fx.site.site.line, 30); /* where the caller binds it, not in the helper */
+    ck_assert_str_eq(fx.site.site.function, "main");
+    ck_assert_str_eq(fx.code, "weight = weight.to(\"cuda:0\")");
+    ck_assert_str_eq(fx.evidence[1], "made in inverse_frequency, which returned it to main");
+    trace_close();
+    /* the caller binds the result to another name: the helper's value is not what the program holds by it */
+    trace_open();
+    callee_case("w", 0);
+    diagnose(&fx, "never-moved");
+    ck_assert_int_eq(fx.site.site.line, 5);
+    trace_close();
+}
+END_TEST
+
+START_TEST(test_loader_batch) {
+    trace_open();
+    callee_case("weight,y", 1); /* for weight, y in loader: */
+    struct vw_fix fx;
+    diagnose(&fx, "loader-batch");
+    ck_assert_int_eq(fx.kind, VW_FIX_MOVE_AFTER);
+    ck_assert_int_eq(fx.site.site.line, 30); /* in the loop that receives it */
+    ck_assert_str_eq(fx.code, "weight = weight.to(\"cuda:0\")");
+    ck_assert(strstr(fx.text, "in the loop that receives it (train.py:30)"));
+    trace_close();
+    /* the same statement, no loop's header: a callee's value, not a batch */
+    trace_open();
+    callee_case("weight,y", 0);
+    diagnose(&fx, "made-in-callee");
+    trace_close();
+}
+END_TEST
+
+/* ids = torch.tensor(...) at line 5 of collate, which the loader (library code) called from main's loop at
+ * line 30 (that binds `batch`); through the library when via_library, else called by main itself. */
+static void callback_case(int via_library) {
+    int64_t at = py_frame(0, "main", 30);
+    if (via_library)
+        at = py_frame_in(at, "/usr/lib/python3/site-packages/torch/utils/data/fetch.py", "fetch", 52);
+    int64_t made_at = py_frame(at, "collate", 5);
+    statement(5, "collate", "ids");
+    statement(30, "main", "batch");
+    struct vw_step s = in_function(py_step(2, 0, DTP_ORIGIN_FACTORY, "tensor", 5, 10), "collate", made_at);
+    case_of("input_ids", &s, 1);
+}
+
+START_TEST(test_library_callback) {
+    trace_open();
+    callback_case(1);
+    struct vw_fix fx;
+    diagnose(&fx, "library-callback");
+    ck_assert_int_eq(fx.kind, VW_FIX_ADVICE); /* the loop binds no name it goes by */
+    ck_assert_int_eq(fx.site.site.line, 30);  /* where it comes back to the program, not in collate */
+    ck_assert_str_eq(fx.site.site.function, "main");
+    ck_assert_str_eq(fx.evidence[1], "made in collate, called back by library code");
+    trace_close();
+    /* collate called by the program itself: no callback */
+    trace_open();
+    callback_case(0);
+    diagnose(&fx, "never-moved");
+    ck_assert_int_eq(fx.site.site.line, 5);
+    trace_close();
+}
+END_TEST
+
+/* x, y = make(...) at line 5 of make_batch, then x = x.to(device) at line 6; the odd one is y. The moved x
+ * made in make_batch when own, else in another function (and moved there by its own .to). */
+static void moved_with_others_case(int own) {
+    int64_t main_at = py_frame(0, "main", 30), made_at = py_frame(main_at, "make_batch", 5);
+    int64_t x_at = own ? made_at : py_frame(main_at, "other", 8);
+    int64_t moved_at = py_frame(main_at, own ? "make_batch" : "other", own ? 6 : 9);
+    statement(5, "make_batch", "x,y");
+    statement(6, "make_batch", "x");
+    tensor_made(3, 11, 0, x_at);
+    transfer(15, 3, 4, DTP_TRANSFER_TO, DT_METHOD_MOVE_TO, moved_at);
+    struct vw_step s = in_function(py_step(2, 0, DTP_ORIGIN_FACTORY, "tensor", 5, 10), "make_batch", made_at);
+    case_of("y", &s, 1);
+}
+
+START_TEST(test_moved_with_others) {
+    trace_open();
+    moved_with_others_case(1);
+    struct vw_fix fx;
+    diagnose(&fx, "moved-with-others");
+    ck_assert_int_eq(fx.kind, VW_FIX_MOVE_AFTER);
+    ck_assert_int_eq(fx.site.seq, 15); /* after the program's move of x */
+    ck_assert_int_eq(fx.site.site.line, 6);
+    ck_assert_str_eq(fx.code, "y = y.to(\"cuda:0\")");
+    ck_assert_str_eq(fx.evidence[1], "the program moved tensors made in make_batch to cuda:0, not this one");
+    trace_close();
+    /* the program moved a tensor made elsewhere, by a tensor's own .to: nothing made with it */
+    trace_open();
+    moved_with_others_case(0);
+    diagnose(&fx, "never-moved");
+    ck_assert_int_eq(fx.site.site.line, 5);
+    trace_close();
+}
+END_TEST
+
+/* self.scale = torch.tensor(2.0) at line 5 of Net.__init__, a plain attribute; the module's weight, made at
+ * line 4 of it, moved in place by model.to(device) at line 31 of main at event move_seq. */
+static void plain_attribute_case(int64_t move_seq) {
+    int64_t main_at = py_frame(0, "main", 30), made_at = py_frame(main_at, "Net.__init__", 5),
+            weight_at = py_frame(main_at, "Net.__init__", 4), moved_at = py_frame(0, "main", 31);
+    statement(5, "Net.__init__", NULL);
+    fact(5, DT_FACT_BINDS_ATTR, "self.scale");
+    tensor_made(3, 8, 0, weight_at);
+    transfer(move_seq, 3, 3, DTP_TRANSFER_MOVE, "Net.to", moved_at);
+    struct vw_step s = in_function(py_step(2, 0, DTP_ORIGIN_FACTORY, "tensor", 5, 10), "Net.__init__", made_at);
+    case_of("model.scale", &s, 1);
+}
+
+START_TEST(test_plain_attribute) {
+    trace_open();
+    plain_attribute_case(40);
+    struct vw_fix fx;
+    diagnose(&fx, "plain-attribute");
+    ck_assert_int_eq(fx.kind, VW_FIX_REGISTER_BUFFER);
+    ck_assert_int_eq(fx.site.site.line, 5); /* registered before the statement that sets it */
+    ck_assert(fx.before);
+    ck_assert_str_eq(fx.code, "self.register_buffer(\"scale\", None)");
+    ck_assert(strstr(fx.text, "register self.scale as a buffer of its module"));
+    ck_assert(strstr(fx.text, "moving the module at train.py:31"));
+    trace_close();
+    /* the module was moved before the attribute was made: its move left nothing behind */
+    trace_open();
+    plain_attribute_case(9);
+    diagnose(&fx, "never-moved");
+    ck_assert_int_eq(fx.site.site.line, 5);
     trace_close();
 }
 END_TEST
@@ -483,6 +867,14 @@ static Suite *make_rules_suite(void) {
     tcase_add_test(tc, test_derived_from_unmoved);
     tcase_add_test(tc, test_made_before_source_moved);
     tcase_add_test(tc, test_optimizer_state_left_behind);
+    tcase_add_test(tc, test_optimizer_state_by_name);
+    tcase_add_test(tc, test_sibling_moved);
+    tcase_add_test(tc, test_device_argument_default);
+    tcase_add_test(tc, test_made_in_callee);
+    tcase_add_test(tc, test_loader_batch);
+    tcase_add_test(tc, test_library_callback);
+    tcase_add_test(tc, test_moved_with_others);
+    tcase_add_test(tc, test_plain_attribute);
     tcase_add_test(tc, test_fix_words);
     suite_add_tcase(s, tc);
     return s;

@@ -177,7 +177,8 @@ static int tensors_one(struct vw_trace *t, const struct opts *o, int index) {
         /* the device a tensor is on: where it was made, or where its latest move in place took it (a
          * module's .to) before the error (?3), else by the end */
         t, "WITH m AS (SELECT dst, dst_device FROM (SELECT dst, dst_device, row_number() OVER (PARTITION BY dst "
-           "ORDER BY seq DESC) AS rn FROM transfers WHERE kind = 3 AND (?3 = 0 OR seq < ?3)) WHERE rn = 1) "
+           "ORDER BY seq DESC) AS rn FROM transfers WHERE kind = " DT_SQL_TRANSFER_MOVE
+           " AND (?3 = 0 OR seq < ?3)) WHERE rn = 1) "
            "SELECT r.id, r.seq, a.dtype, COALESCE(sh.text, '?'), COALESCE(m.dst_device, a.device) AS dev, a.origin, "
            "COALESCE(w.text, '?'), "
            "COALESCE(r.stack, 0), (SELECT s.text FROM names n JOIN strings s ON s.id = n.name WHERE n.tensor = r.id "
@@ -510,7 +511,7 @@ static int show_one(struct vw_trace *t, const struct opts *o, int index) {
            "tensors v ON v.id = d.tensor LEFT JOIN strings w ON w.id = v.what WHERE d.src = ?1 "
            "UNION ALL SELECT x.seq, 3, v.text, x.dst, x.dst_device, x.kind, e.stack, e.pystack FROM transfers x "
            "LEFT JOIN strings v ON v.id = x.via LEFT JOIN misc_events e ON e.seq = x.seq WHERE (x.src = ?1 AND "
-           "x.kind != 0) OR (x.dst = ?1 AND x.kind = 3) "
+           "x.kind != " DT_SQL_TRANSFER_TO ") OR (x.dst = ?1 AND x.kind = " DT_SQL_TRANSFER_MOVE ") "
            /* ops that read it (4) or wrote it in place (5): from the ops
             * rows that name it (one scan: m), a row per column that does
             * (k: first argument, second, out0); then the keyed tables */
@@ -734,14 +735,16 @@ static int transfer_patterns(struct vw_trace *t, struct vw_sym *sym, struct site
      * with nothing written into them in between */
     sqlite3_stmt *st = vw_prep(
         t, PATTERN_BASE
-        ", per_src AS MATERIALIZED (SELECT stack, pystack, sd, dd, via, src, kind = 3 AS mv, count(*) AS n, min(seq) "
+        ", per_src AS MATERIALIZED (SELECT stack, pystack, sd, dd, via, src, kind = " DT_SQL_TRANSFER_MOVE
+        " AS mv, count(*) AS n, min(seq) "
         "AS a, max(seq) AS b FROM base GROUP BY 1, 2, 3, 4, 5, 6, 7), "
         "cand AS MATERIALIZED (SELECT DISTINCT r.storage FROM per_src p JOIN tensor_rows r ON r.id = p.src WHERE "
         "p.n >= 3 AND NOT p.mv), "
         "writes AS MATERIALIZED (SELECT r.storage, o.seq FROM ops o JOIN tensor_rows r ON r.id = o.out0 WHERE "
         "o.out0 IS NOT NULL AND r.storage IN cand UNION ALL SELECT r.storage, o.seq FROM op_outputs_more m JOIN ops "
         "o ON o.op = m.op JOIN tensor_rows r ON r.id = m.tensor WHERE r.storage IN cand UNION ALL SELECT r.storage, "
-        "x.seq FROM transfers x JOIN tensor_rows r ON r.id = x.dst WHERE x.kind = 1 AND r.storage IN cand), "
+        "x.seq FROM transfers x JOIN tensor_rows r ON r.id = x.dst WHERE x.kind = " DT_SQL_TRANSFER_COPY
+        " AND r.storage IN cand), "
         "marked AS (SELECT p.*, CASE WHEN p.n >= 3 AND NOT p.mv AND NOT EXISTS (SELECT 1 FROM writes w WHERE "
         "w.storage = (SELECT storage FROM tensor_rows r WHERE r.id = p.src) AND w.seq BETWEEN p.a AND p.b) THEN 1 "
         "ELSE 0 END AS same FROM per_src p) "
@@ -761,20 +764,21 @@ static int transfer_patterns(struct vw_trace *t, struct vw_sym *sym, struct site
 
     /* round trips: only when there is a device -> cpu copy into a tensor */
     st = vw_prep(t, "SELECT EXISTS(SELECT 1 FROM transfers WHERE src_device >> 16 <> 0 AND dst_device = 0 AND dst IS "
-                    "NOT NULL AND kind <> 3)");
+                    "NOT NULL AND kind <> " DT_SQL_TRANSFER_MOVE ")");
     int any = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
     if (st) sqlite3_finalize(st);
     if (!any) return 0;
     st = vw_prep(
         t, PATTERN_BASE
         ", down AS MATERIALIZED (SELECT seq AS dseq, dst AS b FROM base WHERE sd >> 16 <> 0 AND dd = 0 AND dst IS NOT "
-        "NULL AND kind <> 3), "
+        "NULL AND kind <> " DT_SQL_TRANSFER_MOVE "), "
         "fed AS MATERIALIZED (SELECT o.op, d.dseq FROM ops o JOIN down d ON d.b = o.arg0_tensor UNION SELECT o.op, "
         "d.dseq FROM ops o JOIN down d ON d.b = o.arg1_tensor), "
         "fam AS MATERIALIZED (SELECT b AS t, dseq FROM down UNION ALL SELECT v.tensor, d.dseq FROM derived v JOIN down "
         "d ON d.b = v.src UNION ALL SELECT r.id, f.dseq FROM tensor_rows r JOIN fed f ON f.op = r.op), "
         "trip AS (SELECT u.stack, u.pystack, u.sd, u.dd, u.via, u.seq, max(f.dseq) AS dseq FROM base u JOIN fam f ON "
-        "f.t = u.src AND f.dseq < u.seq WHERE u.sd = 0 AND u.dd >> 16 <> 0 AND u.kind <> 3 GROUP BY u.seq) "
+        "f.t = u.src AND f.dseq < u.seq WHERE u.sd = 0 AND u.dd >> 16 <> 0 AND u.kind <> " DT_SQL_TRANSFER_MOVE
+        " GROUP BY u.seq) "
         "SELECT p.stack, p.pystack, p.sd, p.dd, COALESCE(v.text, '?'), min(p.seq), count(*), COALESCE(e.stack, 0), "
         "COALESCE(e.pystack, 0), p.dseq FROM trip p LEFT JOIN strings v ON v.id = p.via LEFT JOIN misc_events e ON "
         "e.seq = p.dseq GROUP BY 1, 2, 3, 4, p.via");
@@ -815,7 +819,8 @@ static int copy_ops_join(struct vw_trace *t, struct copy_ops *j) {
     memset(j, 0, sizeof *j);
     sqlite3_stmt *st = vw_prep(
         t, "SELECT 0, seq, thread, op FROM ops UNION ALL SELECT 2, seq + len, thread, op FROM ops WHERE len IS NOT "
-           "NULL UNION ALL SELECT 2, seq, thread, op FROM misc_events WHERE kind = 8 UNION ALL SELECT 1, seq, thread, "
+           "NULL UNION ALL SELECT 2, seq, thread, op FROM misc_events WHERE kind = " DT_SQL_EV_OP_END
+           " UNION ALL SELECT 1, seq, thread, "
            "0 FROM cuda_calls WHERE kind = 1 UNION ALL SELECT 3, x.seq, e.thread, x.kind FROM transfers x JOIN "
            "misc_events e ON e.seq = x.seq ORDER BY 2, 1");
     if (!st) return -1;

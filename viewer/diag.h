@@ -17,12 +17,12 @@
 #include "vw.h"
 
 /* The probe ABI's kinds (include/devtrace/probe.h) as SQL literals, for the model's and the code's queries:
- * named where a query reads them, checked against the enums in model.c. */
-#define VW_SQL_TRANSFER_TO    "0" /* DTP_TRANSFER_TO */
-#define VW_SQL_TRANSFER_COPY  "1" /* DTP_TRANSFER_COPY */
-#define VW_SQL_TRANSFER_MOVE  "3" /* DTP_TRANSFER_MOVE */
-#define VW_SQL_ORIGIN_FACTORY "0" /* DTP_ORIGIN_FACTORY */
-#define VW_SQL_ORIGIN_CKPT    "4" /* DTP_ORIGIN_CHECKPOINT */
+ * named where a query reads them; the vocabulary's (common/vocab.h), checked there against the enums. */
+#define VW_SQL_TRANSFER_TO    DT_SQL_TRANSFER_TO
+#define VW_SQL_TRANSFER_COPY  DT_SQL_TRANSFER_COPY
+#define VW_SQL_TRANSFER_MOVE  DT_SQL_TRANSFER_MOVE
+#define VW_SQL_ORIGIN_FACTORY DT_SQL_ORIGIN_FACTORY
+#define VW_SQL_ORIGIN_CKPT    DT_SQL_ORIGIN_CHECKPOINT
 
 #define VW_MAX_STEPS   24
 #define VW_DEV_UNKNOWN INT64_MIN /* a device the trace does not give */

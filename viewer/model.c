@@ -147,28 +147,43 @@ static int arrival(const struct vw_operand *o) {
     return a;
 }
 
-/* An optimizer's state tensor ("optimizer.state.<param>.<key>", as the
- * runtime names them) left behind by a move of its parameter: the first
- * in-place move of the tensor named <param> away from the state's device,
- * after the state reached that device and before the failing op (seq).
- * Fills *s (the move) and param; 0 when there is none. */
+/* An optimizer's state tensor left behind by a move of its parameter: the first in-place move of the
+ * parameter away from the state's device, after the state reached that device and before the failing op
+ * (seq). Which tensor is whose state is the producer's fact: since schema 11 its role (roles: role
+ * optimizer_state, of_tensor the parameter, recorded by dtp_tensor_role), the parameter named as it was before
+ * its move. A trace older than schema 11 has no roles table, and there only (the fallback, nowhere else) the
+ * state's name says it: "optimizer.state.<param>.<key>" (DT_NAME_OPTIMIZER_STATE), the move of a tensor named
+ * <param>. Fills *s (the move) and param; 0 when there is none. */
 int vw_fact_state_left_behind(struct vw_model *m, const struct vw_operand *odd, int64_t seq, struct vw_step *s,
                               char *param, size_t psize) {
     const struct vw_step *arrived = &odd->chain[odd->arrived];
-    static const char prefix[] = DT_NAME_OPTIMIZER_STATE;
-    if (strncmp(odd->name, prefix, sizeof prefix - 1) != 0) return 0;
-    const char *p = odd->name + sizeof prefix - 1, *key = strrchr(p, '.');
-    if (!key || key == p) return 0;
-    snprintf(param, psize, "%.*s", (int)(key - p), p);
-    sqlite3_stmt *st = vw_prep(
-        m->t,
-        "SELECT x.seq, x.dst_device, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), COALESCE(v.text, '?') FROM "
-        "transfers x JOIN names n ON n.tensor = x.dst JOIN strings s ON s.id = n.name LEFT JOIN misc_events e "
-        "ON e.seq = x.seq LEFT JOIN strings v ON v.id = x.via WHERE s.text = ?1 AND x.kind = " VW_SQL_TRANSFER_MOVE
-        " AND x.seq > ?2 "
-        "AND x.seq < ?3 AND x.src_device = ?4 AND n.seq < x.seq ORDER BY x.seq LIMIT 1");
-    if (!st) return 0;
-    sqlite3_bind_text(st, 1, param, -1, SQLITE_TRANSIENT);
+    const int by_role = vw_trace_has(m->t, TS_T_roles);
+    sqlite3_stmt *st;
+    if (by_role) {
+        /* ?1: the state, ?5: the role; the move is of_tensor's own (a move in place: dst = src) */
+        st = vw_prep(m->t, "SELECT x.seq, x.dst_device, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), "
+                           "COALESCE(v.text, '?'), r.of_tensor FROM roles r JOIN transfers x ON x.dst = r.of_tensor "
+                           "LEFT JOIN misc_events e ON e.seq = x.seq LEFT JOIN strings v ON v.id = x.via WHERE "
+                           "r.tensor = ?1 AND r.role = ?5 AND r.seq < ?3 AND x.kind = " VW_SQL_TRANSFER_MOVE
+                           " AND x.seq > ?2 AND x.seq < ?3 AND x.src_device = ?4 ORDER BY x.seq LIMIT 1");
+        if (!st) return 0;
+        sqlite3_bind_int64(st, 1, odd->tensor);
+        sqlite3_bind_int(st, 5, DTP_ROLE_OPTIMIZER_STATE);
+    } else {
+        static const char prefix[] = DT_NAME_OPTIMIZER_STATE;
+        if (strncmp(odd->name, prefix, sizeof prefix - 1) != 0) return 0;
+        const char *p = odd->name + sizeof prefix - 1, *key = strrchr(p, '.');
+        if (!key || key == p) return 0;
+        snprintf(param, psize, "%.*s", (int)(key - p), p);
+        st = vw_prep(m->t, "SELECT x.seq, x.dst_device, COALESCE(e.stack, 0), COALESCE(e.pystack, 0), "
+                           "COALESCE(v.text, '?') FROM transfers x JOIN names n ON n.tensor = x.dst JOIN strings s ON "
+                           "s.id = n.name LEFT JOIN misc_events e ON e.seq = x.seq LEFT JOIN strings v ON v.id = x.via "
+                           "WHERE s.text = ?1 AND x.kind = " VW_SQL_TRANSFER_MOVE
+                           " AND x.seq > ?2 AND x.seq < ?3 AND x.src_device = ?4 AND n.seq < x.seq ORDER BY x.seq "
+                           "LIMIT 1");
+        if (!st) return 0;
+        sqlite3_bind_text(st, 1, param, -1, SQLITE_TRANSIENT);
+    }
     sqlite3_bind_int64(st, 2, arrived->seq);
     sqlite3_bind_int64(st, 3, seq);
     sqlite3_bind_int64(st, 4, odd->dev);
@@ -182,6 +197,10 @@ int vw_fact_state_left_behind(struct vw_model *m, const struct vw_operand *odd, 
         s->from_dev = odd->dev;
         snprintf(s->what, sizeof s->what, "%s", (const char *)sqlite3_column_text(st, 4));
         s->has_site = site_of(m, s->stack, sqlite3_column_int64(st, 3), s->seq, &s->site);
+        /* the parameter, for people: the name it had before its move (a parameter the program never named is
+         * said to be unnamed, not by the trace's id) */
+        if (by_role && !vw_tensor_name(m, sqlite3_column_int64(st, 5), s->seq, param, psize)[0])
+            snprintf(param, psize, "(unnamed)");
     }
     sqlite3_finalize(st);
     return found;

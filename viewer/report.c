@@ -835,7 +835,8 @@ static int report_exceptions(struct ctx *c, int found) {
         "ON e.seq = g.seq WHERE r.device_a IS NOT NULL AND r.first_arg IS NULL AND NOT EXISTS(SELECT 1 FROM errors q "
         "JOIN misc_events qe ON qe.seq = q.seq JOIN ops o ON o.op = qe.op WHERE q.first_arg IS NOT NULL AND qe.thread "
         "= e.thread AND q.seq < g.seq AND COALESCE(o.seq + o.len, (SELECT m.seq FROM misc_events m WHERE m.op = o.op "
-        "AND m.kind = 8), g.seq + 1) > g.seq) AND substr(r.message, 1, instr(r.message || char(10), char(10)) - 1) NOT "
+        "AND m.kind = " DT_SQL_EV_OP_END "), g.seq + 1) > g.seq) AND substr(r.message, 1, instr(r.message || "
+        "char(10), char(10)) - 1) NOT "
         "IN (SELECT substr(message, 1, instr(message || char(10), char(10)) - 1) FROM errors WHERE first_arg IS NOT "
         "NULL AND message IS NOT NULL) AND NOT EXISTS(SELECT 1 FROM errors q JOIN misc_events qe ON qe.seq = q.seq "
         "WHERE q.first_arg IS NOT NULL AND q.message IS NOT NULL AND qe.thread = e.thread AND q.seq < g.seq AND "
@@ -1104,7 +1105,7 @@ static void print_ending(struct ctx *c, const char *meta_status, int sig, int64_
     int64_t end_t = -1;
     sqlite3_stmt *st;
     if (sig && (st = vw_prep(c->t, "SELECT seq, t, COALESCE(stack, 0), COALESCE(pystack, 0) FROM misc_events WHERE "
-                                   "kind = 11 ORDER BY seq LIMIT 1"))) {
+                                   "kind = " DT_SQL_EV_SIGNAL " ORDER BY seq LIMIT 1"))) {
         if (sqlite3_step(st) == SQLITE_ROW) {
             site.seq = sqlite3_column_int64(st, 0);
             end_t = sqlite3_column_int64(st, 1);

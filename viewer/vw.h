@@ -3,6 +3,8 @@
 #ifndef DEVTRACE_VW_H
 #define DEVTRACE_VW_H
 
+#include "vocab.h"
+
 #include <stdio.h>
 
 #define VW_VERSION "0.1.0"
@@ -128,12 +130,13 @@ const char *vw_dtype_name(int dtype);
 
 /* SQL for an op's status, alias o for ops: from its row, or from the late
  * op_end event when the row was committed before the op ended. */
-#define VW_OP_STATUS_SQL "COALESCE(o.status, (SELECT m.value FROM misc_events m WHERE m.op = o.op AND m.kind = 8))"
+#define VW_OP_STATUS_SQL                                                                                               \
+    "COALESCE(o.status, (SELECT m.value FROM misc_events m WHERE m.op = o.op AND m.kind = " DT_SQL_EV_OP_END "))"
 /* SQL condition, alias r for errors: not the generic error row that echoes
  * the device_mismatch row just before it (the runtime fires both). */
 #define VW_NOT_MISMATCH_ECHO_SQL                                                                                       \
-    "NOT (r.first_arg IS NULL AND r.kind = 1 AND EXISTS(SELECT 1 FROM errors q WHERE q.first_arg IS NOT NULL AND "     \
-    "q.seq BETWEEN r.seq - 3 AND r.seq - 1))"
+    "NOT (r.first_arg IS NULL AND r.kind = " DT_SQL_ERROR_DEVICE " AND EXISTS(SELECT 1 FROM errors q WHERE "           \
+    "q.first_arg IS NOT NULL AND q.seq BETWEEN r.seq - 3 AND r.seq - 1))"
 
 /* a + b for values read from a trace (counts, bytes, times): saturates at
  * the int64 limits instead of overflowing, since a damaged or hostile

@@ -124,8 +124,10 @@ TR_HIDDEN const char tr_schema_views[] =
     " AS role, x.of_tensor, k.text AS key FROM roles x LEFT JOIN strings k ON k.id = x.key;\n";
 // clang-format on
 
+/* misc_op_end serves the viewer's late op_end lookup (VW_OP_STATUS_SQL), whose `kind = ` is the same literal:
+ * SQLite uses a partial index only for a query whose WHERE implies the index's. */
 TR_HIDDEN const char tr_schema_indexes[] =
-    "CREATE INDEX IF NOT EXISTS misc_op_end ON misc_events(op) WHERE kind = 8;\n"
+    "CREATE INDEX IF NOT EXISTS misc_op_end ON misc_events(op) WHERE kind = " DT_SQL_EV_OP_END ";\n"
     "CREATE INDEX IF NOT EXISTS derived_src ON derived(src);\n"
     "CREATE INDEX IF NOT EXISTS names_tensor ON names(tensor);\n"
     "CREATE INDEX IF NOT EXISTS transfers_src ON transfers(src);\n"
