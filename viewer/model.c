@@ -1115,9 +1115,18 @@ int vw_case_load(struct vw_model *m, struct vw_case *k, int64_t seq, int first, 
     }
     k->call.stack = stack, k->call.seq = seq, k->call.pystack = pystack;
     k->call.has_site = site_of(m, stack, pystack, seq, &k->call.site);
-    for (int i = 0; i < n; i++)
-        if (!ops[i].scalar && !ops[i].name[0])
-            vw_code_operand_name(m, k, &ops[i], ops[i].src_name, sizeof ops[i].src_name);
+    for (int i = 0; i < n; i++) {
+        if (ops[i].scalar || ops[i].name[0]) continue;
+        vw_code_operand_name(m, k, &ops[i], ops[i].src_name, sizeof ops[i].src_name);
+        /* Python: no variable held it at the failure (an LSTM's state tuple); the one name the statement that
+         * made it bound (h0 = torch.zeros(...)) */
+        const struct vw_step *made = ops[i].nsteps ? &ops[i].chain[0] : NULL;
+        struct vw_src src;
+        if (!ops[i].src_name[0] && made && made->tensor == ops[i].tensor && made->origin >= 0 && made->has_site &&
+            vw_code_lang(m, &made->site) == VW_LANG_PYTHON && vw_src_at(m, made->site.file, made->site.line, &src) &&
+            src.binds[0] && !strchr(src.binds, ',') && !strcmp(src.binds_kind, "call"))
+            snprintf(ops[i].src_name, sizeof ops[i].src_name, "%s", src.binds);
+    }
     return 0;
 }
 
