@@ -5,7 +5,7 @@
 # test (ctest; the PyTorch tests twice: on Debian's torch 1.13 and, named
 # NAME-torch2, on the venv's torch 2.13); then builds again with
 # AddressSanitizer + UndefinedBehaviorSanitizer and runs every test there;
-# then fuzzes the viewer for DEVTRACE_FUZZ_SECONDS (150; 0 skips) with
+# then fuzzes the viewer for DEVTRACE_FUZZ_SECONDS (60; 0 skips) with
 # libFuzzer (scripts/fuzz.sh: the regression inputs first).
 # DEVTRACE_SKIP_SANITIZE=1 skips the second build.
 set -euo pipefail
@@ -42,7 +42,7 @@ if [ "${DEVTRACE_SKIP_SANITIZE:-0}" != 1 ]; then
   (cd build-asan && ctest --output-on-failure --no-tests=error -j "$jobs")
 fi
 
-fuzz_secs=${DEVTRACE_FUZZ_SECONDS:-150}
+fuzz_secs=${DEVTRACE_FUZZ_SECONDS:-60}
 if [ "$fuzz_secs" != 0 ]; then
   echo "== fuzzing the viewer ($fuzz_secs s)"
   scripts/fuzz.sh "$fuzz_secs" build
