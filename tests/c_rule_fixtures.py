@@ -3,6 +3,7 @@ each a short program with a device-placement bug that fails only on simulated GP
 must propose, as the PyTorch fixtures' does (tests/rule_fixtures.py):
     // rule: <id>
     // code: <the suggested code, exactly; one `// code:` line per line of code>
+    // says: <a phrase the advice's text must hold; any number of these>
 and the line where the fix goes carries the comment "devtrace: fix". For every fixture: untraced on the CPU it exits
 0; traced on two simulated GPUs it fails, `devtrace report --json` names that rule, that line and that code, and its
 one patch, written by `devtrace fix` from the source tree and applied with patch -p0 to a copy, compiled against
@@ -46,22 +47,24 @@ def run(cmd, env=None, cwd=None):
 
 
 def expected(path):
-    rule, code, fix = None, [], []
+    rule, code, fix, says = None, [], [], []
     with open(path) as f:
         for n, line in enumerate(f, 1):
-            m = re.match(r"// (rule|code): ?(.*)$", line.rstrip("\n"))
+            m = re.match(r"// (rule|code|says): ?(.*)$", line.rstrip("\n"))
             if m and m.group(1) == "rule":
                 rule = m.group(2).strip()
+            elif m and m.group(1) == "says":
+                says.append(m.group(2))
             elif m:
                 code.append(m.group(2))
             if "devtrace: fix" in line:
                 fix.append(n)
-    return rule, "\n".join(code), fix
+    return rule, "\n".join(code), fix, says
 
 
 def fixture(file):
     name = file[:-2]
-    rule, code, fix = expected(os.path.join(FIXTURES, file))
+    rule, code, fix, says = expected(os.path.join(FIXTURES, file))
     if not check("%s: header names its rule and one line has the fix marker" % name,
                  rule == name.split(".")[0] and len(fix) == 1, "rule %r, fix markers on lines %r" % (rule, fix)):
         return
@@ -89,6 +92,8 @@ def fixture(file):
     check("%s: fix at line %d" % (name, fix), site.get("line") == fix and os.path.basename(site.get("file", "")) == file,
           show)
     check("%s: code %r" % (name, code), (got.get("code") or "") == code, show)
+    for phrase in says:
+        check("%s: the advice says %r" % (name, phrase), phrase in (got.get("text") or ""), show)
     # the patch, as c_fix_examples.sh makes and applies it: from the source tree, onto a copy of the fixtures
     patch = os.path.join(w, "fix.patch")
     rc, out, err = run([DEVTRACE, "fix", "-o", patch, db], cwd=SRC)

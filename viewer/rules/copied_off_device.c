@@ -54,6 +54,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     rl_at(fx, a);
     rl_dev_name(k->want, d1);
     fx->words.say = k->odd->dev == 0 ? VW_SAY_COPIED_OFF_DEVICE : VW_SAY_COPIED_ELSEWHERE;
+    fx->words.at = *a; /* the copy, cited where the fix is elsewhere */
     rl_evidence(fx, "copied to %s by %s, and used there", rl_dev_name(k->odd->dev, d2), a->what);
     struct vw_src src;
     struct vw_src_call cc;
