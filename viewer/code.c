@@ -120,6 +120,10 @@ int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char
             sscanf(block, "%d %d", &lo, &hi) == 2 && lo <= site->line && site->line <= hi)
             return 1;
     }
+    /* a parameter of the function (its header's params fact, as a Python def line's) is in scope in all of it */
+    if (at.function_line > 0 && vw_src_at(m, site->file, at.function_line, &src))
+        for (const char *p = src.params; (p = strstr(p, name)) != NULL; p++)
+            if ((p == src.params || p[-1] == ',') && (p[strlen(name)] == ',' || !p[strlen(name)])) return 1;
     return 0;
 }
 
