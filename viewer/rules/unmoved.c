@@ -293,6 +293,12 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
         rl_evidence(fx, "made by the statement that declares the module \"%s\"", modname);
     }
     const char *bind = codename && codename[0] ? codename : NULL;
+    /* native code: the tensor has no name in the trace; the failing call's argument that holds it is the name a
+     * caller binds (weights = class_weights(labels); ... cross_entropy(logits, y, weights)) */
+    char natname[256];
+    enum vw_lang ml = made->has_site ? vw_code_lang(m, &made->site) : VW_LANG_NONE;
+    if (!bind && (ml == VW_LANG_C || ml == VW_LANG_CXX) && vw_code_operand_name(m, k, odd, natname, sizeof natname)[0])
+        bind = natname;
     struct vw_frame caller;
     struct vw_step move;
     struct vw_src src;
