@@ -38,7 +38,7 @@ static const struct scenario {
     {"bug_normalize_const", "other", "cpu", "mean", "cuda:0", "right after it is made", 1, 1, 0},
     {"bug_plain_field", "other", "cpu", "scale", "cuda:0", "register it as a buffer of its module", 1, 1, 0},
     {"bug_data_parallel", "target", "cuda:1", "labels", "cuda:0", "was copied to cuda:1 here", 2, 1, 1},
-    {"bug_cpu_roundtrip", "target", "cpu", "", "cuda:0", "it was copied off the device here", 1, 1, 0},
+    {"bug_cpu_roundtrip", "target", "cpu", "", "cuda:0", "it was copied off the device at", 1, 1, 0},
     {"ok_scalar_and_correct", NULL, NULL, NULL, NULL, NULL, 1, 1, 0},
     /* issue 24: intent from the program's moves, not the operands' count; view chains; copies left behind */
     {"bug_fresh_module_cpu", "weight", "cpu", "weight", "cuda:0", "move the module \"model\" to cuda:0 once it is made",
@@ -55,7 +55,7 @@ static const struct scenario {
     {"bug_grad_accum", "self", "cpu", "acc.weight", "cuda:0", "right after it is made", 1, 1, 0},
     {"bug_ema_shadow", "self", "cpu", "ema.weight", "cuda:0", "make that move before the statement that made it", 1, 1,
      0},
-    {"bug_metrics_on_cpu", "target", "cpu", "", "cuda:0", "it was copied off the device here", 1, 1, 0},
+    {"bug_metrics_on_cpu", "target", "cpu", "", "cuda:0", "it was copied off the device at", 1, 1, 0},
     {"bug_stray_cuda", "other", "cuda:0", "", "cpu", "was copied to cuda:0 here, but the op runs on cpu", 1, 1, 1},
     {"ok_setup_on_device", NULL, NULL, NULL, NULL, NULL, 1, 1, 0},
     {"ok_copies_after_move", NULL, NULL, NULL, NULL, NULL, 1, 1, 0},

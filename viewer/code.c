@@ -120,6 +120,10 @@ int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char
             sscanf(block, "%d %d", &lo, &hi) == 2 && lo <= site->line && site->line <= hi)
             return 1;
     }
+    /* a parameter of the function (its header's params fact, as a Python def line's) is in scope in all of it */
+    if (at.function_line > 0 && vw_src_at(m, site->file, at.function_line, &src))
+        for (const char *p = src.params; (p = strstr(p, name)) != NULL; p++)
+            if ((p == src.params || p[-1] == ',') && (p[strlen(name)] == ',' || !p[strlen(name)])) return 1;
     return 0;
 }
 
@@ -193,6 +197,28 @@ int vw_code_module_move(struct vw_model *m, const struct vw_case *k, const struc
         return 1;
     }
     return 0;
+}
+
+const char *vw_code_module_holder(struct vw_model *m, const struct vw_case *k, const struct vw_step *made,
+                                  struct vw_frame *at, char *buf, size_t size) {
+    struct vw_frame fr[64];
+    char var[160], expr[160];
+    buf[0] = 0;
+    if (!m->have_facts || !made->stack || made->pystack) return buf;
+    int n = vw_sym_stack(m->sym, made->stack, made->seq, fr, 64);
+    for (int i = 0; i < n; i++) {
+        if (fr[i].hidden || fr[i].library || !fr[i].file[0] || vw_code_lang(m, &fr[i]) != VW_LANG_C ||
+            !vw_code_module_var(m, &fr[i], var, sizeof var)[0] || !ident(var))
+            continue;
+        /* the first frame outward that holds the module with the program's own device expression there */
+        vw_device_expr(m, k, k->want, &fr[i], expr, sizeof expr);
+        if (!buf[0] || (expr[0] != '"' && vw_shape_device_code(expr))) {
+            *at = fr[i];
+            snprintf(buf, size, "%s", var);
+        }
+        if (expr[0] != '"' && vw_shape_device_code(expr)) break;
+    }
+    return buf;
 }
 
 int vw_code_state_replace(struct vw_model *m, const struct vw_step *move, char *out, size_t size) {

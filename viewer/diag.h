@@ -403,6 +403,13 @@ int vw_code_move(struct vw_model *m, const struct vw_frame *site, const char *na
 /* The one module (a local of type dt_module *, from the C producer's module_var fact) that the statement at
  * site declares, into buf; "" when none, or more than one. */
 const char *vw_code_module_var(struct vw_model *m, const struct vw_frame *site, char *buf, size_t size);
+/* C on libdtrt: the module a tensor was made for, when a function of the program was building it: of the frames
+ * of made's stack whose statement declares one module (a dt_module * local: net = make_net(), model =
+ * load_model(path) in its caller), the innermost where the program's own device expression is in scope (a
+ * helper that builds and returns the module has none: its caller keeps it), else the innermost; its variable
+ * into buf and that frame into *at; "" when none. */
+const char *vw_code_module_holder(struct vw_model *m, const struct vw_case *k, const struct vw_step *made,
+                                  struct vw_frame *at, char *buf, size_t size);
 /* C on libdtrt: the program's own module move at `move` (`dt_module_to(model, dev);`, from its call-site
  * facts), to be written before the statement of the move's function that led to `made` (the call that made
  * it, or the frame of its stack in that function), where the move's names are in scope: that frame into *at,

@@ -740,6 +740,16 @@ int vw_fact_bound_in_caller(struct vw_model *m, const struct vw_step *made, cons
             *out = f;
             return 1;
         }
+    if (made->pystack || !made->stack) return 0;
+    /* native code (no Python stack): the frames of its native stack, innermost first, of the program's own code */
+    struct vw_frame fr[64];
+    int n = vw_sym_stack(m->sym, made->stack, made->seq, fr, 64);
+    for (int i = 0; i < n; i++)
+        if (!fr[i].hidden && !fr[i].library && fr[i].file[0] && vw_src_at(m, fr[i].file, fr[i].line, &src) &&
+            vw_src_binds(&src, name)) {
+            *out = fr[i];
+            return 1;
+        }
     return 0;
 }
 

@@ -33,6 +33,14 @@ static const char *site(const struct vw_step *s, char *buf, size_t size) {
     return s->has_site ? vw_site_str(&s->site, buf, size) : "?";
 }
 
+/* The copy a copied-off-device fix cites (w->at), when the fix is not at it: its site into buf, 1; else "" and 0. */
+static int copied_at(const struct vw_fix *fx, char *buf, size_t size) {
+    buf[0] = '\0';
+    if (!fx->words.at.has_site || !fx->has_site || vw_same_site(&fx->words.at, &fx->site)) return 0;
+    site(&fx->words.at, buf, size);
+    return 1;
+}
+
 void vw_fix_words(const struct vw_case *k, struct vw_fix *fx) {
     const struct vw_fix_words *w = &fx->words;
     const struct vw_operand *o = k->odd;
@@ -46,12 +54,15 @@ void vw_fix_words(const struct vw_case *k, struct vw_fix *fx) {
     case VW_SAY_CHECKPOINT_LOAD:
         say(fx, "load the checkpoint with map_location=%s (or move %s to %s after loading)", w->expr, on, want);
         break;
+    /* "here" only where the fix is at the copy (w->at); a fix elsewhere (a move back before the failing
+     * statement) names the copy's site */
     case VW_SAY_COPIED_OFF_DEVICE:
-        say(fx, "keep %s on %s: it was copied off the device here; use the device tensor, or move the copy back to %s",
-            on, want, want);
+        say(fx, "keep %s on %s: it was copied off the device %s%s; use the device tensor, or move the copy back to %s",
+            on, want, copied_at(fx, buf, sizeof buf) ? "at " : "here", buf, want);
         break;
     case VW_SAY_COPIED_ELSEWHERE:
-        say(fx, "%s was copied to %s here, but the op runs on %s: copy it to %s", on, dev(o->dev, d2), want, want);
+        say(fx, "%s was copied to %s %s%s, but the op runs on %s: copy it to %s", on, dev(o->dev, d2),
+            copied_at(fx, buf, sizeof buf) ? "at " : "here", buf, want, want);
         break;
     case VW_SAY_SOURCE_MOVED_FIRST:
         say(fx,

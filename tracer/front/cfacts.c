@@ -40,6 +40,7 @@ struct cf_local {
     int device;    /* its type is a device (dt_device, torch::Device) */
     int module;    /* a module: 1 a torch::nn::Module, 2 a ModuleHolder (torch::nn::Linear), 3 libdtrt's dt_module * */
     int optimizer; /* its type is a pointer to libdtrt's optimizer (dt_optimizer *) */
+    int param;     /* a function's parameter (DW_TAG_formal_parameter): declared by its header, not a statement */
 };
 
 struct cf_func {
@@ -184,11 +185,13 @@ static void walk(struct cf_state *s, Dwarf_Die *die, int depth) {
     if (depth > 48 || p_dwarf_child(die, &c) != 0) return;
     do {
         int tag = p_dwarf_tag(&c), line = 0;
-        if (tag == DW_TAG_variable || tag == DW_TAG_subprogram) {
+        int param = tag == DW_TAG_formal_parameter && p_dwarf_tag(die) == DW_TAG_subprogram &&
+                    !p_dwarf_hasattr(die, DW_AT_declaration);
+        if (tag == DW_TAG_variable || tag == DW_TAG_subprogram || param) {
             const char *name = die_name(&c), *file = p_dwarf_decl_file(&c);
             int fi = file ? file_index(s, file) : -1;
             if (name && fi >= 0 && p_dwarf_decl_line(&c, &line) == 0 && line > 0) {
-                if (tag == DW_TAG_variable && s->nlocals < 65536) {
+                if ((tag == DW_TAG_variable || param) && s->nlocals < 65536) {
                     if (s->nlocals == s->caplocals) {
                         int cap = s->caplocals ? 2 * s->caplocals : 256;
                         struct cf_local *n = realloc(s->locals, sizeof *n * (size_t)cap);
@@ -199,6 +202,7 @@ static void walk(struct cf_state *s, Dwarf_Die *die, int depth) {
                     l->file = s->files[fi], l->line = line, l->device = device_type(&c);
                     l->module = pointer_to(&c, "dt_module") ? 3 : module_type(&c);
                     l->optimizer = pointer_to(&c, "dt_optimizer");
+                    l->param = param;
                     snprintf(l->name, sizeof l->name, "%s", name);
                 } else if (tag == DW_TAG_subprogram && !p_dwarf_hasattr(&c, DW_AT_declaration) && s->nfuncs < 65536) {
                     if (s->nfuncs == s->capfuncs) {
@@ -618,7 +622,7 @@ static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *
                        int cxx) {
     const char *c = t->code, *p = c + st->start, *e = c + st->end;
     char buf[1024], indent[64], binds[256] = "", kind[16] = "", devvar[128] = "", modvar[256] = "", optvar[256] = "",
-                                attr[256] = "", ret[512] = "";
+                                attr[256] = "", ret[512] = "", params[256] = "";
     int returns = 0, whole = -1;
     indent_of(t, st->first, indent, sizeof indent);
     if (st->own < 0) {
@@ -705,6 +709,10 @@ static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *
     for (int i = 0; i < s->nlocals; i++) {
         const struct cf_local *l = &s->locals[i];
         if (l->file != file || l->line < st->first || l->line > st->last) continue;
+        if (l->param) { /* the header's parameters, as a def line's (what is in scope in the function's body) */
+            add_name(params, sizeof params, l->name);
+            continue;
+        }
         add_name(binds, sizeof binds, l->name);
         if (l->device && !devvar[0]) snprintf(devvar, sizeof devvar, "%s", l->name);
         if (l->module) {
@@ -761,6 +769,7 @@ static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *
         if (attr[0]) fact(file, line, DT_FACT_BINDS_ATTR, attr);
         if (modvar[0]) fact(file, line, DT_FACT_MODULE_VAR, modvar);
         if (optvar[0]) fact(file, line, DT_FACT_OPTIMIZER_VAR, optvar);
+        if (params[0]) fact(file, line, DT_FACT_PARAMS, params);
         if (returns) {
             fact(file, line, DT_FACT_RETURNS, "1");
             if (ret[0]) fact(file, line, DT_FACT_RETURN_VALUE, ret);

@@ -94,6 +94,22 @@ const struct vw_src_call *rl_making_call(const struct vw_src *src, const struct 
     return NULL;
 }
 
+/* Native code: a statement of site's function after site and before k's failing call (in that function) binds
+ * `name` again: what the name holds at site is not what reaches the failing op. */
+static int rebound_before_call(struct vw_model *m, const struct vw_case *k, const struct vw_frame *site,
+                               const char *name) {
+    if (!k->call.has_site || strcmp(k->call.site.file, site->file) ||
+        !vw_same_function(k->call.site.function, site->function) || k->call.site.line <= site->line)
+        return 0;
+    struct vw_src at, src;
+    if (!vw_src_at(m, site->file, site->line, &at)) return 0;
+    for (int l = at.last + 1; l < k->call.site.line && l - site->line < 400; l++)
+        if (vw_src_at(m, site->file, l, &src) && src.first == l && !strcmp(src.function, at.function) &&
+            vw_src_binds(&src, name))
+            return 1;
+    return 0;
+}
+
 /* The line of Python that moves `name` to the intended device, added after the fix's statement: written only
  * where the program binds that name at the fix (its statement, or one from where the tensor was made down to
  * the fix, in the same function), as the source facts say. 1 when written. */
@@ -107,7 +123,10 @@ int rl_code_for(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, 
         fx->site.site.line - own->site.line < 64)
         for (int l = own->site.line; l < fx->site.site.line && !bound; l++)
             bound = vw_src_at(m, own->site.file, l, &src) && vw_src_binds(&src, name);
-    if (!bound && vw_code_in_scope(m, &fx->site.site, name)) /* C and C++: declared earlier, still in scope */
+    /* C and C++: declared earlier, still in scope, and not bound again before the failing call (a variable
+     * declared first and assigned the tensor later holds something else at the site: the move goes after that
+     * assignment, rl_code_at_binding's) */
+    if (!bound && vw_code_in_scope(m, &fx->site.site, name) && !rebound_before_call(m, k, &fx->site.site, name))
         bound = vw_src_at(m, fx->site.site.file, fx->site.site.line, &src);
     if (!bound) return 0;
     char expr[160];

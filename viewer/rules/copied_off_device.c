@@ -54,6 +54,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     rl_at(fx, a);
     rl_dev_name(k->want, d1);
     fx->words.say = k->odd->dev == 0 ? VW_SAY_COPIED_OFF_DEVICE : VW_SAY_COPIED_ELSEWHERE;
+    fx->words.at = *a; /* the copy, cited where the fix is elsewhere */
     rl_evidence(fx, "copied to %s by %s, and used there", rl_dev_name(k->odd->dev, d2), a->what);
     struct vw_src src;
     struct vw_src_call cc;
@@ -92,6 +93,20 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
         fx->kind = VW_FIX_MOVE_AFTER;
         rl_evidence(fx, "copied in %s, which returned it", a->site.function);
         return 1;
+    }
+    /* native code: copied in another function than the failing call's (a helper that sends a batch to a device
+     * and returns it): brought back right where the copy is made, by the name its statement binds, so that the
+     * helper's every caller gets it there; not in the caller, which has no copy to fix */
+    enum vw_lang al = a->has_site ? vw_code_lang(m, &a->site) : VW_LANG_NONE;
+    if ((al == VW_LANG_C || al == VW_LANG_CXX) && k->call.has_site &&
+        (strcmp(a->site.file, k->call.site.file) || !vw_same_function(a->site.function, k->call.site.function)) &&
+        vw_src_at(m, a->site.file, a->site.line, &src) && src.binds[0] && !strchr(src.binds, ',')) {
+        struct vw_fix at = *fx;
+        if (rl_code_for(m, k, &at, NULL, src.binds)) {
+            *fx = at;
+            rl_evidence(fx, "copied in %s, which binds it to \"%s\"", a->site.function, src.binds);
+            return 1;
+        }
     }
     /* the program's name for it at the failing call: a native call's argument, else the tensor's name */
     char nat[256];

@@ -230,6 +230,7 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
     *v = RL_UNMOVED_NEVER_MOVED;
     /* C++: made while constructing a module the program declares (its parameter): that module is moved */
     struct vw_frame mat;
+    struct vw_step hmove;
     char mname[160];
     if (derived < 0 && view < 0 && !rl_is_python(made) &&
         vw_code_module_move(m, k, made, &mat, mname, sizeof mname, fx->code, sizeof fx->code)) {
@@ -291,8 +292,27 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
                modname, d1, on, more ? " (and the others listed)" : "", d2);
         codename = modname;
         rl_evidence(fx, "made by the statement that declares the module \"%s\"", modname);
+    } else if (view < 0 && derived < 0 && vw_code_module_holder(m, k, made, &mat, modname, sizeof modname)[0] &&
+               !module_move_before(m, k, made, &hmove)) {
+        /* C on libdtrt: made while a function of the program built a module that a frame of its stack holds
+         * (net = example_mlp() in a helper that loads a checkpoint into it and returns it: the caller's
+         * restored = load_model(path) keeps it, with the program's device there), and no move of a module
+         * left it behind (that is a plain field's: plain-attribute) */
+        *v = RL_UNMOVED_MODULE;
+        rl_say(fx, "move the module \"%s\" to %s once the program holds it: its parameter %s%s is still where it was "
+                   "made, on %s",
+               modname, d1, on, more ? " (and the others listed)" : "", d2);
+        codename = modname;
+        rl_at_frame(fx, &mat, made->seq);
+        rl_evidence(fx, "made while building the module \"%s\" of %s:%d", modname, mat.file, mat.line);
     }
     const char *bind = codename && codename[0] ? codename : NULL;
+    /* native code: the tensor has no name in the trace; the failing call's argument that holds it is the name a
+     * caller binds (weights = class_weights(labels); ... cross_entropy(logits, y, weights)) */
+    char natname[256];
+    enum vw_lang ml = made->has_site ? vw_code_lang(m, &made->site) : VW_LANG_NONE;
+    if (!bind && (ml == VW_LANG_C || ml == VW_LANG_CXX) && vw_code_operand_name(m, k, odd, natname, sizeof natname)[0])
+        bind = natname;
     struct vw_frame caller;
     struct vw_step move;
     struct vw_src src;
