@@ -216,6 +216,47 @@ static void case_of(const char *odd_name, const struct vw_step *chain, int nstep
     snprintf(kase.opname, sizeof kase.opname, "mul");
 }
 
+/* ---------------------------------------------------------------- the device expression a fix writes */
+
+/* In the program's terms, never a literal the program did not write: a device variable the function binds
+ * before the site, else a peer's .device by a name bound there (a parameter: the def line's params fact), else
+ * (nothing bound) the literal. */
+START_TEST(test_device_expr_in_program_terms) {
+    char buf[160];
+    trace_open();
+    statement(3, "Net", NULL); /* def forward(self, x): */
+    fact(3, DT_FACT_PARAMS, "self,x");
+    statement(6, "Net.forward", "h");
+    fact(6, DT_FACT_FUNCTION_LINE, "3");
+    struct vw_step s = py_step(2, 0, DTP_ORIGIN_FACTORY, "zeros", 6, 40);
+    snprintf(s.site.function, sizeof s.site.function, "Net.forward");
+    case_of("h", &s, 1);
+    ck_assert_str_eq(vw_device_expr(&model, &kase, CUDA0, &s.site, buf, sizeof buf), "x.device");
+    trace_close();
+    /* the peer's name bound nowhere in the function: the literal */
+    trace_open();
+    statement(3, "Net", NULL);
+    fact(3, DT_FACT_PARAMS, "self,y");
+    statement(6, "Net.forward", "h");
+    fact(6, DT_FACT_FUNCTION_LINE, "3");
+    case_of("h", &s, 1);
+    ck_assert_str_eq(vw_device_expr(&model, &kase, CUDA0, &s.site, buf, sizeof buf), "\"cuda:0\"");
+    trace_close();
+    /* a device variable of the function (device = y.device) before the site: the program's own */
+    trace_open();
+    statement(3, "Net", NULL);
+    fact(3, DT_FACT_PARAMS, "self,y");
+    statement(5, "Net.forward", "device");
+    fact(5, DT_FACT_FUNCTION_LINE, "3");
+    fact(5, DT_FACT_DEVICE_VAR, "device");
+    statement(6, "Net.forward", "h");
+    fact(6, DT_FACT_FUNCTION_LINE, "3");
+    case_of("h", &s, 1);
+    ck_assert_str_eq(vw_device_expr(&model, &kase, CUDA0, &s.site, buf, sizeof buf), "device");
+    trace_close();
+}
+END_TEST
+
 /* ---------------------------------------------------------------- the registry */
 
 START_TEST(test_registry_entries) {
@@ -445,7 +486,8 @@ START_TEST(test_peer_moved_from_same_source) {
     diagnose(&fx, "peer-moved-from-same-source");
     ck_assert_int_eq(fx.kind, VW_FIX_MOVE_AFTER);
     ck_assert_int_eq(fx.site.site.line, 12); /* beside the peer's move */
-    ck_assert_str_eq(fx.code, "labels = labels.to(\"cuda:0\")");
+    /* the facts give no device expression of the program; the peer x, bound there, lends its device */
+    ck_assert_str_eq(fx.code, "labels = labels.to(x.device)");
     /* the peer made elsewhere: not this rule's */
     ops[0].chain[1].site.line = 11;
     diagnose(&fx, "never-moved");
@@ -768,7 +810,7 @@ START_TEST(test_moved_with_others) {
     ck_assert_int_eq(fx.kind, VW_FIX_MOVE_AFTER);
     ck_assert_int_eq(fx.site.seq, 15); /* after the program's move of x */
     ck_assert_int_eq(fx.site.site.line, 6);
-    ck_assert_str_eq(fx.code, "y = y.to(\"cuda:0\")");
+    ck_assert_str_eq(fx.code, "y = y.to(x.device)"); /* the moved peer x, bound at line 6 */
     ck_assert_str_eq(fx.evidence[1], "the program moved tensors made in make_batch to cuda:0, not this one");
     trace_close();
     /* the program moved a tensor made elsewhere, by a tensor's own .to: nothing made with it */
@@ -876,6 +918,7 @@ static Suite *make_rules_suite(void) {
     tcase_add_test(tc, test_moved_with_others);
     tcase_add_test(tc, test_plain_attribute);
     tcase_add_test(tc, test_fix_words);
+    tcase_add_test(tc, test_device_expr_in_program_terms);
     suite_add_tcase(s, tc);
     return s;
 }
