@@ -564,6 +564,20 @@ const char *vw_peer_device_expr(struct vw_model *m, const struct vw_case *k, int
                 if (ident_like(names[j]) && strlen(names[j]) + 8 < size && py_bound_at(m, site, names[j], 1))
                     snprintf(buf, size, "%s.device", names[j]);
         }
+    /* a parameter of a module the site holds by a name ("discriminator.0.weight", the recorder's path from the
+     * program's variable): that module's device, next(discriminator.parameters()).device */
+    for (int i = 0; i < k->n && !buf[0]; i++) {
+        const struct vw_operand *o = &k->ops[i];
+        int param = 0;
+        for (int st = 0; st < o->nsteps && !param; st++) param = o->chain[st].param && o->chain[st].tensor == o->tensor;
+        if (o->dev != dev || o->scalar || o->odd || !param) continue;
+        const char *dot = strchr(o->name, '.');
+        char var[128];
+        if (!dot || (size_t)(dot - o->name) >= sizeof var) continue;
+        snprintf(var, sizeof var, "%.*s", (int)(dot - o->name), o->name);
+        if (ident_like(var) && strlen(var) + 30 < size && py_bound_at(m, site, var, 1))
+            snprintf(buf, size, "next(%s.parameters()).device", var);
+    }
     return buf;
 }
 

@@ -121,9 +121,21 @@ static int indexed_member(const char *s) {
     }
 }
 
+/* The device of a module's parameters, as the viewer writes it: next(MODULE.parameters()).device. */
+static int module_device(const char *s) {
+    static const char head[] = "next(", tail[] = ".parameters()).device";
+    size_t n = strlen(s), h = sizeof head - 1, t = sizeof tail - 1;
+    char mod[256];
+    if (n <= h + t || n - h - t >= sizeof mod || strncmp(s, head, h) || strcmp(s + n - t, tail)) return 0;
+    memcpy(mod, s + h, n - h - t);
+    mod[n - h - t] = 0;
+    return vw_shape_member(mod, 0);
+}
+
 int vw_shape_device_code(const char *s) {
     size_t n = strspn(s, "0123456789");
-    return indexed_member(s) || vw_shape_device_literal(s) || (n && n <= 5 && !s[n]); /* .cuda(0)'s 0 */
+    return indexed_member(s) || vw_shape_device_literal(s) || module_device(s) ||
+           (n && n <= 5 && !s[n]); /* .cuda(0)'s 0 */
 }
 
 /* One line of source text as a producer copies it: no control character (tab only where tabs=1), no
