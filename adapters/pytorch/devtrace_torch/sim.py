@@ -344,12 +344,14 @@ class Simulator:
         timeout, 30 minutes by default), and the launcher (torch.multiprocessing.spawn, torchrun) ends the
         other ranks when one fails, so the job fails with the first rank's error. gloo fails at once
         ("Connection closed by peer"), and the job could fail with a survivor's error instead: a simulated
-        NCCL rank waits as NCCL does, then raises gloo's error."""
+        NCCL rank waits as NCCL does (2.x: NCCL's own default timeout, 10 minutes), then raises gloo's
+        error."""
         import time
 
-        from torch.distributed.distributed_c10d import default_pg_timeout
+        from torch.distributed import distributed_c10d as c10d
 
-        end = time.monotonic() + default_pg_timeout.total_seconds()
+        timeout = getattr(c10d, "default_pg_nccl_timeout", None) or c10d.default_pg_timeout
+        end = time.monotonic() + timeout.total_seconds()
         while time.monotonic() < end:
             time.sleep(1)
         raise e
@@ -1044,6 +1046,13 @@ class Simulator:
             return made
 
         c10d._new_process_group_helper = new_process_group_helper
+        # 2.x: an NCCL group's default timeout is NCCL's own (_DEFAULT_PG_NCCL_TIMEOUT, from
+        # kProcessGroupNCCLDefaultTimeout in ProcessGroupNCCL.hpp: 10 minutes), which a build without NCCL
+        # lacks: torch would warn "NCCL support is not compiled" and give the group gloo's 30 minutes
+        if hasattr(c10d, "default_pg_nccl_timeout") and c10d.default_pg_nccl_timeout is None:
+            import datetime
+
+            c10d.default_pg_nccl_timeout = datetime.timedelta(minutes=10)
 
         def resolve(group):
             if group is None or group is getattr(c10d.GroupMember, "WORLD", None):
