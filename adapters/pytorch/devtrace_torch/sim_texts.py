@@ -100,8 +100,8 @@ RULES = {
     # init_process_group("nccl") registers NCCL for the cuda device type only (BackendConfig from
     # Backend.backend_capability), so a collective of cpu tensors finds no backend ("nccl_no_cpu_backend")
     # instead of reaching NCCL's own check. Read from 2.13's distributed_c10d.py and measured on 2.13; 1.13
-    # had one backend for every device (NCCL's check). The first release with it is not pinned down here:
-    # taken as 2.1 (the reports of "No backend type associated with device type cpu" are of 2.1 and later)
+    # had one backend for every device (NCCL's check). The first release with it is not pinned down here
+    # (not read from 2.0's or 2.1's source): taken as 2.1
     "nccl_cuda_only": V21,
     # ATEN's entries marked 2.1: their kernels name the argument in the text
     "aten_21": V21,
