@@ -121,6 +121,12 @@ ranks = rank_traces(d)
 check("a trace per rank, named and headed by its rank",
       len(ranks) == 2 and [meta(db, "rank") for db in ranks] == ["0", "1"]
       and all(".rank%d." % r in os.path.basename(db) for r, db in enumerate(ranks)), repr(ranks))
+# multiprocessing's helpers (the resource tracker that spawn starts with the first rank) run no code of the
+# program's: a trace of theirs, if any, is headed by no rank (on 2.x the tracker once inherited rank 0's)
+others = sorted(f for f in os.listdir(d) if f.endswith(".db") and ".rank" not in f and f != "job.db")
+check("no other process's trace is headed by a rank (the resource tracker's is not rank 0's)",
+      all(meta(os.path.join(d, f), "rank") is None for f in others)
+      and all("multiprocessing" in (meta(os.path.join(d, f), "argv") or "") for f in others), repr(others))
 rrc, rep, rerr = run([DEVTRACE, "report"] + ranks)
 check("a clean job's ranks: no device mismatch", rrc == 0 and rep.count("no device mismatch") == 2, rep + rerr)
 
@@ -129,8 +135,13 @@ check("a clean job's ranks: no device mismatch", rrc == 0 and rep.count("no devi
 rc, so, se, d = traced("metric", SPAWN % '''    acc = torch.tensor([0.5])  # a metric made on the cpu
     dist.all_reduce(acc)
     dist.destroy_process_group()''')
-check("a cpu tensor all_reduce'd over NCCL fails as NCCL does", rc == 1 and "RuntimeError: Tensors must be CUDA and "
-      "dense" in se, se[-3000:])
+# torch 1.x: NCCL's own check; 2.x: an NCCL group has no backend for the cpu (sim_texts RULES "nccl_cuda_only")
+MAJOR = subprocess.run([PYTHON, "-c", "import torch; print(torch.__version__.split('.')[0])"], capture_output=True,
+                       text=True).stdout.strip()
+NO_CPU = "RuntimeError: No backend type associated with device type cpu"
+want = NO_CPU if MAJOR == "2" else "RuntimeError: Tensors must be CUDA and dense"
+check("a cpu tensor all_reduce'd over NCCL fails as torch %s's NCCL group does (%s)" % (MAJOR, want),
+      rc == 1 and want in se and se.count("Error: ") == se.count(want), se[-3000:])
 rrc, rep, rerr = run([DEVTRACE, "report", d])
 check("`devtrace report DIR`: the ranks' same mismatch reported once, as ranks 0, 1",
       rrc == 1 and "== ranks 0, 1: 2 traces with the same device mismatch" in rep
@@ -152,9 +163,49 @@ rc2, so2, se2, d2 = traced("metric2x", SPAWN % '''    acc = torch.tensor([0.5])
     dist.all_reduce(acc)
     dist.destroy_process_group()''', {"DEVTRACE_SIM_TORCH_VERSION": "2.11"})
 rrc2, rep2, _ = run([DEVTRACE, "report", d2])
-check("faked 2.x: NCCL's check raises ValueError, and is recorded as a mismatch",
-      rc2 == 1 and "ValueError: Tensors must be CUDA and dense" in se2 and "error: device mismatch in all_reduce" in rep2,
-      se2[-2000:] + rep2)
+check("2.11's rules: a collective of cpu tensors finds no backend in an NCCL group, recorded as a mismatch",
+      rc2 == 1 and NO_CPU in se2 and "error: device mismatch in all_reduce" in rep2, se2[-2000:] + rep2)
+# a GPU tensor among the arguments the op is dispatched on: NCCL's own check, a ValueError on 2.x; where the
+# cpu holds no dispatched argument of all_gather (its output list is not one), the cpu has no backend
+GATHER = '''    try:
+        dist.all_gather_into_tensor(torch.zeros(4, device=device), torch.ones(2))  # a cpu input, a GPU output
+    except (RuntimeError, ValueError) as e:
+        os.write(1, ("gather_into %d %s: %s\\n" % (rank, type(e).__name__, e)).encode())
+    try:
+        dist.all_gather([torch.zeros(2, device=device), torch.zeros(2, device=device)], torch.ones(2))
+    except (RuntimeError, ValueError) as e:
+        os.write(1, ("gather %d %s: %s\\n" % (rank, type(e).__name__, e)).encode())
+    dist.barrier()
+    print("rank", rank, "done")
+    dist.destroy_process_group()'''
+for version, want_into, want_list in (
+        ("2.11", "ValueError: Tensors must be CUDA and dense", "RuntimeError: No backend type associated with device "
+                                                               "type cpu"),
+        ("2.0", "ValueError: Tensors must be CUDA and dense", "ValueError: Tensors must be CUDA and dense"),
+        ("1.13", "RuntimeError: Tensors must be CUDA and dense", "RuntimeError: Tensors must be CUDA and dense")):
+    rc3, so3, se3, d3 = traced("gather" + version.replace(".", ""), SPAWN % GATHER,
+                               {"DEVTRACE_SIM_TORCH_VERSION": version})
+    lines = sorted(l for l in so3.splitlines() if l.startswith("gather"))
+    check("%s's rules: all_gather_into_tensor of a cpu input into a GPU output says %r, all_gather of a cpu input "
+          "into GPU outputs %r" % (version, want_into, want_list),
+          rc3 == 0 and lines == sorted(["gather_into %d %s" % (r, want_into) for r in range(2)]
+                                       + ["gather %d %s" % (r, want_list) for r in range(2)]),
+          "%d\n%s\n%s" % (rc3, so3, se3[-2000:]))
+if MAJOR == "2":
+    # the text is this torch's own: a collective of cpu tensors in a group whose backend is registered for
+    # cuda only, through torch's real dispatcher (on 1.x a backend serves every device: no such text there)
+    real = subprocess.run([PYTHON, "-c", '''import os, torch, torch.distributed as dist
+dist.Backend.register_backend("cudaonly", lambda store, rank, size, timeout: dist.ProcessGroupGloo(store, rank, size, timeout),
+                              devices=["cuda"])
+os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT="0")
+dist.init_process_group("cudaonly", init_method="tcp://127.0.0.1:0", rank=0, world_size=1)
+try:
+    dist.all_reduce(torch.ones(1))
+except RuntimeError as e:
+    print("RuntimeError: " + str(e))
+'''], capture_output=True, text=True, timeout=120)
+    check("2.x's text for a cpu collective without a cpu backend is torch's own (%r)" % NO_CPU,
+          real.stdout.strip() == NO_CPU, real.stdout + real.stderr[-2000:])
 
 # ---------------------------------------------------------------- fix --verify runs the job
 

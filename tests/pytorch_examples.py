@@ -180,8 +180,10 @@ def example(name):
              ") should be the same",
              # masked_fill's own text on torch 2.x (the measured 2.11 table, tests/data/torch2.11-device-errors.txt)
              "expected self and mask to be on the same device",
-             # DDP's: NCCL given a cpu tensor, DistributedDataParallel given device_ids for a module on the cpu
-             "Error: Tensors must be CUDA and dense", "ValueError: DistributedDataParallel device_ids and "
+             # DDP's: NCCL given a cpu tensor (2.x: a collective of cpu tensors finds no backend in an NCCL
+             # group), DistributedDataParallel given device_ids for a module on the cpu
+             "Error: Tensors must be CUDA and dense", "RuntimeError: No backend type associated with device type cpu",
+             "ValueError: DistributedDataParallel device_ids and "
              "output_device arguments only work with single-device/multiple-device GPU modules")
     out.append(("%s: fails with PyTorch's message" % name, rc == 1 and any(f in se for f in forms), se[-2000:]))
     origin, fix = marker(path, "origin"), marker(path, "fix")
@@ -367,13 +369,12 @@ try:
 except Exception:
     _major = "?"
 if _major == "2":
-    gaps = {n: "DDP by torch.multiprocessing.spawn on 2.x: rank 0 is traced twice (an extra process headed rank "
-               "0) and the simulated nccl does not refuse a cpu tensor in a collective (docs/ddp.md); torchrun's "
-               "ranks on 2.x are tested by pytorch-trainers" for n in names if "_ddp_" in n}
+    gaps = {}
     gaps["bug_mask_helper.py"] = ("no bug on 2.x: nn.TransformerEncoder takes a cpu attention mask next to a GPU's "
                                   "input (measured on a GPU with 2.11), and the simulation agrees")
-    gaps["bug_resume_optimizer.py"] = ("on 2.x Adam's step fails first inside its own update, and the report's chain "
-                                       "does not reach the state dict's load (line 37) yet")
+    gaps["bug_resume_optimizer.py"] = ("on 2.x load_state_dict takes the loaded state tensors as they are (no deep "
+                                       "copy), and the report's chain has no step for that: it does not reach the "
+                                       "state dict's load (line 37) yet (docs/torch2.md)")
     for gap, why in sorted(gaps.items()):
         if gap in names:
             names.remove(gap)

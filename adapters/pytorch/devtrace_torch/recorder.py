@@ -989,6 +989,7 @@ def _wrap_distributed(torch, rec):
             target, args = getattr(self, "_target", None), getattr(self, "_args", ())
             if spawn_wrap is None or target is not spawn_wrap or len(args) < 2 or not isinstance(args[1], int):
                 return old(self)
+            _helpers_first(self)
             had = os.environ.get("DEVTRACE_RANK")
             os.environ["DEVTRACE_RANK"] = str(args[1])
             try:
@@ -1049,6 +1050,29 @@ def _wrap_distributed(torch, rec):
         return __init__
 
     _wrap(DDP, "__init__", init)
+
+
+def _helpers_first(process):
+    """Starts, before a rank's DEVTRACE_RANK is set, the helper processes that multiprocessing would start
+    inside this rank's start() and that would inherit the variable: the resource tracker (the spawn and
+    forkserver methods start it on their first process) and the fork server. They run no code of the
+    program's and must not write a trace headed by the rank (with torch 2.x's spawn, which makes no queue
+    before its first process, the tracker was first started there and wrote a second rank-0 trace). Both
+    calls are the ones multiprocessing makes in start() itself, a moment later: the program's result is
+    the same; a failure is left to start() to meet and raise, as it would without the recorder."""
+    method = getattr(process, "_start_method", None)
+    if method not in ("spawn", "forkserver"):
+        return
+    try:
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
+        if method == "forkserver":
+            from multiprocessing import forkserver
+
+            forkserver.ensure_running()
+    except Exception:
+        pass
 
 
 def _device_marker(torch, rec, index, name):

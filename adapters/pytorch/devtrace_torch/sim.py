@@ -344,12 +344,14 @@ class Simulator:
         timeout, 30 minutes by default), and the launcher (torch.multiprocessing.spawn, torchrun) ends the
         other ranks when one fails, so the job fails with the first rank's error. gloo fails at once
         ("Connection closed by peer"), and the job could fail with a survivor's error instead: a simulated
-        NCCL rank waits as NCCL does, then raises gloo's error."""
+        NCCL rank waits as NCCL does (2.x: NCCL's own default timeout, 10 minutes), then raises gloo's
+        error."""
         import time
 
-        from torch.distributed.distributed_c10d import default_pg_timeout
+        from torch.distributed import distributed_c10d as c10d
 
-        end = time.monotonic() + default_pg_timeout.total_seconds()
+        timeout = getattr(c10d, "default_pg_nccl_timeout", None) or c10d.default_pg_timeout
+        end = time.monotonic() + timeout.total_seconds()
         while time.monotonic() < end:
             time.sleep(1)
         raise e
@@ -1006,6 +1008,7 @@ class Simulator:
             return
         sim, Tensor = self, self.torch.Tensor
         nccl = self.nccl_groups
+        cpu_backend = set()  # id() of those of them with another backend for the cpu ("cpu:gloo,cuda:nccl")
         keep = []  # the groups themselves, so that an id is never another's
 
         def wants_nccl(backend):
@@ -1032,18 +1035,38 @@ class Simulator:
                     kwargs["device_id"] = None
                 elif len(args) > 9 and helper_takes_device_id:
                     args[9] = None
-            pg = helper(*args, **kwargs)
+            made = helper(*args, **kwargs)
+            pg = made[0] if isinstance(made, tuple) else made  # 2.x returns (group, its prefix store)
             if wants_nccl(asked) and pg is not None and pg is not getattr(c10d.GroupMember, "NON_GROUP_MEMBER", None):
                 nccl.add(id(pg))
                 keep.append(pg)
-            return pg
+                pairs = dict(p.split(":", 1) for p in asked.lower().split(",") if ":" in p)
+                if pairs.get("cpu", "nccl") != "nccl":
+                    cpu_backend.add(id(pg))
+            return made
 
         c10d._new_process_group_helper = new_process_group_helper
+        # 2.x: an NCCL group's default timeout is NCCL's own (_DEFAULT_PG_NCCL_TIMEOUT, from
+        # kProcessGroupNCCLDefaultTimeout in ProcessGroupNCCL.hpp: 10 minutes), which a build without NCCL
+        # lacks: torch would warn "NCCL support is not compiled" and give the group gloo's 30 minutes
+        if hasattr(c10d, "default_pg_nccl_timeout") and c10d.default_pg_nccl_timeout is None:
+            import datetime
 
-        def is_nccl(group):
+            c10d.default_pg_nccl_timeout = datetime.timedelta(minutes=10)
+
+        def resolve(group):
             if group is None or group is getattr(c10d.GroupMember, "WORLD", None):
                 group = c10d._get_default_group() if dist.is_initialized() else None
+            return group
+
+        def is_nccl(group):
+            group = resolve(group)
             return group is not None and id(group) in nccl
+
+        def cpu_ok(group):
+            """A "cpu:gloo,cuda:nccl" group has a backend of its own for cpu tensors."""
+            group = resolve(group)
+            return group is not None and id(group) in cpu_backend
 
         def new_group(old):
             def call(*args, **kwargs):
@@ -1073,10 +1096,7 @@ class Simulator:
                 except TypeError:
                     return old(*args, **kwargs)  # the program's own mistake: torch says it
                 if is_nccl(bound.get("group")):
-                    for _, t in _tensor_args(bound, Tensor):
-                        if not sim.code(t):
-                            error = ValueError if T.has("nccl_value_error", sim.version) else RuntimeError
-                            raise error(sim.text("nccl_cpu_tensor"))
+                    sim.check_nccl(old.__name__, list(_tensor_args(bound, Tensor)), cpu_ok(bound.get("group")))
                 try:
                     return old(*args, **kwargs)
                 except RuntimeError as e:
@@ -1097,6 +1117,25 @@ class Simulator:
                     setattr(mod, name, _named_like(make(old), old))
             if hasattr(mod, "is_nccl_available"):
                 mod.is_nccl_available = lambda: True
+
+    def check_nccl(self, name, tensors, cpu_ok):
+        """A collective of a group the program asked NCCL for, given tensors [(argument, tensor)], fails
+        where it would on GPUs. torch 1.x: NCCL's own check refuses a tensor off the GPU. 2.x
+        (RULES "nccl_cuda_only"): the c10d op is dispatched on its dispatch arguments' device (a GPU if
+        one of them is on a GPU, else the cpu); on the cpu the group has no backend unless the program
+        gave it one ("cpu:gloo,cuda:nccl"), on a GPU NCCL's check refuses any tensor off the GPU."""
+        off = [t for _, t in tensors if not self.code(t)]
+        if not off:
+            return
+        nccl_error = ValueError if T.has("nccl_value_error", self.version) else RuntimeError
+        if not T.has("nccl_cuda_only", self.version):
+            raise nccl_error(self.text("nccl_cpu_tensor"))
+        only = _DISPATCHED_ON.get(name)
+        dispatched = [t for n, t in tensors if only is None or n.partition("[")[0] in only]
+        if any(self.code(t) for t in dispatched):
+            raise nccl_error(self.text("nccl_cpu_tensor"))
+        if not cpu_ok:
+            raise RuntimeError(self.text("nccl_no_cpu_backend"))
 
     def install_data_parallel(self):
         """nn.DataParallel on simulated GPUs: PyTorch's own check that the module
@@ -1317,6 +1356,13 @@ def _code_of_name(dev):
 _COLLECTIVES = ("all_reduce broadcast reduce all_gather all_gather_into_tensor _all_gather_base reduce_scatter "
                 "reduce_scatter_tensor _reduce_scatter_base all_to_all all_to_all_single gather scatter send recv "
                 "isend irecv all_reduce_coalesced all_gather_coalesced").split()
+
+
+# The collectives whose c10d op is dispatched on some of their tensor arguments only (the others reach
+# the op as a list of lists, Tensor[][], which the dispatcher does not look into; torch/csrc/distributed/
+# c10d/Ops.cpp): the Python arguments it is dispatched on. Every other collective: all its tensors.
+_DISPATCHED_ON = {"all_gather": ("tensor",), "gather": ("tensor",), "scatter": ("tensor",),
+                  "reduce_scatter": ("output",), "all_gather_coalesced": ("input_tensor_list",)}
 
 
 # gloo's texts for a peer whose process is gone (a rank that failed and exited)

@@ -69,6 +69,11 @@ TEXTS = {
     # ProcessGroupNCCL's check of a collective's tensors (check_gpu_single_tensor): the same text on 1.13 and
     # 2.x, raised as a ValueError on 2.x (RULES "nccl_value_error")
     "nccl_cpu_tensor": ((V1, "Tensors must be CUDA and dense"),),
+    # ProcessGroup::getBackend(DeviceType) (ProcessGroup.cpp): a collective dispatched on the cpu (no GPU
+    # tensor among the arguments the c10d op dispatches on) of a group with no backend for the cpu, as
+    # init_process_group("nccl") makes from 2.x's Backend.backend_capability (nccl: ["cuda"]; RULES
+    # "nccl_cuda_only"). The text is 2.13's own, measured here through its dispatcher (tests/ddp_checks.py)
+    "nccl_no_cpu_backend": ((V1, "No backend type associated with device type cpu"),),
     "ordinal": ((V1, "CUDA error: invalid device ordinal"),),
     # indexing's check of its indices (TensorAdvancedIndexing.cpp, check_indices_on_cpu_or_selfdevice; the
     # same in the libtorch_cpu of 1.13 and of 2.13)
@@ -92,6 +97,12 @@ RULES = {
     # 1.13 raised RuntimeError (TORCH_CHECK): read from PyTorch's 2.x source, not run; the first release
     # with it is not pinned down here, taken as 2.0
     "nccl_value_error": V2,
+    # init_process_group("nccl") registers NCCL for the cuda device type only (BackendConfig from
+    # Backend.backend_capability), so a collective of cpu tensors finds no backend ("nccl_no_cpu_backend")
+    # instead of reaching NCCL's own check. Read from 2.13's distributed_c10d.py and measured on 2.13; 1.13
+    # had one backend for every device (NCCL's check). The first release with it is not pinned down here
+    # (not read from 2.0's or 2.1's source): taken as 2.1
+    "nccl_cuda_only": V21,
     # ATEN's entries marked 2.1: their kernels name the argument in the text
     "aten_21": V21,
 }
