@@ -78,6 +78,10 @@ static inline const char *dt_op_bare(const char *name) {
     return name && !strncmp(name, DT_OP_NS_ATEN, sizeof DT_OP_NS_ATEN - 1) ? name + sizeof DT_OP_NS_ATEN - 1 : name;
 }
 
+/* libdtrt's C function of an op is the op's name with this prefix (op cross_entropy: dt_cross_entropy), as the
+ * program's source calls it. */
+#define DT_OP_C_PREFIX "dt_"
+
 /* The families (enum dt_op_family bits) of the op called name, 0 for none; an "aten::" prefix is skipped. */
 static inline unsigned dt_op_families_of(const char *name) {
     if (!name) return 0;

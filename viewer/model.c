@@ -518,7 +518,8 @@ static void intent_of(struct vw_model *m, const struct vw_operand *ops, int n, i
          * and fill initializers of a module's parameters (its construction, on the cpu wherever the model is
          * meant to run) */
         "SELECT arg0_device, count(*), 0 FROM (SELECT o.arg0_device FROM ops o LEFT JOIN strings s ON s.id = o.name "
-        "WHERE o.op < ?1 AND o.nargs > 0 AND COALESCE(CASE WHEN s.text LIKE 'aten::%' THEN substr(s.text, 7) ELSE "
+        "WHERE o.op < ?1 AND o.nargs > 0 AND COALESCE(CASE WHEN substr(s.text, 1, length('" DT_OP_NS_ATEN "')) = '"
+        DT_OP_NS_ATEN "' THEN substr(s.text, length('" DT_OP_NS_ATEN "') + 1) ELSE "
         "s.text END, '') NOT IN (" DT_OPS_MOVE_SQL ", " DT_OPS_INIT_SQL ") ORDER BY o.op DESC LIMIT ?3) GROUP BY 1",
     };
     if (m->have_facts) { /* the latest moves to each candidate made by a line with a device expression */
@@ -955,11 +956,12 @@ enum vw_lang vw_code_lang(struct vw_model *m, const struct vw_frame *site) {
  * with its aten:: namespace): its last name is the op's, bare or with the runtime's dt_ prefix. *method:
  * called on a receiver (x.add). */
 static int call_is_op(const char *func, const char *op, int *method) {
-    if (!strncmp(op, "aten::", 6)) op += 6; /* libtorch's ops: aten::eq is x.eq(y), torch::eq(x, y) */
+    op = dt_op_bare(op); /* libtorch's ops: aten::eq is x.eq(y), torch::eq(x, y) */
     const char *base = func + strlen(func);
     while (base > func && base[-1] != '.' && base[-1] != '>' && base[-1] != ':') base--;
     *method = base > func && (base[-1] == '.' || base[-1] == '>');
-    return !strcmp(base, op) || (!strncmp(base, "dt_", 3) && !strcmp(base + 3, op));
+    size_t pl = sizeof DT_OP_C_PREFIX - 1;
+    return !strcmp(base, op) || (!strncmp(base, DT_OP_C_PREFIX, pl) && !strcmp(base + pl, op));
 }
 
 static int ident_like(const char *s) {
