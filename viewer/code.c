@@ -8,6 +8,7 @@
 #include "diag.h"
 #include "validate.h"
 
+#include "op_families.h"
 #include "trace_schema.h"
 
 #include <ctype.h>
@@ -458,6 +459,25 @@ static const char *py_class_device_attr(struct vw_model *m, const struct vw_fram
     return buf;
 }
 
+/* Python: whether the trace saw a parameter made while a module of class cls (its qualified name's first cl
+ * bytes) was constructed (a frame of cls.__init__ on the parameter's stack): such a module has parameters, and
+ * next(self.parameters()) names their device. */
+static int py_class_has_params(struct vw_model *m, const char *cls, size_t cl) {
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT r.pystack FROM tensor_rows r JOIN tensor_attrs a ON a.id = r.attrs JOIN "
+                                     "strings w ON w.id = a.what AND w.text = '" DT_WHAT_PARAMETER "' WHERE "
+                                     "COALESCE(r.pystack, 0) <> 0 LIMIT 4096");
+    if (!st) return 0;
+    int found = 0;
+    while (!found && sqlite3_step(st) == SQLITE_ROW) {
+        struct vw_frame f;
+        int64_t id = sqlite3_column_int64(st, 0), next;
+        for (int depth = 0; id && depth < 64 && !found && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next)
+            found = !strncmp(f.function, cls, cl) && !strcmp(f.function + cl, "." DT_PY_CONSTRUCTOR);
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
 /* A device expression the fix may use at site, the program's own first and never a device literal the
  * program did not write there:
  *  1. one the program used in a move to dev from the function of site (the variable it moves its batches
@@ -540,6 +560,12 @@ const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t 
     if (global[0]) return snprintf(buf, size, "%s", global), buf;
     if (lang == VW_LANG_PYTHON && k && vw_peer_device_expr(m, k, dev, site, var, sizeof var)[0])
         return snprintf(buf, size, "%s", var), buf;
+    /* a method of a module that has parameters: where they are (the module's own device: model code runs
+     * wherever its module was moved) */
+    struct vw_src at, def;
+    if (cl && vw_src_at(m, site->file, site->line, &at) && vw_src_at(m, site->file, at.function_line, &def) &&
+        strstr(def.class_bases, "Module") && py_class_has_params(m, fn, cl))
+        return snprintf(buf, size, "next(self.parameters()).device"), buf;
     return buf;
 }
 
