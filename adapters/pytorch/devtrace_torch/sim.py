@@ -1106,6 +1106,26 @@ class Simulator:
 
             return call
 
+        def object_coll_device(old):
+            # object collectives (broadcast_object_list, all_gather_object) serialize into a tensor on the
+            # group's device: NCCL's is cuda (its only device type), unless the program gave the cpu a
+            # backend of its own; the gloo group under the simulated NCCL says cpu
+            def call(group=None):
+                return "cuda" if is_nccl(group) and not cpu_ok(group) else old(group)
+
+            return call
+
+        if callable(getattr(c10d, "_get_object_coll_device", None)) and not getattr(
+                c10d._get_object_coll_device, "_devtrace_sim", False):
+            c10d._get_object_coll_device = _named_like(object_coll_device(c10d._get_object_coll_device),
+                                                       c10d._get_object_coll_device)
+        # c10d's logger reads NCCL's version when a collective of an NCCL group raises (2.x): this CPU build
+        # has no NCCL to ask, the simulated one answers with the version torch's CUDA wheels bundle
+        torch = self.torch
+        nccl_mod = getattr(getattr(torch, "cuda", None), "nccl", None)
+        if nccl_mod is not None and not hasattr(torch._C, "_nccl_version"):
+            nccl_mod.version = lambda: _SIM_NCCL_VERSION
+
         for mod in (dist, c10d):
             for name in _COLLECTIVES:
                 old = getattr(mod, name, None)
@@ -1353,6 +1373,10 @@ def _code_of_name(dev):
 
 
 # torch.distributed's collectives and point-to-point calls, checked on a group the program asked NCCL for
+# The NCCL version torch.cuda.nccl.version() gives under the simulation (torch 2.x's CUDA wheels bundle NCCL 2.x):
+# only c10d's logger reads it, when a collective of an NCCL group raises.
+_SIM_NCCL_VERSION = (2, 21, 5)
+
 _COLLECTIVES = ("all_reduce broadcast reduce all_gather all_gather_into_tensor _all_gather_base reduce_scatter "
                 "reduce_scatter_tensor _reduce_scatter_base all_to_all all_to_all_single gather scatter send recv "
                 "isend irecv all_reduce_coalesced all_gather_coalesced").split()
