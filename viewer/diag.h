@@ -171,6 +171,9 @@ struct vw_sibling {
     int line, last; /* its statement's first and last lines */
 };
 int vw_fact_siblings(struct vw_model *m, const struct vw_step *made, int64_t seq, struct vw_sibling *out, int max);
+/* What the advice calls an operand: its name in the program, else the name its source passed it by, else the
+ * argument it was passed as ("the tensor passed as 'input'"); never a trace's internal id. */
+const char *vw_operand_called(const struct vw_operand *o, char *buf, size_t size);
 /* The latest name tensor id had before seq, into buf ("" when none). */
 const char *vw_tensor_name(struct vw_model *m, int64_t id, int64_t seq, char *buf, size_t size);
 /* 1 when the program named a tensor `name` (before seq) that is on dev and was never moved. */

@@ -889,6 +889,16 @@ int vw_tensor_names(struct vw_model *m, int64_t id, int64_t seq, char (*out)[256
     return n;
 }
 
+const char *vw_operand_called(const struct vw_operand *o, char *buf, size_t size) {
+    if (o->name[0])
+        snprintf(buf, size, "\"%s\"", o->name);
+    else if (o->src_name[0])
+        snprintf(buf, size, "\"%.200s\" (passed as '%.60s')", o->src_name, o->arg);
+    else
+        snprintf(buf, size, "the tensor passed as '%s'", o->arg);
+    return buf;
+}
+
 size_t vw_src_call_method(const struct vw_src_call *c, const char *method) {
     size_t fl = strlen(c->func), ml = strlen(method);
     return fl > ml + 1 && c->func[fl - ml - 1] == '.' && !strcmp(c->func + fl - ml, method) ? fl - ml - 1 : 0;

@@ -15,18 +15,6 @@ static void say(struct vw_fix *fx, const char *fmt, ...) {
     va_end(ap);
 }
 
-/* What the advice calls the odd operand: its name in the program, else the argument it was passed as ("the
- * tensor passed as 'input'"); never a trace's internal id. */
-static const char *called(const struct vw_operand *o, char *buf, size_t size) {
-    if (o->name[0])
-        snprintf(buf, size, "\"%s\"", o->name);
-    else if (o->src_name[0])
-        snprintf(buf, size, "\"%.200s\" (passed as '%.60s')", o->src_name, o->arg);
-    else
-        snprintf(buf, size, "the tensor passed as '%s'", o->arg);
-    return buf;
-}
-
 static const char *dev(int64_t d, char *buf) { return vw_device_name(d, buf, 32); }
 
 static const char *site(const struct vw_step *s, char *buf, size_t size) {
@@ -47,7 +35,7 @@ void vw_fix_words(const struct vw_case *k, struct vw_fix *fx) {
     char on[300], want[32], d2[32], d3[32], buf[1024], buf2[1024];
     if (w->say == VW_SAY_RULE || !o) return;
     fx->text[0] = '\0';
-    called(o, on, sizeof on);
+    vw_operand_called(o, on, sizeof on);
     dev(k->want, want);
     switch (w->say) {
     case VW_SAY_RULE: break;

@@ -63,18 +63,6 @@ int rl_has_code(struct vw_model *m, const struct vw_step *s) {
     return s->has_site && vw_code_lang(m, &s->site) != VW_LANG_NONE;
 }
 
-/* What the advice calls the odd operand: its name in the program, else the argument it was passed as
- * ("the tensor passed as 'input'"); never a trace's internal id. */
-const char *rl_called(const struct vw_operand *o, char *buf, size_t size) {
-    if (o->name[0])
-        snprintf(buf, size, "\"%s\"", o->name);
-    else if (o->src_name[0])
-        snprintf(buf, size, "\"%.200s\" (passed as '%.60s')", o->src_name, o->arg);
-    else
-        snprintf(buf, size, "the tensor passed as '%s'", o->arg);
-    return buf;
-}
-
 /* The name a tensor of the chain went by in the program, or "". */
 const char *rl_step_name(struct vw_model *m, const struct vw_case *k, const struct vw_step *s, char *buf, size_t size) {
     return vw_tensor_name(m, s->tensor, k->seq, buf, size);

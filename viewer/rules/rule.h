@@ -28,8 +28,6 @@ int rl_ident(const char *s);
 int rl_is_python(const struct vw_step *s);
 /* A site whose language's code the fix can write (code.c): Python, or native code with source facts. */
 int rl_has_code(struct vw_model *m, const struct vw_step *s);
-/* What the advice calls the odd operand: its name in the program, else the argument it was passed as. */
-const char *rl_called(const struct vw_operand *o, char *buf, size_t size);
 /* The name a tensor of the chain went by in the program, or "". */
 const char *rl_step_name(struct vw_model *m, const struct vw_case *k, const struct vw_step *s, char *buf, size_t size);
 /* The call on the line that made s that made it, from the source facts; NULL when none is known. */

@@ -48,7 +48,7 @@ static int module_made_inline(struct vw_model *m, const struct vw_case *k, struc
     rl_say(
         fx,
         "move the %s made inside the expression at %s:%d to %s: %s is its parameter%s, still where it was made, on %s",
-        c->func, caller.file, caller.line, rl_dev_name(k->want, d1), rl_called(o, on, sizeof on),
+        c->func, caller.file, caller.line, rl_dev_name(k->want, d1), vw_operand_called(o, on, sizeof on),
         p ? " (through a view)" : "", rl_dev_name(o->dev, d2));
     rl_evidence(fx, "a parameter (nn.Parameter) made by %s", ctor.function);
     rl_evidence(fx, "%s(...) is called inside an expression at line %d and never moved", c->func, caller.line);
@@ -109,7 +109,7 @@ static int attribute_in_init(struct vw_model *m, const struct vw_case *k, struct
         rl_say(fx,
                "register %s as a buffer of its module, so that moving the module moves it: %s is a plain attribute, "
                "set from \"%s\" at line %d of %s, and %s %s on %s where it was made",
-               a.binds_attr, a.binds_attr, a.attr_from, l, made->site.function, rl_called(o, on, sizeof on),
+               a.binds_attr, a.binds_attr, a.attr_from, l, made->site.function, vw_operand_called(o, on, sizeof on),
                own ? "is a view of what stayed" : "stayed", rl_dev_name(o->dev, d2));
         rl_evidence(fx, "made in %s, a constructor of a class of %s", made->site.function, def.class_bases);
         rl_evidence(fx, "\"%s\" is stored as %s at line %d", a.attr_from, a.binds_attr, l);
@@ -167,7 +167,7 @@ static int attribute_from_helper(struct vw_model *m, const struct vw_case *k, st
     rl_say(fx,
            "register %s as a buffer of its module, so that moving the module moves it: %s is a plain attribute, "
            "set at line %d of %s from what %s returned, and %s %s on %s where it was made",
-           a.binds_attr, a.binds_attr, a.first, f.function, made->site.function, rl_called(o, on, sizeof on),
+           a.binds_attr, a.binds_attr, a.first, f.function, made->site.function, vw_operand_called(o, on, sizeof on),
            own ? "is a view of what stayed" : "stayed", rl_dev_name(o->dev, d2));
     rl_evidence(fx, "made in %s, called by %s, a constructor of a class of %s", made->site.function, f.function,
                 def.class_bases);
@@ -205,7 +205,7 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
     char d1[32], d2[32], on[300], buf[1024];
     rl_dev_name(k->want, d1);
     rl_dev_name(odd->dev, d2);
-    rl_called(odd, on, sizeof on);
+    vw_operand_called(odd, on, sizeof on);
     int view, own = rl_made_at(odd, &view);
     /* computed by ops of one tensor each from a tensor the program has no name for (a mask from a causal
      * buffer): the fix is where those came from, the first the program holds by a name; not where library
