@@ -386,10 +386,8 @@ static int ident_like(const char *s) {
 static int py_bound_at(struct vw_model *m, const struct vw_frame *site, const char *name, int after) {
     struct vw_src at, src;
     if (!name[0] || !vw_src_at(m, site->file, site->line, &at) || !at.function[0]) return 0;
-    if (at.function_line > 0 && vw_src_at(m, site->file, at.function_line, &src)) {
-        for (const char *p = src.params; (p = strstr(p, name)) != NULL; p++)
-            if ((p == src.params || p[-1] == ',') && (p[strlen(name)] == ',' || !p[strlen(name)])) return 1;
-    }
+    if (at.function_line > 0 && vw_src_at(m, site->file, at.function_line, &src) && vw_list_has(src.params, name))
+        return 1;
     if (after && vw_src_binds(&at, name)) return 1;
     int stop = at.function_line > 0 ? at.function_line : 0;
     for (int l = at.first - 1; l > stop && l >= at.first - 600; l--) {

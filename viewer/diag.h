@@ -239,6 +239,8 @@ size_t vw_src_call_method(const struct vw_src_call *c, const char *method);
 /* A Python constructor's frame ("Net.<locals>.Layer.__init__"): the length of its class's qualified name
  * ("Net.<locals>.Layer"), else 0. */
 size_t vw_py_constructor(const char *function);
+/* 1 when name is an item of the comma-separated list (a binds or params fact). */
+int vw_list_has(const char *list, const char *name);
 /* 1 when the statement at (file, line) binds name (a plain name among its targets). */
 int vw_src_binds(const struct vw_src *s, const char *name);
 

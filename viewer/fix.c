@@ -493,13 +493,14 @@ static int fix_in_tree(struct vw_trace *t, const struct vw_fix *fix, const struc
 /* The patched program run again under devtrace, in a temp dir that mirrors the program's tree (root); 0
  * when it ran without a device mismatch, or an exit status after saying why. */
 /* One run of the command in argv (`devtrace run ... -- PROGRAM...`, its trace at db) in wd with env: the
- * worst of its trace's brief reports (0: no mismatch, < 0: unreadable), its exit status in *status. */
-static int run_judged(char *const *argv, const char *wd, char *const *env, const char *db, int *status) {
+ * worst of its trace's brief reports, written to out (NULL: none kept), 0 for no mismatch, -1 when it cannot
+ * be read, -2 when the command could not run or left no trace; its exit status in *status. */
+static int run_judged(char *const *argv, const char *wd, char *const *env, const char *db, int *status, FILE *out) {
     *status = vw_fix_runner(argv, wd, env);
     struct vw_trace after;
-    if (*status < 0 || vw_trace_open(db, &after) < 0) return -1;
-    FILE *null = fopen("/dev/null", "w");
-    int found = null ? vw_report_trace(&after, 0, VW_REPORT_BRIEF | VW_REPORT_NO_SOURCE, null, 0, 1, NULL) : -1;
+    if (*status < 0 || vw_trace_open(db, &after) < 0) return -2;
+    FILE *null = out ? NULL : fopen("/dev/null", "w"), *to = out ? out : null;
+    int found = to ? vw_report_trace(&after, 0, VW_REPORT_BRIEF | VW_REPORT_NO_SOURCE, to, 0, 1, NULL) : -1;
     if (null) fclose(null);
     vw_trace_close(&after);
     return found;
@@ -511,11 +512,8 @@ static int run_judged(char *const *argv, const char *wd, char *const *env, const
  * cpu too, in a second copy: when that one runs, the patch broke the cpu path and is not verified; when it
  * fails as well, the program has no cpu path and the patch is judged on the GPUs alone, and said so.
  * VW_EXIT_OK or VW_EXIT_FOUND, having said why not. */
-static int verify_cpu(struct vw_model *m, const struct vw_fix *fix, const char *path, const char *root,
-                      const char *tmpl, char **argv, int argc, int prog, const char *wd, char *const *simenv,
-                      int nsimenv) {
-    (void)fix;
-    (void)path;
+static int verify_cpu(const char *root, const char *tmpl, char **argv, int argc, int prog, const char *wd,
+                      char *const *simenv, int nsimenv) {
     char *env[8];
     int nenv = 0;
     for (int i = 0; i < nsimenv && nenv < 5; i++)
@@ -529,7 +527,7 @@ static int verify_cpu(struct vw_model *m, const struct vw_fix *fix, const char *
     argv[prog - 2] = db; /* -o DB */
     fprintf(stderr, "devtrace: verifying: the patched program run again on the cpu alone (DEVTRACE_SIM_CUDA=0 "
                     "CUDA_VISIBLE_DEVICES=)\n");
-    int status, found = run_judged(argv, wd, env, db, &status);
+    int status, found = run_judged(argv, wd, env, db, &status, NULL);
     if (found == 0 && status == 0) {
         argv[prog - 2] = saved;
         printf("verified: with the patch, the program ran to the end (exit status 0) without a device mismatch "
@@ -558,14 +556,13 @@ static int verify_cpu(struct vw_model *m, const struct vw_fix *fix, const char *
             oargv[n] = NULL;
             char wdo[PATH_MAX + 256];
             snprintf(wdo, sizeof wdo, "%s%s", orig, wd + tl);
-            if (ok) ofound = run_judged(oargv, wdo, env, odb, &ostatus);
+            if (ok) ofound = run_judged(oargv, wdo, env, odb, &ostatus, NULL);
             for (int i = 0; i < n; i++) free(oargv[i]);
         }
         rm_tree(orig);
         vw_cleanup_drop_dir(orig);
     }
     argv[prog - 2] = saved;
-    (void)m;
     if (ofound == 0 && ostatus == 0) {
         if (found > 0)
             printf("not verified: with the patch, the program runs on the simulated GPU(s) but a device mismatch "
@@ -692,25 +689,23 @@ static int verify(struct vw_model *m, const struct vw_fix *fix, const char *self
     }
     fprintf(stderr, "devtrace: verifying: the patched %s in %s, run again%s%s%s\n", shown(base, msg, sizeof msg),
             tmpl, sim[0] ? " on " : "", sim, sim[0] ? " simulated GPU(s)" : "");
-    int status = vw_fix_runner(argv, wd, env);
-    struct vw_trace after;
-    if (status < 0 || vw_trace_open(db, &after) < 0) {
-        vw_error("fix: the patched program could not be run again");
-        goto free_env;
-    }
     char *doc = NULL;
     size_t size = 0;
     FILE *mem = open_memstream(&doc, &size);
-    int found = mem ? vw_report_trace(&after, 0, VW_REPORT_BRIEF | VW_REPORT_NO_SOURCE, mem, 0, 1, NULL) : -1;
+    int status = -1, found = mem ? run_judged(argv, wd, env, db, &status, mem) : -1;
     if (mem) fclose(mem);
-    vw_trace_close(&after);
+    if (found == -2) {
+        free(doc);
+        vw_error("fix: the patched program could not be run again");
+        goto free_env;
+    }
     if (found == 0 && children_found(tmpl, "verify") > 0) {
         printf("with the patch, a device mismatch still fires in a process the program started (a rank): run "
                "the patched program under devtrace to see it\n");
         rc = VW_EXIT_FOUND;
     } else if (found == 0 && status == 0) {
         if (sim[0])
-            rc = verify_cpu(m, fix, path, root, tmpl, argv, argc, prog, wd, env, nenv);
+            rc = verify_cpu(root, tmpl, argv, argc, prog, wd, env, nenv);
         else {
             printf("verified: with the patch, the program ran to the end (exit status 0) without a device "
                    "mismatch\n");

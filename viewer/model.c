@@ -724,13 +724,15 @@ void vw_model_refuse(struct vw_model *m, const char *file, int line, const char 
     snprintf(m->inconsistent, sizeof m->inconsistent, "its source fact '%s' of %s:%d is %s", key, name, line, why);
 }
 
-int vw_src_binds(const struct vw_src *s, const char *name) {
+int vw_list_has(const char *list, const char *name) {
     size_t len = strlen(name);
     if (!len) return 0;
-    for (const char *p = s->binds; (p = strstr(p, name)) != NULL; p++)
-        if ((p == s->binds || p[-1] == ',') && (p[len] == ',' || !p[len])) return 1;
+    for (const char *p = list; (p = strstr(p, name)) != NULL; p++)
+        if ((p == list || p[-1] == ',') && (p[len] == ',' || !p[len])) return 1;
     return 0;
 }
+
+int vw_src_binds(const struct vw_src *s, const char *name) { return vw_list_has(s->binds, name); }
 
 int vw_fact_bound_in_caller(struct vw_model *m, const struct vw_step *made, const char *name, struct vw_frame *out) {
     struct vw_frame f;
