@@ -12,6 +12,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_layers import find_cycles  # noqa: E402  (the one cycle finder of the scripts)
+
 DEF = re.compile(r"^(?!static\b|typedef\b|extern\b|struct\s+\w+\s*\{|enum\b|union\b|#|\s|}|/)"
                  r"[A-Za-z_][\w \t\*]*?\b([A-Za-z_]\w*)\s*\(", re.M)
 CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
@@ -69,36 +72,8 @@ def graph(root):
 
 
 def cycles(files, edges):
-    """Strongly connected components of more than one file (Tarjan)."""
-    index, low, on, stack, out, n = {}, {}, set(), [], [], [0]
-
-    def visit(v):
-        index[v] = low[v] = n[0]
-        n[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in edges[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                out.append(sorted(comp))
-
-    sys.setrecursionlimit(10000)
-    for v in files:
-        if v not in index:
-            visit(v)
-    return out
+    """Strongly connected components of more than one file: check_layers.py's Tarjan, over these edges."""
+    return find_cycles({f: edges[f] for f in files})
 
 
 def main():
