@@ -134,6 +134,8 @@ static inline unsigned dt_op_families_of(const char *name) {
 
 /* The last name of a constructor's frame ("Net.__init__"). */
 #define DT_PY_CONSTRUCTOR "__init__"
+/* torch's module class, as a class's bases name it (nn.Module, torch.nn.Module) */
+#define DT_PY_MODULE_CLASS "Module"
 /* The frame of a script's top level, and C's entry point: the program's outermost function. */
 #define DT_PY_TOP_LEVEL "<module>"
 #define DT_C_MAIN       "main"

@@ -562,7 +562,7 @@ const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t 
      * wherever its module was moved) */
     struct vw_src at, def;
     if (cl && vw_src_at(m, site->file, site->line, &at) && vw_src_at(m, site->file, at.function_line, &def) &&
-        strstr(def.class_bases, "Module") && py_class_has_params(m, fn, cl))
+        vw_py_module_bases(def.class_bases) && py_class_has_params(m, fn, cl))
         return snprintf(buf, size, "next(self.parameters()).device"), buf;
     return buf;
 }

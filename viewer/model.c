@@ -901,6 +901,13 @@ const char *vw_operand_called(const struct vw_operand *o, char *buf, size_t size
     return buf;
 }
 
+int vw_py_module_bases(const char *bases) {
+    size_t n = strlen(DT_PY_MODULE_CLASS);
+    for (const char *p = bases; (p = strstr(p, DT_PY_MODULE_CLASS)) != NULL; p += n)
+        if ((p == bases || p[-1] == ',' || p[-1] == '.' || p[-1] == ' ') && (p[n] == ',' || !p[n])) return 1;
+    return 0;
+}
+
 size_t vw_src_call_method(const struct vw_src_call *c, const char *method) {
     size_t fl = strlen(c->func), ml = strlen(method);
     return fl > ml + 1 && c->func[fl - ml - 1] == '.' && !strcmp(c->func + fl - ml, method) ? fl - ml - 1 : 0;

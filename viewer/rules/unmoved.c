@@ -55,12 +55,6 @@ static int module_made_inline(struct vw_model *m, const struct vw_case *k, struc
     return 1;
 }
 
-/* 1 when bases (a class's bases as written) name torch's module class: "nn.Module", "torch.nn.Module", "Module". */
-static int module_base(const char *bases) {
-    for (const char *p = bases; (p = strstr(p, "Module")) != NULL; p += 6)
-        if ((p == bases || p[-1] == ',' || p[-1] == '.' || p[-1] == ' ') && (p[6] == ',' || !p[6])) return 1;
-    return 0;
-}
 
 /* The odd operand (or the base it is a view of) was made in the constructor of a class of torch's modules and
  * stored by a later statement of that constructor as a plain attribute (pe = torch.zeros(...); ...; self.pe =
@@ -74,7 +68,7 @@ static int attribute_in_init(struct vw_model *m, const struct vw_case *k, struct
     struct vw_src src, def;
     if (!rl_is_python(made) || !vw_py_constructor(made->site.function) ||
         !vw_src_at(m, made->site.file, made->site.line, &src) || !src.function_line ||
-        !vw_src_at(m, made->site.file, src.function_line, &def) || !module_base(def.class_bases))
+        !vw_src_at(m, made->site.file, src.function_line, &def) || !vw_py_module_bases(def.class_bases))
         return 0;
     char names[16][256];
     int nn = 0;
@@ -139,7 +133,7 @@ static int attribute_from_helper(struct vw_model *m, const struct vw_case *k, st
         }
     }
     if (!found || !vw_src_at(m, f.file, f.line, &a) || !a.function_line ||
-        !vw_src_at(m, f.file, a.function_line, &def) || !module_base(def.class_bases))
+        !vw_src_at(m, f.file, a.function_line, &def) || !vw_py_module_bases(def.class_bases))
         return 0;
     if (strncmp(a.binds_attr, "self.", 5) || strchr(a.binds_attr, ',') || !rl_ident(a.binds_attr + 5) ||
         strcmp(a.binds_kind, "call") || a.binds[0])
