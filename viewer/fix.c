@@ -682,6 +682,9 @@ static int verify(struct vw_model *m, const struct vw_fix *fix, const char *self
     fprintf(stderr, "  directory: %s/ (a copy of %s%s)\n", shown(wd, msg, sizeof msg), shown(rcwd, full, sizeof full),
             strcmp(rcwd, "/") ? "/" : "");
     fprintf(stderr, "  adds:      %s\n", shell_words(env, nenv, words, 65536));
+    if (sim[0]) /* verify_cpu's runs, said before any runs */
+        fprintf(stderr, "  then:      the same on the cpu alone (DEVTRACE_SIM_CUDA=0 CUDA_VISIBLE_DEVICES=), and if that "
+                        "fails, the program without the patch the same way\n");
     free(words);
     if (!say->cmd && !say->recorded && !confirmed()) {
         vw_error("fix: --verify: not run");
