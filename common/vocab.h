@@ -123,6 +123,7 @@ DT_TENSOR_ROLES(DT_VOCAB_ROLE_)
  * below, and made the literal by the preprocessor. */
 #define DT_SQL_N_EV_OP_END         8  /* an op's late end (misc_events.kind), its status in value */
 #define DT_SQL_N_EV_SIGNAL         11 /* a fatal signal */
+#define DT_SQL_N_EV_NAMED          5  /* a tensor named (misc_events.kind), with the stacks of where */
 #define DT_SQL_N_TRANSFER_TO       0
 #define DT_SQL_N_TRANSFER_COPY     1
 #define DT_SQL_N_TRANSFER_MOVE     3 /* a move in place */
@@ -134,6 +135,7 @@ DT_TENSOR_ROLES(DT_VOCAB_ROLE_)
 #define DT_SQL_(n)               DT_SQL_STR_(n)
 #define DT_SQL_EV_OP_END         DT_SQL_(DT_SQL_N_EV_OP_END)
 #define DT_SQL_EV_SIGNAL         DT_SQL_(DT_SQL_N_EV_SIGNAL)
+#define DT_SQL_EV_NAMED          DT_SQL_(DT_SQL_N_EV_NAMED)
 #define DT_SQL_TRANSFER_TO       DT_SQL_(DT_SQL_N_TRANSFER_TO)
 #define DT_SQL_TRANSFER_COPY     DT_SQL_(DT_SQL_N_TRANSFER_COPY)
 #define DT_SQL_TRANSFER_MOVE     DT_SQL_(DT_SQL_N_TRANSFER_MOVE)
@@ -143,6 +145,7 @@ DT_TENSOR_ROLES(DT_VOCAB_ROLE_)
 
 DT_VOCAB_ASSERT_(DT_EV_OP_END == DT_SQL_N_EV_OP_END, "DT_SQL_EV_OP_END");
 DT_VOCAB_ASSERT_(DT_EV_SIGNAL == DT_SQL_N_EV_SIGNAL, "DT_SQL_EV_SIGNAL");
+DT_VOCAB_ASSERT_(DT_EV_NAMED == DT_SQL_N_EV_NAMED, "DT_SQL_EV_NAMED");
 DT_VOCAB_ASSERT_(DTP_TRANSFER_TO == DT_SQL_N_TRANSFER_TO, "DT_SQL_TRANSFER_TO");
 DT_VOCAB_ASSERT_(DTP_TRANSFER_COPY == DT_SQL_N_TRANSFER_COPY, "DT_SQL_TRANSFER_COPY");
 DT_VOCAB_ASSERT_(DTP_TRANSFER_MOVE == DT_SQL_N_TRANSFER_MOVE, "DT_SQL_TRANSFER_MOVE");

@@ -372,9 +372,6 @@ if _major == "2":
     gaps = {}
     gaps["bug_mask_helper.py"] = ("no bug on 2.x: nn.TransformerEncoder takes a cpu attention mask next to a GPU's "
                                   "input (measured on a GPU with 2.11), and the simulation agrees")
-    gaps["bug_resume_optimizer.py"] = ("on 2.x load_state_dict takes the loaded state tensors as they are (no deep "
-                                       "copy), and the report's chain has no step for that: it does not reach the "
-                                       "state dict's load (line 37) yet (docs/torch2.md)")
     for gap, why in sorted(gaps.items()):
         if gap in names:
             names.remove(gap)

@@ -30,15 +30,21 @@
 
 /* ---------------------------------------------------------------- the model (model.c) */
 
-/* One step of a tensor's chain: how it was made, or an in-place move. */
+/* A step's origin when the tensor, made earlier elsewhere, took a role there (roles: an optimizer's state,
+ * as torch 2.x's load_state_dict keeps a loaded tensor as it is): its what is the role's key ("exp_avg"), its
+ * from the tensor it is the role of, its site where the producer named the tensor as it gave the role. */
+#define VW_STEP_ROLE (-2)
+
+/* One step of a tensor's chain: how it was made, an in-place move, or a role taken. */
 struct vw_step {
     int64_t tensor, dev, seq, stack, pystack;
-    int origin;           /* tensors.origin (DT_ORIGIN_*), or -1 for an in-place move */
+    int origin;           /* tensors.origin (DT_ORIGIN_*), -1 for an in-place move, VW_STEP_ROLE for a role taken */
     char what[256];       /* what made it: a factory's, op's or copy's name ("zeros", "nn.Parameter", "to") */
     int param;            /* made as a module's parameter (what is DT_WHAT_PARAMETER, common/op_families.h) */
+    int role;             /* a VW_STEP_ROLE step's role (enum dtp_tensor_role) */
     int64_t from;         /* what it was made from: a view's base, a copy's source, the op input it follows; or 0 */
     int64_t from_dev;     /* an in-place move's or a copy's source device; VW_DEV_UNKNOWN when not in the trace */
-    char detail[512];     /* a checkpoint load's file */
+    char detail[512];     /* a checkpoint load's file; a role's: the name of the tensor it is the role of */
     char op[128];         /* an op output's op */
     char from_arg[64];    /* the argument of that op it follows ("" when none was on its device) */
     struct vw_frame site; /* where it happened, when has_site */

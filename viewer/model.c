@@ -58,12 +58,57 @@ static struct vw_step *add_step(struct vw_operand *o) {
     return o->nsteps < VW_MAX_STEPS ? &o->chain[o->nsteps++] : NULL;
 }
 
+/* The roles tensor id took after it was made (its step o->chain[made]) and before event `before`, each a step
+ * put in seq order among the tensor's own steps (o->chain[base..made], newest first), where the producer
+ * named it as it gave the role: torch 2.x's optimizer keeps a loaded state tensor as it is, so the line that
+ * made it the state is no making of a tensor. A role taken at the line that made the tensor (torch 1.x's
+ * deep copy, libdtrt's optimizer) is that step already and adds none. A trace before schema 11 has no roles. */
+static void add_role_steps(struct vw_model *m, struct vw_operand *o, int base, int made, int64_t id, int64_t before) {
+    if (!vw_trace_has(m->t, TS_T_roles)) return;
+    sqlite3_stmt *st = vw_prep(
+        m->t, "SELECT r.seq, COALESCE(r.of_tensor, 0), COALESCE(k.text, ''), COALESCE(e.stack, 0), "
+              "COALESCE(e.pystack, 0), r.role FROM roles r LEFT JOIN strings k ON k.id = r.key JOIN misc_events e ON "
+              "e.seq = (SELECT MIN(n.seq) FROM misc_events n WHERE n.tensor = r.tensor AND n.kind = " DT_SQL_EV_NAMED
+              " AND n.seq > r.seq AND n.seq < ?3) WHERE r.tensor = ?1 AND r.seq > ?2 AND r.seq < ?3 ORDER BY r.seq");
+    if (!st) return;
+    const struct vw_step made_step = o->chain[made];
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, made_step.seq);
+    sqlite3_bind_int64(st, 3, before);
+    while (sqlite3_step(st) == SQLITE_ROW && o->nsteps < VW_MAX_STEPS) {
+        struct vw_step r;
+        memset(&r, 0, sizeof r);
+        r.tensor = id;
+        r.seq = sqlite3_column_int64(st, 0);
+        r.from = sqlite3_column_int64(st, 1);
+        r.origin = VW_STEP_ROLE;
+        r.role = sqlite3_column_int(st, 5);
+        r.from_dev = VW_DEV_UNKNOWN;
+        snprintf(r.what, sizeof r.what, "%s", (const char *)sqlite3_column_text(st, 2));
+        r.stack = sqlite3_column_int64(st, 3);
+        r.pystack = sqlite3_column_int64(st, 4);
+        r.has_site = site_of(m, r.stack, r.pystack, r.seq, &r.site);
+        if (!r.has_site || (made_step.has_site && vw_same_site(&made_step, &r))) continue;
+        if (r.from) vw_tensor_name(m, r.from, before, r.detail, sizeof r.detail); /* as the failing op knew it */
+        /* the device it had then: that of the newest of its steps before the role */
+        int at = base;
+        while (at < o->nsteps && o->chain[at].seq > r.seq) at++;
+        r.dev = at < o->nsteps ? o->chain[at].dev : made_step.dev;
+        memmove(&o->chain[at + 1], &o->chain[at], (size_t)(o->nsteps - at) * sizeof o->chain[0]);
+        o->chain[at] = r;
+        o->nsteps++;
+    }
+    sqlite3_finalize(st);
+}
+
 /* Walks tensor id's provenance backwards from event `before`. */
 static void build_chain(struct vw_model *m, struct vw_operand *o, int64_t id, int64_t before) {
     char what[256], detail[512];
     for (int guard = 0; id && guard < VW_MAX_STEPS; guard++) {
         int64_t seq, dev, src, op, stack, pystack;
         int origin;
+        const int base = o->nsteps;
+        const int64_t upto = before;
         if (!tensor_row(m, id, &seq, &dev, &origin, &src, &op, &stack, &pystack, what, sizeof what, detail,
                         sizeof detail)) {
             o->missing = id;
@@ -136,6 +181,7 @@ static void build_chain(struct vw_model *m, struct vw_operand *o, int64_t id, in
         default: break;
         }
         before = s->seq;
+        add_role_steps(m, o, base, o->nsteps - 1, id, upto); /* s moves when a role goes before it */
         id = next;
     }
 }

@@ -123,6 +123,14 @@ static const char *step_text(const struct vw_step *s, char *buf, size_t size) {
         snprintf(d2, sizeof d2, "?");
     switch (s->origin) {
     case -1: snprintf(buf, size, "moved in place %s -> %s by %s", d2, d1, s->what); break;
+    case VW_STEP_ROLE:
+        if (s->role == DTP_ROLE_OPTIMIZER_STATE)
+            snprintf(buf, size, "t%lld on %s became optimizer state \"%s\" of %s%s%s", id, d1, s->what,
+                     s->detail[0] ? "\"" : "", s->detail[0] ? s->detail : "an unnamed parameter",
+                     s->detail[0] ? "\"" : "");
+        else
+            snprintf(buf, size, "t%lld on %s took role %d (\"%s\") of t%lld", id, d1, s->role, s->what, from);
+        break;
     case DTP_ORIGIN_FACTORY: snprintf(buf, size, "t%lld created on %s by %s", id, d1, s->what); break;
     case DTP_ORIGIN_CHECKPOINT:
         snprintf(buf, size, "t%lld loaded on %s from checkpoint key \"%s\" of %s", id, d1, s->what, s->detail);
