@@ -23,7 +23,8 @@ them), and every run is a task of its own in one pool as wide as the
 machine, the longest first.
 
 usage: pytorch_examples.py DEVTRACE PYTHON EXAMPLES_DIR WORK_DIR [NAME_PART]
-(NAME_PART: only the examples whose names hold it, as tests/ddp_checks.py runs the DDP ones)
+(NAME_PART: only the examples whose names hold it, as tests/ddp_checks.py runs the DDP ones; without it, every
+example but the DDP ones, which ddp_checks.py runs: DEVTRACE_EXAMPLES_DDP=1 keeps them)
 Prints one line per check and "N passed, N failed"; exits 1 on a failure.
 """
 
@@ -361,6 +362,15 @@ def side_checks():
 
 names = sorted(n for n in os.listdir(EXAMPLES) if n.endswith(".py") and n.startswith(("bug_", "ok_"))
                and (len(sys.argv) < 6 or sys.argv[5] in n))
+# The DDP examples (*_ddp_*) are the dearest (two ranks, each its own interpreter, in every run): the whole run
+# leaves them to tests/ddp_checks.py (ctest pytorch-ddp), which runs them through this script with "_ddp_",
+# every check made here, so that CI does not run them twice. DEVTRACE_EXAMPLES_DDP=1 keeps them here too.
+if len(sys.argv) < 6 and os.environ.get("DEVTRACE_EXAMPLES_DDP") != "1":
+    ddp = [n for n in names if "_ddp_" in n]
+    names = [n for n in names if "_ddp_" not in n]
+    if ddp:
+        print("the %d DDP examples run in ctest pytorch-ddp (tests/ddp_checks.py: %s)" % (len(ddp), " ".join(ddp)),
+              flush=True)
 # On torch 2.x, what is no bug there, and what devtrace does not do right there yet: said and left out (never
 # counted as passed). docs/torch2.md lists them; the 2.x side of each is open work.
 try:

@@ -8,7 +8,9 @@
 #     mismatch" section naming the odd operand, the line that made it and the fix line, in the
 #     project's file; the twin passes; the session's trace is written and reports the same mismatch;
 #   - `pytest -p no:devtrace` and a session without --devtrace load nothing of devtrace's tracer.
-#   check_pytest_plugin.sh SOURCE_DIR TORCH2_PYTHON
+#   check_pytest_plugin.sh SOURCE_DIR TORCH2_PYTHON [WHEEL_DIR]
+# WHEEL_DIR: where check_wheel.sh left the wheel it built from the same sources in this ctest run (its
+# fixture); without it, or when it holds no wheel, the wheel is built here.
 # Exits 77 (ctest: skipped) with the reason when TORCH2_PYTHON is empty.
 set -euo pipefail
 src=$(cd "$1" && pwd)
@@ -25,13 +27,19 @@ for m in build setuptools wheel; do
   "$py" -c "import $m" 2>/dev/null || fail "$py cannot import $m (scripts/install-deps.sh installs python3-build)"
 done
 
-mkdir "$work/src"
-tar -C "$src" --exclude=./.git --exclude='./build*' --exclude=./dist --exclude='*.egg-info' --exclude='./.venv*' \
-  -cf - . | tar -C "$work/src" -xf -
-(cd "$work/src" && CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
-  "$py" -m build --wheel --no-isolation --outdir "$work/dist" >"$work/build.log" 2>&1) \
-  || { tail -30 "$work/build.log"; fail "python3 -m build --wheel"; }
-whl=$(ls "$work"/dist/devtrace-*-py3-none-linux_*.whl) || fail "no platform wheel in dist/"
+whl=$(ls "${3:-/nonexistent}"/devtrace-*-py3-none-linux_*.whl 2>/dev/null | head -n 1) || true
+if [ -n "$whl" ]; then
+  echo "the wheel check_wheel.sh built: $whl"
+else
+  mkdir "$work/src"
+  tar -C "$src" --exclude=./.git --exclude='./build*' --exclude=./dist --exclude='*.egg-info' --exclude='./.venv*' \
+    -cf - . | tar -C "$work/src" -xf -
+  (cd "$work/src" && CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
+    "$py" -m build --wheel --no-isolation --outdir "$work/dist" >"$work/build.log" 2>&1) \
+    || { tail -30 "$work/build.log"; fail "python3 -m build --wheel"; }
+  whl=$(ls "$work"/dist/devtrace-*-py3-none-linux_*.whl) || fail "no platform wheel in dist/"
+  rm -rf "$work/src"
+fi
 "$py" -c "
 import sys, zipfile
 z = zipfile.ZipFile('$whl')
@@ -40,7 +48,6 @@ ep = [n for n in z.namelist() if n.endswith('.dist-info/entry_points.txt')]
 text = z.read(ep[0]).decode() if ep else ''
 assert '[pytest11]' in text and 'devtrace = devtrace.pytest_plugin' in text, 'no pytest11 entry point: ' + text
 " || fail "the wheel's plugin and entry point"
-rm -rf "$work/src"
 
 # a venv of the torch-2 interpreter's base Python, without the system's packages
 "$py2" -m venv "$work/venv"

@@ -7,7 +7,9 @@
 # EXAMPLE` and `with devtrace.trace()`, each trace reported with the facts
 # that matter; the in-process API and the IPython/Jupyter magics
 # (check_inprocess.py); bad input.
-#   check_wheel.sh SOURCE_DIR
+#   check_wheel.sh SOURCE_DIR [WHEEL_OUT]
+# WHEEL_OUT: a directory the built wheel is also copied into (emptied first), for the pytest plugin's test
+# (ctest: this test is the fixture that test requires), so that one ctest run builds the wheel once.
 set -euo pipefail
 src=$(cd "$1" && pwd)
 py=/usr/bin/python3 # Debian's, the one its python3-torch serves
@@ -20,11 +22,14 @@ done
 
 # a copy of the sources without build trees: the build writes nothing into the checkout
 mkdir "$work/src"
-tar -C "$src" --exclude=./.git --exclude='./build*' --exclude=./dist --exclude='*.egg-info' -cf - . | tar -C "$work/src" -xf -
+tar -C "$src" --exclude=./.git --exclude='./build*' --exclude=./dist --exclude='*.egg-info' --exclude='./.venv*' -cf - . | tar -C "$work/src" -xf -
 (cd "$work/src" && CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
   "$py" -m build --wheel --no-isolation --outdir "$work/dist" >"$work/build.log" 2>&1) \
   || { tail -30 "$work/build.log"; fail "python3 -m build --wheel"; }
 whl=$(ls "$work"/dist/devtrace-*-py3-none-linux_*.whl) || fail "no platform wheel in dist/: $(ls "$work/dist")"
+if [ -n "${2:-}" ]; then
+  rm -rf "$2" && mkdir -p "$2" && cp "$whl" "$2/" || fail "cannot copy the wheel into $2"
+fi
 for f in devtrace/__init__.py devtrace/__main__.py devtrace/_ipython.py devtrace/_native/devtrace \
   devtrace/_native/libdevtrace.so devtrace/_native/python/sitecustomize.py \
   devtrace/_native/python/devtrace_torch/recorder.py devtrace/_native/python/devtrace_torch/_probes.abi3.so; do
