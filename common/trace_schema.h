@@ -8,6 +8,7 @@
 #define DEVTRACE_TRACE_SCHEMA_H
 
 #include <stdint.h>
+#include <string.h>
 
 /* PRAGMA application_id of a trace ("DTRC") and PRAGMA user_version: the
  * schema version, bumped on any change to the tables below, their meaning
@@ -313,6 +314,10 @@ enum ts_check {
     C(source_facts, key, "INTEGER", TS_REFS(strings))                                                                  \
     C(source_facts, value, "INTEGER", TS_REFS(strings))
 
+/* tensor_attrs.shape and .strides are the dims' text, "[D0,D1,...]" (tracer/core/writer_intern.c); a 0-dim
+ * tensor's (a scalar's) shape is this: */
+#define DT_SHAPE_SCALAR "[]"
+
 /* ---------------------------------------------------------------- source facts */
 
 /* The keys of source_facts (dtp_source_fact), defined here once: the
@@ -356,6 +361,37 @@ enum ts_check {
     "optimizer_var" /* the locals of an optimizer type (dt_optimizer *) the statement declares, comma-separated */
 #define DT_FACT_MOVE_WRAP                                                                                              \
     "move_wrap" /* per dt_to() move starting on the line: the call wrapping it alone ("must"), or "-" */
+/* The facts whose value is one of a few words, those words by name: the producers write them, the viewer reads
+ * them into enums and compares those, never the text. lang: */
+#define DT_FACT_LANG_C   "c"
+#define DT_FACT_LANG_CXX "c++"
+/* binds_kind, X(NAME, text): a, b = f() unpacks; x = (a, b) binds a tuple (or list); x = f() a call's value;
+ * anything else is other. */
+#define DT_BINDS_KINDS(X) X(UNPACK, "unpack") X(TUPLE, "tuple") X(CALL, "call") X(OTHER, "other")
+enum dt_binds_kind {
+    DT_BINDS_NONE, /* no binds_kind fact (or a word no producer writes) */
+#define DT_BINDS_ENUM_(name, text) DT_BINDS_##name,
+    DT_BINDS_KINDS(DT_BINDS_ENUM_)
+#undef DT_BINDS_ENUM_
+};
+/* The word of a binds_kind, or NULL for DT_BINDS_NONE. */
+static inline const char *dt_binds_kind_text(enum dt_binds_kind k) {
+    switch (k) {
+#define DT_BINDS_CASE_(name, text)                                                                                     \
+    case DT_BINDS_##name: return text;
+        DT_BINDS_KINDS(DT_BINDS_CASE_)
+#undef DT_BINDS_CASE_
+    default: return 0;
+    }
+}
+/* The binds_kind a word names, DT_BINDS_NONE for none. */
+static inline enum dt_binds_kind dt_binds_kind_of(const char *text) {
+#define DT_BINDS_TEST_(name, text_)                                                                                    \
+    if (text && !strcmp(text, text_)) return DT_BINDS_##name;
+    DT_BINDS_KINDS(DT_BINDS_TEST_)
+#undef DT_BINDS_TEST_
+    return DT_BINDS_NONE;
+}
 /* F(NAME) for every key above, DT_FACT_<NAME>: */
 #define DT_FACT_KEYS(F)                                                                                                \
     F(SHA256)                                                                                                          \

@@ -1,6 +1,7 @@
 /* devtrace's vocabulary, defined once for every side: device codes, origins, transfer kinds, error kinds,
  * tensor roles (their numbers are the probe ABI's, include/devtrace/probe.h, checked here) with the names the
- * trace's views and the reports use, and the event kinds of the trace's `kind` columns. The tracer writes
+ * trace's views and the reports use, the event kinds of the trace's `kind` columns, and what a CUDA call does
+ * (cuda_calls.kind, .dir). The tracer writes
  * them, the viewer reads them, and the PyTorch adapter takes every one from its extension (_probes.c exports
  * them as DEVICE_<NAME>, ORIGIN_<NAME>, TRANSFER_<NAME>, ERROR_<NAME>, ROLE_<NAME>, EV_<NAME>). The op
  * families (which op names move, copy, make, index) are common/op_families.h. */
@@ -41,6 +42,30 @@
 /* X(NAME, number, text): enum dtp_tensor_role, what a tensor is to the program beyond how it was made
  * (roles.role; probe ABI 4). */
 #define DT_TENSOR_ROLES(X) X(OPTIMIZER_STATE, 1, "optimizer_state")
+
+/* ---------------------------------------------------------------- CUDA calls */
+
+/* X(NAME, number, text): what a CUDA runtime or driver call does (cuda_calls.kind), as the tracer's cudart wrappers
+ * (tracer/front/cuda.c) and CUPTI (tracer/front/cupti.c) record it; cuda_activity.kind takes MEMCPY, MEMSET and
+ * LAUNCH (a kernel). */
+#define DT_CUDA_CALL_KINDS(X)                                                                                          \
+    X(MEMCPY, 1, "memcpy")                                                                                             \
+    X(MALLOC, 2, "malloc")                                                                                             \
+    X(FREE, 3, "free") X(MEMSET, 4, "memset") X(LAUNCH, 5, "launch") X(SYNC, 6, "sync") X(SET_DEVICE, 7, "set_device")
+
+/* X(NAME, number, text): a copy's direction (cuda_calls.dir, cuda_activity.dir), cudaMemcpyKind's first four. */
+#define DT_CUDA_DIRS(X) X(HTOH, 0, "HtoH") X(HTOD, 1, "HtoD") X(DTOH, 2, "DtoH") X(DTOD, 3, "DtoD")
+
+enum dt_cuda_call_kind {
+#define DT_CUDA_ENUM_(name, n, text) DT_CUDA_##name = n,
+    DT_CUDA_CALL_KINDS(DT_CUDA_ENUM_)
+#undef DT_CUDA_ENUM_
+};
+enum dt_cuda_dir {
+#define DT_CUDA_DIR_ENUM_(name, n, text) DT_CUDA_DIR_##name = n,
+    DT_CUDA_DIRS(DT_CUDA_DIR_ENUM_)
+#undef DT_CUDA_DIR_ENUM_
+};
 
 /* ---------------------------------------------------------------- events */
 
@@ -86,6 +111,7 @@ DT_VOCAB_TEXT_FN_(dt_transfer_kind_text, DT_TRANSFER_KINDS)
 DT_VOCAB_TEXT_FN_(dt_error_kind_text, DT_ERROR_KINDS)
 DT_VOCAB_TEXT_FN_(dt_role_text, DT_TENSOR_ROLES)
 DT_VOCAB_TEXT_FN_(dt_event_kind_text, DT_EVENT_KINDS)
+DT_VOCAB_TEXT_FN_(dt_cuda_call_kind_text, DT_CUDA_CALL_KINDS)
 
 /* An SQL CASE over a column of one of these tables: DT_VOCAB_SQL_CASE("x.kind", DT_TRANSFER_KINDS) is
  * "CASE x.kind WHEN 0 THEN 'to' ... END" (NULL for another value). */
@@ -130,6 +156,14 @@ DT_TENSOR_ROLES(DT_VOCAB_ROLE_)
 #define DT_SQL_N_ORIGIN_FACTORY    0
 #define DT_SQL_N_ORIGIN_CHECKPOINT 4
 #define DT_SQL_N_ERROR_DEVICE      1 /* errors.kind */
+#define DT_SQL_N_CUDA_MEMCPY       1 /* cuda_calls.kind */
+#define DT_SQL_N_CUDA_MALLOC       2
+#define DT_SQL_N_CUDA_MEMSET       4
+#define DT_SQL_N_CUDA_LAUNCH       5
+#define DT_SQL_N_CUDA_SYNC         6
+#define DT_SQL_N_CUDA_DIR_HTOD     1 /* cuda_calls.dir */
+#define DT_SQL_N_CUDA_DIR_DTOH     2
+#define DT_SQL_N_CUDA_DIR_DTOD     3
 
 #define DT_SQL_STR_(n)           #n
 #define DT_SQL_(n)               DT_SQL_STR_(n)
@@ -142,6 +176,14 @@ DT_TENSOR_ROLES(DT_VOCAB_ROLE_)
 #define DT_SQL_ORIGIN_FACTORY    DT_SQL_(DT_SQL_N_ORIGIN_FACTORY)
 #define DT_SQL_ORIGIN_CHECKPOINT DT_SQL_(DT_SQL_N_ORIGIN_CHECKPOINT)
 #define DT_SQL_ERROR_DEVICE      DT_SQL_(DT_SQL_N_ERROR_DEVICE)
+#define DT_SQL_CUDA_MEMCPY       DT_SQL_(DT_SQL_N_CUDA_MEMCPY)
+#define DT_SQL_CUDA_MALLOC       DT_SQL_(DT_SQL_N_CUDA_MALLOC)
+#define DT_SQL_CUDA_MEMSET       DT_SQL_(DT_SQL_N_CUDA_MEMSET)
+#define DT_SQL_CUDA_LAUNCH       DT_SQL_(DT_SQL_N_CUDA_LAUNCH)
+#define DT_SQL_CUDA_SYNC         DT_SQL_(DT_SQL_N_CUDA_SYNC)
+#define DT_SQL_CUDA_DIR_HTOD     DT_SQL_(DT_SQL_N_CUDA_DIR_HTOD)
+#define DT_SQL_CUDA_DIR_DTOH     DT_SQL_(DT_SQL_N_CUDA_DIR_DTOH)
+#define DT_SQL_CUDA_DIR_DTOD     DT_SQL_(DT_SQL_N_CUDA_DIR_DTOD)
 
 DT_VOCAB_ASSERT_(DT_EV_OP_END == DT_SQL_N_EV_OP_END, "DT_SQL_EV_OP_END");
 DT_VOCAB_ASSERT_(DT_EV_SIGNAL == DT_SQL_N_EV_SIGNAL, "DT_SQL_EV_SIGNAL");
@@ -152,5 +194,13 @@ DT_VOCAB_ASSERT_(DTP_TRANSFER_MOVE == DT_SQL_N_TRANSFER_MOVE, "DT_SQL_TRANSFER_M
 DT_VOCAB_ASSERT_(DTP_ORIGIN_FACTORY == DT_SQL_N_ORIGIN_FACTORY, "DT_SQL_ORIGIN_FACTORY");
 DT_VOCAB_ASSERT_(DTP_ORIGIN_CHECKPOINT == DT_SQL_N_ORIGIN_CHECKPOINT, "DT_SQL_ORIGIN_CHECKPOINT");
 DT_VOCAB_ASSERT_(DTP_ERROR_DEVICE == DT_SQL_N_ERROR_DEVICE, "DT_SQL_ERROR_DEVICE");
+DT_VOCAB_ASSERT_(DT_CUDA_MEMCPY == DT_SQL_N_CUDA_MEMCPY, "DT_SQL_CUDA_MEMCPY");
+DT_VOCAB_ASSERT_(DT_CUDA_MALLOC == DT_SQL_N_CUDA_MALLOC, "DT_SQL_CUDA_MALLOC");
+DT_VOCAB_ASSERT_(DT_CUDA_MEMSET == DT_SQL_N_CUDA_MEMSET, "DT_SQL_CUDA_MEMSET");
+DT_VOCAB_ASSERT_(DT_CUDA_LAUNCH == DT_SQL_N_CUDA_LAUNCH, "DT_SQL_CUDA_LAUNCH");
+DT_VOCAB_ASSERT_(DT_CUDA_SYNC == DT_SQL_N_CUDA_SYNC, "DT_SQL_CUDA_SYNC");
+DT_VOCAB_ASSERT_(DT_CUDA_DIR_HTOD == DT_SQL_N_CUDA_DIR_HTOD, "DT_SQL_CUDA_DIR_HTOD");
+DT_VOCAB_ASSERT_(DT_CUDA_DIR_DTOH == DT_SQL_N_CUDA_DIR_DTOH, "DT_SQL_CUDA_DIR_DTOH");
+DT_VOCAB_ASSERT_(DT_CUDA_DIR_DTOD == DT_SQL_N_CUDA_DIR_DTOD, "DT_SQL_CUDA_DIR_DTOD");
 
 #endif /* DEVTRACE_VOCAB_H */

@@ -178,6 +178,7 @@ static struct vw_step py_step(int64_t tensor, int64_t dev, int origin, const cha
     snprintf(s.what, sizeof s.what, "%s", what);
     s.param = !strcmp(what, DT_WHAT_PARAMETER);
     snprintf(s.site.module, sizeof s.site.module, "python");
+    s.site.python = 1;
     snprintf(s.site.file, sizeof s.site.file, "train.py");
     snprintf(s.site.function, sizeof s.site.function, "main");
     s.site.line = line;

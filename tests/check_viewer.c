@@ -568,6 +568,15 @@ START_TEST(test_export_html_in_chromium) {
     ck_assert_msg(strstr(src, want) && strstr(src, "dt_mul(logp, onehot)") && strstr(src, "\u2190 fix"),
                   "fix line %d not highlighted in:\n%.4000s", fix, src);
     ck_assert_msg(strstr(out, "id=\"diff-0-0\""), "no diff for C");
+    /* the answer first, as the text report gives it: the fix, the source with its diff, the odd operand's chain
+     * (onehot, passed second), and only then, folded, the peers' (logp's) */
+    const char *order[] = {"id=\"fix-0-0\"",      "id=\"source-0-0\"", "id=\"diff-0-0\"",
+                           "id=\"chain-0-0-1\"", "<details>",          "id=\"chain-0-0-0\""};
+    for (int i = 0; i < 6; i++) {
+        char *at = strstr(out, order[i]), *next = i < 5 ? strstr(out, order[i + 1]) : NULL;
+        ck_assert_msg(at && (i == 5 || (next && at < next)), "the HTML report: %s not before %s (fix, source, diff, "
+                      "the odd operand's chain, then the peers folded)", order[i], i < 5 ? order[i + 1] : "-");
+    }
     /* the timeline at two window widths: its SVG fits the column, the legend
      * and the zoom buttons are there, and the mismatch's link (#show-0-0 does
      * what a click does) outlines its events on the timeline */

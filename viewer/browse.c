@@ -821,8 +821,9 @@ static int copy_ops_join(struct vw_trace *t, struct copy_ops *j) {
         t, "SELECT 0, seq, thread, op FROM ops UNION ALL SELECT 2, seq + len, thread, op FROM ops WHERE len IS NOT "
            "NULL UNION ALL SELECT 2, seq, thread, op FROM misc_events WHERE kind = " DT_SQL_EV_OP_END
            " UNION ALL SELECT 1, seq, thread, "
-           "0 FROM cuda_calls WHERE kind = 1 UNION ALL SELECT 3, x.seq, e.thread, x.kind FROM transfers x JOIN "
-           "misc_events e ON e.seq = x.seq ORDER BY 2, 1");
+           "0 FROM cuda_calls WHERE kind = " DT_SQL_CUDA_MEMCPY
+           " UNION ALL SELECT 3, x.seq, e.thread, x.kind FROM transfers x JOIN misc_events e ON e.seq = x.seq "
+           "ORDER BY 2, 1");
     if (!st) return -1;
     struct open {
         int64_t thread;
@@ -937,7 +938,8 @@ static int64_t join_copies(struct vw_trace *t, struct vw_sym *sym, struct group 
     if (copy_ops_join(t, &j) < 0) return -1;
     sqlite3_stmt *st = vw_prep(t, "SELECT c.seq, COALESCE(c.stack, 0), COALESCE(c.pystack, 0), COALESCE(c.dir, -1), "
                                   "COALESCE(c.device, -1), COALESCE(c.peer, -1), COALESCE(a.text, '?') FROM "
-                                  "cuda_calls c LEFT JOIN strings a ON a.id = c.api WHERE c.kind = 1");
+                                  "cuda_calls c LEFT JOIN strings a ON a.id = c.api WHERE c.kind = "
+                                  DT_SQL_CUDA_MEMCPY);
     sqlite3_stmt *q = st ? vw_prep(t, COPY_OP_SQL) : NULL, *r = q ? vw_prep(t, COPY_READ_SQL) : NULL;
     struct site_cache sc = {0};
     while (r && sqlite3_step(st) == SQLITE_ROW) {
@@ -973,9 +975,9 @@ static int64_t join_copies(struct vw_trace *t, struct vw_sym *sym, struct group 
     return r ? joined : -1;
 }
 
-/* Whether the trace holds CUDA runtime copies (cuda_calls of kind 1). */
+/* Whether the trace holds CUDA runtime copies (cuda_calls of kind DT_CUDA_MEMCPY). */
 static int has_cuda_copies(struct vw_trace *t) {
-    sqlite3_stmt *st = vw_prep(t, "SELECT EXISTS(SELECT 1 FROM cuda_calls WHERE kind = 1)");
+    sqlite3_stmt *st = vw_prep(t, "SELECT EXISTS(SELECT 1 FROM cuda_calls WHERE kind = " DT_SQL_CUDA_MEMCPY ")");
     int yes = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
     if (st) sqlite3_finalize(st);
     return yes;
@@ -1037,8 +1039,8 @@ static int cuda_copies(struct vw_trace *t, struct vw_sym *sym, int json, int alo
         t, "SELECT COALESCE(c.stack, 0), COALESCE(c.pystack, 0), COALESCE(c.dir, -1), COALESCE(c.device, -1), "
            "COALESCE(c.peer, -1), COALESCE(a.text, '?'), count(*), COALESCE(sum(c.bytes), 0), count(DISTINCT c.src), "
            "min(c.t), max(c.t), min(c.seq), COALESCE(sum(c.host = 0), 0), COALESCE(sum(c.rc <> 0), 0) FROM "
-           "cuda_calls c LEFT JOIN strings a ON a.id = c.api WHERE c.kind = 1 GROUP BY 1, 2, 3, 4, 5, c.api "
-           "ORDER BY 12");
+           "cuda_calls c LEFT JOIN strings a ON a.id = c.api WHERE c.kind = " DT_SQL_CUDA_MEMCPY
+           " GROUP BY 1, 2, 3, 4, 5, c.api ORDER BY 12");
     struct group *g = st ? calloc(MAX_GROUPS, sizeof *g) : NULL;
     if (!g) {
         if (st) sqlite3_finalize(st), vw_error("out of memory");

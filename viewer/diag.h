@@ -14,6 +14,7 @@
 #ifndef DEVTRACE_DIAG_H
 #define DEVTRACE_DIAG_H
 
+#include "trace_schema.h"
 #include "vw.h"
 
 /* The probe ABI's kinds (include/devtrace/probe.h) as SQL literals, for the model's and the code's queries:
@@ -106,7 +107,7 @@ struct vw_src {
     int loop_first, loop_last; /* the innermost enclosing loop, 0 when none */
     char loop_indent[64];      /* its body's leading whitespace */
     char binds[256];           /* names the statement binds, comma-separated */
-    char binds_kind[16];       /* "unpack", "tuple", "call", "other" */
+    enum dt_binds_kind binds_kind; /* how it binds them (DT_BINDS_CALL: x = f()); DT_BINDS_NONE: not said */
     char binds_attr[256];      /* "self.x" attributes it binds */
     char attr_set_before[256]; /* of those, the ones an earlier statement of the function set */
     char attr_from[128];       /* the name one attribute is assigned from (self.pe = pe), or "" */

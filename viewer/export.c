@@ -44,12 +44,14 @@ struct tl {
  * device track it is drawn on), and the condition for drawing it there:
  * copies, memsets and kernel launches with a known device. */
 #define CUDA_TRACK_SQL     "(65536 | device)"
-#define CUDA_ON_DEVICE_SQL "kind IN (1, 4, 5) AND device IS NOT NULL AND device >= 0 AND device < 65536"
+#define CUDA_ON_DEVICE_SQL                                                                                             \
+    "kind IN (" DT_SQL_CUDA_MEMCPY ", " DT_SQL_CUDA_MEMSET ", " DT_SQL_CUDA_LAUNCH                                     \
+    ") AND device IS NOT NULL AND device >= 0 AND device < 65536"
 /* A CUDA runtime call as text: "cudaMemcpy HtoD 1024 bytes", "cudaLaunchKernel". */
 #define CUDA_TEXT_SQL                                                                                                  \
-    "COALESCE(a.text, '?') || CASE c.dir WHEN 0 THEN ' HtoH' WHEN 1 THEN ' HtoD' WHEN 2 THEN ' DtoH' WHEN 3 THEN "     \
-    "' DtoD' ELSE '' END || CASE WHEN c.kind IN (1, 2, 4) THEN ' ' || c.bytes || ' bytes' ELSE '' END || CASE WHEN "   \
-    "c.rc <> 0 THEN ' (failed: ' || c.rc || ')' ELSE '' END"
+    "COALESCE(a.text, '?') || COALESCE(' ' || " DT_VOCAB_SQL_CASE("c.dir", DT_CUDA_DIRS) ", '') || CASE WHEN "        \
+    "c.kind IN (" DT_SQL_CUDA_MEMCPY ", " DT_SQL_CUDA_MALLOC ", " DT_SQL_CUDA_MEMSET ") THEN ' ' || c.bytes || "       \
+    "' bytes' ELSE '' END || CASE WHEN c.rc <> 0 THEN ' (failed: ' || c.rc || ')' ELSE '' END"
 /* An error row's title: what kind of error it is. */
 #define ERROR_TITLE_SQL                                                                                                \
     "CASE WHEN r.signal IS NOT NULL THEN 'fatal signal ' || r.signal WHEN r.first_arg IS NOT NULL OR r.device_a IS "   \
@@ -302,15 +304,14 @@ static void chrome_trace(FILE *f, struct tl *x, int n) {
                         "cuda_calls c LEFT JOIN strings a ON a.id = c.api LEFT JOIN threads th ON th.id = c.thread "
                         "ORDER BY c.seq");
         while (st && sqlite3_step(st) == SQLITE_ROW) {
-            static const char *kinds[] = {"?", "memcpy", "malloc", "free", "memset", "launch", "sync", "set_device"};
-            int kind = sqlite3_column_int(st, 5);
+            const char *kind = dt_cuda_call_kind_text(sqlite3_column_int(st, 5));
             struct buf bb;
             FILE *g = buf_open(&bb);
             if (!g) break;
             fputs(", \"cat\": \"cuda\", \"name\": ", g);
             vw_put_json_string(g, (const char *)sqlite3_column_text(st, 1));
             fprintf(g, ", \"args\": {\"seq\": %lld, \"kind\": \"%s\", \"rc\": %lld",
-                    (long long)sqlite3_column_int64(st, 0), kind >= 1 && kind <= 7 ? kinds[kind] : "?",
+                    (long long)sqlite3_column_int64(st, 0), kind ? kind : "?",
                     (long long)sqlite3_column_int64(st, 8));
             if (sqlite3_column_type(st, 7) != SQLITE_NULL)
                 fprintf(g, ", \"bytes\": %lld", (long long)sqlite3_column_int64(st, 7));

@@ -506,7 +506,7 @@ int vw_fact_used_between(struct vw_model *m, int64_t tensor, int64_t after, int6
 int vw_fact_combined(struct vw_model *m, const struct vw_step *s) {
     sqlite3_stmt *st = vw_prep(m->t, "SELECT count(*) FROM tensor_rows r JOIN op_args a ON a.op = r.op "
                                      "JOIN tensors t ON t.id = a.tensor LEFT JOIN strings sh ON sh.id = t.shape WHERE "
-                                     "r.id = ?1 AND a.device = ?2 AND COALESCE(sh.text, '') <> '[]'");
+                                     "r.id = ?1 AND a.device = ?2 AND COALESCE(sh.text, '') <> '" DT_SHAPE_SCALAR "'");
     if (!st) return 0;
     sqlite3_bind_int64(st, 1, s->tensor);
     sqlite3_bind_int64(st, 2, s->dev);
@@ -710,7 +710,7 @@ static int src_query(struct vw_model *m, const char *file, int line, struct vw_s
         } else if (!strcmp(key, DT_FACT_BINDS))
             snprintf(out->binds, sizeof out->binds, "%s", v);
         else if (!strcmp(key, DT_FACT_BINDS_KIND))
-            snprintf(out->binds_kind, sizeof out->binds_kind, "%s", v);
+            out->binds_kind = dt_binds_kind_of(v);
         else if (!strcmp(key, DT_FACT_BINDS_ATTR))
             snprintf(out->binds_attr, sizeof out->binds_attr, "%s", v);
         else if (!strcmp(key, DT_FACT_ATTR_AGAIN))
@@ -1012,9 +1012,9 @@ int vw_fact_args_fields(struct vw_model *m, const char *file, sqlite3_stmt *st, 
 enum vw_lang vw_code_lang(struct vw_model *m, const struct vw_frame *site) {
     char lang[16];
     if (!site || !site->file[0]) return VW_LANG_NONE;
-    if (!strcmp(site->module, "python")) return VW_LANG_PYTHON;
+    if (site->python) return VW_LANG_PYTHON;
     if (!vw_fact_value(m, site->file, 0, DT_FACT_LANG, lang, sizeof lang)) return VW_LANG_NONE;
-    return !strcmp(lang, "c") ? VW_LANG_C : !strcmp(lang, "c++") ? VW_LANG_CXX : VW_LANG_NONE;
+    return !strcmp(lang, DT_FACT_LANG_C) ? VW_LANG_C : !strcmp(lang, DT_FACT_LANG_CXX) ? VW_LANG_CXX : VW_LANG_NONE;
 }
 
 /* Whether the call FUNC (as written: "dt_cross_entropy", "x.add", "torch::mm") is the op `op` (libtorch's
@@ -1155,7 +1155,7 @@ int vw_case_load(struct vw_model *m, struct vw_case *k, int64_t seq, int first, 
         snprintf(o->shape, sizeof o->shape, "%s", (const char *)sqlite3_column_text(st, 5));
         snprintf(o->name, sizeof o->name, "%s",
                  sqlite3_column_text(st, 6) ? (const char *)sqlite3_column_text(st, 6) : "");
-        o->scalar = !strcmp(o->shape, "[]") && o->dev == 0;
+        o->scalar = !strcmp(o->shape, DT_SHAPE_SCALAR) && o->dev == 0;
     }
     sqlite3_finalize(st);
     k->n = n;
@@ -1201,7 +1201,7 @@ int vw_case_load(struct vw_model *m, struct vw_case *k, int64_t seq, int first, 
         struct vw_src src;
         if (!ops[i].src_name[0] && made && made->tensor == ops[i].tensor && made->origin >= 0 && made->has_site &&
             vw_code_lang(m, &made->site) == VW_LANG_PYTHON && vw_src_at(m, made->site.file, made->site.line, &src) &&
-            src.binds[0] && !strchr(src.binds, ',') && !strcmp(src.binds_kind, "call"))
+            src.binds[0] && !strchr(src.binds, ',') && src.binds_kind == DT_BINDS_CALL)
             snprintf(ops[i].src_name, sizeof ops[i].src_name, "%s", src.binds);
     }
     return 0;

@@ -727,8 +727,8 @@ static void cuda_before(struct ctx *c, FILE *f, int64_t seq) {
     sqlite3_stmt *st = vw_prep(
         c->t, "SELECT c.kind, c.dir, count(*), COALESCE(sum(c.bytes), 0), min(c.seq), COALESCE(c.pystack, 0), "
               "COALESCE(c.stack, 0), a.text, sum(c.host = 0), sum(c.rc <> 0) FROM cuda_calls c LEFT JOIN strings a "
-              "ON a.id = c.api WHERE c.seq < ? AND c.kind IN (1, 2) GROUP BY c.kind, c.dir, c.api, c.pystack, c.stack "
-              "ORDER BY count(*) DESC, min(c.seq) LIMIT 12");
+              "ON a.id = c.api WHERE c.seq < ? AND c.kind IN (" DT_SQL_CUDA_MEMCPY ", " DT_SQL_CUDA_MALLOC
+              ") GROUP BY c.kind, c.dir, c.api, c.pystack, c.stack ORDER BY count(*) DESC, min(c.seq) LIMIT 12");
     if (!st) return;
     sqlite3_bind_int64(st, 1, seq);
     static const char *dirs[] = {"HtoH", "HtoD", "DtoH", "DtoD"};
@@ -1021,11 +1021,17 @@ static void summary(struct ctx *c) {
                   "SELECT COALESCE(e.stack, 0), COALESCE(e.pystack, 0), count(*) AS n, sum(x.bytes), min(x.seq) FROM "
                   "transfers x JOIN misc_events e ON e.seq = x.seq GROUP BY 1, 2 ORDER BY n DESC LIMIT 5",
                   "busiest_transfer_sites", "busiest transfer sites:");
-    st = vw_prep(c->t, "SELECT count(*), COALESCE(sum(kind = 1), 0), COALESCE(sum(CASE WHEN kind = 1 THEN bytes END), "
-                       "0), COALESCE(sum(kind = 1 AND dir = 1), 0), COALESCE(sum(kind = 1 AND dir = 2), 0), "
-                       "COALESCE(sum(kind = 1 AND dir = 3), 0), COALESCE(sum(kind = 2), 0), COALESCE(sum(CASE WHEN "
-                       "kind = 2 THEN bytes END), 0), COALESCE(sum(kind = 5), 0), COALESCE(sum(kind = 6), 0), "
-                       "COALESCE(sum(rc <> 0), 0) FROM cuda_calls");
+#define COPY_ "kind = " DT_SQL_CUDA_MEMCPY
+#define ALLOC_ "kind = " DT_SQL_CUDA_MALLOC
+    st = vw_prep(c->t, "SELECT count(*), COALESCE(sum(" COPY_ "), 0), COALESCE(sum(CASE WHEN " COPY_
+                       " THEN bytes END), 0), COALESCE(sum(" COPY_ " AND dir = " DT_SQL_CUDA_DIR_HTOD
+                       "), 0), COALESCE(sum(" COPY_ " AND dir = " DT_SQL_CUDA_DIR_DTOH "), 0), COALESCE(sum(" COPY_
+                       " AND dir = " DT_SQL_CUDA_DIR_DTOD "), 0), COALESCE(sum(" ALLOC_
+                       "), 0), COALESCE(sum(CASE WHEN " ALLOC_ " THEN bytes END), 0), COALESCE(sum(kind = "
+                       DT_SQL_CUDA_LAUNCH "), 0), COALESCE(sum(kind = " DT_SQL_CUDA_SYNC
+                       "), 0), COALESCE(sum(rc <> 0), 0) FROM cuda_calls");
+#undef COPY_
+#undef ALLOC_
     if (st && sqlite3_step(st) == SQLITE_ROW) {
         long long v[11];
         for (int i = 0; i < 11; i++) v[i] = sqlite3_column_int64(st, i);
@@ -1056,7 +1062,8 @@ static void summary(struct ctx *c) {
     if (st) sqlite3_finalize(st);
     busiest_sites(c,
                   "SELECT COALESCE(stack, 0), COALESCE(pystack, 0), count(*) AS n, COALESCE(sum(bytes), 0), "
-                  "min(seq) FROM cuda_calls WHERE kind = 1 GROUP BY 1, 2 ORDER BY n DESC, 5 LIMIT 5",
+                  "min(seq) FROM cuda_calls WHERE kind = " DT_SQL_CUDA_MEMCPY
+                  " GROUP BY 1, 2 ORDER BY n DESC, 5 LIMIT 5",
                   "busiest_cuda_copy_sites", "busiest CUDA copy sites (devtrace transfers shows them all):");
     st = vw_prep(c->t, EXCEPTIONS_SQL "SELECT count(DISTINCT h.head), count(DISTINCT r.exception) FROM h JOIN errors "
                                       "r ON r.seq = h.seq");

@@ -291,6 +291,7 @@ int vw_sym_py_frame(struct vw_sym *s, int64_t id, struct vw_frame *f, int64_t *p
     snprintf(f->function, sizeof f->function, "%s",
              sqlite3_column_text(st, 3) ? (const char *)sqlite3_column_text(st, 3) : "?");
     snprintf(f->module, sizeof f->module, "python");
+    f->python = 1;
     if (parent) *parent = sqlite3_column_int64(st, 0);
     return 1;
 }

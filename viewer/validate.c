@@ -275,10 +275,9 @@ int vw_fact_shape(const char *key, const char *v, const char **why) {
     } else if (IS(INDENT) || IS(BODY_INDENT)) {
         if (!vw_shape_indent(v)) return *why = "not whitespace", 0;
     } else if (IS(LANG)) {
-        if (strcmp(v, "c") && strcmp(v, "c++")) return *why = "not c or c++", 0;
+        if (strcmp(v, DT_FACT_LANG_C) && strcmp(v, DT_FACT_LANG_CXX)) return *why = "not c or c++", 0;
     } else if (IS(BINDS_KIND)) {
-        if (strcmp(v, "unpack") && strcmp(v, "tuple") && strcmp(v, "call") && strcmp(v, "other"))
-            return *why = "not unpack, tuple, call or other", 0;
+        if (dt_binds_kind_of(v) == DT_BINDS_NONE) return *why = "not unpack, tuple, call or other", 0;
     } else if (IS(BINDS) || IS(PARAMS)) {
         if (!list(v, LIST_IDENT)) return *why = "not identifiers, comma-separated", 0;
     } else if (IS(BINDS_ATTR) || IS(ATTR_AGAIN)) {

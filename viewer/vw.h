@@ -179,6 +179,7 @@ struct vw_frame {
     int changed; /* the module's file changed since the trace */
     int inlined; /* a function inlined into the frame after it (same return address) */
     int library; /* not the user's own code: a tensor or C++ library, libc, or their headers */
+    int python;  /* a Python frame (py_frames; module "python", for people), not a native one */
 };
 struct vw_sym;
 struct vw_sym *vw_sym_new(struct vw_trace *t);

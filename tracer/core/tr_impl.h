@@ -137,6 +137,7 @@ struct tr_clock_conv {
 /* ---------------------------------------------------------------- functions */
 
 TR_HIDDEN uint64_t tr_now_ns(void); /* CLOCK_MONOTONIC, ns */
+TR_HIDDEN uint64_t tr_thread_cpu_ns(void); /* CLOCK_THREAD_CPUTIME_ID, ns (the writer's own time) */
 
 /* Event times (clock.c). tr_clock_start picks the clock and takes the
  * start; tr_stamp is a record's time as producers take it; the writer turns

@@ -108,12 +108,6 @@ static void update_threads(void) {
     }
 }
 
-uint64_t tr_thread_cpu_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* A step: every ring drained into the transaction, begun here when none is
  * open, and the module table brought up to date. */
 static int step_body(void) {
@@ -157,30 +151,6 @@ static int timed(int (*body)(void)) {
 }
 int tr_writer_cycle(void) { return timed(cycle_body); }
 
-/* After a commit: the WAL's size, in frames (this hook replaces SQLite's
- * automatic checkpoint, which tr_checkpoint_when does instead). */
-static int wal_hook(void *ctx, sqlite3 *db, const char *name, int frames) {
-    (void)ctx, (void)db, (void)name;
-    tr_w.wal_frames = frames;
-    return SQLITE_OK;
-}
-
-/* Copies the WAL into the file (SQLite's automatic checkpoint at 1000
- * frames), and as soon as the writer has caught up with 64 or more: not at
- * the end on the program's time; the WAL then starts over, small and in
- * cache. Not after every idle commit: that copied the same last pages of
- * each table over and over. */
-void tr_checkpoint_when(int idle) {
-    if (tr_w.wal_frames < tr_w.ckpt_frames && !(idle && tr_w.wal_frames >= 64)) return;
-    int log = 0, done = 0;
-    uint64_t t0 = tr_thread_cpu_ns();
-    int rc = sqlite3_wal_checkpoint_v2(tr_w.db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
-    if (rc != SQLITE_OK && rc != SQLITE_BUSY && rc != SQLITE_LOCKED) /* busy: a reader checkpoints */
-        tr_sql_fail("checkpoint");
-    if (rc == SQLITE_OK && done == log) tr_w.wal_frames = 0; /* the next commit starts the WAL over */
-    tr_w.busy_ns += tr_thread_cpu_ns() - t0;
-}
-
 static int writer_open(const char *path) {
     memset(&tr_w, 0, sizeof tr_w);
     snprintf(tr_w.path, sizeof tr_w.path, "%s", path);
@@ -217,7 +187,7 @@ static int writer_open(const char *path) {
         snprintf(pragmas, sizeof pragmas, "PRAGMA journal_size_limit=%lld;", (long long)(g_tr.cfg.max_mb << 20) / 10);
         if (tr_sql_exec(pragmas) < 0) return -1;
     }
-    sqlite3_wal_hook(tr_w.db, wal_hook, NULL);
+    tr_wal_watch();
     static char tables[8192]; /* the writer's only: made once per trace */
     if (ts_create_sql(tables, sizeof tables) >= (int)sizeof tables) {
         tr_sql_fail("schema too long");

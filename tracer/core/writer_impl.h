@@ -145,6 +145,10 @@ TR_HIDDEN int tr_sql_exec(const char *sql);           /* 0, or -1 (failed) */
 TR_HIDDEN sqlite3_stmt *tr_sql_prep(const char *sql); /* a persistent statement, or NULL (failed) */
 TR_HIDDEN int tr_batch_init(struct tr_batch *b, enum ts_table_id table, int ncols);
 TR_HIDDEN int tr_batch_flush(struct tr_batch *b); /* the rows held, inserted; 0 or -1 */
+/* The WAL's checkpoints, the writer's own (SQLite's automatic one off): tr_wal_watch, once the trace is open,
+ * counts the WAL's frames after each commit; tr_checkpoint_when copies the WAL into the file when it is due. */
+TR_HIDDEN void tr_wal_watch(void);
+TR_HIDDEN void tr_checkpoint_when(int idle);
 
 /* An integer, or SQL NULL for TR_NULLV. */
 static inline int tr_bind_int(sqlite3_stmt *st, int i, int64_t v) {
@@ -182,6 +186,9 @@ TR_HIDDEN struct tr_rctx *tr_rctx_of(int64_t thread);                           
 TR_HIDDEN struct tr_pend *tr_pend_find(struct tr_rctx *c, int64_t op, int *index); /* the open op, or NULL */
 TR_HIDDEN int tr_pend_flush_all(void); /* before a commit: every open op, as far as it is known */
 TR_HIDDEN int tr_op_end(const struct tr_rec *h, int64_t thread, const uint64_t *I, int ni);
+/* A misc_events row of record h (TR_NULLV: NULL): what an op's end or a record with no table of its own becomes. */
+TR_HIDDEN int tr_misc_row(const struct tr_rec *h, int64_t thread, int64_t tensor, int64_t op, int64_t stack,
+                          int64_t pystack, int64_t value);
 /* The free columns of a tensor's row still held, or NULL. */
 TR_HIDDEN int64_t *tr_held_free(int64_t thread, int64_t id);
 
@@ -261,8 +268,6 @@ TR_HIDDEN int tr_meta_start(void);  /* the rows written when the trace is made *
 
 /* Its thread's threads.id (the row written on first sight). */
 TR_HIDDEN int64_t tr_thread_of(struct tr_ring *r);
-TR_HIDDEN int tr_misc_row(const struct tr_rec *h, int64_t thread, int64_t tensor, int64_t op, int64_t stack,
-                          int64_t pystack, int64_t value);
 /* One record of ring r into its rows; 0, or -1 when the trace failed. */
 TR_HIDDEN int tr_record_handle(struct tr_ring *r, const struct tr_rec *h);
 
@@ -279,8 +284,6 @@ TR_HIDDEN int tr_prune_at_exit(void);
 
 /* ---------------------------------------------------------------- the thread (writer.c) */
 
-TR_HIDDEN uint64_t tr_thread_cpu_ns(void);   /* CLOCK_THREAD_CPUTIME_ID, ns */
-TR_HIDDEN void tr_checkpoint_when(int idle); /* the WAL copied into the file when it is due */
-TR_HIDDEN int tr_writer_cycle(void);         /* a last step, the held rows and counters, committed; timed */
+TR_HIDDEN int tr_writer_cycle(void); /* a last step, the held rows and counters, committed; timed */
 
 #endif /* DEVTRACE_WRITER_IMPL_H */

@@ -7,6 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A misc_events row: an op's end when its row was written already (here),
+ * and the records that have no table of their own (writer_records.c). */
+int tr_misc_row(const struct tr_rec *h, int64_t thread, int64_t tensor, int64_t op, int64_t stack, int64_t pystack,
+                int64_t value) {
+    int64_t ev[TS_misc_events_NCOLS] = {
+        [TS_misc_events_seq] = (int64_t)h->seq, [TS_misc_events_t] = tr_w.rec_t,    [TS_misc_events_thread] = thread,
+        [TS_misc_events_kind] = h->kind,        [TS_misc_events_tensor] = tensor,   [TS_misc_events_op] = op,
+        [TS_misc_events_stack] = stack,         [TS_misc_events_pystack] = pystack, [TS_misc_events_value] = value};
+    return tr_batch_add(&tr_w.misc, ev);
+}
+
 /* The open-op state of a recording thread (NULL when out of memory: then
  * every row is written at once). */
 struct tr_rctx *tr_rctx_of(int64_t thread) {

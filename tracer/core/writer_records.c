@@ -30,15 +30,6 @@ int64_t tr_thread_of(struct tr_ring *r) {
     return r->writer_id;
 }
 
-int tr_misc_row(const struct tr_rec *h, int64_t thread, int64_t tensor, int64_t op, int64_t stack, int64_t pystack,
-                int64_t value) {
-    int64_t ev[TS_misc_events_NCOLS] = {
-        [TS_misc_events_seq] = (int64_t)h->seq, [TS_misc_events_t] = tr_w.rec_t,    [TS_misc_events_thread] = thread,
-        [TS_misc_events_kind] = h->kind,        [TS_misc_events_tensor] = tensor,   [TS_misc_events_op] = op,
-        [TS_misc_events_stack] = stack,         [TS_misc_events_pystack] = pystack, [TS_misc_events_value] = value};
-    return tr_batch_add(&tr_w.misc, ev);
-}
-
 /* One errors row: TR_NULLV and NULL are SQL NULLs. */
 struct err_row {
     int64_t seq, kind, op, signal, first, other, object;

@@ -1,7 +1,8 @@
 /* The writer's SQLite plumbing: the one failure path of a trace that cannot
- * be written (tracing off, one warning), plain statements, and batches of
- * rows inserted TR_BATCH at a time by prepared multi-row statements. What
- * the rows mean is the callers' business. */
+ * be written (tracing off, one warning), plain statements, batches of rows
+ * inserted TR_BATCH at a time by prepared multi-row statements, and the
+ * WAL's checkpoints. What the rows mean is the callers' business. The
+ * writer's lowest file: it calls no other writer file. */
 #include "writer_impl.h"
 
 #include <stdio.h>
@@ -98,4 +99,32 @@ int tr_batch_flush(struct tr_batch *b) {
     }
     b->n = 0;
     return 0;
+}
+
+/* ---------------------------------------------------------------- the WAL's checkpoints */
+
+/* After a commit: the WAL's size, in frames (this hook replaces SQLite's
+ * automatic checkpoint, which tr_checkpoint_when does instead). */
+static int wal_hook(void *ctx, sqlite3 *db, const char *name, int frames) {
+    (void)ctx, (void)db, (void)name;
+    tr_w.wal_frames = frames;
+    return SQLITE_OK;
+}
+
+void tr_wal_watch(void) { sqlite3_wal_hook(tr_w.db, wal_hook, NULL); }
+
+/* Copies the WAL into the file (SQLite's automatic checkpoint at 1000
+ * frames), and as soon as the writer has caught up with 64 or more: not at
+ * the end on the program's time; the WAL then starts over, small and in
+ * cache. Not after every idle commit: that copied the same last pages of
+ * each table over and over. */
+void tr_checkpoint_when(int idle) {
+    if (tr_w.wal_frames < tr_w.ckpt_frames && !(idle && tr_w.wal_frames >= 64)) return;
+    int log = 0, done = 0;
+    uint64_t t0 = tr_thread_cpu_ns();
+    int rc = sqlite3_wal_checkpoint_v2(tr_w.db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+    if (rc != SQLITE_OK && rc != SQLITE_BUSY && rc != SQLITE_LOCKED) /* busy: a reader checkpoints */
+        tr_sql_fail("checkpoint");
+    if (rc == SQLITE_OK && done == log) tr_w.wal_frames = 0; /* the next commit starts the WAL over */
+    tr_w.busy_ns += tr_thread_cpu_ns() - t0;
 }

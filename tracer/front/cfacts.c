@@ -238,8 +238,8 @@ static void read_module(struct cf_state *s, const char *path) {
                 int lang = p_dwarf_srclang(&cu);
                 const char *ln = lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_11 ||
                                          lang == DW_LANG_C_plus_plus_14 || lang == DW_LANG_C_plus_plus_03
-                                     ? "c++"
-                                     : "c";
+                                     ? DT_FACT_LANG_CXX
+                                     : DT_FACT_LANG_C;
                 if (pass == 1) {
                     walk(s, &cu, 0);
                     continue;
@@ -621,9 +621,10 @@ static void calls_of(struct cf_state *s, const struct cf_text *t, const char *fi
 static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *file, const struct cf_stmt *st,
                        int cxx) {
     const char *c = t->code, *p = c + st->start, *e = c + st->end;
-    char buf[1024], indent[64], binds[256] = "", kind[16] = "", devvar[128] = "", modvar[256] = "", optvar[256] = "",
+    char buf[1024], indent[64], binds[256] = "", devvar[128] = "", modvar[256] = "", optvar[256] = "",
                                 attr[256] = "", ret[512] = "", params[256] = "";
     int returns = 0, whole = -1;
+    enum dt_binds_kind kind = DT_BINDS_NONE;
     indent_of(t, st->first, indent, sizeof indent);
     if (st->own < 0) {
         /* a plain assignment's target, or a declaration's name with its initializer */
@@ -700,7 +701,7 @@ static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *
                 while (f < e && isspace((unsigned char)*f)) f++;
                 cl = f > id && f < e && *f == '(' ? close_of(f, e) : NULL;
             }
-            snprintf(kind, sizeof kind, "%s", whole >= 0 ? "call" : "other");
+            kind = whole >= 0 ? DT_BINDS_CALL : DT_BINDS_OTHER;
         } else {
             whole = (int)(p - c); /* an expression statement's call is its whole value */
         }
@@ -721,7 +722,7 @@ static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *
             add_name(modvar, sizeof modvar, held);
         }
         if (l->optimizer) add_name(optvar, sizeof optvar, l->name);
-        if (!kind[0]) snprintf(kind, sizeof kind, "other");
+        if (!kind) kind = DT_BINDS_OTHER;
     }
     /* its block, function and loop */
     int fn_line = 0, loop = -1;
@@ -763,7 +764,7 @@ static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *
         }
         if (binds[0]) {
             fact(file, line, DT_FACT_BINDS, binds);
-            fact(file, line, DT_FACT_BINDS_KIND, kind[0] ? kind : "other");
+            fact(file, line, DT_FACT_BINDS_KIND, dt_binds_kind_text(kind ? kind : DT_BINDS_OTHER));
         }
         if (devvar[0]) fact(file, line, DT_FACT_DEVICE_VAR, devvar);
         if (attr[0]) fact(file, line, DT_FACT_BINDS_ATTR, attr);
@@ -817,7 +818,7 @@ static void file_facts(struct cf_state *s, const char *file, const char *lang) {
     if (!mine.locals) goto out;
     for (int i = 0; i < s->nlocals; i++)
         if (s->locals[i].file == file) mine.locals[mine.nlocals++] = s->locals[i];
-    for (int i = 0; i < t.nstmts; i++) stmt_facts(&mine, &t, file, &t.stmts[i], !strcmp(lang, "c++"));
+    for (int i = 0; i < t.nstmts; i++) stmt_facts(&mine, &t, file, &t.stmts[i], !strcmp(lang, DT_FACT_LANG_CXX));
     free(mine.locals);
 out:
     free(src), free(t.code), free(t.line_at), free(t.blocks), free(t.stmts);

@@ -46,7 +46,15 @@ struct ptr_attrs { /* struct cudaPointerAttributes (CUDA 11 to 13) */
 };
 
 enum { CU_UNKNOWN = 999 /* cudaErrorUnknown */ };
-enum { K_MEMCPY = 1, K_MALLOC = 2, K_FREE = 3, K_MEMSET = 4, K_LAUNCH = 5, K_SYNC = 6, K_SET_DEVICE = 7 };
+enum { /* cuda_calls.kind: common/vocab.h's numbers, short names for the wrappers' tables */
+    K_MEMCPY = DT_CUDA_MEMCPY,
+    K_MALLOC = DT_CUDA_MALLOC,
+    K_FREE = DT_CUDA_FREE,
+    K_MEMSET = DT_CUDA_MEMSET,
+    K_LAUNCH = DT_CUDA_LAUNCH,
+    K_SYNC = DT_CUDA_SYNC,
+    K_SET_DEVICE = DT_CUDA_SET_DEVICE
+};
 enum { H_NONE = -1, H_PAGEABLE = 0, H_PINNED = 1, H_MANAGED = 2 };
 
 /* ---------------------------------------------------------------- resolving */

@@ -44,7 +44,13 @@
 /* cuda.c: whether launches, frees and activity records are recorded
  * (declared here while tr_impl.h is being reorganised: move it there). */
 
-enum { K_MEMCPY = 1, K_MALLOC = 2, K_FREE = 3, K_MEMSET = 4, K_LAUNCH = 5 }; /* cuda_calls.kind, as in cuda.c */
+enum { /* cuda_calls.kind: common/vocab.h's numbers, as cuda.c writes them */
+    K_MEMCPY = DT_CUDA_MEMCPY,
+    K_MALLOC = DT_CUDA_MALLOC,
+    K_FREE = DT_CUDA_FREE,
+    K_MEMSET = DT_CUDA_MEMSET,
+    K_LAUNCH = DT_CUDA_LAUNCH
+};
 enum { H_NONE = -1, H_PAGEABLE = 0, H_PINNED = 1, H_MANAGED = 2 };
 
 /* ---------------------------------------------------------------- libcupti */

@@ -56,7 +56,7 @@ int rl_ident(const char *s) {
     return 1;
 }
 
-int rl_is_python(const struct vw_step *s) { return s->has_site && !strcmp(s->site.module, "python"); }
+int rl_is_python(const struct vw_step *s) { return s->has_site && s->site.python; }
 
 /* A site whose language's code the fix can write (code.c): Python, or native code with source facts. */
 int rl_has_code(struct vw_model *m, const struct vw_step *s) {
@@ -185,7 +185,7 @@ void rl_code_for_odd(struct vw_model *m, const struct vw_case *k, struct vw_fix 
         const struct vw_step *s = owns[w];
         const struct vw_src_call *c;
         if (s && rl_has_code(m, s) && vw_src_at(m, s->site.file, s->site.line, &src) && src.binds[0] &&
-            !strchr(src.binds, ',') && !strcmp(src.binds_kind, "call") && (c = rl_making_call(&src, s)) &&
+            !strchr(src.binds, ',') && src.binds_kind == DT_BINDS_CALL && (c = rl_making_call(&src, s)) &&
             !c->temporary)
             rl_code_for(m, k, fx, s, src.binds);
     }

@@ -136,7 +136,7 @@ static int attribute_from_helper(struct vw_model *m, const struct vw_case *k, st
         !vw_src_at(m, f.file, a.function_line, &def) || !vw_py_module_bases(def.class_bases))
         return 0;
     if (strncmp(a.binds_attr, "self.", 5) || strchr(a.binds_attr, ',') || !rl_ident(a.binds_attr + 5) ||
-        strcmp(a.binds_kind, "call") || a.binds[0])
+        a.binds_kind != DT_BINDS_CALL || a.binds[0])
         return 0;
     /* the module's tensor by that attribute: the recorder names it by its path ("model.encoder.NAME") */
     char names[16][256];
