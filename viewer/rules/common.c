@@ -100,6 +100,38 @@ static int rebound_before_call(struct vw_model *m, const struct vw_case *k, cons
     return 0;
 }
 
+/* Python: the last statement after the fix's site (from the site's own statement when the code goes before
+ * it), up to the failing call's statement in the fix's function (the frame of its stack there), that binds
+ * `name` again and reaches that call (no statement between them is less indented: not in a branch or a loop
+ * that ends before it), when it is no step of the odd operand's chain (a view or an op of it computes from the
+ * moved value): what the name holds at the site is not what it holds at the failing call. Its first line, or 0. */
+static int py_rebound_after(struct vw_model *m, const struct vw_case *k, const struct vw_fix *fx, const char *name) {
+    const struct vw_frame *site = &fx->site.site;
+    struct vw_frame f;
+    int64_t id = k->pystack, next;
+    int call = 0;
+    for (int depth = 0; id && depth < 256 && !call && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next)
+        if (!f.hidden && !strcmp(f.file, site->file) && !strcmp(f.function, site->function)) call = f.line;
+    struct vw_src at, src, c;
+    if (!call || !vw_src_at(m, site->file, site->line, &at) || !vw_src_at(m, site->file, call, &c) ||
+        c.first <= at.first)
+        return 0;
+    int again = 0;
+    size_t indent = 0;
+    for (int l = fx->before ? at.first : at.last + 1; l < c.first && l - at.first < 400; l++) {
+        if (!vw_src_at(m, site->file, l, &src) || src.first != l || strcmp(src.function, at.function)) continue;
+        if (again && strlen(src.indent) < indent) again = 0; /* out of its block before the call */
+        if (vw_src_binds(&src, name)) again = l, indent = strlen(src.indent);
+    }
+    if (!again || strlen(c.indent) < indent || !vw_src_at(m, site->file, again, &src)) return 0;
+    const struct vw_operand *o = k->odd;
+    for (int i = 0; i < o->nsteps; i++)
+        if (o->chain[i].has_site && !strcmp(o->chain[i].site.file, site->file) && o->chain[i].site.line >= src.first &&
+            o->chain[i].site.line <= src.last)
+            return 0;
+    return again;
+}
+
 /* The line of Python that moves `name` to the intended device, added after the fix's statement: written only
  * where the program binds that name at the fix (its statement, or one from where the tensor was made down to
  * the fix, in the same function), as the source facts say. 1 when written. */
@@ -119,6 +151,17 @@ int rl_code_for(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, 
     if (!bound && vw_code_in_scope(m, &fx->site.site, name) && !rebound_before_call(m, k, &fx->site.site, name))
         bound = vw_src_at(m, fx->site.site.file, fx->site.site.line, &src);
     if (!bound) return 0;
+    /* Python: bound again before the failing call (model = make_model() after it): the move goes after the last
+     * binding that reaches the call, or it moves what the name held before */
+    int again = rl_is_python(&fx->site) ? py_rebound_after(m, k, fx, name) : 0;
+    if (again) {
+        fx->site.site.line = again;
+        fx->before = 0;
+        rl_evidence(fx, "\"%s\" is bound again at line %d before the failing call", name, again);
+        rl_also(fx, "; \"%s\" is bound again at line %d before the failing call: the move goes after that", name,
+                again);
+        if (!vw_src_at(m, fx->site.site.file, again, &src)) return 0;
+    }
     char expr[160];
     vw_device_expr(m, k, k->want, &fx->site.site, expr, sizeof expr);
     vw_code_move(m, &fx->site.site, name, expr, fx->code, sizeof fx->code);
@@ -256,6 +299,10 @@ int rl_move_first(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx
             plain = *p == '.' || *p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
                     (*p >= '0' && *p <= '9');
         if (!plain || !obj[0] || (obj[0] >= '0' && obj[0] <= '9')) continue;
+        /* the statement that made it binds the name itself (model = make_model()): a move before it would move
+         * what the name held before, and after it is too late for what it made */
+        struct vw_src ms;
+        if (rl_ident(obj) && vw_src_at(m, made->site.file, made->site.line, &ms) && vw_src_binds(&ms, obj)) return 0;
         char expr[160];
         vw_device_expr(m, k, k->want, &move->site, expr, sizeof expr);
         rl_at(fx, made);
