@@ -391,6 +391,10 @@ int rl_move_at_call_site(struct vw_model *m, const struct vw_case *k, struct vw_
     const struct vw_src_call *rc;
     if (!vw_src_at(m, ret->site.file, ret->site.line, &rs) || !(rc = rl_making_call(&rs, ret)) || rc->temporary)
         return 0;
+    /* the helper places it by a device expression of its own (.to(device=timesteps.device)): it had a device to
+     * follow, which was the wrong one; that is what goes wrong, not the call */
+    struct vw_src ms;
+    if (rs.device_expr[0] || !vw_src_at(m, made->site.file, made->site.line, &ms) || ms.device_expr[0]) return 0;
     if (!rs.returns) {
         /* bound to one name by the call that made it (mask = torch.ones(...).triu(1)), and the function's next
          * return statement returns that name, not bound again before it */
