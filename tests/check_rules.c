@@ -739,6 +739,60 @@ START_TEST(test_made_in_callee) {
 }
 END_TEST
 
+/* mask = self._make_mask(n) at line 30 of Net.forward(self, PARAMS30); the method (def line 4, parameters
+ * PARAMS4) made the mask inside its return statement at line 5 with torch.ones and returned torch.triu's result. */
+static void call_site_case(const char *params4) {
+    int64_t fwd = py_frame(0, "Net.forward", 30), made_at = py_frame(fwd, "Net._make_mask", 5);
+    statement(4, "Net", NULL);
+    fact(4, DT_FACT_PARAMS, params4);
+    statement(5, "Net._make_mask", NULL);
+    fact(5, DT_FACT_FUNCTION_LINE, "4");
+    fact(5, DT_FACT_RETURNS, "1");
+    fact(5, DT_FACT_CALL, "torch.triu\t\t0\t5\t60\t1");
+    fact(5, DT_FACT_CALL, "torch.ones\t\t1\t5\t40\t1");
+    statement(28, "Net", NULL);
+    fact(28, DT_FACT_PARAMS, "self,x");
+    statement(30, "Net.forward", "mask");
+    fact(30, DT_FACT_FUNCTION_LINE, "28");
+    fact(30, DT_FACT_CALL, "self._make_mask\t\t0\t30\t44\t1");
+    struct vw_step chain[2] = {
+        in_function(py_step(3, 0, DTP_ORIGIN_OP_OUTPUT, "triu", 5, 11), "Net._make_mask", made_at),
+        in_function(py_step(2, 0, DTP_ORIGIN_FACTORY, "ones", 5, 10), "Net._make_mask", made_at),
+    };
+    chain[0].from = 2;
+    case_of("mask", chain, 2);
+}
+
+/* A tensor made by a method that has no device of its own to follow (only a size), inside its return: .to() on
+ * the method's call in the caller, by the peer bound there (x, the forward's parameter), never a literal in the
+ * method; with a peer bound in the method too, device= at the factory there. */
+START_TEST(test_move_at_call_site) {
+    trace_open();
+    call_site_case("self,sz");
+    struct vw_fix fx;
+    diagnose(&fx, "temporary-in-expression");
+    ck_assert_int_eq(fx.kind, VW_FIX_MOVE_CALL);
+    ck_assert_str_eq(fx.site.site.function, "Net.forward");
+    ck_assert_int_eq(fx.site.site.line, 30);
+    ck_assert_int_eq(fx.nedits, 1);
+    ck_assert(fx.edits[0].line == 30 && fx.edits[0].col == 44);
+    ck_assert_str_eq(fx.edits[0].text, ".to(x.device)");
+    ck_assert_str_eq(fx.code, "self._make_mask(...).to(x.device)");
+    ck_assert_str_eq(fx.text, "move \"mask\" to cuda:0 where train.py:30 calls self._make_mask: Net._make_mask made "
+                              "it at line 5 with no tensor or device of its own to follow, the caller has x.device: "
+                              "self._make_mask(...).to(x.device)");
+    trace_close();
+    /* the method has the peer too (a parameter x): made there on its device */
+    trace_open();
+    call_site_case("self,sz,x");
+    diagnose(&fx, "temporary-in-expression");
+    ck_assert_int_eq(fx.kind, VW_FIX_DEVICE_ARG);
+    ck_assert_int_eq(fx.site.site.line, 5);
+    ck_assert_str_eq(fx.edits[0].text, ", device=x.device");
+    trace_close();
+}
+END_TEST
+
 START_TEST(test_loader_batch) {
     trace_open();
     callee_case("weight,y", 1); /* for weight, y in loader: */
@@ -914,6 +968,7 @@ static Suite *make_rules_suite(void) {
     tcase_add_test(tc, test_sibling_moved);
     tcase_add_test(tc, test_device_argument_default);
     tcase_add_test(tc, test_made_in_callee);
+    tcase_add_test(tc, test_move_at_call_site);
     tcase_add_test(tc, test_loader_batch);
     tcase_add_test(tc, test_library_callback);
     tcase_add_test(tc, test_moved_with_others);

@@ -491,11 +491,13 @@ static int py_class_has_params(struct vw_model *m, const char *cls, size_t cl) {
  *  7. else a string literal.
  * In script code 1 and 5 are the program's variable; in library and model code 1-3 and 6 keep the fix
  * device-agnostic. */
-const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
-                           char *buf, size_t size) {
+/* vw_device_expr; bound_only: "" instead of the module's device and the literal (1-6 only). */
+static const char *device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
+                               int bound_only, char *buf, size_t size) {
     char name[32];
     vw_device_name(dev, name, sizeof name);
     snprintf(buf, size, "\"%s\"", name);
+    if (bound_only) buf[0] = 0;
     if (!m->have_facts || !site || dev == 0) return buf;
     enum vw_lang lang = vw_code_lang(m, site);
     char fn[256];
@@ -558,6 +560,7 @@ const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t 
     if (global[0]) return snprintf(buf, size, "%s", global), buf;
     if (lang == VW_LANG_PYTHON && k && vw_peer_device_expr(m, k, dev, site, var, sizeof var)[0])
         return snprintf(buf, size, "%s", var), buf;
+    if (bound_only) return buf;
     /* a method of a module that has parameters: where they are (the module's own device: model code runs
      * wherever its module was moved) */
     struct vw_src at, def;
@@ -565,6 +568,16 @@ const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t 
         vw_py_module_bases(def.class_bases) && py_class_has_params(m, fn, cl))
         return snprintf(buf, size, "next(self.parameters()).device"), buf;
     return buf;
+}
+
+const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
+                           char *buf, size_t size) {
+    return device_expr(m, k, dev, site, 0, buf, size);
+}
+
+const char *vw_device_expr_bound(struct vw_model *m, const struct vw_case *k, int64_t dev,
+                                 const struct vw_frame *site, char *buf, size_t size) {
+    return device_expr(m, k, dev, site, 1, buf, size);
 }
 
 const char *vw_peer_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,

@@ -306,6 +306,7 @@ enum vw_say {
     VW_SAY_SIBLING_MOVED,      /* move it where NAME2 (or "the tensor"), made with it at AT, is moved */
     VW_SAY_TEMPORARY_DEVICE,   /* make it on the device inside the expression at AT: FUNC(..., TEXT) */
     VW_SAY_THROUGH_ARGUMENT,   /* move NAME, the failing native call's argument that holds it, where it is bound */
+    VW_SAY_MOVE_AT_CALL,       /* move it where FRAME calls FUNC, which made it at AT with no device to follow: EXPR */
 };
 
 /* The parameters of a fix's sentence (what each enum vw_say reads is said there). */
@@ -403,6 +404,11 @@ int vw_fix_diff(struct vw_model *m, const struct vw_fix *fix, FILE *f, void (*pu
  * args.device, self.device, a peer's .device), or a string literal; into buf. */
 const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
                            char *buf, size_t size);
+
+/* The same, only where the program's own expression or a peer's is bound at site (1-6 of code.c's list): ""
+ * where vw_device_expr would fall back to a module's device or a literal. */
+const char *vw_device_expr_bound(struct vw_model *m, const struct vw_case *k, int64_t dev,
+                                 const struct vw_frame *site, char *buf, size_t size);
 
 /* Python: the device of a peer of k's failing op on dev (an operand there, not the odd one) by a name of it
  * that is bound at site ("x.device"), into buf; "" when none is. */

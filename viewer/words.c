@@ -103,6 +103,15 @@ void vw_fix_words(const struct vw_case *k, struct vw_fix *fx) {
         if (w->count)
             say(fx, " (and the %d other %s call%s of that statement)", w->count, w->func, w->count == 1 ? "" : "s");
         break;
+    case VW_SAY_MOVE_AT_CALL:
+        say(fx,
+            "move %s to %s where %s:%d calls %s: %s made it at line %d with no tensor or device of its own to follow, "
+            "the caller has %s: %s(...).to(%s)",
+            on, want, w->frame.file, w->frame.line, w->func, w->at.site.function, w->at.site.line, w->expr, w->func,
+            w->expr);
+        if (w->count)
+            say(fx, " (and the %d other call%s of %s in that statement)", w->count, w->count == 1 ? "" : "s", w->func);
+        break;
     case VW_SAY_THROUGH_ARGUMENT:
         say(fx,
             "move \"%s\" to %s where the program binds it: %s reaches the failing op through the failing call's "

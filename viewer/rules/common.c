@@ -2,6 +2,8 @@
  * calls a tensor, and the moves of a named tensor where the program binds that name (the code itself is
  * code.c's). No rule lives here; the rules are the other files of viewer/rules/, listed by registry.c. */
 #include "rule.h"
+#include "trace_schema.h"
+#include "validate.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -98,6 +100,38 @@ static int rebound_before_call(struct vw_model *m, const struct vw_case *k, cons
     return 0;
 }
 
+/* Python: the last statement after the fix's site (from the site's own statement when the code goes before
+ * it), up to the failing call's statement in the fix's function (the frame of its stack there), that binds
+ * `name` again and reaches that call (no statement between them is less indented: not in a branch or a loop
+ * that ends before it), when it is no step of the odd operand's chain (a view or an op of it computes from the
+ * moved value): what the name holds at the site is not what it holds at the failing call. Its first line, or 0. */
+static int py_rebound_after(struct vw_model *m, const struct vw_case *k, const struct vw_fix *fx, const char *name) {
+    const struct vw_frame *site = &fx->site.site;
+    struct vw_frame f;
+    int64_t id = k->pystack, next;
+    int call = 0;
+    for (int depth = 0; id && depth < 256 && !call && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next)
+        if (!f.hidden && !strcmp(f.file, site->file) && !strcmp(f.function, site->function)) call = f.line;
+    struct vw_src at, src, c;
+    if (!call || !vw_src_at(m, site->file, site->line, &at) || !vw_src_at(m, site->file, call, &c) ||
+        c.first <= at.first)
+        return 0;
+    int again = 0;
+    size_t indent = 0;
+    for (int l = fx->before ? at.first : at.last + 1; l < c.first && l - at.first < 400; l++) {
+        if (!vw_src_at(m, site->file, l, &src) || src.first != l || strcmp(src.function, at.function)) continue;
+        if (again && strlen(src.indent) < indent) again = 0; /* out of its block before the call */
+        if (vw_src_binds(&src, name)) again = l, indent = strlen(src.indent);
+    }
+    if (!again || strlen(c.indent) < indent || !vw_src_at(m, site->file, again, &src)) return 0;
+    const struct vw_operand *o = k->odd;
+    for (int i = 0; i < o->nsteps; i++)
+        if (o->chain[i].has_site && !strcmp(o->chain[i].site.file, site->file) && o->chain[i].site.line >= src.first &&
+            o->chain[i].site.line <= src.last)
+            return 0;
+    return again;
+}
+
 /* The line of Python that moves `name` to the intended device, added after the fix's statement: written only
  * where the program binds that name at the fix (its statement, or one from where the tensor was made down to
  * the fix, in the same function), as the source facts say. 1 when written. */
@@ -117,6 +151,17 @@ int rl_code_for(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, 
     if (!bound && vw_code_in_scope(m, &fx->site.site, name) && !rebound_before_call(m, k, &fx->site.site, name))
         bound = vw_src_at(m, fx->site.site.file, fx->site.site.line, &src);
     if (!bound) return 0;
+    /* Python: bound again before the failing call (model = make_model() after it): the move goes after the last
+     * binding that reaches the call, or it moves what the name held before */
+    int again = rl_is_python(&fx->site) ? py_rebound_after(m, k, fx, name) : 0;
+    if (again) {
+        fx->site.site.line = again;
+        fx->before = 0;
+        rl_evidence(fx, "\"%s\" is bound again at line %d before the failing call", name, again);
+        rl_also(fx, "; \"%s\" is bound again at line %d before the failing call: the move goes after that", name,
+                again);
+        if (!vw_src_at(m, fx->site.site.file, again, &src)) return 0;
+    }
     char expr[160];
     vw_device_expr(m, k, k->want, &fx->site.site, expr, sizeof expr);
     vw_code_move(m, &fx->site.site, name, expr, fx->code, sizeof fx->code);
@@ -254,6 +299,10 @@ int rl_move_first(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx
             plain = *p == '.' || *p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
                     (*p >= '0' && *p <= '9');
         if (!plain || !obj[0] || (obj[0] >= '0' && obj[0] <= '9')) continue;
+        /* the statement that made it binds the name itself (model = make_model()): a move before it would move
+         * what the name held before, and after it is too late for what it made */
+        struct vw_src ms;
+        if (rl_ident(obj) && vw_src_at(m, made->site.file, made->site.line, &ms) && vw_src_binds(&ms, obj)) return 0;
         char expr[160];
         vw_device_expr(m, k, k->want, &move->site, expr, sizeof expr);
         rl_at(fx, made);
@@ -306,4 +355,131 @@ int rl_made_at(const struct vw_operand *o, int *view) {
         *view = -1;
     }
     return own;
+}
+
+/* The last component of a dotted name ("self._make_mask", "Net._make_mask" -> "_make_mask"). */
+static const char *last_part(const char *s) {
+    const char *dot = strrchr(s, '.');
+    return dot ? dot + 1 : s;
+}
+
+/* Python: the odd operand made in a function F that has no device of its own to follow where it made it (no
+ * device expression of the program's, no peer bound: a mask helper given only a length) and returned it as the
+ * whole value of its return statement (a call there made it: not a tuple), the program computing nothing from
+ * it with other tensors after: .to(EXPR) on the call of F in its caller, where a device expression of the
+ * program's or a peer is bound (mask = self._make_mask(n).to(src.device)). `made` is the step of the odd
+ * operand's chain where it was made (F's); 1 when written (fx's site, edits, code and words set). */
+int rl_move_at_call_site(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const struct vw_step *made) {
+    const struct vw_operand *o = k->odd;
+    char expr[160];
+    /* a helper several places call (training and evaluation) is fixed in it, or the next caller fails */
+    if (!rl_is_python(made) || !made->pystack ||
+        vw_device_expr_bound(m, k, k->want, &made->site, expr, sizeof expr)[0] || vw_fact_callers(m, made) >= 2)
+        return 0;
+    /* the newest step of the chain made in F: what F returned, made by the whole value of a return statement */
+    int j = 0;
+    while (j < o->nsteps && !(o->chain[j].has_site && !strcmp(o->chain[j].site.file, made->site.file) &&
+                              !strcmp(o->chain[j].site.function, made->site.function)))
+        j++;
+    if (j >= o->nsteps) return 0;
+    for (int i = 0; i < j; i++) /* after it, views and ops of one tensor each, none combined with another */
+        if (o->chain[i].origin != DTP_ORIGIN_VIEW && o->chain[i].origin != -1 &&
+            !(o->chain[i].origin == DTP_ORIGIN_OP_OUTPUT && vw_fact_combined(m, &o->chain[i]) < 2))
+            return 0;
+    const struct vw_step *ret = &o->chain[j];
+    struct vw_src rs, cs;
+    const struct vw_src_call *rc;
+    if (!vw_src_at(m, ret->site.file, ret->site.line, &rs) || !(rc = rl_making_call(&rs, ret)) || rc->temporary)
+        return 0;
+    /* the helper places it by a device expression of its own (.to(device=timesteps.device)): it had a device to
+     * follow, which was the wrong one; that is what goes wrong, not the call */
+    struct vw_src ms;
+    if (rs.device_expr[0] || !vw_src_at(m, made->site.file, made->site.line, &ms) || ms.device_expr[0]) return 0;
+    if (!rs.returns) {
+        /* bound to one name by the call that made it (mask = torch.ones(...).triu(1)), and the function's next
+         * return statement returns that name, not bound again before it */
+        if (!rs.binds[0] || strchr(rs.binds, ',') || strcmp(rs.binds_kind, "call")) return 0;
+        int returned = 0;
+        for (int l = rs.last + 1; l - rs.last < 200 && !returned; l++) {
+            struct vw_src ls;
+            char rv[256];
+            if (!vw_src_at(m, ret->site.file, l, &ls) || ls.first != l) continue;
+            if (strcmp(ls.function, rs.function)) {
+                size_t fl = strlen(rs.function);
+                if (!strncmp(ls.function, rs.function, fl) && !strncmp(ls.function + fl, ".<locals>.", 10))
+                    continue; /* a nested function's statement */
+                return 0;     /* out of the function */
+            }
+            if (vw_src_binds(&ls, rs.binds) || (ls.returns && (!vw_fact_value(m, ret->site.file, l,
+                                                                                DT_FACT_RETURN_VALUE, rv, sizeof rv) ||
+                                                                 strcmp(rv, rs.binds))))
+                return 0;
+            returned = ls.returns;
+        }
+        if (!returned) return 0;
+    }
+    /* F's frame on the stack that made it, and the program's frame that called F, right outside it */
+    struct vw_frame f, callee, caller;
+    int64_t id = made->pystack, next;
+    int state = 0;
+    for (int depth = 0; id && depth < 64 && state < 2 && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next) {
+        if (state == 0 && !f.hidden && !f.library) {
+            if (strcmp(f.file, made->site.file) || strcmp(f.function, made->site.function)) return 0;
+            callee = f, state = 1;
+        } else if (state == 1) {
+            if (f.hidden || f.library) return 0; /* a library called it back: its result comes back there */
+            caller = f, state = 2;
+        }
+    }
+    if (state != 2) return 0;
+    /* F returned before the failing call: not on its stack */
+    for (id = k->pystack; id && vw_sym_py_frame(m->sym, id, &f, &next); id = next)
+        if (!f.hidden && !strcmp(f.file, callee.file) && !strcmp(f.function, callee.function)) return 0;
+    if (!vw_device_expr_bound(m, k, k->want, &caller, expr, sizeof expr)[0] || !vw_shape_device_code(expr) ||
+        !vw_src_at(m, caller.file, caller.line, &cs))
+        return 0;
+    /* the calls of F in the caller's statement: each gets .to(EXPR) after its closing parenthesis */
+    const char *fname = last_part(callee.function);
+    char first[256] = ""; /* the first call's callee, as written */
+    struct vw_edit edits[sizeof fx->edits / sizeof fx->edits[0]];
+    char code[sizeof fx->code];
+    int n = 0;
+    for (int l = cs.first; l <= cs.last && l - cs.first < 64; l++) {
+        struct vw_src ls;
+        if (!vw_src_at(m, caller.file, l, &ls) || ls.first != cs.first) continue;
+        for (int i = 0; i < ls.ncalls; i++) {
+            const struct vw_src_call *c = &ls.calls[i];
+            if (strcmp(last_part(c->func), fname) || c->end_col < 1) continue;
+            if (n >= (int)(sizeof edits / sizeof edits[0])) return 0;
+            struct vw_edit *e = &edits[n];
+            char shown[sizeof fx->code];
+            memset(e, 0, sizeof *e);
+            e->line = c->end_line;
+            e->col = c->end_col;
+            vw_code_call_to(c->func, expr, e->text, sizeof e->text, shown, sizeof shown);
+            if (!n++) {
+                snprintf(first, sizeof first, "%s", c->func);
+                snprintf(code, sizeof code, "%s", shown);
+            }
+        }
+    }
+    if (!n || fx->nedits) return 0;
+    memcpy(fx->edits, edits, (size_t)n * sizeof edits[0]);
+    fx->nedits = n;
+    snprintf(fx->code, sizeof fx->code, "%s", code);
+    rl_at_frame(fx, &caller, made->seq);
+    fx->site.tensor = made->tensor;
+    fx->replace = 1;
+    fx->kind = VW_FIX_MOVE_CALL;
+    fx->words.say = VW_SAY_MOVE_AT_CALL;
+    fx->words.at = *made;
+    fx->words.frame = caller;
+    fx->words.count = n - 1;
+    snprintf(fx->words.func, sizeof fx->words.func, "%s", first);
+    snprintf(fx->words.expr, sizeof fx->words.expr, "%s", expr);
+    rl_evidence(fx, "made in %s, which has no device expression or peer tensor bound there", callee.function);
+    rl_evidence(fx, "%s returns it at line %d, to %s (%s:%d)", callee.function, ret->site.line, caller.function,
+                caller.file, caller.line);
+    rl_evidence(fx, "%s is bound where %s calls it", expr, caller.function);
+    return 1;
 }

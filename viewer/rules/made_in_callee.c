@@ -16,9 +16,15 @@ const struct vw_rule vw_rule_made_in_callee = {
            "never-moved tensor made in a function whose caller binds the returned value to the name the program "
            "uses, when the helper did not make it for several callers. Example: weight = "
            "inverse_frequency(train_labels, 4), the helper computing it on the CPU. Fix: a move right after the "
-           "caller's statement that binds it.",
+           "caller's statement that binds it; where the helper has no device of its own to follow (no device "
+           "expression or peer tensor bound where it made the tensor: a mask helper given only a length) and "
+           "returned the tensor as its return statement's value, .to() on the helper's call in the caller, with "
+           "the device or the peer bound there (mask = self._make_mask(n).to(src.device)), never a literal "
+           "device inside the helper.",
     .example = "`weight = inverse_frequency(train_labels, 4)`, the helper computing it on the CPU "
-               "(`tests/rules/made-in-callee.py`)",
-    .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_DEVICE_ARG,
+               "(`tests/rules/made-in-callee.py`); `mask = self._make_mask(n)`, made on the CPU from a length "
+               "(`tests/rules/made-in-callee.call-site.py`)",
+    .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_DEVICE_ARG |
+             1u << VW_FIX_MOVE_CALL,
     .match = match,
 };

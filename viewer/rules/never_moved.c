@@ -15,9 +15,12 @@ const struct vw_rule vw_rule_never_moved = {
            "module's parameter, a callee's result, a loader's batch, a library callback, a plain attribute, a "
            "derived tensor, a view) explains it better. Example: pos_weight = torch.tensor([4.0]) passed to "
            "BCEWithLogitsLoss on the GPU. Fix: a move right after the statement that makes it, by the name it "
-           "binds (with the tensors made the same way next to it, never moved either); a factory that takes "
+           "binds (with the tensors made the same way next to it, never moved either), or after the last "
+           "statement that binds that name again and reaches the failing call (weight = normalise_(weight): "
+           "never before a rebinding, which would move what the name held before); a factory that takes "
            "device= is named in the advice.",
-    .example = "`pos_weight = torch.tensor([4.0])` (`bug_pos_weight.py`)",
+    .example = "`pos_weight = torch.tensor([4.0])` (`bug_pos_weight.py`); bound again by a helper "
+               "(`tests/rules/never-moved.rebound.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE,
     .match = match,
 };

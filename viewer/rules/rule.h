@@ -45,6 +45,9 @@ int rl_move_first(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx
                   const struct vw_step *made);
 /* device= added to the call of the factory that made `made`. */
 int rl_device_at_factory(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const struct vw_step *made);
+/* .to(EXPR) on the call, in its caller, of the function that made the odd operand at `made` and returned it,
+ * where that function has no device of its own to follow and its caller has (common.c says exactly when). */
+int rl_move_at_call_site(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const struct vw_step *made);
 /* The step where a never-moved operand was made, past in-place moves and (once) views of its base; *view the
  * index of the view when a view's base is where the move goes, else -1. */
 int rl_made_at(const struct vw_operand *o, int *view);

@@ -35,6 +35,9 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     /* made in a function a library called back (a DataLoader's collate_fn): the batch goes to the device in
      * the program's loop, not in the loader (library-callback) */
     if (vw_fact_callback_caller(m, s, k->pystack, &cb)) return 0;
+    /* made in a function that has no device of its own to follow and returned it: .to() on its call, in the
+     * caller, where one is bound */
+    if (rl_move_at_call_site(m, k, fx, s)) return 1;
     char expr[160], arg[200];
     vw_device_expr(m, k, k->want, &s->site, expr, sizeof expr);
     /* the argument as the language writes it (C++: the device as the factory's options, none already there) */
@@ -98,9 +101,13 @@ const struct vw_rule vw_rule_temporary_in_expression = {
            "source facts record as a temporary without a device= argument, back through views, in-place moves "
            "and ops of one tensor each that the program holds by no name either, and not made in a function a "
            "library called back. Example: self.pos(torch.arange(x.size(1))) in a forward on the GPU. Fix: "
-           "device= added to that call, and to every call of the same factory in the statement without one.",
+           "device= added to that call, and to every call of the same factory in the statement without one; "
+           "where the call is in a helper's return statement and the helper has no device of its own to follow "
+           "(no device expression or peer tensor bound there) while its caller has, .to() on the helper's call "
+           "in the caller instead (scores + causal_mask(n).to(scores.device)).",
     .example = "`emb(torch.arange(n))` inside a forward on the GPU; `return torch.log(torch.tril(torch.ones(sz, "
-               "sz)))` (`bug_mask_helper.py`)",
-    .fixes = 1u << VW_FIX_DEVICE_ARG,
+               "sz)))` (`bug_mask_helper.py`); a causal mask helper given only a length "
+               "(`tests/rules/temporary-in-expression.in-callee.py`)",
+    .fixes = 1u << VW_FIX_DEVICE_ARG | 1u << VW_FIX_MOVE_CALL,
     .match = match,
 };

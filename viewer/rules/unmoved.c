@@ -431,6 +431,17 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
                 rl_code_for(m, k, fx, made, ms.binds);
         }
     }
+    /* made in a function that has no device of its own to follow and returned it (a mask helper given only a
+     * length): the move goes on its call, in the caller, where a device or a peer is bound (made-in-callee) */
+    struct vw_fix at_call;
+    memset(&at_call, 0, sizeof at_call);
+    if ((*v == RL_UNMOVED_NEVER_MOVED || *v == RL_UNMOVED_DERIVED || *v == RL_UNMOVED_VIEW) &&
+        rl_is_python(&fx->site) && !strcmp(fx->site.site.file, made->site.file) &&
+        !strcmp(fx->site.site.function, made->site.function) && rl_move_at_call_site(m, k, &at_call, made)) {
+        *fx = at_call;
+        *v = RL_UNMOVED_MADE_IN_CALLEE;
+        return 1;
+    }
     if (!fx->code[0] && (derived >= 0 || view >= 0) && rl_device_at_factory(m, k, fx, made)) return 1;
     if (!fx->code[0] && !fx->before) { /* bound by a later statement of the same function */
         char names[8][256];
