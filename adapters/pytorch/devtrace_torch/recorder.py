@@ -875,7 +875,17 @@ def install(torch):
     _wrap_sources(torch, rec)
     _wrap_indexing(torch, rec)
     _install_excepthooks(torch)
-    if not _enter_direct(torch, rec, slow, raised):
+    if not _enter_direct(torch, rec, slow, raised) and hasattr(torch.overrides, "_TorchFunctionStackMode"):
+        # torch 1.x whose program entered a mode of its own first: ours on top of it, the public way
+        entry = _entry = P.Mode(rec, slow, raised)
+
+        class DevtraceMode(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                return entry.handle(func, types, args, kwargs)
+
+        rec.mode = DevtraceMode()
+        rec.mode.__enter__()
+    elif _direct is None:
         class DevtraceMode(P.Mode, TorchFunctionMode):
             """torch 2.x's mode, entered the public way: a TorchFunctionMode whose __torch_function__ is
             the C entry's own method (P.Mode's), bound to the mode as torch requires of a mode's
