@@ -760,7 +760,7 @@ def _enter_direct(torch, rec, slow, raised):
 
 def _enter_functions(torch, mode, entry):
     """torch 2.x: functions written in Python (torch.nn.functional's layer_norm and cross_entropy,
-    Tensor.backward, split and __matmul__) reach a mode through torch.overrides.handle_torch_function,
+    Tensor.backward, split and __rsub__) reach a mode through torch.overrides.handle_torch_function,
     which finds their tensor subclasses (_get_overloaded_args), takes the mode off the stack in a
     generator context manager and calls the mode's __torch_function__: ~20,000 instructions a call
     before the recorder runs, more than the op's own recording. torch's modules that imported it by
