@@ -758,6 +758,72 @@ def _enter_direct(torch, rec, slow, raised):
     return True
 
 
+def _enter_functions(torch, mode, entry):
+    """torch 2.x: functions written in Python (torch.nn.functional's layer_norm and cross_entropy,
+    Tensor.backward, split and __rsub__) reach a mode through torch.overrides.handle_torch_function,
+    which finds their tensor subclasses (_get_overloaded_args), takes the mode off the stack in a
+    generator context manager and calls the mode's __torch_function__: ~20,000 instructions a call
+    before the recorder runs, more than the op's own recording. torch's modules that imported it by
+    name get a version that does what torch's does when this mode is the top of the stack (takes it
+    off for the call, puts it back after), straight into the C entry; otherwise (another mode on top,
+    the stack empty, another thread, torch functions disabled) torch's own. The types torch would pass
+    are not computed: the entry never reads them (torch passes them on to what a mode returns
+    NotImplemented for, which this version does as torch's does). Dynamo never runs it: it answers
+    has_torch_function from the tensors' types alone, so a compiled function's F.relu never reaches it."""
+    ov, C = torch.overrides, torch._C
+    try:
+        stack_len, stack_at = C._len_torch_function_stack, C._get_function_stack_at
+        pop, push, enabled = C._pop_torch_function_stack, C._push_on_torch_function_stack, \
+            C._is_torch_function_mode_enabled
+        orig, overloaded_of = ov.handle_torch_function, ov._get_overloaded_args
+    except AttributeError:
+        return
+    handle = entry.handle
+
+    def not_handled(public_api, relevant_args, args, kwargs):
+        # the mode returned NotImplemented: the rest of torch's handle_torch_function, as it is there
+        overloaded = overloaded_of(relevant_args)
+        types = tuple(map(type, overloaded))
+        for arg in overloaded:
+            fn = arg.__torch_function__
+            if hasattr(fn, "__self__") and fn.__self__ is arg and fn is not C._disabled_torch_function_impl:
+                import warnings
+
+                warnings.warn("Defining your `__torch_function__ as a plain method is deprecated and will be an "
+                              "error in future, please define it as a classmethod.", DeprecationWarning, stacklevel=3)
+            result = fn(public_api, types, args, kwargs)
+            if result is not NotImplemented:
+                return result
+        msg = "no implementation found for '%s.%s' on types that implement __torch_function__: %s" % (
+            public_api.__module__, public_api.__name__, [type(arg) for arg in overloaded])
+        if enabled():
+            msg += " nor in mode %s" % (ov._get_current_function_mode(),)
+        raise TypeError(msg)
+
+    def handle_torch_function(public_api, relevant_args, *args, **kwargs):
+        n = stack_len()
+        if n and stack_at(n - 1) is mode and enabled():
+            pop()
+            try:
+                result = handle(public_api, (), args, kwargs)
+            finally:
+                push(mode)
+            if result is not NotImplemented:
+                return result
+            return not_handled(public_api, relevant_args, args, kwargs)
+        return orig(public_api, relevant_args, *args, **kwargs)
+
+    handle_torch_function.__doc__, handle_torch_function.__wrapped__ = orig.__doc__, orig
+    handle_torch_function.__module__, handle_torch_function._devtrace = orig.__module__, True
+    for name, mod in list(sys.modules.items()):  # torch.overrides' own is left as it is: the public one
+        if name.startswith("torch.") and name != "torch.overrides" and \
+                getattr(mod, "handle_torch_function", None) is orig:
+            try:
+                mod.handle_torch_function = handle_torch_function
+            except Exception:
+                pass
+
+
 def install(torch):
     """Enters the recorder's mode for the whole program and wraps what no mode sees."""
     global _rec, _LIB_DIRS, _entry
@@ -809,17 +875,27 @@ def install(torch):
     _wrap_sources(torch, rec)
     _wrap_indexing(torch, rec)
     _install_excepthooks(torch)
-    if not _enter_direct(torch, rec, slow, raised):
+    if not _enter_direct(torch, rec, slow, raised) and hasattr(torch.overrides, "_TorchFunctionStackMode"):
+        # torch 1.x whose program entered a mode of its own first: ours on top of it, the public way
         entry = _entry = P.Mode(rec, slow, raised)
 
         class DevtraceMode(TorchFunctionMode):
-            # torch 2.x takes the mode off its stack while this runs; a Python method (not the C
-            # entry itself as the class's attribute) so that torch and dynamo see a mode's usual shape
             def __torch_function__(self, func, types, args=(), kwargs=None):
                 return entry.handle(func, types, args, kwargs)
 
         rec.mode = DevtraceMode()
         rec.mode.__enter__()
+    elif _direct is None:
+        class DevtraceMode(P.Mode, TorchFunctionMode):
+            """torch 2.x's mode, entered the public way: a TorchFunctionMode whose __torch_function__ is
+            the C entry's own method (P.Mode's), bound to the mode as torch requires of a mode's
+            __torch_function__; torch takes the mode off its stack while it runs. (A Python method that
+            called the C entry cost a Python frame and a bound method on every call torch dispatches.)"""
+
+        entry = _entry = DevtraceMode(rec, slow, raised)
+        rec.mode = entry
+        rec.mode.__enter__()
+        _enter_functions(torch, rec.mode, entry)
     for func, k in list(_kinds.items()):  # any classified before the entry was made
         _entry.classified(func, k.kind, k.name, tuple(k.argnames or ("self",)))
     return True
