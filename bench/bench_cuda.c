@@ -1,6 +1,6 @@
 /* Interposition cost: calls a CUDA runtime function N times from a 20-frame
  * deep stack and prints ns per call. Linked against libcudart.so.13 and run
- * on the fake one (tests/fake_cudart.c, through LD_LIBRARY_PATH) so that the
+ * on the fake one (tests/tracer/fake_cudart.c, through LD_LIBRARY_PATH) so that the
  * call itself costs almost nothing: run untraced and traced (libdevtrace.so
  * preloaded), the difference is what the wrapper adds to each call: finding
  * the real function, the depth guard, the stacks and the record (for a copy,

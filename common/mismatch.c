@@ -29,7 +29,7 @@
  *    arguments for cudnn_convolution)"   (checkSameGPU/checkSameDevice: a bare
  *                                          number is a GPU; "device type" too)
  *   "Expected a 'cuda' device type for generator but found 'cpu'"
- * tests/data/torch2.11-device-errors.txt holds every text PyTorch 2.11 gave
+ * tests/adapters/data/torch2.11-device-errors.txt holds every text PyTorch 2.11 gave
  * for a one-op mismatch on a GPU; the unit test feeds each row through here.
  * The message is untrusted (it comes from the traced program): every read
  * is bounded by len, and the outputs are always terminated. Used by the

@@ -1,5 +1,5 @@
 /* A loop that runs correctly but copies more than it should, for
- * `devtrace transfers` to flag (tests/transfers_flags.py): a constant made
+ * `devtrace transfers` to flag (tests/viewer/transfers_flags.py): a constant made
  * on the CPU once and moved to the device again on every step, a
  * device -> cpu -> device round trip on every step, and a helper that moves
  * each batch once but a running statistic four times a step. The move of

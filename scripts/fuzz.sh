@@ -7,10 +7,10 @@
 # torch and the adapter are there. Seeds are real traces made now by
 # the build in BUILD_DIR (a runtime mismatch, a checkpoint resume, a plain
 # field, a fixed run, CUDA runtime calls on the fake libcudart, C++ throws).
-# First every input under tests/fuzz/regressions/ (crashes and hangs found
+# First every input under tests/viewer/fuzz/regressions/ (crashes and hangs found
 # before) must read cleanly; then SECONDS of fuzzing. A crash, leak or hang
 # (an input taking over 20 s) leaves its input in build-fuzz/ and exits 1:
-# add the trace file to tests/fuzz/regressions/ with the fix (for an input of
+# add the trace file to tests/viewer/fuzz/regressions/ with the fix (for an input of
 # the SQL mode, DEVTRACE_FUZZ_KEEP=FILE build-fuzz/fuzz_viewer INPUT with
 # DEVTRACE_FUZZ_SEEDS=build-fuzz/seeds keeps the edited trace as FILE).
 # Usage: scripts/fuzz.sh [SECONDS] [BUILD_DIR]   (defaults: 120, build)
@@ -30,7 +30,7 @@ for target in viewer fix; do
   # shellcheck disable=SC2046,SC2086
   clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
     -fno-omit-frame-pointer -Wall -Wextra -Iviewer -Iinclude -Icommon $([ $target = fix ] && echo -DDEVTRACE_FUZZ_FIX) \
-    tests/fuzz/fuzz_viewer.c $srcs $(pkg-config --cflags --libs sqlite3 libdw libmd) -ldl -o $F/fuzz_$target
+    tests/viewer/fuzz/fuzz_viewer.c $srcs $(pkg-config --cflags --libs sqlite3 libdw libmd) -ldl -o $F/fuzz_$target
 done
 
 echo "== fuzz: seeds (real traces)"
@@ -55,10 +55,10 @@ ls $seeds
 
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=1
-if compgen -G "tests/fuzz/regressions/*" >/dev/null; then
+if compgen -G "tests/viewer/fuzz/regressions/*" >/dev/null; then
   echo "== fuzz: the regression inputs (trace files)"
   for target in viewer fix; do
-    $F/fuzz_$target -timeout=20 tests/fuzz/regressions/* 2>$F/regressions-$target.log ||
+    $F/fuzz_$target -timeout=20 tests/viewer/fuzz/regressions/* 2>$F/regressions-$target.log ||
       { tail -40 $F/regressions-$target.log; echo "fuzz: a regression input fails again ($target)" >&2; exit 1; }
   done
 fi

@@ -1,5 +1,5 @@
 # A loop that trains correctly but copies more than it should, for
-# `devtrace transfers` to flag (tests/transfers_flags.py): a constant made on
+# `devtrace transfers` to flag (tests/viewer/transfers_flags.py): a constant made on
 # the CPU once and moved to the GPU again on every step, and a
 # GPU -> CPU -> GPU round trip on every step. The move of each batch, the
 # model's .to and the loss read each step are what correct code does.

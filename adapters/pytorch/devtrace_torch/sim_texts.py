@@ -6,7 +6,7 @@ TEXTS maps an error to its text per version: ``((since, template), ...)``, the l
 devices (``{odd}``: the operand found on another device, ``{common}``: its peers'), the argument
 (``{arg}``), the kernel's method (``{method}`` as 2.1+ names it, ``{method_v1}`` as before) and, for
 some, the devices of named operands (``{mask_dev}``, ``{self_dev}``). The 2.x texts are those of
-tests/data/torch2.11-device-errors.txt (PyTorch 2.11 on a GPU); the 1.x ones what this simulation gave
+tests/adapters/data/torch2.11-device-errors.txt (PyTorch 2.11 on a GPU); the 1.x ones what this simulation gave
 on 1.13 from the start.
 
 RULES maps a behaviour that a PyTorch version introduced to the version (see docs/torch2.md for which
@@ -72,7 +72,7 @@ TEXTS = {
     # ProcessGroup::getBackend(DeviceType) (ProcessGroup.cpp): a collective dispatched on the cpu (no GPU
     # tensor among the arguments the c10d op dispatches on) of a group with no backend for the cpu, as
     # init_process_group("nccl") makes from 2.x's Backend.backend_capability (nccl: ["cuda"]; RULES
-    # "nccl_cuda_only"). The text is 2.13's own, measured here through its dispatcher (tests/ddp_checks.py)
+    # "nccl_cuda_only"). The text is 2.13's own, measured here through its dispatcher (tests/adapters/ddp_checks.py)
     "nccl_no_cpu_backend": ((V1, "No backend type associated with device type cpu"),),
     "ordinal": ((V1, "CUDA error: invalid device ordinal"),),
     # indexing's check of its indices (TensorAdvancedIndexing.cpp, check_indices_on_cpu_or_selfdevice; the
@@ -119,7 +119,7 @@ ATEN = {
     "mm": ((("input", "self"), ("mat2", "mat2")), "wrapper_CUDA_mm", V1),
     "bmm": ((("input", "self"), ("mat2", "mat2")), "wrapper_CUDA_bmm", V1),
     "addmm": ((("input", "self"), ("mat1", "mat1"), ("mat2", "mat2")), "wrapper_CUDA_addmm", V1),
-    # from 2.1 (tests/data/torch2.11-device-errors.txt)
+    # from 2.1 (tests/adapters/data/torch2.11-device-errors.txt)
     "linear:mm": ((("input", "self"), ("weight", "mat2")), "wrapper_CUDA_mm", V21),  # linear without bias
     "matmul": ((("input", "self"), ("other", "mat2")), "wrapper_CUDA_mm", V21),
     "__matmul__": ((("self", "self"), ("other", "mat2")), "wrapper_CUDA_mm", V21),
