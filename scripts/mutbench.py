@@ -457,7 +457,7 @@ def argv(prog):
     """The program's run command as a list, the word `python` being the interpreter that imports torch (the
     program's own `python` in the list, else --python)."""
     words = shlex.split(prog["run"])
-    return [prog.get("python") or PYTHON if w in ("python", "python3") else w for w in words]
+    return [score.program_python(prog.get("python")) or PYTHON if w in ("python", "python3") else w for w in words]
 
 
 def traced(args, work, prog, sim="1"):

@@ -5,7 +5,7 @@ edits that make each run here fast with no network, our driver (scripts/corpus/m
 stand-in modules (scripts/corpus/mutbench/support). Fetched code is never committed; this script is how it comes
 back. Then `scripts/mutbench.py --list scripts/corpus/mutbench.json --src DIR` runs the benchmark.
 
-usage: mutbench_prepare.py [--src /work/mutbench/src] [--mirrors /work/.mirror] [--python /work/venv2/bin/python]
+usage: mutbench_prepare.py [--src /work/mutbench/src] [--mirrors /work/.mirror] [--python PYTHON]
                            [--only NAME[,NAME]] [--check]
   --check  also runs each prepared program once on the cpu and says whether it ends well
 """
@@ -66,7 +66,7 @@ def fetch_files(args, name, p, raw):
     os.makedirs(d, exist_ok=True)
     if "wheel" in p:
         w = p["wheel"]
-        py = p.get("python") or args.python
+        py = score.program_python(p.get("python")) or args.python
         sp = site_packages(py)
         got = subprocess.run([py, "-c", "import importlib.metadata as m; print(m.version(%r))" % w["package"]],
                              capture_output=True, text=True).stdout.strip()
@@ -155,7 +155,8 @@ def main():
                 bad += 1
                 continue
             if args.check:
-                words = [full.get("python") or args.python if w in ("python", "python3") else w for w in full["run"].split()]
+                words = [score.program_python(full.get("python")) or args.python if w in ("python", "python3") else w
+                         for w in full["run"].split()]
                 env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
                 env.pop("DEVTRACE_SIM_CUDA", None)
                 r = subprocess.run(words, cwd=os.path.join(args.src, name), capture_output=True, text=True, env=env,

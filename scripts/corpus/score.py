@@ -26,6 +26,15 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def program_python(named):
+    """The interpreter a program's spec names: "torch2" is the checkout's PyTorch 2 venv (scripts/torch2-venv.sh
+    makes it: .venv-torch2/, or DEVTRACE_TORCH2_VENV), anything else a path as it is; None when none is named."""
+    if named != "torch2":
+        return named
+    venv = os.environ.get("DEVTRACE_TORCH2_VENV") or os.path.join(HERE, "..", "..", ".venv-torch2")
+    return os.path.normpath(os.path.join(venv, "bin", "python"))
 PYTHON = "/usr/bin/python3"  # the interpreter that imports torch (--python)
 TIMEOUT = 120  # seconds for one run of a program (traced) or of `devtrace fix --verify`
 
