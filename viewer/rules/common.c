@@ -84,6 +84,21 @@ const struct vw_src_call *rl_making_call(const struct vw_src *src, const struct 
     return NULL;
 }
 
+/* The last statement from line `from` up to (not including) line `to` of at's function in `file` that binds
+ * `name` again, `base` + 400 lines at most; with `blocks`, one inside a branch or loop that closes before `to`
+ * (a later statement less indented) does not count. Its first line and indentation, or 0. */
+static int last_rebinding(struct vw_model *m, const char *file, const struct vw_src *at, int from, int to, int base,
+                          const char *name, int blocks, size_t *indent) {
+    struct vw_src src;
+    int again = 0;
+    for (int l = from; l < to && l - base < 400; l++) {
+        if (!vw_src_at(m, file, l, &src) || src.first != l || strcmp(src.function, at->function)) continue;
+        if (blocks && again && strlen(src.indent) < *indent) again = 0; /* out of its block before `to` */
+        if (vw_src_binds(&src, name)) again = l, *indent = strlen(src.indent);
+    }
+    return again;
+}
+
 /* Native code: a statement of site's function after site and before k's failing call (in that function) binds
  * `name` again: what the name holds at site is not what reaches the failing op. */
 static int rebound_before_call(struct vw_model *m, const struct vw_case *k, const struct vw_frame *site,
@@ -91,13 +106,10 @@ static int rebound_before_call(struct vw_model *m, const struct vw_case *k, cons
     if (!k->call.has_site || strcmp(k->call.site.file, site->file) ||
         !vw_same_function(k->call.site.function, site->function) || k->call.site.line <= site->line)
         return 0;
-    struct vw_src at, src;
-    if (!vw_src_at(m, site->file, site->line, &at)) return 0;
-    for (int l = at.last + 1; l < k->call.site.line && l - site->line < 400; l++)
-        if (vw_src_at(m, site->file, l, &src) && src.first == l && !strcmp(src.function, at.function) &&
-            vw_src_binds(&src, name))
-            return 1;
-    return 0;
+    struct vw_src at;
+    size_t indent = 0;
+    return vw_src_at(m, site->file, site->line, &at) &&
+           last_rebinding(m, site->file, &at, at.last + 1, k->call.site.line, site->line, name, 0, &indent);
 }
 
 /* Python: the last statement after the fix's site (from the site's own statement when the code goes before
@@ -116,13 +128,9 @@ static int py_rebound_after(struct vw_model *m, const struct vw_case *k, const s
     if (!call || !vw_src_at(m, site->file, site->line, &at) || !vw_src_at(m, site->file, call, &c) ||
         c.first <= at.first)
         return 0;
-    int again = 0;
     size_t indent = 0;
-    for (int l = fx->before ? at.first : at.last + 1; l < c.first && l - at.first < 400; l++) {
-        if (!vw_src_at(m, site->file, l, &src) || src.first != l || strcmp(src.function, at.function)) continue;
-        if (again && strlen(src.indent) < indent) again = 0; /* out of its block before the call */
-        if (vw_src_binds(&src, name)) again = l, indent = strlen(src.indent);
-    }
+    int again = last_rebinding(m, site->file, &at, fx->before ? at.first : at.last + 1, c.first, at.first, name, 1,
+                               &indent);
     if (!again || strlen(c.indent) < indent || !vw_src_at(m, site->file, again, &src)) return 0;
     const struct vw_operand *o = k->odd;
     for (int i = 0; i < o->nsteps; i++)
