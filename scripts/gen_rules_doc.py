@@ -32,6 +32,20 @@ def fixtures(src, rid):
     return sorted(n for n in os.listdir(d) if n.endswith(".py") and n[:-3].split(".")[0] == rid)
 
 
+def native_fixtures(src, rid):
+    """The C fixtures (tests/rules/c/<id>.<case>.c) and the libtorch programs whose header names the rule."""
+    out = []
+    for d, ext in (("tests/rules/c", ".c"), ("tests/adapters/libtorch_bugs", ".cc")):
+        for n in sorted(os.listdir(os.path.join(src, d))):
+            if not n.endswith(ext):
+                continue
+            with open(os.path.join(src, d, n)) as f:
+                head = f.readline().strip()
+            if head == "// rule: " + rid:
+                out.append("%s/%s" % (d, n))
+    return out
+
+
 def rules_md(reg, src):
     with open(os.path.join(src, "viewer", "rules", EXAMPLE_RULE)) as f:
         example = f.read().rstrip("\n")
@@ -68,11 +82,16 @@ Adding a rule is three things, and nothing else:
 
 1. its file, `viewer/rules/<id with underscores>.c`, defining `vw_rule_<id>`: its id, a one-line summary,
    a one-paragraph doc (what it explains, why it happens, an example, the fix it proposes), an example, the
-   kinds of fix it may return, and its match on the model's facts (`viewer/rules/rule.h` has the pieces a fix
-   is written with; the CMake build picks the file up by itself);
+   kinds of fix it may return, the languages of the programs it explains (`.langs`), and its match on the
+   model's facts (`viewer/rules/rule.h` has the pieces a fix is written with; the CMake build picks the file
+   up by itself);
 2. its row in `VW_RULE_LIST` in `viewer/rules/registry.c`, at its place in the priority order;
 3. its fixture, `tests/rules/<id>.py` (the header is described in [rule-tests.md](rule-tests.md)): ctest
-   then runs it as `rule-<id>`, and `rules-registry` fails while a rule has no fixture.
+   then runs it as `rule-<id>`, and `rules-registry` fails while a rule has no fixture; and one in each other
+   language it names: a C program on libdtrt, `tests/rules/c/<id>.<case>.c` (ctest `c-rule-fixtures`), a
+   C++ program on libtorch in `tests/adapters/libtorch_bugs/` whose first line is `// rule: <id>` (ctest
+   `libtorch-fix`). `rules-registry` fails when a language a rule names has no such program, or a program
+   names a rule that does not name its language.
 
 Then run `scripts/gen_rules_doc.py build/viewer/devtrace .` to regenerate this page and README's table
 (ctest `rules-doc` fails until they match the registry).
@@ -87,6 +106,7 @@ The smallest rule, `viewer/rules/%s`, as an example:
 """ % (kinds, EXAMPLE_RULE, example)]
     for r in reg["rules"]:
         fx = ", ".join("`%s`" % n for n in fixtures(src, r["id"])) or "none"
+        nat = native_fixtures(src, r["id"])
         out.append("""### %d. `%s`
 
 %s
@@ -95,9 +115,11 @@ The smallest rule, `viewer/rules/%s`, as an example:
 
 - example: %s
 - fixes: %s
-- code: `viewer/rules/%s.c`; fixtures: %s (ctest `rule-%s`)
+- languages: %s
+- code: `viewer/rules/%s.c`; fixtures: %s (ctest `rule-%s`)%s
 """ % (r["priority"], r["id"], r["summary"][0].upper() + r["summary"][1:] + ".", r["doc"], r["example"],
-       ", ".join("`%s`" % k for k in r["fixes"]), r["id"].replace("-", "_"), fx, r["id"]))
+       ", ".join("`%s`" % k for k in r["fixes"]), ", ".join(r["languages"]), r["id"].replace("-", "_"), fx, r["id"],
+       "; native: %s (ctest `c-rule-fixtures`, `libtorch-fix`)" % ", ".join("`%s`" % n for n in nat) if nat else ""))
     return "\n".join(out).rstrip("\n") + "\n"
 
 

@@ -13,6 +13,8 @@
  * they are tried, each with its summary, the kinds of fix it returns and (--json, or one ID) its documentation;
  * README's rule table and docs/rules.md are generated from --json (scripts/gen_rules_doc.py). */
 static int cmd_rules(int argc, char **argv) {
+    /* the languages a rule explains programs of (its fixtures are in each) */
+    static const char *const lang_names[] = {[VW_LANG_PYTHON] = "python", [VW_LANG_C] = "c", [VW_LANG_CXX] = "c++"};
     int json = 0;
     const char *only = NULL;
     for (int i = 1; i < argc; i++) {
@@ -52,12 +54,21 @@ static int cmd_rules(int argc, char **argv) {
                     if (nf++) fputs(", ", stdout);
                     vw_put_json_string(stdout, vw_fix_kind_name((enum vw_fix_kind)f));
                 }
+            fputs("], \"languages\": [", stdout);
+            for (int l = 0, nl = 0; l < (int)(sizeof lang_names / sizeof lang_names[0]); l++)
+                if (lang_names[l] && (r->langs & VW_LANG_BIT(l))) {
+                    if (nl++) fputs(", ", stdout);
+                    vw_put_json_string(stdout, lang_names[l]);
+                }
             fputs("]}", stdout);
             continue;
         }
         printf("%2d. %s\n    %s\n    fixes:", i + 1, r->id, r->summary);
         for (int f = 0; f < VW_FIX_NKINDS; f++)
             if (r->fixes & (1u << f)) printf(" %s", vw_fix_kind_name((enum vw_fix_kind)f));
+        printf("\n    languages:");
+        for (int l = 0; l < (int)(sizeof lang_names / sizeof lang_names[0]); l++)
+            if (lang_names[l] && (r->langs & VW_LANG_BIT(l))) printf(" %s", lang_names[l]);
         printf("\n");
         if (only) printf("\n    %s\n\n    example: %s\n", r->doc, r->example);
     }

@@ -257,6 +257,11 @@ int vw_src_binds(const struct vw_src *s, const char *name);
 /* The language of a file, as its producer recorded it, and the name an operand had at a native call (model.c:
  * facts, read for the code a fix writes and for the report). */
 enum vw_lang { VW_LANG_NONE, VW_LANG_PYTHON, VW_LANG_C, VW_LANG_CXX };
+#define VW_LANG_BIT(l) (1u << (l))
+#define VW_LANGS_PY VW_LANG_BIT(VW_LANG_PYTHON)
+#define VW_LANGS_PY_C (VW_LANGS_PY | VW_LANG_BIT(VW_LANG_C))
+#define VW_LANGS_PY_CXX (VW_LANGS_PY | VW_LANG_BIT(VW_LANG_CXX))
+#define VW_LANGS_ALL (VW_LANGS_PY_C | VW_LANG_BIT(VW_LANG_CXX))
 /* The language of the file at site, as its producer recorded it (none: no facts, no code). */
 enum vw_lang vw_code_lang(struct vw_model *m, const struct vw_frame *site);
 /* The name the program passed operand o by at the failing native call (the argument's text, when a plain
@@ -354,6 +359,8 @@ struct vw_rule {
     const char *doc;     /* one paragraph: what it explains, why it happens, and the fix it proposes */
     const char *example; /* the bug in a few words of code, and where a fixture or example shows it */
     unsigned fixes;      /* the kinds of fix it may return: a bit (1u << VW_FIX_*) per kind */
+    unsigned langs;      /* the languages of the programs it explains: a bit (VW_LANG_BIT(VW_LANG_*)) per language,
+                          * each with its fixtures (tests/rules/: Python; c/: C on libdtrt; libtorch programs: C++) */
     /* 1 and *fix filled when the rule fits the case */
     int (*match)(struct vw_rule_ctx *cx, struct vw_fix *fix);
 };

@@ -3,7 +3,7 @@
 # in for a GPU), end to end: each traced with the libtorch observer, `devtrace fix` writes its patch (from
 # the source tree, so it names tests/adapters/libtorch_bugs/FILE), applied with patch -p0 to a copy, the copies
 # compiled in one CMake project with the flags the build used (tests/adapters/libtorch_bugs/programs.cmake, -j2), and
-# run: each must exit 0 without a device mismatch, but those listed in tests/adapters/data/libtorch_fix_compile_only.txt,
+# run: the report must give the rule the program's header names (// rule: <id>); each must exit 0 without a device mismatch, but those listed in tests/adapters/data/libtorch_fix_compile_only.txt,
 # whose fix libtorch 1.13 cannot run on the meta device (Module::to), which must only compile. A program
 # without a patch, a patch that does not apply or a copy that does not build fails the test.
 # usage: libtorch_fix.sh DEVTRACE BUILD_DIR SOURCE_DIR WORK_DIR TORCH_DIR [BUILD_TYPE]
@@ -32,6 +32,15 @@ for b in $bugs; do
         continue
     fi
     DEVTRACE_QUIET=1 "$dt" run -o "$work/$b.db" -- "$prog" >"$work/$b.run" 2>&1
+    # the rule its header names (// rule: <id>) is the one the report gives
+    want=$(sed -n 's|^// rule: \([a-z-]*\)$|\1|p' "$src/tests/adapters/libtorch_bugs/$b.cc")
+    got=$("$dt" report --json "$work/$b.db" 2>/dev/null | python3 -c 'import json, sys
+m = [x for t in json.load(sys.stdin)["traces"] for x in t["mismatches"]]
+print((m[0].get("fix") or {}).get("rule") or "none" if m else "no mismatch")' 2>&1)
+    if [ -z "$want" ] || [ "$got" != "$want" ]; then
+        echo "$b: RULE: the report gives ${got:-nothing}, the program's header names ${want:-no rule}"
+        bad=1
+    fi
     if ! (cd "$src" && "$dt" fix -o "$work/$b.patch" "$work/$b.db") >"$work/$b.fix" 2>&1 &&
         [ ! -s "$work/$b.patch" ]; then
         echo "$b: no patch: $(tail -n 1 "$work/$b.fix")"

@@ -105,11 +105,32 @@ def fixture(name):
     return out
 
 
+LANGS = {}  # rule id -> the languages `devtrace rules --json` says it explains programs of
+
+
+def native_fixtures():
+    """The native programs that name the rule their report must give (a `// rule: <id>` header line): C fixtures
+    on libdtrt (tests/rules/c/, ctest c-rule-fixtures) and C++ programs on libtorch (tests/adapters/libtorch_bugs/,
+    ctest libtorch-fix): {language: {rule id: [file names]}}."""
+    out = {"c": {}, "c++": {}}
+    for lang, d, ext in (("c", os.path.join(FIXTURES, "c"), ".c"),
+                         ("c++", os.path.join(FIXTURES, "..", "adapters", "libtorch_bugs"), ".cc")):
+        for n in sorted(os.listdir(d)) if os.path.isdir(d) else ():
+            if not n.endswith(ext):
+                continue
+            with open(os.path.join(d, n)) as f:
+                m = re.search(r"^// rule: (\S+)$", f.read(), re.M)
+            out[lang].setdefault(m.group(1) if m else "", []).append(n)
+    return out
+
+
 def registry():
     """The ids of the rule registry, as `devtrace rules --json` prints it; None (and the reason) on a failure."""
     rc, out, err = run([DEVTRACE, "rules", "--json"])
     try:
-        return [r["id"] for r in json.loads(out)["rules"]], ""
+        rules = json.loads(out)["rules"]
+        LANGS.update((r["id"], set(r["languages"])) for r in rules)
+        return [r["id"] for r in rules], ""
     except Exception as e:  # no JSON: say what came instead
         return None, "exit %d, %s: %s\n%s%s" % (rc, type(e).__name__, e, out[:2000], err[-1000:])
 
@@ -123,6 +144,25 @@ def coverage(ids, why):
     out = [("devtrace rules --json: the registry read (%d rules)" % len(ids or []), bool(ids), why)]
     for rid in ids or []:
         out.append(("rule %s has a fixture (%s.py)" % (rid, rid), rid in have, "add %s/%s.py" % (FIXTURES, rid)))
+    # the languages each rule says it explains: a fixture in each, and none in another (a rule that explains C
+    # programs is tried on one)
+    native = native_fixtures()
+    for lang, files in sorted(native.items()):
+        for rid in ids or []:
+            declared, got = lang in LANGS.get(rid, ()), files.get(rid, [])
+            if declared or got:
+                out.append(("rule %s: %s program%s of %s (%s)" % (rid, "a" if declared else "no", "" if declared else "s",
+                                                                  lang, ", ".join(got) or "none"),
+                            bool(got) == declared,
+                            "`devtrace rules` says %s; fixtures: %r" % (sorted(LANGS.get(rid, ())), got)))
+        for n in files.get("", []):
+            out.append(("%s program %s names its rule (// rule: <id>)" % (lang, n), False, "no // rule: line"))
+        for rid in sorted(set(files) - set(ids or []) - {""}):
+            out.append(("%s programs %s name a rule of the registry" % (lang, files[rid]), False,
+                        "no rule %s in `devtrace rules`" % rid))
+    for rid in ids or []:
+        out.append(("rule %s explains python programs" % rid, "python" in LANGS.get(rid, ()),
+                    "languages: %r" % sorted(LANGS.get(rid, ()))))
     for n in sorted(have - set(ids or [])):
         out.append(("fixture %s.py names a rule of the registry" % n, False,
                     "no rule %s in `devtrace rules` (viewer/rules/registry.c)" % n))

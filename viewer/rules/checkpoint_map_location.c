@@ -36,5 +36,6 @@ const struct vw_rule vw_rule_checkpoint_map_location = {
            "the name the program binds it to; the advice also names map_location.",
     .example = "`model = torch.load(f, map_location=\"cpu\")` after training on the GPU (`bug_load_whole_model.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER,
+    .langs = VW_LANGS_PY_C,
     .match = match,
 };

@@ -77,8 +77,11 @@ const struct vw_src_call *rl_making_call(const struct vw_src *src, const struct 
     for (int i = 0; i < src->ncalls; i++) {
         const char *f = src->calls[i].func;
         size_t fl = strlen(f);
+        /* torch.rand, x.to, torch::rand; in C on libdtrt the runtime's own name of the op, dt_rand */
+        size_t pl = sizeof DT_OP_C_PREFIX - 1;
         if (wl && fl >= wl && !strcmp(f + fl - wl, s->what) &&
-            (fl == wl || f[fl - wl - 1] == '.' || f[fl - wl - 1] == ':'))
+            (fl == wl || f[fl - wl - 1] == '.' || f[fl - wl - 1] == ':' ||
+             (fl == wl + pl && !strncmp(f, DT_OP_C_PREFIX, pl))))
             return &src->calls[i];
     }
     return NULL;

@@ -157,5 +157,6 @@ const struct vw_rule vw_rule_copied_off_device = {
     .example = "`pred = model(x).cpu()` for a metric, then `mse_loss(pred, target)` (`bug_cpu_roundtrip.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_MOVE_CALL |
              1u << VW_FIX_DROP_COPY,
+    .langs = VW_LANGS_PY_C,
     .match = match,
 };

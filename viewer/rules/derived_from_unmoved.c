@@ -18,5 +18,6 @@ const struct vw_rule vw_rule_derived_from_unmoved = {
            "name, or device= at its factory's call.",
     .example = "a mask computed from a causal buffer",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_DEVICE_ARG,
+    .langs = VW_LANGS_PY_CXX,
     .match = match,
 };

@@ -69,5 +69,6 @@ const struct vw_rule vw_rule_device_argument_default = {
            "passed at that call (load_cora(..., device=device)).",
     .example = "`load_cora(device='cpu')` called as `load_cora()` (`tests/rules/device-argument-default.py`)",
     .fixes = 1u << VW_FIX_PASS_DEVICE,
+    .langs = VW_LANGS_PY,
     .match = match,
 };

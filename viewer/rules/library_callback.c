@@ -20,5 +20,6 @@ const struct vw_rule vw_rule_library_callback = {
            "training loop. Fix: a move where the program receives what the library returned.",
     .example = "a temporary made in a `collate_fn`",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_DEVICE_ARG,
+    .langs = VW_LANGS_PY,
     .match = match,
 };

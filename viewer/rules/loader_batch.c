@@ -19,5 +19,6 @@ const struct vw_rule vw_rule_loader_batch = {
            "first thing in the loop's body.",
     .example = "`torch.tensor(ids)` in `collate`, received by `for ids, y in loader:` (`bug_token_ids.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_DEVICE_ARG,
+    .langs = VW_LANGS_PY,
     .match = match,
 };

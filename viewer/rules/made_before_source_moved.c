@@ -40,5 +40,6 @@ const struct vw_rule vw_rule_made_before_source_moved = {
            "be written, advice to make the copy after the move.",
     .example = "an EMA shadow `clone()`d from each parameter, then the model moved (`bug_ema_shadow.c`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_MODEL_FIRST,
+    .langs = VW_LANGS_PY_C,
     .match = match,
 };

@@ -26,5 +26,6 @@ const struct vw_rule vw_rule_made_in_callee = {
                "(`tests/rules/made-in-callee.call-site.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_DEVICE_ARG |
              1u << VW_FIX_MOVE_CALL,
+    .langs = VW_LANGS_PY_C,
     .match = match,
 };

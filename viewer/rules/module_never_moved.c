@@ -19,5 +19,6 @@ const struct vw_rule vw_rule_module_never_moved = {
     .example = "`model = nn.Linear(20, 4)` and no `model.to(device)` (`bug_fresh_model.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_MOVE_MODULE |
              1u << VW_FIX_MOVE_CALL,
+    .langs = VW_LANGS_ALL,
     .match = match,
 };

@@ -20,5 +20,6 @@ const struct vw_rule vw_rule_moved_with_others = {
            "next to the program's move of the others.",
     .example = "a C++ loop moving `batch.data` but not `batch.target`",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_DEVICE_ARG,
+    .langs = VW_LANGS_PY,
     .match = match,
 };

@@ -22,5 +22,6 @@ const struct vw_rule vw_rule_never_moved = {
     .example = "`pos_weight = torch.tensor([4.0])` (`bug_pos_weight.py`); bound again by a helper "
                "(`tests/rules/never-moved.rebound.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE,
+    .langs = VW_LANGS_ALL,
     .match = match,
 };

@@ -52,5 +52,6 @@ const struct vw_rule vw_rule_optimizer_state_left_behind = {
     .example = "`opt.load_state_dict(ckpt[\"opt\"])`, then `model.to(device)`: Adam's `exp_avg` stays on the CPU "
                "(`bug_resume_optimizer.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_MODEL_FIRST | 1u << VW_FIX_RELOAD_STATE,
+    .langs = VW_LANGS_PY_C,
     .match = match,
 };

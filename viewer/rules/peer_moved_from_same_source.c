@@ -77,5 +77,6 @@ const struct vw_rule vw_rule_peer_moved_from_same_source = {
     .example = "`for inputs, labels in loader:` `inputs = inputs.to(device)`, `labels` not "
                "(`bug_labels_not_moved.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER,
+    .langs = VW_LANGS_ALL,
     .match = match,
 };

@@ -22,5 +22,6 @@ const struct vw_rule vw_rule_plain_attribute = {
            "dt_module_register_buffer for the program's own struct field; else the advice to register it.",
     .example = "`self.temperature = torch.full((classes,), 0.5)` (`bug_plain_attribute.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_REGISTER_BUFFER,
+    .langs = VW_LANGS_PY_C,
     .match = match,
 };

@@ -52,5 +52,6 @@ const struct vw_rule vw_rule_sibling_moved = {
            "it to there (or in the caller that received both).",
     .example = "`x, y = batch; x = x.to(device)`, then `batch[1]` used as it is",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER,
+    .langs = VW_LANGS_PY,
     .match = match,
 };

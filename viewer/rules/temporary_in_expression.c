@@ -88,6 +88,11 @@ static int match(struct vw_rule_ctx *cx, struct vw_fix *fx) {
     struct vw_fix probe;
     memset(&probe, 0, sizeof probe);
     if (rl_unmoved_match(cx, RL_UNMOVED_PLAIN_ATTRIBUTE, &probe) && probe.kind == VW_FIX_REGISTER_BUFFER) return 0;
+    /* a module's parameter made by a factory inside the registration (register_parameter("w", torch::zeros(n))
+     * in a C++ module's constructor): the module is moved where the program makes it, not the factory given a
+     * device inside model code (module-never-moved) */
+    memset(&probe, 0, sizeof probe);
+    if (rl_unmoved_match(cx, RL_UNMOVED_MODULE, &probe) && probe.code[0]) return 0;
     return match_case(cx->m, cx->k, fx);
 }
 
@@ -109,5 +114,6 @@ const struct vw_rule vw_rule_temporary_in_expression = {
                "sz)))` (`bug_mask_helper.py`); a causal mask helper given only a length "
                "(`tests/rules/temporary-in-expression.in-callee.py`)",
     .fixes = 1u << VW_FIX_DEVICE_ARG | 1u << VW_FIX_MOVE_CALL,
+    .langs = VW_LANGS_PY,
     .match = match,
 };

@@ -16,5 +16,6 @@ const struct vw_rule vw_rule_view_of_unmoved_base = {
            "it is made, once.",
     .example = "`gain = torch.tensor([...])`, expanded against each batch (`bug_broadcast_view.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_DEVICE_ARG,
+    .langs = VW_LANGS_PY_C,
     .match = match,
 };

@@ -1,3 +1,4 @@
+// rule: peer-moved-from-same-source
 // A libtorch training loop in the shape of pytorch/examples' cpp/mnist: a dataset of the program's own,
 // a data loader over its stacked batches, and a loop that moves each batch's data to the device but
 // leaves its targets on the cpu, so counting the correct predictions sees two devices. `device` is torch::kMeta,

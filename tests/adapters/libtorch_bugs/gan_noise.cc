@@ -1,3 +1,4 @@
+// rule: derived-from-unmoved
 // A GAN's training step in the shape of pytorch/examples' cpp/dcgan: generator and discriminator on the
 // device, real batches moved there, but the instance noise added to the real images made with
 // torch::randn without the device's options, so the addition sees two devices. `device` is torch::kMeta,

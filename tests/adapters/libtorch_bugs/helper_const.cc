@@ -1,3 +1,4 @@
+// rule: never-moved
 // A custom dataset's pipeline in the shape of pytorch/examples' cpp/custom-dataset: images moved to the
 // device in the loop, then normalized by a helper whose mean and std constants are made on the cpu, so
 // the subtraction sees two devices. `device` is torch::kMeta, standing in for torch::kCUDA. --clean

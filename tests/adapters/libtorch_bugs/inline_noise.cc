@@ -1,3 +1,4 @@
+// rule: derived-from-unmoved
 // A denoising autoencoder's training loop: batches moved to the device, then corrupted with noise made
 // by torch::randn inside the expression that adds it, without the device's options, so the addition sees
 // two devices and no name holds the noise. `device` is torch::kMeta, standing in for torch::kCUDA.

@@ -1,3 +1,4 @@
+// rule: module-never-moved
 // A regression in the shape of pytorch/examples' cpp/regression: a polynomial's coefficients fitted to
 // batches the loop moves to the device, by a model that is never moved there (`model->to(device)` is
 // missing), so its forward sees two devices. `device` is torch::kMeta, standing in for torch::kCUDA.
