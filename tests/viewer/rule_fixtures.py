@@ -11,8 +11,11 @@ code, and `devtrace fix --verify` says that the patched program ran. The rules a
 `devtrace rules --json` prints it (viewer/rules/registry.c): every rule of the registry must have a fixture
 and every fixture must name a rule of the registry, so a new rule without a test fails the suite.
 
-usage: rule_fixtures.py DEVTRACE PYTHON FIXTURES_DIR WORK_DIR [--rule ID | --coverage]
+usage: rule_fixtures.py DEVTRACE PYTHON FIXTURES_DIR WORK_DIR [--rule ID [--verified-on-torch2] | --coverage]
   --rule ID   only rule ID's fixtures (ID.py, ID.*.py), after checking that ID is in the registry (ctest rule-ID)
+  --verified-on-torch2
+              PYTHON is a torch 1.x and the same fixtures' patches are run by the torch 2 twin (ctest
+              rule-ID-torch2): rule, fix line and code are checked here, `fix --verify` is not run again
   --coverage  only the registry against the fixtures (ctest rules-registry)
   neither     both, every fixture
 Prints one line per check and "N passed, N failed"; exits 1 on a failure.
@@ -25,8 +28,11 @@ import re
 import subprocess
 import sys
 
-USAGE = "usage: rule_fixtures.py DEVTRACE PYTHON FIXTURES_DIR WORK_DIR [--rule ID | --coverage]"
-if len(sys.argv) not in (5, 6, 7):
+USAGE = "usage: rule_fixtures.py DEVTRACE PYTHON FIXTURES_DIR WORK_DIR [--rule ID [--verified-on-torch2] | --coverage]"
+VERIFY = sys.argv[-1] != "--verified-on-torch2"
+if not VERIFY:
+    del sys.argv[-1]
+if len(sys.argv) not in (5, 6, 7) or (not VERIFY and sys.argv[5:6] != ["--rule"]):
     sys.exit(USAGE)
 DEVTRACE, PYTHON, FIXTURES, WORK = sys.argv[1:5]
 ONLY, COVERAGE = None, True
@@ -98,6 +104,8 @@ def fixture(name):
     out.append(("%s: fix at line %d" % (name, fix),
                 site.get("line") == fix and os.path.basename(site.get("file", "")) == name, show))
     out.append(("%s: code %r" % (name, code), (got.get("code") or "") == code, show))
+    if not VERIFY:  # the same rule, line and code as checked above: the torch 2 twin runs the patch
+        return out
     # the command is the test's own (after --), run in a copy of the fixtures' directory
     vrc, vout, verr = run([DEVTRACE, "fix", "--verify", db, "--", PYTHON, path], cwd=FIXTURES)
     out.append(("%s: its patch makes it run (devtrace fix --verify)" % name, vrc == 0 and "verified" in vout,
@@ -174,6 +182,8 @@ if COVERAGE:
     for name, ok, detail in coverage(ids, why):
         check(name, ok, detail)
 names = sorted(n for n in os.listdir(FIXTURES) if n.endswith(".py") and ONLY in (None, fixture_rule(n)))
+if not VERIFY:
+    print("note: the patches are run by the torch 2 twin of this test (--verified-on-torch2)", flush=True)
 if ONLY:
     check("rule %s is in the registry (devtrace rules)" % ONLY, ONLY in (ids or []), why or "ids: %r" % ids)
     check("rule %s has a fixture" % ONLY, bool(names), "add %s/%s.py" % (FIXTURES, ONLY))
