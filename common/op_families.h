@@ -82,6 +82,22 @@ static inline const char *dt_op_bare(const char *name) {
  * program's source calls it. */
 #define DT_OP_C_PREFIX "dt_"
 
+/* C++'s binary arithmetic operators on tensors and the ops they call (image - mean is aten::sub): the C/C++
+ * statement reader records `operatorSYM` calls with their two operands (tracer/front/cfacts.c), which the
+ * viewer matches to the failing op by this table. X(op, symbol). */
+#define DT_OP_CXX_OPERATORS(X) X("add", "+") X("sub", "-") X("mul", "*") X("div", "/")
+#define DT_OP_CXX_OPERATOR_PREFIX "operator"
+
+/* The symbol of the C++ operator that calls op ("aten::sub": "-"), or NULL. */
+static inline const char *dt_op_cxx_operator(const char *op) {
+    op = dt_op_bare(op);
+#define DT_OPX_TEST_(n, sym)                                                                                           \
+    if (op && !strcmp(op, n)) return sym;
+    DT_OP_CXX_OPERATORS(DT_OPX_TEST_)
+#undef DT_OPX_TEST_
+    return NULL;
+}
+
 /* The families (enum dt_op_family bits) of the op called name, 0 for none; an "aten::" prefix is skipped. */
 static inline unsigned dt_op_families_of(const char *name) {
     if (!name) return 0;

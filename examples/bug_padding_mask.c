@@ -2,9 +2,10 @@
  * A helper shared across the project builds a padding mask from each
  * sequence's length: positions (arange, made without a device) compared
  * with the lengths the data loader returned, both on the CPU. The scores it
- * masks were computed on the GPU. Fix: move the mask to the scores' device
- * where the helper makes it (or build it there from positions on that
- * device). */
+ * masks were computed on the GPU. The helper has no device of its own to
+ * follow (its inputs are on the CPU), so a device written into it would pin
+ * one: fix: move the mask where the caller receives it, with the program's
+ * own device (or pass the helper a device and build it there). */
 #include "example.h"
 
 #define BATCH 8
@@ -16,7 +17,7 @@ static dt_tensor *padding_mask(const dt_tensor *lengths, int64_t seq) {
     dt_tensor *pos = must(dt_arange(0, (double)seq, 1, DT_I64, dt_cpu_device())); /* devtrace: origin */
     dt_tensor *row = must(dt_unsqueeze(pos, 0));
     dt_tensor *col = must(dt_unsqueeze(lengths, 1));
-    dt_tensor *mask = must(dt_ge(row, col)); /* devtrace: fix */
+    dt_tensor *mask = must(dt_ge(row, col));
     dt_free(col), dt_free(row), dt_free(pos);
     return mask;
 }
@@ -31,7 +32,7 @@ int main(void) {
         dt_tensor *x = must(dt_to(tokens, dev));
         dt_tensor *s3 = must(dt_module_forward(proj, x)); /* (B, T, 1) */
         dt_tensor *scores = must(dt_squeeze(s3, 2));
-        dt_tensor *mask = padding_mask(lengths, SEQ);
+        dt_tensor *mask = padding_mask(lengths, SEQ); /* devtrace: fix */
         dt_tensor *masked = must(dt_masked_fill(scores, mask, -1e9));
         dt_tensor *attn = must(dt_softmax(masked, 1));
         dt_tensor *m = must(dt_max(attn));

@@ -558,8 +558,7 @@ static const char *device_expr(struct vw_model *m, const struct vw_case *k, int6
     if (cl && py_class_device_attr(m, site, var, sizeof var)[0]) return snprintf(buf, size, "%s", var), buf;
     if (scoped[0]) return snprintf(buf, size, "%s", scoped), buf;
     if (global[0]) return snprintf(buf, size, "%s", global), buf;
-    if (lang == VW_LANG_PYTHON && k && vw_peer_device_expr(m, k, dev, site, var, sizeof var)[0])
-        return snprintf(buf, size, "%s", var), buf;
+    if (k && vw_peer_device_expr(m, k, dev, site, var, sizeof var)[0]) return snprintf(buf, size, "%s", var), buf;
     if (bound_only) return buf;
     /* a method of a module that has parameters: where they are (the module's own device: model code runs
      * wherever its module was moved) */
@@ -583,7 +582,22 @@ const char *vw_device_expr_bound(struct vw_model *m, const struct vw_case *k, in
 const char *vw_peer_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
                                 char *buf, size_t size) {
     buf[0] = 0;
-    if (!k || !site || vw_code_lang(m, site) != VW_LANG_PYTHON) return buf;
+    enum vw_lang lang = site ? vw_code_lang(m, site) : VW_LANG_NONE;
+    if (k && (lang == VW_LANG_C || lang == VW_LANG_CXX)) {
+        /* C and C++: an operand of the failing call on dev, by the name the call passed it (the call-site
+         * facts), declared or a parameter where the fix goes: image.device() (C++), dt_device_of(x) (C) */
+        for (int i = 0; i < k->n && !buf[0]; i++) {
+            const struct vw_operand *o = &k->ops[i];
+            char name[128];
+            if (o->dev != dev || o->scalar || o->odd || !o->tensor || (k->odd && o->tensor == k->odd->tensor) ||
+                !ident(vw_code_operand_name(m, k, o, name, sizeof name)) || strlen(name) + 16 > size ||
+                !vw_code_in_scope(m, site, name))
+                continue;
+            snprintf(buf, size, lang == VW_LANG_CXX ? "%s.device()" : "dt_device_of(%s)", name);
+        }
+        return buf;
+    }
+    if (!k || !site || lang != VW_LANG_PYTHON) return buf;
     const int64_t odd = k->odd ? k->odd->tensor : 0;
     /* the operands first, then what each was computed from on that device (self.proj(x) * scale: x) */
     for (int depth = 0; depth < VW_MAX_STEPS && !buf[0]; depth++)

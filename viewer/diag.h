@@ -215,6 +215,11 @@ int vw_fact_used_between(struct vw_model *m, int64_t tensor, int64_t after, int6
 int vw_fact_combined(struct vw_model *m, const struct vw_step *s);
 /* The frame of made's Python stack, innermost first, whose statement binds name (source facts). */
 int vw_fact_bound_in_caller(struct vw_model *m, const struct vw_step *made, const char *name, struct vw_frame *out);
+/* Native code: the frame, outside the function that made it, of the program's code on made's stack whose
+ * statement binds name (mask = padding_mask(lengths, n) around a helper that made and returned its own mask);
+ * 0 when none. */
+int vw_fact_bound_by_native_caller(struct vw_model *m, const struct vw_step *made, const char *name,
+                                   struct vw_frame *out);
 /* made's innermost frame of the program is a constructor (`Layer.__init__`): that frame in *ctor, and the
  * program's frame that called it (where `Layer(...)` is written) in *caller. */
 int vw_fact_constructed_at(struct vw_model *m, const struct vw_step *made, struct vw_frame *ctor,

@@ -802,6 +802,24 @@ int vw_fact_bound_in_caller(struct vw_model *m, const struct vw_step *made, cons
     return 0;
 }
 
+int vw_fact_bound_by_native_caller(struct vw_model *m, const struct vw_step *made, const char *name,
+                                   struct vw_frame *out) {
+    struct vw_frame fr[64];
+    struct vw_src src;
+    if (made->pystack || !made->stack || !made->has_site) return 0;
+    int n = vw_sym_stack(m->sym, made->stack, made->seq, fr, 64);
+    for (int i = 0; i < n; i++) {
+        if (fr[i].hidden || fr[i].library || !fr[i].file[0]) continue;
+        if (!strcmp(fr[i].file, made->site.file) && !strcmp(fr[i].function, made->site.function)) continue;
+        if (vw_src_at(m, fr[i].file, fr[i].line, &src) && vw_src_binds(&src, name)) {
+            *out = fr[i];
+            return 1;
+        }
+        return 0; /* the first outer frame of the program's does not bind it */
+    }
+    return 0;
+}
+
 int vw_fact_constructed_at(struct vw_model *m, const struct vw_step *made, struct vw_frame *ctor,
                            struct vw_frame *caller) {
     struct vw_frame f;
@@ -1025,7 +1043,9 @@ static int call_is_op(const char *func, const char *op, int *method) {
     const char *base = func + strlen(func);
     while (base > func && base[-1] != '.' && base[-1] != '>' && base[-1] != ':') base--;
     *method = base > func && (base[-1] == '.' || base[-1] == '>');
-    size_t pl = sizeof DT_OP_C_PREFIX - 1;
+    size_t pl = sizeof DT_OP_C_PREFIX - 1, xl = sizeof DT_OP_CXX_OPERATOR_PREFIX - 1;
+    const char *sym = dt_op_cxx_operator(op); /* image - mean: "operator-" (the statement reader's) */
+    if (sym && !strncmp(func, DT_OP_CXX_OPERATOR_PREFIX, xl) && !strcmp(func + xl, sym)) return 1;
     return !strcmp(base, op) || (!strncmp(base, DT_OP_C_PREFIX, pl) && !strcmp(base + pl, op));
 }
 

@@ -132,9 +132,27 @@ static int module_device(const char *s) {
     return vw_shape_member(mod, 0);
 }
 
+/* A native peer's device, as the viewer writes it: NAME.device() (C++), dt_device_of(NAME) (C on libdtrt). */
+static int native_peer_device(const char *s) {
+    static const char cxx[] = ".device()", c_head[] = "dt_device_of(";
+    size_t n = strlen(s), t = sizeof cxx - 1, h = sizeof c_head - 1;
+    char name[256];
+    if (n > t && n - t < sizeof name && !strcmp(s + n - t, cxx)) {
+        memcpy(name, s, n - t);
+        name[n - t] = 0;
+        return vw_shape_member(name, 1);
+    }
+    if (n > h + 1 && n - h - 1 < sizeof name && !strncmp(s, c_head, h) && s[n - 1] == ')') {
+        memcpy(name, s + h, n - h - 1);
+        name[n - h - 1] = 0;
+        return vw_shape_member(name, 1);
+    }
+    return 0;
+}
+
 int vw_shape_device_code(const char *s) {
     size_t n = strspn(s, "0123456789");
-    return indexed_member(s) || vw_shape_device_literal(s) || module_device(s) ||
+    return indexed_member(s) || vw_shape_device_literal(s) || module_device(s) || native_peer_device(s) ||
            (n && n <= 5 && !s[n]); /* .cuda(0)'s 0 */
 }
 

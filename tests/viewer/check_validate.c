@@ -101,6 +101,11 @@ START_TEST(test_names_and_devices) {
     ck_assert(vw_shape_device_code("gpus[0]") && vw_shape_device_code("args.devs[rank]"));
     ck_assert(!vw_shape_device_code("gpus[0") && !vw_shape_device_code("gpus[f(x)]") && !vw_shape_device_code("a[]"));
     ck_assert(!vw_shape_device_code("torch.device('cuda')") && !vw_shape_device_code("__import__('os')"));
+    /* a native peer's device: C++'s x.device(), C's dt_device_of(x); nothing else inside */
+    ck_assert(vw_shape_device_code("image.device()") && vw_shape_device_code("dt_device_of(x)"));
+    ck_assert(!vw_shape_device_code("f(x).device()") && !vw_shape_device_code("dt_device_of(f(x))") &&
+              !vw_shape_device_code(".device()") && !vw_shape_device_code("dt_device_of()") &&
+              !vw_shape_device_code("dt_device_of(x);system(y)"));
     ck_assert(vw_shape_callee("torch.zeros") && vw_shape_callee("torch::randn") && vw_shape_callee("fc->to"));
     ck_assert(!vw_shape_callee("__import__('os').system") && !vw_shape_callee("f;g"));
 }

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "op_families.h"
 #include "trace_schema.h"
 
 #if defined(__has_include)
@@ -617,6 +618,52 @@ static void calls_of(struct cf_state *s, const struct cf_text *t, const char *fi
     }
 }
 
+/* C++: the binary arithmetic operators of a statement whose two operands are plain names (image - mean), as
+ * args facts of a call "operatorSYM" (common/op_families.h's DT_OP_CXX_OPERATORS): a tensor operator is a call
+ * of an op like any other, and its operands are named as a call's arguments are. An operand counts only when
+ * the operator binds it, by precedence: `a - b * c` records b * c, not a - b. */
+static int op_char(char ch) { return ch == '+' || ch == '-' || ch == '*' || ch == '/'; }
+
+static void operators_of(const struct cf_text *t, const char *file, const struct cf_stmt *st) {
+    const char *c = t->code, *b = c + st->start, *e = c + st->end;
+    for (const char *p = b + 1; p + 1 < e; p++) {
+        if (!op_char(*p) || op_char(p[1]) || p[1] == '=' || p[1] == '>' || op_char(p[-1])) continue;
+        int mul = *p == '*' || *p == '/';
+        /* the left operand: a name right before, itself after something that binds less tightly */
+        const char *le = p;
+        while (le > b && isspace((unsigned char)le[-1])) le--;
+        const char *ls = le;
+        while (ls > b && is_ident(ls[-1])) ls--;
+        if (ls == le || isdigit((unsigned char)*ls)) continue;
+        const char *lb = ls;
+        while (lb > b && isspace((unsigned char)lb[-1])) lb--;
+        char before = lb > b ? lb[-1] : '(';
+        if (lb > b && (before == '.' || before == ':' || before == '>' || before == '&' || before == '~' ||
+                       before == '!' || before == '*' || before == '/' || (!mul && (before == '+' || before == '-')) ||
+                       is_ident(before)))
+            if (!(lb - b >= 6 && !strncmp(lb - 6, "return", 6) && (lb - 6 == b || !is_ident(lb[-7])))) continue;
+        /* the right operand: a name right after, before something that binds less tightly (or as tightly: the
+         * operators are left-associative) */
+        const char *rs = p + 1;
+        while (rs < e && isspace((unsigned char)*rs)) rs++;
+        const char *re = rs;
+        while (re < e && is_ident(*re)) re++;
+        if (re == rs || isdigit((unsigned char)*rs)) continue;
+        const char *ra = re;
+        while (ra < e && isspace((unsigned char)*ra)) ra++;
+        char after = ra < e ? *ra : ';';
+        if (after == '(' || after == '.' || after == '[' || after == ':' || (after == '-' && ra + 1 < e && ra[1] == '>') ||
+            (!mul && (after == '*' || after == '/')))
+            continue;
+        /* T *x = ..., T *x;: a declaration, not a product */
+        if (*p == '*' && (after == '=' || after == ';' || after == ',' || lb == b)) continue;
+        char v[400];
+        snprintf(v, sizeof v, DT_OP_CXX_OPERATOR_PREFIX "%c\t%.*s\t%.*s", *p, (int)(le - ls < 150 ? le - ls : 150),
+                 ls, (int)(re - rs < 150 ? re - rs : 150), rs);
+        fact(file, t->line_at[p - c], DT_FACT_CALL_ARGS, v);
+    }
+}
+
 /* The facts of one statement, on each of its lines. */
 static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *file, const struct cf_stmt *st,
                        int cxx) {
@@ -776,7 +823,10 @@ static void stmt_facts(struct cf_state *s, const struct cf_text *t, const char *
             if (ret[0]) fact(file, line, DT_FACT_RETURN_VALUE, ret);
         }
     }
-    if (st->own < 0 || !t->blocks[st->own].func) calls_of(s, t, file, st, whole, cxx);
+    if (st->own < 0 || !t->blocks[st->own].func) {
+        calls_of(s, t, file, st, whole, cxx);
+        if (cxx) operators_of(t, file, st);
+    }
 }
 
 /* Every fact of one source file. */

@@ -322,6 +322,19 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
     /* a helper that made it for several callers (training and evaluation): the move goes in the helper,
      * where it binds it, or each caller would need its own */
     int callers = in_caller && binds_here && !by_loop ? 0 : in_caller ? vw_fact_callers(m, made) : 0;
+    /* native code: a helper that binds it but has no device of its own to follow (no device variable, no peer
+     * in scope where it makes it), called from one place that has one: the move goes where that caller binds
+     * what it returned, not a device literal into the helper (Python's is rl_move_at_call_site) */
+    struct vw_frame outer;
+    if (!in_caller && binds_here && (ml == VW_LANG_C || ml == VW_LANG_CXX) &&
+        vw_fact_bound_by_native_caller(m, made, bind, &outer)) {
+        char here[160], there[160];
+        if (!vw_device_expr_bound(m, k, k->want, &made->site, here, sizeof here)[0] &&
+            vw_device_expr_bound(m, k, k->want, &outer, there, sizeof there)[0] && vw_fact_callers(m, made) < 2) {
+            in_caller = 1, binds_here = 0, caller = outer;
+            rl_evidence(fx, "%s has no device of its own to follow; its caller has %s", made->site.function, there);
+        }
+    }
     if (in_caller && !by_loop && callers >= 2) {
         struct vw_src hs;
         if (vw_src_at(m, made->site.file, made->site.line, &hs) && hs.binds[0] && !strchr(hs.binds, ',')) {
