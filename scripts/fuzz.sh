@@ -26,12 +26,21 @@ command -v clang >/dev/null || { echo "fuzz: needs clang (scripts/install-deps.s
 echo "== fuzz: building the harnesses (clang, libFuzzer + ASan + UBSan): fuzz_viewer, and fuzz_fix (fix, fix --verify)"
 srcs="viewer/model.c viewer/rules/*.c viewer/code.c viewer/words.c viewer/validate.c viewer/files.c viewer/source.c viewer/fix.c viewer/report.c
   viewer/browse.c viewer/export.c viewer/sym.c viewer/trace.c viewer/escape.c viewer/cleanup.c common/trace_schema.c"
-for target in viewer fix; do
+# the two harnesses at once where there are two cores (each is one clang process)
+par=$([ "$(nproc)" -ge 2 ] && echo 1 || echo 0)
+build_harness() {
   # shellcheck disable=SC2046,SC2086
   clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-    -fno-omit-frame-pointer -Wall -Wextra -Iviewer -Iinclude -Icommon $([ $target = fix ] && echo -DDEVTRACE_FUZZ_FIX) \
-    tests/viewer/fuzz/fuzz_viewer.c $srcs $(pkg-config --cflags --libs sqlite3 libdw libmd) -ldl -o $F/fuzz_$target
-done
+    -fno-omit-frame-pointer -Wall -Wextra -Iviewer -Iinclude -Icommon $([ $1 = fix ] && echo -DDEVTRACE_FUZZ_FIX) \
+    tests/viewer/fuzz/fuzz_viewer.c $srcs $(pkg-config --cflags --libs sqlite3 libdw libmd) -ldl -o $F/fuzz_$1
+}
+if [ $par = 1 ]; then
+  build_harness viewer & pv=$!
+  build_harness fix & pf=$!
+  wait $pv && wait $pf || { echo "fuzz: a harness did not build" >&2; exit 1; }
+else
+  build_harness viewer && build_harness fix
+fi
 
 echo "== fuzz: seeds (real traces)"
 seeds=$F/seeds
@@ -84,10 +93,21 @@ fuzz() {
   fi
   echo "  $(grep -E '^stat::number_of_executed_units' $log | awk '{print $2}') inputs, $(grep -E '^stat::new_units_added' $log | awk '{print $2}') new"
 }
-# the viewer's reading commands get half the time, fix and fix --verify the rest
+# the viewer's reading commands get half the time, fix and fix --verify the rest; with two cores the two
+# harnesses fuzz side by side (the same fuzzing, in half the wall time)
 v=$(( secs / 2 )); x=$(( secs - secs / 2 ))
-fuzz viewer sql $(( v * 2 / 3 ))
-fuzz viewer raw $(( v - v * 2 / 3 ))
-fuzz fix sql $(( x * 2 / 3 ))
-fuzz fix raw $(( x - x * 2 / 3 ))
+fuzz_viewer() { fuzz viewer sql $(( v * 2 / 3 )) && fuzz viewer raw $(( v - v * 2 / 3 )); }
+fuzz_fix() { fuzz fix sql $(( x * 2 / 3 )) && fuzz fix raw $(( x - x * 2 / 3 )); }
+if [ $par = 1 ]; then
+  # each side's output kept apart and printed whole when it ends
+  (fuzz_viewer) >$F/side-viewer.out 2>&1 & pv=$!
+  (fuzz_fix) >$F/side-fix.out 2>&1 & pf=$!
+  sv=0 sf=0
+  wait $pv || sv=$?
+  wait $pf || sf=$?
+  cat $F/side-viewer.out $F/side-fix.out
+  [ $sv = 0 ] && [ $sf = 0 ] || exit 1
+else
+  fuzz_viewer && fuzz_fix || exit 1
+fi
 echo "fuzz: no failure"
