@@ -49,6 +49,11 @@
 #define DT_OPS_LEGACY_CTOR(X)                                                                                          \
     X("Float") X("Double") X("Half") X("BFloat16") X("Long") X("Int") X("Short") X("Char") X("Byte") X("Bool")
 
+/* Combining: a new tensor assembled from several (a batch stacked from a dataset's rows): where the value the
+ * program uses was made, not where the rows were (the chain's origin stops there). */
+#define DT_OPS_COMBINE(X)                                                                                              \
+    X("stack") X("cat") X("concat") X("concatenate") X("hstack") X("vstack") X("dstack") X("column_stack")
+
 /* F(NAME, bit, rows): every family, for a reader that iterates them (the extension's OPS_<NAME> tuples). */
 #define DT_OP_FAMILIES(F)                                                                                              \
     F(MOVE, 0x01, DT_OPS_MOVE)                                                                                         \
@@ -57,7 +62,8 @@
     F(FACTORY, 0x08, DT_OPS_FACTORY)                                                                                   \
     F(INDEX, 0x10, DT_OPS_INDEX)                                                                                       \
     F(READ, 0x20, DT_OPS_READ)                                                                                         \
-    F(LEGACY_CTOR, 0x40, DT_OPS_LEGACY_CTOR)
+    F(LEGACY_CTOR, 0x40, DT_OPS_LEGACY_CTOR)                                                                           \
+    F(COMBINE, 0x80, DT_OPS_COMBINE)
 
 enum dt_op_family {
 #define DT_OPF_ENUM_(name, bit, rows) DT_OPF_##name = bit,

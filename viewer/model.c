@@ -186,10 +186,16 @@ static void build_chain(struct vw_model *m, struct vw_operand *o, int64_t id, in
     }
 }
 
-/* The oldest step, counting from the newest, still on dev: where it got there. */
+/* The oldest step, counting from the newest, still on dev: where it got there; or the newest that assembled
+ * it from several tensors (stack, cat: a batch made from a dataset's rows is made there, not where the dataset
+ * was). */
 static int arrival(const struct vw_operand *o) {
     int a = 0;
-    for (int i = 0; i < o->nsteps && o->chain[i].dev == o->dev; i++) a = i;
+    for (int i = 0; i < o->nsteps && o->chain[i].dev == o->dev; i++) {
+        a = i;
+        if (o->chain[i].origin == DTP_ORIGIN_OP_OUTPUT && (dt_op_families_of(o->chain[i].what) & DT_OPF_COMBINE))
+            break;
+    }
     return a;
 }
 

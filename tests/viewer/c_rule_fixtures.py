@@ -4,7 +4,8 @@ must propose, as the PyTorch fixtures' does (tests/viewer/rule_fixtures.py):
     // rule: <id>
     // code: <the suggested code, exactly; one `// code:` line per line of code>
     // says: <a phrase the advice's text must hold; any number of these>
-and the line where the fix goes carries the comment "devtrace: fix". For every fixture: untraced on the CPU it exits
+and the line where the fix goes carries the comment "devtrace: fix" (and, optionally, the line where the odd operand got
+its device, the JSON's reached_device_at, "devtrace: origin"). For every fixture: untraced on the CPU it exits
 0; traced on two simulated GPUs it fails, `devtrace report --json` names that rule, that line and that code, and its
 one patch, written by `devtrace fix` from the source tree and applied with patch -p0 to a copy, compiled against
 libdtrt with the flags of tests/viewer/c_fix_examples.sh, runs on the same simulated GPUs and on the CPU (exit 0).
@@ -48,6 +49,7 @@ def run(cmd, env=None, cwd=None):
 
 def expected(path):
     rule, code, fix, says = None, [], [], []
+    ORIGIN.pop(path, None)
     with open(path) as f:
         for n, line in enumerate(f, 1):
             m = re.match(r"// (rule|code|says): ?(.*)$", line.rstrip("\n"))
@@ -59,7 +61,12 @@ def expected(path):
                 code.append(m.group(2))
             if "devtrace: fix" in line:
                 fix.append(n)
+            if "devtrace: origin" in line:  # optional: where the odd operand got its device (reached_device_at)
+                ORIGIN[path] = n
     return rule, "\n".join(code), fix, says
+
+
+ORIGIN = {}  # fixture path -> the line of its "devtrace: origin" marker, where it has one
 
 
 def fixture(file):
@@ -81,7 +88,8 @@ def fixture(file):
         return
     rc, out, err = run([DEVTRACE, "report", "--json", db])
     try:
-        got = json.loads(out)["traces"][0]["mismatches"][0]["fix"] or {}
+        mm = json.loads(out)["traces"][0]["mismatches"][0]
+        got = mm["fix"] or {}
     except Exception as e:  # no JSON, no mismatch, no fix: say what came instead
         check("%s: report --json has a mismatch with a fix" % name, False,
               "%s: %s\n%s%s" % (type(e).__name__, e, out[:3000], err[-1000:]))
@@ -94,6 +102,12 @@ def fixture(file):
     check("%s: code %r" % (name, code), (got.get("code") or "") == code, show)
     for phrase in says:
         check("%s: the advice says %r" % (name, phrase), phrase in (got.get("text") or ""), show)
+    origin = ORIGIN.get(os.path.join(FIXTURES, file))
+    if origin:
+        odd = [o for o in mm.get("operands", []) if o.get("odd")]
+        at = (odd[0].get("reached_device_at") or {}) if odd else {}
+        check("%s: the odd operand got its device at line %d" % (name, origin), at.get("line") == origin,
+              json.dumps(at))
     # the patch, as c_fix_examples.sh makes and applies it: from the source tree, onto a copy of the fixtures
     patch = os.path.join(w, "fix.patch")
     rc, out, err = run([DEVTRACE, "fix", "-o", patch, db], cwd=SRC)
