@@ -169,7 +169,9 @@ void vw_case_free(struct vw_case *k);
 int vw_same_site(const struct vw_step *a, const struct vw_step *b);
 int vw_same_function(const char *a, const char *b);
 /* From how many places (distinct calling lines) the function that made `made` was called at that line, as
- * far as the trace saw: a helper making batches for training and evaluation counts 2. */
+ * far as the trace saw, or, for Python, as the program's source facts have calls of it (a plain function by
+ * its bare name; a method as self.NAME in its own file), whichever is more: a helper making batches for
+ * training and evaluation counts 2, even when the failure came before the evaluation. */
 int vw_fact_callers(struct vw_model *m, const struct vw_step *made);
 /* Tensors made the same way as made, in the statements next to it in its block (constants defined together:
  * MEAN and STD), still on its device and never moved before seq: each by the name its statement binds. */

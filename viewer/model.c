@@ -893,7 +893,26 @@ int vw_fact_callers(struct vw_model *m, const struct vw_step *made) {
     sqlite3_bind_int64(st, 1, own);
     int n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
     sqlite3_finalize(st);
-    return n;
+    /* and as far as the program's source says: a helper the training loop called before the failure and the
+     * evaluation loop would have called after it has two callers (the call facts of the program's files: a
+     * plain function by its bare name, a method as self.NAME in its own file) */
+    const char *fn = made->site.function, *dot = strrchr(fn, '.');
+    if (!made->site.python || !fn[0] || strstr(fn, "<") || strlen(fn) > 200) return n;
+    char bare[256], self_call[264];
+    snprintf(bare, sizeof bare, "%s", dot ? dot + 1 : fn);
+    snprintf(self_call, sizeof self_call, "self.%s", bare);
+    st = vw_prep(m->t, "SELECT count(DISTINCT fs.text || ':' || f.line) FROM source_facts f JOIN strings fs ON fs.id = "
+                       "f.file JOIN strings k ON k.id = f.key AND k.text = '" DT_FACT_CALL "' JOIN strings v ON v.id = "
+                       "f.value WHERE (?3 = 0 AND substr(v.text, 1, length(?1) + 1) = ?1 || char(9)) OR (?3 = 1 AND "
+                       "substr(v.text, 1, length(?2) + 1) = ?2 || char(9) AND fs.text = ?4)");
+    if (!st) return n;
+    sqlite3_bind_text(st, 1, bare, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, self_call, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 3, dot != NULL);
+    sqlite3_bind_text(st, 4, made->site.file, -1, SQLITE_TRANSIENT);
+    int stat = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    return stat > n ? stat : n;
 }
 
 int vw_fact_siblings(struct vw_model *m, const struct vw_step *made, int64_t seq, struct vw_sibling *out, int max) {
