@@ -14,13 +14,14 @@
  * schema version, bumped on any change to the tables below, their meaning
  * or the views'. 10: source_facts (and its view source_facts_v).
  * 11: roles (and v_roles): a tensor's role recorded by its producer
+ * 12: roles.role 2 (module_buffer): a buffer a module registered
  * (dtp_tensor_role, probe ABI 4), such as an optimizer's state of a
  * parameter, which older traces say only by a name prefix.
  * The viewer reads versions TS_SCHEMA_MIN_VERSION to TS_SCHEMA_VERSION: a
  * table added since (ts_table_since) is absent from an older trace, whose
  * other tables are as described. */
 #define TS_APPLICATION_ID     0x44545243
-#define TS_SCHEMA_VERSION     11
+#define TS_SCHEMA_VERSION     12
 #define TS_SCHEMA_MIN_VERSION 9
 
 /* ---------------------------------------------------------------- checks */
@@ -304,7 +305,7 @@ enum ts_check {
 #define TS_COLUMNS_roles(C)                                                                                            \
     C(roles, seq, "INTEGER PRIMARY KEY", TS_NOCHECK)                                                                   \
     C(roles, tensor, "INTEGER", TS_NOCHECK)                                                                            \
-    C(roles, role, "INTEGER NOT NULL", TS_IN(1, 1))                                                                    \
+    C(roles, role, "INTEGER NOT NULL", TS_IN(1, 2))                                                                    \
     C(roles, of_tensor, "INTEGER", TS_NOCHECK)                                                                         \
     C(roles, key, "INTEGER", TS_REFS(strings))
 

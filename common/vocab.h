@@ -41,7 +41,7 @@
 
 /* X(NAME, number, text): enum dtp_tensor_role, what a tensor is to the program beyond how it was made
  * (roles.role; probe ABI 4). */
-#define DT_TENSOR_ROLES(X) X(OPTIMIZER_STATE, 1, "optimizer_state")
+#define DT_TENSOR_ROLES(X) X(OPTIMIZER_STATE, 1, "optimizer_state") X(MODULE_BUFFER, 2, "module_buffer")
 
 /* ---------------------------------------------------------------- CUDA calls */
 

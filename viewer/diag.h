@@ -57,6 +57,7 @@ struct vw_operand {
     char src_name[256]; /* no name in the trace: the name the failing call's source passed it by (native code) */
     int64_t tensor, dev;
     int scalar, odd;
+    int buffer; /* a buffer a module registered (its producer's role fact, schema 12): it moves with the module */
     struct vw_step chain[VW_MAX_STEPS]; /* newest first */
     int nsteps;
     int arrived;     /* index in chain where it reached its device */

@@ -88,6 +88,8 @@ static void add_role_steps(struct vw_model *m, struct vw_operand *o, int base, i
         r.stack = sqlite3_column_int64(st, 3);
         r.pystack = sqlite3_column_int64(st, 4);
         r.has_site = site_of(m, r.stack, r.pystack, r.seq, &r.site);
+        /* a module's buffer is what it was from its making (registered where made): no step of its history */
+        if (r.role == DTP_ROLE_MODULE_BUFFER) continue;
         if (!r.has_site || (made_step.has_site && vw_same_site(&made_step, &r))) continue;
         if (r.from) vw_tensor_name(m, r.from, before, r.detail, sizeof r.detail); /* as the failing op knew it */
         /* the device it had then: that of the newest of its steps before the role */
@@ -99,6 +101,19 @@ static void add_role_steps(struct vw_model *m, struct vw_operand *o, int base, i
         o->nsteps++;
     }
     sqlite3_finalize(st);
+}
+
+/* Whether tensor id took role `role` before event `before` (the roles table: schema 11). */
+static int has_role(struct vw_model *m, int64_t id, int role, int64_t before) {
+    if (!id || !vw_trace_has(m->t, TS_T_roles)) return 0;
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT 1 FROM roles WHERE tensor = ?1 AND role = ?2 AND seq < ?3 LIMIT 1");
+    if (!st) return 0;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int(st, 2, role);
+    sqlite3_bind_int64(st, 3, before);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
 }
 
 /* Walks tensor id's provenance backwards from event `before`. */
@@ -1230,6 +1245,7 @@ int vw_case_load(struct vw_model *m, struct vw_case *k, int64_t seq, int first, 
         ops[i].odd = !ops[i].scalar && ops[i].dev != k->want;
         build_chain(m, &ops[i], ops[i].tensor, seq);
         ops[i].arrived = arrival(&ops[i]);
+        ops[i].buffer = has_role(m, ops[i].tensor, DTP_ROLE_MODULE_BUFFER, seq);
         ops[i].span_lo = ops[i].nsteps ? ops[i].chain[ops[i].nsteps - 1].seq : 0;
         ops[i].gap = vw_health_gap(&m->health, ops[i].span_lo, seq);
         ops[i].pruned = vw_health_pruned(&m->health, ops[i].span_lo, seq);

@@ -157,6 +157,8 @@ enum dtp_error_kind {
 enum dtp_tensor_role {
     DTP_ROLE_OPTIMIZER_STATE = 1, /* an optimizer's state of parameter `of` (exp_avg, momentum_buffer...):
                                      key = the state's key */
+    DTP_ROLE_MODULE_BUFFER = 2,   /* a buffer a module registered (it moves with the module): of = 0, key =
+                                     its path in the module ("norm.running_mean") */
 };
 
 /* ---------------------------------------------------------------- probes */

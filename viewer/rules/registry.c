@@ -108,6 +108,11 @@ int vw_diagnose(struct vw_model *m, const struct vw_case *k, struct vw_fix *fix)
             if (f.kind == VW_FIX_MOVE_AFTER) f.kind = VW_FIX_MOVE_BEFORE;
             rl_evidence(&f, "line %d returns: code after it would never run", f.site.site.line);
         }
+        /* code that goes after or before a statement names the statement, not the inner line of it where the
+         * tensor was made (model = nn.Sequential(\n nn.Linear(...),\n ...): its first line */
+        if (f.code[0] && !f.replace && !f.nedits && rl_is_python(&f.site) &&
+            vw_src_at(m, f.site.site.file, f.site.site.line, &src) && src.first > 0 && src.first < f.site.site.line)
+            f.site.site.line = src.first;
         refuse_inconsistent(m, &f);
         *fix = f;
         return 1;

@@ -270,15 +270,21 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
      * never moved */
     char modname[128] = "";
     const char *dot = strchr(odd->name, '.');
-    if (view < 0 && derived < 0 && dot && dot > odd->name && made->param &&
+    /* ... or its registered buffer (register_buffer: the producer's role fact), which moves with it too */
+    const int buffer = odd->buffer && made->tensor == odd->tensor;
+    if (view < 0 && derived < 0 && dot && dot > odd->name && (made->param || buffer) &&
         (size_t)(dot - odd->name) < sizeof modname) {
         *v = RL_UNMOVED_MODULE;
         snprintf(modname, sizeof modname, "%.*s", (int)(dot - odd->name), odd->name);
         rl_say(fx,
-               "move the module \"%s\" to %s once it is made: its parameter \"%s\"%s is still where it was made, on %s",
-               modname, d1, odd->name, more ? " (and the others listed)" : "", d2);
+               "move the module \"%s\" to %s once it is made: its %s \"%s\"%s is still where it was made, on %s",
+               modname, d1, made->param ? "parameter" : "buffer", odd->name, more ? " (and the others listed)" : "",
+               d2);
         codename = modname;
-        rl_evidence(fx, "a parameter (nn.Parameter) of \"%s\"", modname);
+        if (made->param)
+            rl_evidence(fx, "a parameter (nn.Parameter) of \"%s\"", modname);
+        else
+            rl_evidence(fx, "a buffer (registered) of \"%s\"", modname);
     } else if (view < 0 && derived < 0 && vw_code_module_var(m, &made->site, modname, sizeof modname)[0]) {
         /* C on libdtrt: made inside the call whose value the statement binds to a module (dt_module *) */
         *v = RL_UNMOVED_MODULE;

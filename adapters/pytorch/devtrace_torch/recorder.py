@@ -417,6 +417,7 @@ class Recorder(P.State):
             for bname, b in list(m._buffers.items()):
                 if b is not None:
                     P.named(b, base + bname)
+                    P.role(b, P.ROLE_MODULE_BUFFER, None, base + bname)  # registered: it moves with its module
             for aname, v in list(vars(m).items()):
                 if isinstance(v, Tensor) and not aname.startswith("_"):
                     P.named(v, base + aname)
@@ -464,6 +465,15 @@ class Recorder(P.State):
         for tid, name in held.items():
             if isinstance(want[tid], Parameter):
                 found[tid] = name
+        # an operand its module registered as a buffer moves with the module: that is a fact (the role), as a
+        # parameter's class is
+        for scope in scopes:
+            for var, v in list(scope.items()):
+                if isinstance(v, Module) and not var.startswith("_"):
+                    for mname, m in v.named_modules():
+                        for bname, b in list(m._buffers.items()):
+                            if b is not None and id(b) in want:
+                                P.role(b, P.ROLE_MODULE_BUFFER, None, (mname + "." if mname else "") + bname)
         outer = {}  # the names callers hold it by: the report's fix may be in their function
         for f in frames:
             for var, v in list(f.f_locals.items()):
