@@ -348,6 +348,7 @@ enum ts_check {
 #define DT_FACT_RETURNS       "returns"       /* "1": a return statement */
 #define DT_FACT_RETURN_VALUE  "return_value"  /* its expression's source text */
 #define DT_FACT_DEVICE_VAR    "device_var"    /* the name (or "self.NAME") it binds to a device expression */
+#define DT_FACT_SETATTR       "setattr"       /* a statement setattr(OBJ, NAME, VALUE) alone: "OBJ\tNAME\tVALUE" */
 /* Per line, for what starts on that line: */
 #define DT_FACT_CALL        "call"        /* "FUNC\tDEVICE\tTEMP\tEND_LINE\tEND_COL\tHAS_ARGS[\tTRAILING_COMMA]" */
 #define DT_FACT_DEVICE_EXPR "device_expr" /* a device expression's source text (.to(X), .cuda(X), device=X) */
@@ -415,6 +416,7 @@ static inline enum dt_binds_kind dt_binds_kind_of(const char *text) {
     F(RETURNS)                                                                                                         \
     F(RETURN_VALUE)                                                                                                    \
     F(DEVICE_VAR)                                                                                                      \
+    F(SETATTR)                                                                                                         \
     F(CALL)                                                                                                            \
     F(DEVICE_EXPR)                                                                                                     \
     F(LANG)                                                                                                            \

@@ -119,6 +119,7 @@ struct vw_src {
     int returns;               /* a return statement */
     char device_expr[128];     /* the first device expression used on the line, or "" */
     char device_var[128];      /* a name it binds to a device, or "" */
+    char setattr_obj[64], setattr_name[128], setattr_value[128]; /* setattr(OBJ, NAME, VALUE) alone, or "" */
     struct vw_src_call calls[VW_SRC_MAX_CALLS];
     int ncalls;
 };

@@ -752,6 +752,15 @@ static int src_query(struct vw_model *m, const char *file, int line, struct vw_s
             snprintf(out->device_expr, sizeof out->device_expr, "%s", v);
         else if (!strcmp(key, DT_FACT_DEVICE_VAR))
             snprintf(out->device_var, sizeof out->device_var, "%s", v);
+        else if (!strcmp(key, DT_FACT_SETATTR)) { /* OBJ \t NAME \t VALUE (its shape checked above) */
+            const char *t1 = strchr(v, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+            if (t1 && t2 && (size_t)(t1 - v) < sizeof out->setattr_obj &&
+                (size_t)(t2 - t1 - 1) < sizeof out->setattr_name && strlen(t2 + 1) < sizeof out->setattr_value) {
+                snprintf(out->setattr_obj, sizeof out->setattr_obj, "%.*s", (int)(t1 - v), v);
+                snprintf(out->setattr_name, sizeof out->setattr_name, "%.*s", (int)(t2 - t1 - 1), t1 + 1);
+                snprintf(out->setattr_value, sizeof out->setattr_value, "%s", t2 + 1);
+            }
+        }
         else if (!strcmp(key, DT_FACT_CALL) && out->ncalls < VW_SRC_MAX_CALLS) {
             /* FUNC \t DEVICE \t TEMP \t END_LINE \t END_COL \t HAS_ARGS [\t TRAILING_COMMA] (older traces: 6) */
             struct vw_src_call *c = &out->calls[out->ncalls];

@@ -138,9 +138,9 @@ def unit():
               "got      %r\nexpected %r" % (got.get(line), EXPECTED.get(line)))
     keys = {k for _, k, _ in facts}
     consts = {getattr(_probes, n) for n in dir(_probes) if n.startswith("FACT_")}
-    # 22 keys the Python producer writes, and 6 only the tracer's native producer writes (lang, block, args,
+    # 23 keys the Python producer writes, and 6 only the tracer's native producer writes (lang, block, args,
     # module_var, optimizer_var, move_wrap)
-    check("every key is one of the extension's FACT_* constants", keys <= consts and len(consts) == 28,
+    check("every key is one of the extension's FACT_* constants", keys <= consts and len(consts) == 29,
           (sorted(keys - consts), sorted(consts)))
     check("FACT_STMT is common/trace_schema.h's DT_FACT_STMT", _probes.FACT_STMT == "stmt")
     check("a file is read once", source.file_facts(FIXTURE) is facts)

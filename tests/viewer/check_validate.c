@@ -46,6 +46,12 @@ static const struct {
     {DT_FACT_CALL, "self.make_mask\tx.device\t0\t14\t46\t1", 1},
     {DT_FACT_CALL, "torch::tensor({0.5, 0.5}, torch::kFloat).view\t\t1\t24\t57\t1\t0", 1},
     {DT_FACT_CALL_ARGS, "dt_to\tbatch[0]\tdev", 1},
+    {DT_FACT_SETATTR, "self\tk\tv", 1},
+    {DT_FACT_SETATTR, "self\t\"scale\"\ttorch.ones(n)", 1},
+    {DT_FACT_SETATTR, "self\tk", 0},
+    {DT_FACT_SETATTR, "self\t\tv", 0},
+    {DT_FACT_SETATTR, "self\tk\tv\tw", 0},
+    {DT_FACT_SETATTR, "self\tk\tv; import os", 0},
     {DT_FACT_CALL_ARGS, "std::for_each\tv.begin()\t[](int x) { f(x); }", 1},
     {"a_key_the_viewer_does_not_read", "anything;at all\n", 1},
     /* the same facts with code in them, or of no producer's shape */

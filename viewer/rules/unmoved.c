@@ -170,6 +170,67 @@ static int attribute_from_helper(struct vw_model *m, const struct vw_case *k, st
     return 1;
 }
 
+/* The same, the attribute set by a name computed at run time: a module's constructor that sets its tensors with
+ * setattr(self, k, v) (in a loop over a dict a helper returned, or over names): each is a plain attribute its
+ * module's move leaves behind. Registered as a buffer by the same name and value right before that statement
+ * (the setattr that follows then sets the buffer). */
+static int attribute_by_setattr(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, int own,
+                                enum rl_unmoved *v) {
+    const struct vw_operand *o = k->odd;
+    const struct vw_step *made = &o->chain[own];
+    if (!rl_is_python(made) || !made->pystack || made->param || o->buffer || !strchr(o->name, '.')) return 0;
+    struct vw_frame f;
+    struct vw_src a, def, st;
+    int64_t id = made->pystack, next;
+    int found = 0;
+    for (int depth = 0; id && depth < 64 && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next) {
+        if (f.hidden || f.library) continue;
+        if (vw_py_constructor(f.function)) {
+            found = 1;
+            break;
+        }
+    }
+    if (!found || !vw_src_at(m, f.file, f.line, &a) || !a.function_line ||
+        !vw_src_at(m, f.file, a.function_line, &def) || !vw_py_module_bases(def.class_bases))
+        return 0;
+    /* the statement itself, or the one statement of the loop it heads (for k, v in tables(n).items():) */
+    int at = 0, n = 0;
+    if (!strcmp(a.setattr_obj, "self"))
+        at = a.first, n = 1;
+    else if (a.opens && a.loop_first == a.first)
+        for (int l = a.last + 1; l <= a.loop_last && l - a.last < 200; l++)
+            if (vw_src_at(m, f.file, l, &st) && st.first == l && !strcmp(st.function, a.function) &&
+                !strcmp(st.setattr_obj, "self"))
+                at = l, n++;
+    if (n != 1 || !vw_src_at(m, f.file, at, &st) || !rl_ident(st.setattr_value)) return 0;
+    size_t nl = strlen(st.setattr_name);
+    int literal = nl > 2 && (st.setattr_name[0] == '"' || st.setattr_name[0] == '\'') &&
+                  st.setattr_name[nl - 1] == st.setattr_name[0];
+    if (literal) { /* "NAME": the name between the quotes is an identifier */
+        char inner[128];
+        snprintf(inner, sizeof inner, "%.*s", (int)(nl - 2), st.setattr_name + 1);
+        literal = rl_ident(inner);
+    }
+    if (!rl_ident(st.setattr_name) && !literal) return 0;
+    char d1[32], d2[32], on[300];
+    struct vw_step site = *made;
+    site.site = f;
+    site.site.line = at;
+    rl_at(fx, &site);
+    *v = RL_UNMOVED_PLAIN_ATTRIBUTE;
+    fx->before = 1;
+    fx->kind = VW_FIX_REGISTER_BUFFER;
+    snprintf(fx->code, sizeof fx->code, "self.register_buffer(%s, %s)", st.setattr_name, st.setattr_value);
+    rl_say(fx,
+           "register it as a buffer of its module, so that moving the module moves it: %s is a plain attribute, set "
+           "with setattr at line %d of %s, and stayed on %s where it was made",
+           vw_operand_called(o, on, sizeof on), at, f.function, rl_dev_name(o->dev, d2));
+    rl_evidence(fx, "set by setattr(self, %s, %s) in %s, a constructor of a class of %s", st.setattr_name,
+                st.setattr_value, f.function, def.class_bases);
+    rl_evidence(fx, "never moved to %s", rl_dev_name(k->want, d1));
+    return 1;
+}
+
 /* vw_fact_module_move, less a move made by the failing call itself (DistributedDataParallel moving its
  * forward's inputs to device_ids[0]): the fix cannot go after the line that fails. */
 static int module_move_before(struct vw_model *m, const struct vw_case *k, const struct vw_step *made,
@@ -217,7 +278,8 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
         view = -1;
     }
     if (derived < 0 && (module_made_inline(m, k, fx, own, v) || attribute_in_init(m, k, fx, own, v) ||
-                        attribute_from_helper(m, k, fx, own, v)))
+                        attribute_from_helper(m, k, fx, own, v) ||
+                        attribute_by_setattr(m, k, fx, own, v)))
         return 1;
     const struct vw_step *made = &odd->chain[own];
     rl_at(fx, made);

@@ -272,6 +272,13 @@ class _Facts:
         if again:
             facts.append((P.FACT_ATTR_AGAIN, ",".join(again)))
         seen.update(attrs)
+        # setattr(self, k, v) alone: an attribute set by a name computed at run time (a loop over a dict)
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Name) \
+                and s.value.func.id == "setattr" and len(s.value.args) == 3 and not s.value.keywords \
+                and not any(isinstance(a, ast.Starred) for a in s.value.args):
+            texts = [f.src(a) for a in s.value.args]
+            if all("\n" not in t and "\t" not in t for t in texts):
+                facts.append((P.FACT_SETATTR, "\t".join(texts)))
         if isinstance(s, ast.Return):
             facts.append((P.FACT_RETURNS, "1"))
             if s.value is not None:
