@@ -659,6 +659,10 @@ void vw_code_register_attr(const char *attr, int again, char *out, size_t size) 
              again ? "\n" : "", dot ? dot + 1 : attr);
 }
 
+void vw_code_register_named(const char *obj, const char *name, const char *value, char *out, size_t size) {
+    snprintf(out, size, "%.60s.register_buffer(%.128s, %.128s)", obj, name, value);
+}
+
 void vw_code_object_to(const char *obj, const char *expr, char *out, size_t size) {
     snprintf(out, size, "%s.to(%s)", obj, expr);
 }

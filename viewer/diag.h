@@ -491,6 +491,9 @@ void vw_code_drop_call(const char *func, size_t kept, char *shown, size_t size);
 /* The module attribute ATTR (self.NAME) registered as a buffer before it is assigned, deleted first when the
  * function set it before (again): "del self.NAME\nself.register_buffer("NAME", None)". */
 void vw_code_register_attr(const char *attr, int again, char *out, size_t size);
+/* Python: OBJ.register_buffer(NAME, VALUE), a buffer registered by a name and value the program computes
+ * (what setattr(OBJ, NAME, VALUE) set as a plain attribute). */
+void vw_code_register_named(const char *obj, const char *name, const char *value, char *out, size_t size);
 /* The object moved in place: "OBJ.to(EXPR)". */
 void vw_code_object_to(const char *obj, const char *expr, char *out, size_t size);
 /* The text added before the closing parenthesis of the factory call FUNC starting at `line` of site's file

@@ -220,7 +220,7 @@ static int attribute_by_setattr(struct vw_model *m, const struct vw_case *k, str
     *v = RL_UNMOVED_PLAIN_ATTRIBUTE;
     fx->before = 1;
     fx->kind = VW_FIX_REGISTER_BUFFER;
-    snprintf(fx->code, sizeof fx->code, "self.register_buffer(%s, %s)", st.setattr_name, st.setattr_value);
+    vw_code_register_named(st.setattr_obj, st.setattr_name, st.setattr_value, fx->code, sizeof fx->code);
     rl_say(fx,
            "register it as a buffer of its module, so that moving the module moves it: %s is a plain attribute, set "
            "with setattr at line %d of %s, and stayed on %s where it was made",
