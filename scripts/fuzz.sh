@@ -24,7 +24,7 @@ command -v clang >/dev/null || { echo "fuzz: needs clang (scripts/install-deps.s
 [ -x $B/viewer/devtrace ] || { echo "fuzz: build $B first (cmake -S . -B $B && cmake --build $B)" >&2; exit 2; }
 
 echo "== fuzz: building the harnesses (clang, libFuzzer + ASan + UBSan): fuzz_viewer, and fuzz_fix (fix, fix --verify)"
-srcs="viewer/model.c viewer/rules/*.c viewer/code.c viewer/words.c viewer/validate.c viewer/files.c viewer/source.c viewer/fix.c viewer/report.c
+srcs="viewer/model.c viewer/facts.c viewer/rules/*.c viewer/code.c viewer/words.c viewer/validate.c viewer/files.c viewer/source.c viewer/fix.c viewer/report.c
   viewer/browse.c viewer/export.c viewer/sym.c viewer/trace.c viewer/escape.c viewer/cleanup.c common/trace_schema.c"
 # the two harnesses at once where there are two cores (each is one clang process)
 par=$([ "$(nproc)" -ge 2 ] && echo 1 || echo 0)

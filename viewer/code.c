@@ -19,21 +19,17 @@
 
 /* Whether some statement of file has `key` (module_var, optimizer_var, device_var) naming `name` (a
  * module holder's as NAME->). */
+static int names_var(void *ctx, const char *file, int line, const char *key, const char *v) {
+    (void)file, (void)line, (void)key;
+    const char *name = ctx;
+    char holder[300];
+    snprintf(holder, sizeof holder, "%s->", name);
+    return vw_list_has(v, name) || vw_list_has(v, holder);
+}
+
 static int is_var_of(struct vw_model *m, const char *file, const char *key, const char *name) {
-    if (!m->have_facts || !file || !file[0] || !name[0]) return 0;
-    sqlite3_stmt *st = vw_prep(
-        m->t,
-        "SELECT 1 FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN strings k ON "
-        "k.id = f.key AND k.text = ?3 JOIN strings v ON v.id = f.value WHERE "
-        "(instr(',' || v.text || ',', ',' || ?2 || ',') > 0 OR instr(',' || v.text || ',', ',' || ?2 || '->,') > 0) "
-        "AND " VW_FACT_FILE_MATCH " LIMIT 1");
-    if (!st) return 0;
-    sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
-    int found = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return found;
+    if (!m->have_facts || !file || !file[0] || !name[0] || strlen(name) > 256) return 0;
+    return vw_facts_each(vw_model_facts(m), file, 0, 0x7fffffff, key, names_var, (void *)name) != 0;
 }
 
 const char *vw_code_module_var(struct vw_model *m, const struct vw_frame *site, char *buf, size_t size) {
@@ -132,19 +128,13 @@ int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char
  * in place into field[]; how many (0: none). */
 static int call_args_at(struct vw_model *m, const char *file, int line, const char *func, char *v, size_t vsize,
                         char **field, int max) {
-    sqlite3_stmt *st =
-        vw_prep(m->t, "SELECT v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN strings k ON k.id = "
-                      "f.key AND k.text = '" DT_FACT_CALL_ARGS "' JOIN strings v ON v.id = f.value WHERE f.line = ?2 "
-                      "AND " VW_FACT_FILE_MATCH " ORDER BY v.text");
-    if (!st) return 0;
-    sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(st, 2, line);
-    int nf = 0;
-    while (!nf && sqlite3_step(st) == SQLITE_ROW) {
-        nf = vw_fact_args_fields(m, file, st, v, vsize, field, max);
+    const char *vals[256];
+    int nvals = vw_facts_values(vw_model_facts(m), file, line, line, DT_FACT_CALL_ARGS, vals, NULL, 256), nf = 0;
+    vw_facts_sort_values(vals, nvals);
+    for (int r = 0; !nf && r < nvals; r++) {
+        nf = vw_fact_args_fields(m, file, vals[r], v, vsize, field, max);
         if (nf && strcmp(field[0], func)) nf = 0;
     }
-    sqlite3_finalize(st);
     return nf;
 }
 
@@ -291,18 +281,12 @@ const char *vw_code_operand_binding(struct vw_model *m, const struct vw_case *k,
     struct vw_src src, s;
     if (!vw_src_at(m, call->file, call->line, &src) || !src.function[0]) return buf;
     const struct vw_step *made = &o->chain[o->arrived];
-    sqlite3_stmt *st =
-        vw_prep(m->t, "SELECT v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
-                      "strings k ON k.id = f.key AND k.text = '" DT_FACT_CALL_ARGS "' JOIN strings v ON "
-                      "v.id = f.value WHERE f.line BETWEEN ?2 AND ?3 AND " VW_FACT_FILE_MATCH " ORDER BY f.line");
-    if (!st) return buf;
-    sqlite3_bind_text(st, 1, call->file, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(st, 2, src.first);
-    sqlite3_bind_int(st, 3, src.last);
+    const char *vals[256];
+    int nvals = vw_facts_values(vw_model_facts(m), call->file, src.first, src.last, DT_FACT_CALL_ARGS, vals, NULL, 256);
     int n = 0, bound_at = 0;
-    while (n < 2 && sqlite3_step(st) == SQLITE_ROW) {
+    for (int r = 0; n < 2 && r < nvals; r++) {
         char v[1400], *field[17];
-        int nf = vw_fact_args_fields(m, call->file, st, v, sizeof v, field, 17);
+        int nf = vw_fact_args_fields(m, call->file, vals[r], v, sizeof v, field, 17);
         for (int i = 1; i < nf && n < 2; i++) {
             const char *a = field[i];
             if (!ident(a) || !strcmp(a, buf) || is_var_of(m, call->file, DT_FACT_MODULE_VAR, a) ||
@@ -328,7 +312,6 @@ const char *vw_code_operand_binding(struct vw_model *m, const struct vw_case *k,
             bound_at = line;
         }
     }
-    sqlite3_finalize(st);
     if (n != 1) {
         buf[0] = 0;
         return buf;
@@ -350,23 +333,18 @@ int vw_code_device_arg(struct vw_model *m, const struct vw_frame *site, int line
     }
     if (lang != VW_LANG_CXX) return 0;
     /* the call's last argument, from its args fact (FUNC \t ARG0 \t ARG1 ...) */
-    sqlite3_stmt *st = vw_prep(m->t, "SELECT v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
-                                     "strings k ON k.id = f.key AND k.text = '" DT_FACT_CALL_ARGS "' JOIN strings v ON "
-                                     "v.id = f.value WHERE f.line = ?2 AND " VW_FACT_FILE_MATCH);
-    if (!st) return 0;
-    sqlite3_bind_text(st, 1, site->file, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(st, 2, line);
+    const char *vals[256];
+    int nvals = vw_facts_values(vw_model_facts(m), site->file, line, line, DT_FACT_CALL_ARGS, vals, NULL, 256);
     int found = 0, options = 0;
     size_t fl = strlen(func);
-    while (!found && sqlite3_step(st) == SQLITE_ROW) {
-        const char *v = (const char *)sqlite3_column_text(st, 0);
+    for (int r = 0; !found && r < nvals; r++) {
+        const char *v = vals[r];
         if (!v || strncmp(v, func, fl) || (v[fl] && v[fl] != '\t')) continue;
         found = 1;
         const char *last = strrchr(v, '\t');
         options = last && (strstr(last, "::k") || strstr(last, "ptions") || strstr(last, "dtype") ||
                            strstr(last, "device") || strstr(last, "Device"));
     }
-    sqlite3_finalize(st);
     if (!found || options) return 0;
     snprintf(out, size, "%s%.150s", has_args ? ", " : "", device_in(VW_LANG_CXX, expr, ebuf, sizeof ebuf));
     return 1;
@@ -438,22 +416,20 @@ static const char *py_class_device_attr(struct vw_model *m, const struct vw_fram
     buf[0] = 0;
     size_t cl = py_method_class(m, site, fn, sizeof fn);
     if (!cl) return buf;
-    sqlite3_stmt *st = vw_prep(m->t, "SELECT v.text, hv.text FROM source_facts f JOIN strings fs ON fs.id = f.file "
-                                     "JOIN strings k ON k.id = f.key AND k.text = '" DT_FACT_DEVICE_VAR "' JOIN "
-                                     "strings v ON v.id = f.value AND substr(v.text, 1, 5) = 'self.' JOIN "
-                                     "source_facts h ON h.file = f.file AND h.line = f.line JOIN strings hk ON "
-                                     "hk.id = h.key AND hk.text = '" DT_FACT_FUNCTION "' JOIN strings hv ON "
-                                     "hv.id = h.value WHERE " VW_FACT_FILE_MATCH " ORDER BY f.line");
-    if (!st) return buf;
-    sqlite3_bind_text(st, 1, site->file, -1, SQLITE_TRANSIENT);
-    while (!buf[0] && sqlite3_step(st) == SQLITE_ROW) {
-        const char *v = (const char *)sqlite3_column_text(st, 0), *fnc = (const char *)sqlite3_column_text(st, 1);
+    /* the device_var facts of the file that are self.NAME, each with the function fact of its line */
+    const char *vals[256], *funcs[4];
+    int lines[256], nvals = vw_facts_values(vw_model_facts(m), site->file, 0, 0x7fffffff, DT_FACT_DEVICE_VAR, vals, lines, 256);
+    for (int r = 0; !buf[0] && r < nvals; r++) {
+        if (strncmp(vals[r], "self.", 5)) continue;
+        int nf = vw_facts_values(vw_model_facts(m), site->file, lines[r], lines[r], DT_FACT_FUNCTION, funcs, NULL, 4);
+        for (int q = 0; q < nf && !buf[0]; q++) {
+        const char *v = vals[r], *fnc = funcs[q];
         /* a method of the same class: "Net.__init__" for "Net.forward", not a nested class's */
         if (v && fnc && !strncmp(fnc, fn, cl) && fnc[cl] == '.' && !strchr(fnc + cl + 1, '.') &&
             strlen(v) < size && vw_shape_device_code(v))
             snprintf(buf, size, "%s", v);
+        }
     }
-    sqlite3_finalize(st);
     return buf;
 }
 
@@ -461,19 +437,7 @@ static const char *py_class_device_attr(struct vw_model *m, const struct vw_fram
  * bytes) was constructed (a frame of cls.__init__ on the parameter's stack): such a module has parameters, and
  * next(self.parameters()) names their device. */
 static int py_class_has_params(struct vw_model *m, const char *cls, size_t cl) {
-    sqlite3_stmt *st = vw_prep(m->t, "SELECT r.pystack FROM tensor_rows r JOIN tensor_attrs a ON a.id = r.attrs JOIN "
-                                     "strings w ON w.id = a.what AND w.text = '" DT_WHAT_PARAMETER "' WHERE "
-                                     "COALESCE(r.pystack, 0) <> 0 LIMIT 4096");
-    if (!st) return 0;
-    int found = 0;
-    while (!found && sqlite3_step(st) == SQLITE_ROW) {
-        struct vw_frame f;
-        int64_t id = sqlite3_column_int64(st, 0), next;
-        for (int depth = 0; id && depth < 64 && !found && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next)
-            found = !strncmp(f.function, cls, cl) && !strcmp(f.function + cl, "." DT_PY_CONSTRUCTOR);
-    }
-    sqlite3_finalize(st);
-    return found;
+    return vw_fact_params_made_in(m, cls, cl);
 }
 
 /* A device expression the fix may use at site, the program's own first and never a device literal the
@@ -502,21 +466,14 @@ static const char *device_expr(struct vw_model *m, const struct vw_case *k, int6
     enum vw_lang lang = vw_code_lang(m, site);
     char fn[256];
     size_t cl = lang == VW_LANG_PYTHON ? py_method_class(m, site, fn, sizeof fn) : 0;
-    sqlite3_stmt *st =
-        vw_prep(m->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers x "
-                      "LEFT JOIN misc_events e ON e.seq = x.seq WHERE x.dst_device = ?1 AND x.seq < ?2 "
-                      "AND x.kind IN (" VW_SQL_TRANSFER_TO ", " VW_SQL_TRANSFER_MOVE ") ORDER BY x.seq DESC LIMIT 256");
-    if (!st) return buf;
-    sqlite3_bind_int64(st, 1, dev);
-    sqlite3_bind_int64(st, 2, k ? k->seq : INT64_MAX);
+    /* the sites of the program's copies and moves to dev before the failing op, newest first */
+    struct vw_frame *moves = calloc(256, sizeof *moves);
+    int nmoves = moves ? vw_fact_moves_to(m, dev, k ? k->seq : INT64_MAX, moves, 256) : 0;
     char local[128] = "", global[128] = "", scoped[128] = "", tried[128] = "", classwide[128] = "";
-    while (!local[0] && sqlite3_step(st) == SQLITE_ROW) {
-        struct vw_frame f;
+    for (int mv = 0; !local[0] && mv < nmoves; mv++) {
+        const struct vw_frame f = moves[mv];
         struct vw_src src;
-        if (!vw_sym_event_site(m->sym, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-                               sqlite3_column_int64(st, 0), &f) ||
-            !vw_src_at(m, f.file, f.line, &src))
-            continue;
+        if (!vw_src_at(m, f.file, f.line, &src)) continue;
         const char *v = src.device_expr;
         int plain = strlen(v) < 128 && vw_shape_device_code(v) && v[0] != '"' && v[0] != '\''; /* no literal */
         if (!plain) continue;
@@ -533,23 +490,18 @@ static const char *device_expr(struct vw_model *m, const struct vw_case *k, int6
         }
         if (!local[0] && !scoped[0] && !global[0] && !strchr(v, '.')) {
             /* a name the program bound to a device at the top of the file of the site */
-            sqlite3_stmt *g =
-                vw_prep(m->t, "SELECT 1 FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
-                              "strings k ON k.id = f.key AND k.text = '" DT_FACT_DEVICE_VAR "' JOIN strings v ON "
-                              "v.id = f.value AND v.text = ?2 JOIN source_facts h ON h.file = f.file "
-                              "AND h.line = f.line JOIN strings hk ON hk.id = h.key AND hk.text = "
-                              "'" DT_FACT_FUNCTION "' JOIN strings hv ON hv.id = h.value AND hv.text = '<module>' "
-                              "WHERE fs.text = ?1 OR (substr(?1, 1, 1) <> '/' AND substr(fs.text, "
-                              "-length(?1) - 1) = '/' || ?1) LIMIT 1");
-            if (g) {
-                sqlite3_bind_text(g, 1, site->file, -1, SQLITE_TRANSIENT);
-                sqlite3_bind_text(g, 2, v, -1, SQLITE_TRANSIENT);
-                if (sqlite3_step(g) == SQLITE_ROW) snprintf(global, sizeof global, "%s", v);
-                sqlite3_finalize(g);
+            const char *dvals[256], *funcs[4];
+            int dlines[256],
+                nd = vw_facts_values(vw_model_facts(m), site->file, 0, 0x7fffffff, DT_FACT_DEVICE_VAR, dvals, dlines, 256);
+            for (int r = 0; r < nd && !global[0]; r++) {
+                if (strcmp(dvals[r], v)) continue;
+                int nf = vw_facts_values(vw_model_facts(m), site->file, dlines[r], dlines[r], DT_FACT_FUNCTION, funcs, NULL, 4);
+                for (int q = 0; q < nf && !global[0]; q++)
+                    if (!strcmp(funcs[q], "<module>")) snprintf(global, sizeof global, "%s", v);
             }
         }
     }
-    sqlite3_finalize(st);
+    free(moves);
     char var[128];
     if (local[0]) return snprintf(buf, size, "%s", local), buf;
     if (lang == VW_LANG_PYTHON && py_local_device_var(m, site, var, sizeof var)[0])

@@ -124,15 +124,54 @@ struct vw_src {
     int ncalls;
 };
 
+/* The trace's source facts, read once when the model opens (facts.c): rows in the table's key order, grouped by
+ * file; no SQL on facts after that. */
+struct vw_facts {
+    int loaded;
+    struct {
+        const char *text; /* the file as the producer named it */
+        size_t lo, hi;    /* its rows */
+    } *files;
+    size_t nfiles;
+    struct {
+        int line;
+        const char *key, *value;
+    } *rows;
+    size_t n;
+    char *arena; /* the text */
+};
+/* Reads the source_facts table of db; 0, or -1 with *why (the table is unreadable or too large: no facts). */
+int vw_facts_load(struct vw_facts *fs, sqlite3 *db, const char **why);
+void vw_facts_free(struct vw_facts *fs);
+/* fn(ctx, FILE, LINE, KEY, VALUE) for each fact of file (as a frame names it: VW_FACT_FILE_MATCH) on lines
+ * first..last, of key (NULL: every key), in key order; a non-zero return stops and is returned. */
+int vw_facts_each(const struct vw_facts *fs, const char *file, int first, int last, const char *key,
+                  int (*fn)(void *ctx, const char *file, int line, const char *key, const char *value), void *ctx);
+/* The values of key (NULL: every key) on lines first..last of file (NULL: every file, every line), in key
+ * order, max at most, into out (pointers to the facts' text, kept while the model is open) and their lines
+ * into lines (when not NULL); how many. */
+int vw_facts_values(const struct vw_facts *fs, const char *file, int first, int last, const char *key,
+                    const char **out, int *lines, int max);
+/* Sorts values as SQL's ORDER BY on text does (byte order). */
+void vw_facts_sort_values(const char **vals, int n);
+/* The same over every file's facts of key. */
+int vw_facts_each_file(const struct vw_facts *fs, const char *key,
+                       int (*fn)(void *ctx, const char *file, int line, const char *key, const char *value),
+                       void *ctx);
+
 struct vw_model {
     struct vw_trace *t;
     struct vw_sym *sym;
     struct vw_health health;
-    int have_facts; /* the trace has the source_facts table */
-    sqlite3_stmt *tensor, *moves, *args, *opname, *fact;
+    int have_facts; /* the trace has the source_facts table (read into facts) */
+    struct vw_facts facts;
+    sqlite3_stmt *tensor, *moves, *args, *opname;
     struct vw_src_slot *src_cache; /* VW_SRC_CACHE lines' facts, by (file, line) (malloc'd on first use) */
     char inconsistent[400];        /* the first source fact refused as not what a producer writes, said; or "" */
 };
+
+/* The model's source facts, read from the trace the first time they are asked for (then never again). */
+const struct vw_facts *vw_model_facts(struct vw_model *m);
 
 /* One device mismatch, loaded. */
 struct vw_case {
@@ -233,6 +272,12 @@ int vw_fact_constructed_at(struct vw_model *m, const struct vw_step *made, struc
  * it is in. */
 int vw_fact_idle_move(struct vw_model *m, const struct vw_operand *o, int64_t seq, struct vw_frame *at,
                       struct vw_frame *caller);
+/* Python: whether the trace saw a parameter made while a module of class cls (its qualified name's first cl
+ * bytes) was constructed (a frame of cls.__init__ on the parameter's stack). */
+int vw_fact_params_made_in(struct vw_model *m, const char *cls, size_t cl);
+/* The sites (the program's frames) of the copies and moves to dev before event `before`, newest first, max at
+ * most, into out; how many. */
+int vw_fact_moves_to(struct vw_model *m, int64_t dev, int64_t before, struct vw_frame *out, int max);
 /* A statement over the source facts of `file` (as a frame names it: relative to the cwd when under it), the
  * file bound as ?1 and the facts' file name joined as fs. */
 #define VW_FACT_FILE_MATCH                                                                                             \
@@ -240,9 +285,9 @@ int vw_fact_idle_move(struct vw_model *m, const struct vw_operand *o, int64_t se
 /* The first value of source fact `key` at `line` of file (line < 0: any line, the most frequent value), into
  * out; 1 when found. */
 int vw_fact_value(struct vw_model *m, const char *file, int line, const char *key, char *out, size_t size);
-/* The current row's `args` fact (FUNC \t ARG0 \t ARG1 ...) copied into v and split in place into field[] (FUNC
+/* An `args` fact's text (FUNC \t ARG0 \t ARG1 ...) copied into v and split in place into field[] (FUNC
  * first); how many fields (0: a value no producer writes, refused: vw_model_refuse). */
-int vw_fact_args_fields(struct vw_model *m, const char *file, sqlite3_stmt *st, char *v, size_t vsize, char **field,
+int vw_fact_args_fields(struct vw_model *m, const char *file, const char *text, char *v, size_t vsize, char **field,
                         int max);
 /* The source facts of a line, into the caller's struct (the model keeps the lines asked for: see model.c). */
 int vw_src_at(struct vw_model *m, const char *file, int line, struct vw_src *out);

@@ -80,23 +80,14 @@ static int file_sha256(const char *path, char hex[65]) {
 static int file_fact(struct vw_model *m, const char *file, const char *key, char *out, size_t size) {
     out[0] = 0;
     if (!m->have_facts) return 0;
-    sqlite3_stmt *st =
-        vw_prep(m->t, "SELECT v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
-                      "strings k ON k.id = f.key AND k.text = ?2 JOIN strings v ON v.id = f.value "
-                      "WHERE f.line = 0 AND (fs.text = ?1 OR (substr(?1, 1, 1) <> '/' AND "
-                      "substr(fs.text, -length(?1) - 1) = '/' || ?1)) LIMIT 1");
-    if (!st) return 0;
-    sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+    const char *vals[1];
     const char *why;
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
-        const char *v = (const char *)sqlite3_column_text(st, 0);
-        if (vw_fact_shape(key, v, &why))
-            snprintf(out, size, "%s", v);
+    if (vw_facts_values(vw_model_facts(m), file, 0, 0, key, vals, NULL, 1) == 1) {
+        if (vw_fact_shape(key, vals[0], &why))
+            snprintf(out, size, "%s", vals[0]);
         else
             vw_model_refuse(m, file, 0, key, why);
     }
-    sqlite3_finalize(st);
     return out[0] != 0;
 }
 

@@ -680,9 +680,21 @@ struct vw_src_slot {
     struct vw_src src;
 };
 
+const struct vw_facts *vw_model_facts(struct vw_model *m) {
+    /* the source facts, once, when first asked for: every reader of them after this runs no SQL */
+    if (m->have_facts && !m->facts.loaded) {
+        const char *why = NULL;
+        if (vw_facts_load(&m->facts, m->t->db, &why) < 0) {
+            m->have_facts = 0; /* none then, and the report says why (the fixes keep no code made of facts) */
+            snprintf(m->inconsistent, sizeof m->inconsistent, "its source facts are %s", why ? why : "unreadable");
+        }
+    }
+    return &m->facts;
+}
+
 int vw_src_at(struct vw_model *m, const char *file, int line, struct vw_src *out) {
     memset(out, 0, sizeof *out);
-    if (!m->have_facts || !m->fact || !file || !file[0] || line <= 0) return 0;
+    if (!m->have_facts || !vw_model_facts(m)->loaded || !file || !file[0] || line <= 0) return 0;
     if (!m->src_cache) m->src_cache = calloc(VW_SRC_CACHE, sizeof *m->src_cache);
     if (!m->src_cache || strlen(file) >= sizeof m->src_cache->file) return src_query(m, file, line, out);
     uint32_t h = 2166136261u; /* FNV-1a */
@@ -700,18 +712,26 @@ int vw_src_at(struct vw_model *m, const char *file, int line, struct vw_src *out
     return found;
 }
 
-static int src_query(struct vw_model *m, const char *file, int line, struct vw_src *out) {
-    sqlite3_stmt *st = m->fact;
-    sqlite3_reset(st);
-    sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(st, 2, line);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *key = (const char *)sqlite3_column_text(st, 0), *v = (const char *)sqlite3_column_text(st, 1);
-        if (!key || !v) continue;
+struct src_ctx {
+    struct vw_model *m;
+    const char *file; /* as asked for */
+    int line;
+    struct vw_src *out;
+};
+
+/* One fact of the line, into the vw_src being read. */
+static int src_fact(void *ctx, const char *ffile, int fline, const char *key, const char *v) {
+    (void)ffile, (void)fline;
+    struct src_ctx *sc = ctx;
+    struct vw_model *m = sc->m;
+    const char *file = sc->file;
+    int line = sc->line;
+    struct vw_src *out = sc->out;
+    {
         const char *why;
         if (!vw_fact_shape(key, v, &why)) { /* not what a producer writes: refused, and the trace said to be so */
             vw_model_refuse(m, file, line, key, why);
-            continue;
+            return 0;
         }
         out->known = 1;
         if (!strcmp(key, DT_FACT_STMT))
@@ -777,7 +797,7 @@ static int src_query(struct vw_model *m, const char *file, int line, struct vw_s
                 }
                 p = tab + 1;
             }
-            if (nf < 6) continue;
+            if (nf < 6) return 0;
             snprintf(c->func, sizeof c->func, "%.*s", (int)(len[0] < 127 ? len[0] : 127), f[0]);
             snprintf(c->device, sizeof c->device, "%.*s", (int)(len[1] < 127 ? len[1] : 127), f[1]);
             c->temporary = f[2][0] == '1';
@@ -788,6 +808,12 @@ static int src_query(struct vw_model *m, const char *file, int line, struct vw_s
             out->ncalls++;
         }
     }
+    return 0;
+}
+
+static int src_query(struct vw_model *m, const char *file, int line, struct vw_src *out) {
+    struct src_ctx c = {m, file, line, out};
+    vw_facts_each(vw_model_facts(m), file, line, line, NULL, src_fact, &c);
     if (out->known && (out->first <= 0 || out->last < out->first)) out->first = out->last = line;
     return out->known;
 }
@@ -901,6 +927,28 @@ int vw_fact_idle_move(struct vw_model *m, const struct vw_operand *o, int64_t se
     return found;
 }
 
+/* The distinct lines that call `func` (a call fact FUNC\t...), in `file` only when not NULL. */
+struct callers_ctx {
+    const char *func, *file;
+    struct {
+        const char *file;
+        int line;
+    } seen[64];
+    int n;
+};
+
+static int count_call_site(void *ctx, const char *file, int line, const char *key, const char *v) {
+    (void)key;
+    struct callers_ctx *c = ctx;
+    size_t fl = strlen(c->func);
+    if (strncmp(v, c->func, fl) || v[fl] != '\t' || (c->file && strcmp(file, c->file))) return 0;
+    for (int i = 0; i < c->n; i++)
+        if (c->seen[i].line == line && !strcmp(c->seen[i].file, file)) return 0;
+    if (c->n == 64) return 1;
+    c->seen[c->n].file = file, c->seen[c->n++].line = line;
+    return 0;
+}
+
 int vw_fact_callers(struct vw_model *m, const struct vw_step *made) {
     struct vw_frame f;
     int64_t id = made->pystack, next, own = 0;
@@ -925,18 +973,9 @@ int vw_fact_callers(struct vw_model *m, const struct vw_step *made) {
     char bare[256], self_call[264];
     snprintf(bare, sizeof bare, "%s", dot ? dot + 1 : fn);
     snprintf(self_call, sizeof self_call, "self.%s", bare);
-    st = vw_prep(m->t, "SELECT count(DISTINCT fs.text || ':' || f.line) FROM source_facts f JOIN strings fs ON fs.id = "
-                       "f.file JOIN strings k ON k.id = f.key AND k.text = '" DT_FACT_CALL "' JOIN strings v ON v.id = "
-                       "f.value WHERE (?3 = 0 AND substr(v.text, 1, length(?1) + 1) = ?1 || char(9)) OR (?3 = 1 AND "
-                       "substr(v.text, 1, length(?2) + 1) = ?2 || char(9) AND fs.text = ?4)");
-    if (!st) return n;
-    sqlite3_bind_text(st, 1, bare, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, self_call, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(st, 3, dot != NULL);
-    sqlite3_bind_text(st, 4, made->site.file, -1, SQLITE_TRANSIENT);
-    int stat = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
-    sqlite3_finalize(st);
-    return stat > n ? stat : n;
+    struct callers_ctx c = {dot ? self_call : bare, dot ? made->site.file : NULL, {{0}}, 0};
+    vw_facts_each_file(vw_model_facts(m), DT_FACT_CALL, count_call_site, &c);
+    return c.n > n ? c.n : n;
 }
 
 int vw_fact_siblings(struct vw_model *m, const struct vw_step *made, int64_t seq, struct vw_sibling *out, int max) {
@@ -1035,34 +1074,52 @@ size_t vw_py_constructor(const char *function) {
 /* ---------------------------------------------------------------- source facts of native calls */
 
 /* The first value of `key` at `line` of file (line < 0: any line, the most frequent value), into out. */
+struct value_ctx {
+    const char *best;
+    int best_n;
+    const char *vals[256];
+    int counts[256], n;
+};
+
+static int count_value(void *ctx, const char *ffile, int fline, const char *key, const char *v) {
+    (void)ffile, (void)fline, (void)key;
+    struct value_ctx *c = ctx;
+    int i = 0;
+    while (i < c->n && strcmp(c->vals[i], v)) i++;
+    if (i == c->n) {
+        if (c->n == 256) return 0; /* more distinct values than any producer writes of one key: the first kept */
+        c->vals[c->n] = v, c->counts[c->n++] = 0;
+    }
+    c->counts[i]++;
+    return 0;
+}
+
 int vw_fact_value(struct vw_model *m, const char *file, int line, const char *key, char *out, size_t size) {
     out[0] = 0;
     if (!m->have_facts || !file || !file[0]) return 0;
-    sqlite3_stmt *st = vw_prep(m->t, "SELECT v.text, count(*) AS n FROM source_facts f JOIN strings fs ON fs.id = "
-                                     "f.file JOIN strings k ON k.id = f.key JOIN strings v ON v.id = f.value WHERE "
-                                     "k.text = ?2 AND (?3 < 0 OR f.line = ?3) AND " VW_FACT_FILE_MATCH
-                                     " GROUP BY v.text ORDER BY n DESC, v.text LIMIT 1");
-    if (!st) return 0;
-    sqlite3_bind_text(st, 1, file, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 3, line);
-    int found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0);
+    struct value_ctx c;
+    memset(&c, 0, sizeof c);
+    vw_facts_each(vw_model_facts(m), file, line < 0 ? 0 : line, line < 0 ? 0x7fffffff : line, key, count_value, &c);
+    /* the most frequent, then the first in the strings' order (as SQL's ORDER BY n DESC, v.text) */
+    for (int i = 0; i < c.n; i++)
+        if (!c.best || c.counts[i] > c.best_n || (c.counts[i] == c.best_n && strcmp(c.vals[i], c.best) < 0))
+            c.best = c.vals[i], c.best_n = c.counts[i];
+    if (!c.best) return 0;
     const char *why;
-    if (found && !vw_fact_shape(key, (const char *)sqlite3_column_text(st, 0), &why)) {
+    if (!vw_fact_shape(key, c.best, &why)) {
         vw_model_refuse(m, file, line, key, why); /* never used: not what a producer writes */
-        found = 0;
+        return 0;
     }
-    if (found) snprintf(out, size, "%s", (const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    return found;
+    snprintf(out, size, "%s", c.best);
+    return 1;
 }
 
 /* The current row's `args` fact (FUNC \t ARG0 \t ARG1 ...) of file copied into v and split in place into
  * field[] (FUNC first); how many fields (0: a value no producer writes, refused). */
-int vw_fact_args_fields(struct vw_model *m, const char *file, sqlite3_stmt *st, char *v, size_t vsize, char **field,
+int vw_fact_args_fields(struct vw_model *m, const char *file, const char *text, char *v, size_t vsize, char **field,
                         int max) {
     int nf = 0;
-    const char *text = (const char *)sqlite3_column_text(st, 0), *why;
+    const char *why;
     if (!vw_fact_shape(DT_FACT_CALL_ARGS, text ? text : "", &why)) {
         vw_model_refuse(m, file, -1, DT_FACT_CALL_ARGS, why);
         return 0;
@@ -1114,19 +1171,13 @@ const char *vw_code_operand_name(struct vw_model *m, const struct vw_case *k, co
     if (lang != VW_LANG_C && lang != VW_LANG_CXX) return buf;
     struct vw_src src;
     if (!vw_src_at(m, k->call.site.file, k->call.site.line, &src)) return buf;
-    sqlite3_stmt *st =
-        vw_prep(m->t, "SELECT v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
-                      "strings k ON k.id = f.key AND k.text = '" DT_FACT_CALL_ARGS "' JOIN strings v ON "
-                      "v.id = f.value WHERE f.line BETWEEN ?2 AND ?3 AND " VW_FACT_FILE_MATCH " ORDER BY f.line");
-    if (!st) return buf;
-    sqlite3_bind_text(st, 1, k->call.site.file, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(st, 2, src.first);
-    sqlite3_bind_int(st, 3, src.last);
+    const char *vals[256];
+    int nvals = vw_facts_values(vw_model_facts(m), k->call.site.file, src.first, src.last, DT_FACT_CALL_ARGS, vals, NULL, 256);
     int found = 0;
-    while (!found && sqlite3_step(st) == SQLITE_ROW) {
+    for (int r = 0; !found && r < nvals; r++) {
         /* FUNC \t ARG0 \t ARG1 ... */
         char v[1400], *field[17];
-        int method, nf = vw_fact_args_fields(m, k->call.site.file, st, v, sizeof v, field, 17);
+        int method, nf = vw_fact_args_fields(m, k->call.site.file, vals[r], v, sizeof v, field, 17);
         if (!nf || !call_is_op(field[0], k->opname, &method)) continue;
         char recv[256] = "";
         if (method) { /* x.add(y): operand 0 is the receiver */
@@ -1145,8 +1196,41 @@ const char *vw_code_operand_name(struct vw_model *m, const struct vw_case *k, co
             found = 1;
         }
     }
-    sqlite3_finalize(st);
     return buf;
+}
+
+int vw_fact_params_made_in(struct vw_model *m, const char *cls, size_t cl) {
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT r.pystack FROM tensor_rows r JOIN tensor_attrs a ON a.id = r.attrs JOIN "
+                                     "strings w ON w.id = a.what AND w.text = '" DT_WHAT_PARAMETER "' WHERE "
+                                     "COALESCE(r.pystack, 0) <> 0 LIMIT 4096");
+    if (!st) return 0;
+    int found = 0;
+    while (!found && sqlite3_step(st) == SQLITE_ROW) {
+        struct vw_frame f;
+        int64_t id = sqlite3_column_int64(st, 0), next;
+        for (int depth = 0; id && depth < 64 && !found && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next)
+            found = !strncmp(f.function, cls, cl) && !strcmp(f.function + cl, "." DT_PY_CONSTRUCTOR);
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+int vw_fact_moves_to(struct vw_model *m, int64_t dev, int64_t before, struct vw_frame *out, int max) {
+    sqlite3_stmt *st =
+        vw_prep(m->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers x "
+                      "LEFT JOIN misc_events e ON e.seq = x.seq WHERE x.dst_device = ?1 AND x.seq < ?2 "
+                      "AND x.kind IN (" VW_SQL_TRANSFER_TO ", " VW_SQL_TRANSFER_MOVE ") ORDER BY x.seq DESC LIMIT ?3");
+    if (!st) return 0;
+    sqlite3_bind_int64(st, 1, dev);
+    sqlite3_bind_int64(st, 2, before);
+    sqlite3_bind_int(st, 3, max);
+    int n = 0;
+    while (n < max && sqlite3_step(st) == SQLITE_ROW)
+        if (vw_sym_event_site(m->sym, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+                              sqlite3_column_int64(st, 0), &out[n]))
+            n++;
+    sqlite3_finalize(st);
+    return n;
 }
 
 /* ---------------------------------------------------------------- loading */
@@ -1173,12 +1257,7 @@ int vw_model_open(struct vw_model *m, struct vw_trace *t) {
         sqlite3_step(has) == SQLITE_ROW)
         m->have_facts = 1;
     sqlite3_finalize(has);
-    if (m->have_facts)
-        m->fact = vw_prep(t, "SELECT k.text, v.text FROM source_facts f JOIN strings fs ON fs.id = f.file JOIN "
-                             "strings k ON k.id = f.key JOIN strings v ON v.id = f.value WHERE f.line = ?2 AND "
-                             "(fs.text = ?1 OR (substr(?1, 1, 1) <> '/' AND substr(fs.text, -length(?1) - 1) = '/' "
-                             "|| ?1))");
-    if (!m->sym || !m->tensor || !m->moves || !m->args || !m->opname || (m->have_facts && !m->fact)) {
+    if (!m->sym || !m->tensor || !m->moves || !m->args || !m->opname) {
         vw_model_close(m);
         return -1;
     }
@@ -1186,7 +1265,8 @@ int vw_model_open(struct vw_model *m, struct vw_trace *t) {
 }
 
 void vw_model_close(struct vw_model *m) {
-    sqlite3_stmt *sts[] = {m->tensor, m->moves, m->args, m->opname, m->fact};
+    sqlite3_stmt *sts[] = {m->tensor, m->moves, m->args, m->opname};
+    vw_facts_free(&m->facts);
     for (size_t s = 0; s < sizeof sts / sizeof *sts; s++)
         if (sts[s]) sqlite3_finalize(sts[s]);
     free(m->src_cache);
