@@ -63,7 +63,9 @@ The diagnosis is read in one direction: the model (`viewer/model.c`: a mismatch'
 the facts of the trace and the program's source), the rules (`viewer/rules/`: one file per rule, listed by
 `viewer/rules/registry.c`), the code of a fix per language (`viewer/code.c`) and the rendering
 (`viewer/report.c`, `viewer/fix.c`, `viewer/export.c`). A rule reads facts (origins, devices, sites, names, the
-source facts the producer recorded), never the error's text or the report's.
+source facts the producer recorded), never the error's text or the report's. Only the model reads the trace:
+the source facts are read into memory once (`viewer/facts.c`), and the rules and `code.c` run no SQL (ctest
+`viewer-no-sql`); the model's own queries of tensors, transfers and stacks still run as a rule asks.
 
 ## What a rule returns
 
