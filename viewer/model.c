@@ -205,12 +205,18 @@ static void build_chain(struct vw_model *m, struct vw_operand *o, int64_t id, in
  * it from several tensors (stack, cat: a batch made from a dataset's rows is made there, not where the dataset
  * was). */
 static int arrival(const struct vw_operand *o) {
-    int a = 0;
+    int a = 0, combined = -1;
     for (int i = 0; i < o->nsteps && o->chain[i].dev == o->dev; i++) {
         a = i;
-        if (o->chain[i].origin == DTP_ORIGIN_OP_OUTPUT && (dt_op_families_of(o->chain[i].what) & DT_OPF_COMBINE))
-            break;
+        if (combined < 0 && o->chain[i].origin == DTP_ORIGIN_OP_OUTPUT &&
+            (dt_op_families_of(o->chain[i].what) & DT_OPF_COMBINE))
+            combined = i;
     }
+    /* a copy to the device is where it got there, whatever was assembled from it after; only what was made on
+     * it from the start (a dataset's rows) has the assembly for its origin */
+    if (combined >= 0 && o->chain[a].origin != DTP_ORIGIN_TRANSFER && o->chain[a].origin != DTP_ORIGIN_CHECKPOINT &&
+        o->chain[a].origin != -1)
+        return combined;
     return a;
 }
 
