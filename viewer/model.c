@@ -213,11 +213,16 @@ static int arrival(const struct vw_operand *o) {
             combined = i;
     }
     /* a copy to the device is where it got there, whatever was assembled from it after; only what was made on
-     * it from the start (a dataset's rows) has the assembly for its origin */
-    if (combined >= 0 && o->chain[a].origin != DTP_ORIGIN_TRANSFER && o->chain[a].origin != DTP_ORIGIN_CHECKPOINT &&
-        o->chain[a].origin != -1)
-        return combined;
-    return a;
+     * it from the start and cut into rows (views, indexing: a dataset's rows) has the assembly for its origin,
+     * not what was computed before it was assembled (x ** i for i in ...: there the tensor's making is) */
+    if (combined < 0 || o->chain[a].origin == DTP_ORIGIN_TRANSFER || o->chain[a].origin == DTP_ORIGIN_CHECKPOINT ||
+        o->chain[a].origin == -1)
+        return a;
+    for (int j = combined + 1; j < a; j++)
+        if (o->chain[j].origin != DTP_ORIGIN_VIEW &&
+            !(o->chain[j].origin == DTP_ORIGIN_OP_OUTPUT && (dt_op_families_of(o->chain[j].what) & DT_OPF_INDEX)))
+            return a;
+    return combined;
 }
 
 /* An optimizer's state tensor left behind by a move of its parameter: the first in-place move of the
