@@ -49,6 +49,10 @@
 #define DT_OPS_LEGACY_CTOR(X)                                                                                          \
     X("Float") X("Double") X("Half") X("BFloat16") X("Long") X("Int") X("Short") X("Char") X("Byte") X("Bool")
 
+/* Factories that take no device argument: a tensor made from host memory (numpy's, a buffer), or the legacy
+ * torch.Tensor constructor (which refuses another device): such a tensor goes to a device by .to() on the call. */
+#define DT_OPS_NO_DEVICE(X) X("from_numpy") X("frombuffer") X("from_dlpack") X("Tensor")
+
 /* Combining: a new tensor assembled from several (a batch stacked from a dataset's rows): where the value the
  * program uses was made, not where the rows were (the chain's origin stops there). */
 #define DT_OPS_COMBINE(X)                                                                                              \
@@ -63,7 +67,8 @@
     F(INDEX, 0x10, DT_OPS_INDEX)                                                                                       \
     F(READ, 0x20, DT_OPS_READ)                                                                                         \
     F(LEGACY_CTOR, 0x40, DT_OPS_LEGACY_CTOR)                                                                           \
-    F(COMBINE, 0x80, DT_OPS_COMBINE)
+    F(COMBINE, 0x80, DT_OPS_COMBINE)                                                                                   \
+    F(NO_DEVICE, 0x100, DT_OPS_NO_DEVICE)
 
 enum dt_op_family {
 #define DT_OPF_ENUM_(name, bit, rows) DT_OPF_##name = bit,

@@ -364,6 +364,7 @@ enum vw_say {
     VW_SAY_ROOT_PEER_MOVED,    /* move NAME, which it is computed from (at AT), where NAME2 made with it is */
     VW_SAY_SIBLING_MOVED,      /* move it where NAME2 (or "the tensor"), made with it at AT, is moved */
     VW_SAY_TEMPORARY_DEVICE,   /* make it on the device inside the expression at AT: FUNC(..., TEXT) */
+    VW_SAY_TEMPORARY_MOVE,     /* move it where it is made, inside the expression at AT: FUNC(...)TEXT (no device=) */
     VW_SAY_THROUGH_ARGUMENT,   /* move NAME, the failing native call's argument that holds it, where it is bound */
     VW_SAY_MOVE_AT_CALL,       /* move it where FRAME calls FUNC, which made it at AT with no device to follow: EXPR */
 };

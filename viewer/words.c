@@ -103,6 +103,10 @@ void vw_fix_words(const struct vw_case *k, struct vw_fix *fx) {
         if (w->count)
             say(fx, " (and the %d other %s call%s of that statement)", w->count, w->func, w->count == 1 ? "" : "s");
         break;
+    case VW_SAY_TEMPORARY_MOVE:
+        say(fx, "move %s to %s where it is made, inside the expression at %s:%d: %s(...)%s (%s takes no device)", on,
+            want, w->at.site.file, w->at.site.line, w->func, w->text, w->func);
+        break;
     case VW_SAY_MOVE_AT_CALL:
         say(fx,
             "move %s to %s where %s:%d calls %s: %s made it at line %d with no tensor or device of its own to follow, "

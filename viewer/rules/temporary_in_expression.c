@@ -1,6 +1,7 @@
 /* temporary-in-expression: a factory's result made inside a larger expression and never moved; no line after it can
  * reach it, device= at the call can. */
 #include "rule.h"
+#include "validate.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -40,6 +41,24 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     if (rl_move_at_call_site(m, k, fx, s)) return 1;
     char expr[160], arg[200];
     vw_device_expr(m, k, k->want, &s->site, expr, sizeof expr);
+    /* a factory that takes no device (torch.from_numpy, the legacy torch.Tensor): .to(EXPR) on its call */
+    if ((dt_op_families_of(s->what) & (DT_OPF_NO_DEVICE | DT_OPF_LEGACY_CTOR)) && rl_is_python(s) && c->end_col > 0 &&
+        vw_shape_device_code(expr)) {
+        struct vw_edit *e = &fx->edits[fx->nedits++];
+        rl_at(fx, s);
+        fx->replace = 1;
+        fx->kind = VW_FIX_MOVE_CALL;
+        e->line = c->end_line;
+        e->col = c->end_col;
+        vw_code_call_to(c->func, expr, e->text, sizeof e->text, fx->code, sizeof fx->code);
+        fx->words.say = VW_SAY_TEMPORARY_MOVE;
+        fx->words.at = *s;
+        snprintf(fx->words.func, sizeof fx->words.func, "%s", c->func);
+        snprintf(fx->words.text, sizeof fx->words.text, ".to(%s)", expr);
+        rl_evidence(fx, "made by %s, a temporary inside a larger expression, which takes no device", c->func);
+        rl_evidence(fx, "never moved");
+        return 1;
+    }
     /* the argument as the language writes it (C++: the device as the factory's options, none already there) */
     if (!vw_code_device_arg(m, &s->site, s->site.line, c->func, c->has_args, c->trailing_comma, expr, arg, sizeof arg))
         return 0;
