@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <string>
 
-static torch::Tensor make_bias(int64_t n) { return torch::zeros({n}); /* devtrace: origin */ /* devtrace: fix */ }
+static torch::Tensor make_bias(int64_t n) { return torch::zeros({n}); /* devtrace: origin */ }
 
 // --list: the bias written out, as class weights are: torch::tensor fills an
 // empty() and returns a copy of its TensorImpl, made outside any op.
@@ -68,7 +68,7 @@ int main(int argc, char **argv) {
     bool clean = argc > 1 && !std::strcmp(argv[1], "--clean");
     torch::Tensor x = torch::ones({2, 3});
     torch::Tensor w = torch::randn({3, 4});
-    torch::Tensor b = argc > 1 && !std::strcmp(argv[1], "--list") ? make_listed_bias() : make_bias(4);
+    torch::Tensor b = argc > 1 && !std::strcmp(argv[1], "--list") ? make_listed_bias() : make_bias(4); /* devtrace: fix */
     if (clean) b = b.to(torch::kMeta);
     torch::Tensor y = forward(x, w, b); /* devtrace: calls forward */
     if (clean) y = y.view({4, 2});      /* a view of the result */
