@@ -29,7 +29,7 @@ static int names_var(void *ctx, const char *file, int line, const char *key, con
 
 static int is_var_of(struct vw_model *m, const char *file, const char *key, const char *name) {
     if (!m->have_facts || !file || !file[0] || !name[0] || strlen(name) > 256) return 0;
-    return vw_facts_each(vw_model_facts(m), file, 0, 0x7fffffff, key, names_var, (void *)name) != 0;
+    return vw_facts_each(vw_model_facts(m), file, 0, VW_FACTS_ALL_LINES, key, names_var, (void *)name) != 0;
 }
 
 const char *vw_code_module_var(struct vw_model *m, const struct vw_frame *site, char *buf, size_t size) {
@@ -418,7 +418,7 @@ static const char *py_class_device_attr(struct vw_model *m, const struct vw_fram
     if (!cl) return buf;
     /* the device_var facts of the file that are self.NAME, each with the function fact of its line */
     const char *vals[256], *funcs[4];
-    int lines[256], nvals = vw_facts_values(vw_model_facts(m), site->file, 0, 0x7fffffff, DT_FACT_DEVICE_VAR, vals, lines, 256);
+    int lines[256], nvals = vw_facts_values(vw_model_facts(m), site->file, 0, VW_FACTS_ALL_LINES, DT_FACT_DEVICE_VAR, vals, lines, 256);
     for (int r = 0; !buf[0] && r < nvals; r++) {
         if (strncmp(vals[r], "self.", 5)) continue;
         int nf = vw_facts_values(vw_model_facts(m), site->file, lines[r], lines[r], DT_FACT_FUNCTION, funcs, NULL, 4);
@@ -492,7 +492,7 @@ static const char *device_expr(struct vw_model *m, const struct vw_case *k, int6
             /* a name the program bound to a device at the top of the file of the site */
             const char *dvals[256], *funcs[4];
             int dlines[256],
-                nd = vw_facts_values(vw_model_facts(m), site->file, 0, 0x7fffffff, DT_FACT_DEVICE_VAR, dvals, dlines, 256);
+                nd = vw_facts_values(vw_model_facts(m), site->file, 0, VW_FACTS_ALL_LINES, DT_FACT_DEVICE_VAR, dvals, dlines, 256);
             for (int r = 0; r < nd && !global[0]; r++) {
                 if (strcmp(dvals[r], v)) continue;
                 int nf = vw_facts_values(vw_model_facts(m), site->file, dlines[r], dlines[r], DT_FACT_FUNCTION, funcs, NULL, 4);

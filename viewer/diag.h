@@ -140,6 +140,8 @@ struct vw_facts {
     size_t n;
     char *arena; /* the text */
 };
+/* The last line a fact may name: first..VW_FACTS_ALL_LINES asks for every line of a file. */
+#define VW_FACTS_ALL_LINES 0x7fffffff
 /* Reads the source_facts table of db; 0, or -1 with *why (the table is unreadable or too large: no facts). */
 int vw_facts_load(struct vw_facts *fs, sqlite3 *db, const char **why);
 void vw_facts_free(struct vw_facts *fs);

@@ -61,7 +61,10 @@ int vw_facts_load(struct vw_facts *fs, sqlite3 *db, const char **why) {
             size_t nc = cap ? cap : 1 << 16;
             while (nc < used + len + 1) nc *= 2;
             char *na = realloc(fs->arena, nc);
-            if (!na) break;
+            if (!na) {
+                ok = 0, *why = "out of memory";
+                break;
+            }
             fs->arena = na, cap = nc;
         }
         if (in.n == in.cap) {
@@ -69,7 +72,10 @@ int vw_facts_load(struct vw_facts *fs, sqlite3 *db, const char **why) {
             int64_t *ni = realloc(in.ids, nc * sizeof *ni);
             if (ni) in.ids = ni;
             size_t *no = ni ? realloc(in.offs, nc * sizeof *no) : NULL;
-            if (!ni || !no) break;
+            if (!ni || !no) {
+                ok = 0, *why = "out of memory";
+                break;
+            }
             in.offs = no, in.cap = nc;
         }
         if (len) memcpy(fs->arena + used, text, len);
@@ -137,7 +143,7 @@ int vw_facts_load(struct vw_facts *fs, sqlite3 *db, const char **why) {
             fs->nfiles++;
         }
         fs->files[fs->nfiles - 1].hi = i + 1;
-        fs->rows[i].line = raw[i].line > 0x7fffffff ? 0x7fffffff : (int)raw[i].line;
+        fs->rows[i].line = raw[i].line > VW_FACTS_ALL_LINES ? VW_FACTS_ALL_LINES : (int)raw[i].line;
         fs->rows[i].key = fs->arena + raw[i].key;
         fs->rows[i].value = fs->arena + raw[i].value;
     }

@@ -1110,7 +1110,7 @@ int vw_fact_value(struct vw_model *m, const char *file, int line, const char *ke
     if (!m->have_facts || !file || !file[0]) return 0;
     struct value_ctx c;
     memset(&c, 0, sizeof c);
-    vw_facts_each(vw_model_facts(m), file, line < 0 ? 0 : line, line < 0 ? 0x7fffffff : line, key, count_value, &c);
+    vw_facts_each(vw_model_facts(m), file, line < 0 ? 0 : line, line < 0 ? VW_FACTS_ALL_LINES : line, key, count_value, &c);
     /* the most frequent, then the first in the strings' order (as SQL's ORDER BY n DESC, v.text) */
     for (int i = 0; i < c.n; i++)
         if (!c.best || c.counts[i] > c.best_n || (c.counts[i] == c.best_n && strcmp(c.vals[i], c.best) < 0))
