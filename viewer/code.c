@@ -409,6 +409,39 @@ static size_t py_method_class(struct vw_model *m, const struct vw_frame *site, c
     return (size_t)(dot - at.function);
 }
 
+/* The first device variable a statement of file binds (device_var facts, in line order) that accept takes, given
+ * the function it is bound in (that line's statement: vw_src_at), into buf; "" when none. */
+static const char *device_var_where(struct vw_model *m, const char *file,
+                                    int (*accept)(const char *var, const char *function, void *ctx), void *ctx,
+                                    char *buf, size_t size) {
+    const char *vals[256];
+    int lines[256], n = vw_facts_values(vw_model_facts(m), file, 0, VW_FACTS_ALL_LINES, DT_FACT_DEVICE_VAR, vals,
+                                        lines, 256);
+    struct vw_src src;
+    buf[0] = 0;
+    for (int r = 0; r < n && !buf[0]; r++)
+        if (strlen(vals[r]) < size && vw_src_at(m, file, lines[r], &src) && accept(vals[r], src.function, ctx))
+            snprintf(buf, size, "%s", vals[r]);
+    return buf;
+}
+
+struct class_ctx {
+    const char *fn; /* "Net.forward" */
+    size_t cl;      /* its class's length: 3 */
+};
+
+/* self.NAME, bound in a method of the same class: "Net.__init__" for "Net.forward", not a nested class's */
+static int class_device_attr(const char *v, const char *fnc, void *ctx) {
+    const struct class_ctx *c = ctx;
+    return !strncmp(v, "self.", 5) && !strncmp(fnc, c->fn, c->cl) && fnc[c->cl] == '.' &&
+           !strchr(fnc + c->cl + 1, '.') && vw_shape_device_code(v);
+}
+
+/* the name v, bound at the top of the file */
+static int module_level_var(const char *v, const char *fnc, void *ctx) {
+    return !strcmp(v, (const char *)ctx) && !strcmp(fnc, DT_PY_TOP_LEVEL);
+}
+
 /* Python: a device attribute of site's class (self.NAME) that a method of the class binds to a device
  * (device_var fact: `self.device = ...` in __init__), into buf; "" when none. */
 static const char *py_class_device_attr(struct vw_model *m, const struct vw_frame *site, char *buf, size_t size) {
@@ -416,21 +449,8 @@ static const char *py_class_device_attr(struct vw_model *m, const struct vw_fram
     buf[0] = 0;
     size_t cl = py_method_class(m, site, fn, sizeof fn);
     if (!cl) return buf;
-    /* the device_var facts of the file that are self.NAME, each with the function fact of its line */
-    const char *vals[256], *funcs[4];
-    int lines[256], nvals = vw_facts_values(vw_model_facts(m), site->file, 0, VW_FACTS_ALL_LINES, DT_FACT_DEVICE_VAR, vals, lines, 256);
-    for (int r = 0; !buf[0] && r < nvals; r++) {
-        if (strncmp(vals[r], "self.", 5)) continue;
-        int nf = vw_facts_values(vw_model_facts(m), site->file, lines[r], lines[r], DT_FACT_FUNCTION, funcs, NULL, 4);
-        for (int q = 0; q < nf && !buf[0]; q++) {
-        const char *v = vals[r], *fnc = funcs[q];
-        /* a method of the same class: "Net.__init__" for "Net.forward", not a nested class's */
-        if (v && fnc && !strncmp(fnc, fn, cl) && fnc[cl] == '.' && !strchr(fnc + cl + 1, '.') &&
-            strlen(v) < size && vw_shape_device_code(v))
-            snprintf(buf, size, "%s", v);
-        }
-    }
-    return buf;
+    struct class_ctx c = {fn, cl};
+    return device_var_where(m, site->file, class_device_attr, &c, buf, size);
 }
 
 /* Python: whether the trace saw a parameter made while a module of class cls (its qualified name's first cl
@@ -490,15 +510,7 @@ static const char *device_expr(struct vw_model *m, const struct vw_case *k, int6
         }
         if (!local[0] && !scoped[0] && !global[0] && !strchr(v, '.')) {
             /* a name the program bound to a device at the top of the file of the site */
-            const char *dvals[256], *funcs[4];
-            int dlines[256],
-                nd = vw_facts_values(vw_model_facts(m), site->file, 0, VW_FACTS_ALL_LINES, DT_FACT_DEVICE_VAR, dvals, dlines, 256);
-            for (int r = 0; r < nd && !global[0]; r++) {
-                if (strcmp(dvals[r], v)) continue;
-                int nf = vw_facts_values(vw_model_facts(m), site->file, dlines[r], dlines[r], DT_FACT_FUNCTION, funcs, NULL, 4);
-                for (int q = 0; q < nf && !global[0]; q++)
-                    if (!strcmp(funcs[q], "<module>")) snprintf(global, sizeof global, "%s", v);
-            }
+            device_var_where(m, site->file, module_level_var, (void *)v, global, sizeof global);
         }
     }
     free(moves);
