@@ -738,86 +738,83 @@ static int src_fact(void *ctx, const char *ffile, int fline, const char *key, co
     const char *file = sc->file;
     int line = sc->line;
     struct vw_src *out = sc->out;
-    {
-        const char *why;
-        if (!vw_fact_shape(key, v, &why)) { /* not what a producer writes: refused, and the trace said to be so */
-            vw_model_refuse(m, file, line, key, why);
-            return 0;
+    const char *why;
+    if (!vw_fact_shape(key, v, &why)) { /* not what a producer writes: refused, and the trace said to be so */
+        vw_model_refuse(m, file, line, key, why);
+        return 0;
+    }
+    out->known = 1;
+    if (!strcmp(key, DT_FACT_STMT))
+        sscanf(v, "%d %d", &out->first, &out->last);
+    else if (!strcmp(key, DT_FACT_INDENT))
+        snprintf(out->indent, sizeof out->indent, "%s", v);
+    else if (!strcmp(key, DT_FACT_OPENS))
+        out->opens = atoi(v);
+    else if (!strcmp(key, DT_FACT_BODY_INDENT))
+        snprintf(out->body_indent, sizeof out->body_indent, "%s", v);
+    else if (!strcmp(key, DT_FACT_FUNCTION))
+        snprintf(out->function, sizeof out->function, "%s", v);
+    else if (!strcmp(key, DT_FACT_LOOP)) {
+        char ind[64] = "";
+        if (sscanf(v, "%d %d %63[ \t]", &out->loop_first, &out->loop_last, ind) >= 2)
+            snprintf(out->loop_indent, sizeof out->loop_indent, "%s", ind);
+    } else if (!strcmp(key, DT_FACT_BINDS))
+        snprintf(out->binds, sizeof out->binds, "%s", v);
+    else if (!strcmp(key, DT_FACT_BINDS_KIND))
+        out->binds_kind = dt_binds_kind_of(v);
+    else if (!strcmp(key, DT_FACT_BINDS_ATTR))
+        snprintf(out->binds_attr, sizeof out->binds_attr, "%s", v);
+    else if (!strcmp(key, DT_FACT_ATTR_AGAIN))
+        snprintf(out->attr_set_before, sizeof out->attr_set_before, "%s", v);
+    else if (!strcmp(key, DT_FACT_ATTR_FROM))
+        snprintf(out->attr_from, sizeof out->attr_from, "%s", v);
+    else if (!strcmp(key, DT_FACT_FUNCTION_LINE))
+        out->function_line = atoi(v);
+    else if (!strcmp(key, DT_FACT_CLASS_BASES))
+        snprintf(out->class_bases, sizeof out->class_bases, "%s", v);
+    else if (!strcmp(key, DT_FACT_DEFAULTS))
+        snprintf(out->defaults, sizeof out->defaults, "%s", v);
+    else if (!strcmp(key, DT_FACT_PARAMS))
+        snprintf(out->params, sizeof out->params, "%s", v);
+    else if (!strcmp(key, DT_FACT_RETURNS))
+        out->returns = atoi(v);
+    else if (!strcmp(key, DT_FACT_DEVICE_EXPR) && !out->device_expr[0])
+        snprintf(out->device_expr, sizeof out->device_expr, "%s", v);
+    else if (!strcmp(key, DT_FACT_DEVICE_VAR))
+        snprintf(out->device_var, sizeof out->device_var, "%s", v);
+    else if (!strcmp(key, DT_FACT_SETATTR)) { /* OBJ \t NAME \t VALUE (its shape checked above) */
+        const char *t1 = strchr(v, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+        if (t1 && t2 && (size_t)(t1 - v) < sizeof out->setattr_obj &&
+            (size_t)(t2 - t1 - 1) < sizeof out->setattr_name && strlen(t2 + 1) < sizeof out->setattr_value) {
+            snprintf(out->setattr_obj, sizeof out->setattr_obj, "%.*s", (int)(t1 - v), v);
+            snprintf(out->setattr_name, sizeof out->setattr_name, "%.*s", (int)(t2 - t1 - 1), t1 + 1);
+            snprintf(out->setattr_value, sizeof out->setattr_value, "%s", t2 + 1);
         }
-        out->known = 1;
-        if (!strcmp(key, DT_FACT_STMT))
-            sscanf(v, "%d %d", &out->first, &out->last);
-        else if (!strcmp(key, DT_FACT_INDENT))
-            snprintf(out->indent, sizeof out->indent, "%s", v);
-        else if (!strcmp(key, DT_FACT_OPENS))
-            out->opens = atoi(v);
-        else if (!strcmp(key, DT_FACT_BODY_INDENT))
-            snprintf(out->body_indent, sizeof out->body_indent, "%s", v);
-        else if (!strcmp(key, DT_FACT_FUNCTION))
-            snprintf(out->function, sizeof out->function, "%s", v);
-        else if (!strcmp(key, DT_FACT_LOOP)) {
-            char ind[64] = "";
-            if (sscanf(v, "%d %d %63[ \t]", &out->loop_first, &out->loop_last, ind) >= 2)
-                snprintf(out->loop_indent, sizeof out->loop_indent, "%s", ind);
-        } else if (!strcmp(key, DT_FACT_BINDS))
-            snprintf(out->binds, sizeof out->binds, "%s", v);
-        else if (!strcmp(key, DT_FACT_BINDS_KIND))
-            out->binds_kind = dt_binds_kind_of(v);
-        else if (!strcmp(key, DT_FACT_BINDS_ATTR))
-            snprintf(out->binds_attr, sizeof out->binds_attr, "%s", v);
-        else if (!strcmp(key, DT_FACT_ATTR_AGAIN))
-            snprintf(out->attr_set_before, sizeof out->attr_set_before, "%s", v);
-        else if (!strcmp(key, DT_FACT_ATTR_FROM))
-            snprintf(out->attr_from, sizeof out->attr_from, "%s", v);
-        else if (!strcmp(key, DT_FACT_FUNCTION_LINE))
-            out->function_line = atoi(v);
-        else if (!strcmp(key, DT_FACT_CLASS_BASES))
-            snprintf(out->class_bases, sizeof out->class_bases, "%s", v);
-        else if (!strcmp(key, DT_FACT_DEFAULTS))
-            snprintf(out->defaults, sizeof out->defaults, "%s", v);
-        else if (!strcmp(key, DT_FACT_PARAMS))
-            snprintf(out->params, sizeof out->params, "%s", v);
-        else if (!strcmp(key, DT_FACT_RETURNS))
-            out->returns = atoi(v);
-        else if (!strcmp(key, DT_FACT_DEVICE_EXPR) && !out->device_expr[0])
-            snprintf(out->device_expr, sizeof out->device_expr, "%s", v);
-        else if (!strcmp(key, DT_FACT_DEVICE_VAR))
-            snprintf(out->device_var, sizeof out->device_var, "%s", v);
-        else if (!strcmp(key, DT_FACT_SETATTR)) { /* OBJ \t NAME \t VALUE (its shape checked above) */
-            const char *t1 = strchr(v, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-            if (t1 && t2 && (size_t)(t1 - v) < sizeof out->setattr_obj &&
-                (size_t)(t2 - t1 - 1) < sizeof out->setattr_name && strlen(t2 + 1) < sizeof out->setattr_value) {
-                snprintf(out->setattr_obj, sizeof out->setattr_obj, "%.*s", (int)(t1 - v), v);
-                snprintf(out->setattr_name, sizeof out->setattr_name, "%.*s", (int)(t2 - t1 - 1), t1 + 1);
-                snprintf(out->setattr_value, sizeof out->setattr_value, "%s", t2 + 1);
+    } else if (!strcmp(key, DT_FACT_CALL) && out->ncalls < VW_SRC_MAX_CALLS) {
+        /* FUNC \t DEVICE \t TEMP \t END_LINE \t END_COL \t HAS_ARGS [\t TRAILING_COMMA] (older traces: 6) */
+        struct vw_src_call *c = &out->calls[out->ncalls];
+        const char *f[7];
+        size_t len[7];
+        int nf = 0;
+        for (const char *p = v; nf < 7; nf++) {
+            const char *tab = strchr(p, '\t');
+            f[nf] = p;
+            len[nf] = tab ? (size_t)(tab - p) : strlen(p);
+            if (!tab) {
+                nf++;
+                break;
             }
+            p = tab + 1;
         }
-        else if (!strcmp(key, DT_FACT_CALL) && out->ncalls < VW_SRC_MAX_CALLS) {
-            /* FUNC \t DEVICE \t TEMP \t END_LINE \t END_COL \t HAS_ARGS [\t TRAILING_COMMA] (older traces: 6) */
-            struct vw_src_call *c = &out->calls[out->ncalls];
-            const char *f[7];
-            size_t len[7];
-            int nf = 0;
-            for (const char *p = v; nf < 7; nf++) {
-                const char *tab = strchr(p, '\t');
-                f[nf] = p;
-                len[nf] = tab ? (size_t)(tab - p) : strlen(p);
-                if (!tab) {
-                    nf++;
-                    break;
-                }
-                p = tab + 1;
-            }
-            if (nf < 6) return 0;
-            snprintf(c->func, sizeof c->func, "%.*s", (int)(len[0] < 127 ? len[0] : 127), f[0]);
-            snprintf(c->device, sizeof c->device, "%.*s", (int)(len[1] < 127 ? len[1] : 127), f[1]);
-            c->temporary = f[2][0] == '1';
-            c->end_line = atoi(f[3]);
-            c->end_col = atoi(f[4]);
-            c->has_args = f[5][0] == '1';
-            c->trailing_comma = nf > 6 && f[6][0] == '1';
-            out->ncalls++;
-        }
+        if (nf < 6) return 0;
+        snprintf(c->func, sizeof c->func, "%.*s", (int)(len[0] < 127 ? len[0] : 127), f[0]);
+        snprintf(c->device, sizeof c->device, "%.*s", (int)(len[1] < 127 ? len[1] : 127), f[1]);
+        c->temporary = f[2][0] == '1';
+        c->end_line = atoi(f[3]);
+        c->end_col = atoi(f[4]);
+        c->has_args = f[5][0] == '1';
+        c->trailing_comma = nf > 6 && f[6][0] == '1';
+        out->ncalls++;
     }
     return 0;
 }
@@ -847,6 +844,25 @@ int vw_list_has(const char *list, const char *name) {
 
 int vw_src_binds(const struct vw_src *s, const char *name) { return vw_list_has(s->binds, name); }
 
+/* The frame of made's native stack, innermost first, of the program's own code, whose statement binds name; with
+ * outside, only the first such frame outside made's own function, and 0 when that one does not bind it. */
+static int native_frame_binding(struct vw_model *m, const struct vw_step *made, const char *name, int outside,
+                                struct vw_frame *out) {
+    struct vw_frame fr[64];
+    struct vw_src src;
+    int n = vw_sym_stack(m->sym, made->stack, made->seq, fr, 64);
+    for (int i = 0; i < n; i++) {
+        if (fr[i].hidden || fr[i].library || !fr[i].file[0]) continue;
+        if (outside && !strcmp(fr[i].file, made->site.file) && !strcmp(fr[i].function, made->site.function)) continue;
+        if (vw_src_at(m, fr[i].file, fr[i].line, &src) && vw_src_binds(&src, name)) {
+            *out = fr[i];
+            return 1;
+        }
+        if (outside) return 0;
+    }
+    return 0;
+}
+
 int vw_fact_bound_in_caller(struct vw_model *m, const struct vw_step *made, const char *name, struct vw_frame *out) {
     struct vw_frame f;
     struct vw_src src;
@@ -856,35 +872,13 @@ int vw_fact_bound_in_caller(struct vw_model *m, const struct vw_step *made, cons
             *out = f;
             return 1;
         }
-    if (made->pystack || !made->stack) return 0;
-    /* native code (no Python stack): the frames of its native stack, innermost first, of the program's own code */
-    struct vw_frame fr[64];
-    int n = vw_sym_stack(m->sym, made->stack, made->seq, fr, 64);
-    for (int i = 0; i < n; i++)
-        if (!fr[i].hidden && !fr[i].library && fr[i].file[0] && vw_src_at(m, fr[i].file, fr[i].line, &src) &&
-            vw_src_binds(&src, name)) {
-            *out = fr[i];
-            return 1;
-        }
-    return 0;
+    /* native code (no Python stack): the frames of its native stack */
+    return !made->pystack && made->stack && native_frame_binding(m, made, name, 0, out);
 }
 
 int vw_fact_bound_by_native_caller(struct vw_model *m, const struct vw_step *made, const char *name,
                                    struct vw_frame *out) {
-    struct vw_frame fr[64];
-    struct vw_src src;
-    if (made->pystack || !made->stack || !made->has_site) return 0;
-    int n = vw_sym_stack(m->sym, made->stack, made->seq, fr, 64);
-    for (int i = 0; i < n; i++) {
-        if (fr[i].hidden || fr[i].library || !fr[i].file[0]) continue;
-        if (!strcmp(fr[i].file, made->site.file) && !strcmp(fr[i].function, made->site.function)) continue;
-        if (vw_src_at(m, fr[i].file, fr[i].line, &src) && vw_src_binds(&src, name)) {
-            *out = fr[i];
-            return 1;
-        }
-        return 0; /* the first outer frame of the program's does not bind it */
-    }
-    return 0;
+    return !made->pystack && made->stack && made->has_site && native_frame_binding(m, made, name, 1, out);
 }
 
 int vw_fact_constructed_at(struct vw_model *m, const struct vw_step *made, struct vw_frame *ctor,
