@@ -123,6 +123,23 @@ static inline unsigned dt_op_families_of(const char *name) {
     return f;
 }
 
+/* The legacy typed constructors are PyTorch's <kind>Tensor (torch.LongTensor: kind Long). */
+#define DT_OP_LEGACY_CTOR_SUFFIX "Tensor"
+
+/* Whether the factory named what (a producer's name, dotted or not: "torch.from_numpy", "torch.LongTensor") takes
+ * no device argument: DT_OPS_NO_DEVICE by its last name, or a legacy typed constructor. */
+static inline int dt_op_takes_no_device(const char *what) {
+    const char *dot = what ? strrchr(what, '.') : NULL, *base = dot ? dot + 1 : what;
+    if (!base) return 0;
+    if (dt_op_families_of(base) & DT_OPF_NO_DEVICE) return 1;
+    size_t n = strlen(base), t = sizeof DT_OP_LEGACY_CTOR_SUFFIX - 1;
+    char kind[32];
+    if (n <= t || n - t >= sizeof kind || strcmp(base + n - t, DT_OP_LEGACY_CTOR_SUFFIX)) return 0;
+    memcpy(kind, base, n - t);
+    kind[n - t] = 0;
+    return (dt_op_families_of(kind) & DT_OPF_LEGACY_CTOR) != 0;
+}
+
 
 /* ================================================================ what the viewer's diagnosis reads
  * Names the producers write and the diagnosis reads, until the producers record them as typed facts (a

@@ -310,6 +310,11 @@ START_TEST(test_model_names) {
     ck_assert_str_eq(dt_op_bare("aten:eq"), "aten:eq");
     ck_assert_uint_eq(dt_op_families_of(DT_OP_NS_ATEN "to"), dt_op_families_of("to"));
     ck_assert(dt_op_families_of("to") & DT_OPF_MOVE);
+    /* factories that take no device: by the last dotted name, and the legacy <kind>Tensor constructors */
+    ck_assert(dt_op_takes_no_device("torch.from_numpy") && dt_op_takes_no_device("torch.Tensor") &&
+              dt_op_takes_no_device("torch.cuda.LongTensor") && dt_op_takes_no_device("from_numpy"));
+    ck_assert(!dt_op_takes_no_device("torch.zeros") && !dt_op_takes_no_device("torch.FooTensor") &&
+              !dt_op_takes_no_device("Tensor.") && !dt_op_takes_no_device(NULL));
     /* the kinds the viewer's SQL names (common/vocab.h) are the tables' numbers */
     ck_assert_int_eq(atoi(DT_SQL_EV_OP_END), DT_EV_OP_END);
     ck_assert_int_eq(atoi(DT_SQL_EV_SIGNAL), DT_EV_SIGNAL);

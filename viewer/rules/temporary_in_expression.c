@@ -6,18 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A factory that takes no device argument (common/op_families.h's DT_OPS_NO_DEVICE, and the legacy typed
- * constructors): by its last name (the producer names torch.Tensor and torch.LongTensor by their dotted names). */
-static int takes_no_device(const char *what) {
-    const char *dot = strrchr(what, '.'), *base = dot ? dot + 1 : what;
-    if (dt_op_families_of(base) & DT_OPF_NO_DEVICE) return 1;
-    size_t n = strlen(base), t = strlen("Tensor");
-    char kind[32];
-    if (n <= t || n - t >= sizeof kind || strcmp(base + n - t, "Tensor")) return 0;
-    snprintf(kind, sizeof kind, "%.*s", (int)(n - t), base);
-    return (dt_op_families_of(kind) & DT_OPF_LEGACY_CTOR) != 0;
-}
-
 /* temporary-in-expression: a factory's result made inside a larger expression (an index made with
  * torch.arange inside an embedding call) and never moved: no line after it can reach it; device= at the
  * call can. */
@@ -54,7 +42,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     char expr[160], arg[200];
     vw_device_expr(m, k, k->want, &s->site, expr, sizeof expr);
     /* a factory that takes no device (torch.from_numpy, the legacy torch.Tensor): .to(EXPR) on its call */
-    if (takes_no_device(s->what) && rl_is_python(s) && c->end_col > 0 &&
+    if (dt_op_takes_no_device(s->what) && rl_is_python(s) && c->end_col > 0 &&
         vw_shape_device_code(expr)) {
         struct vw_edit *e = &fx->edits[fx->nedits++];
         rl_at(fx, s);
