@@ -408,19 +408,10 @@ class Recorder(P.State):
 
     def name_module(self, module, prefix=""):
         """Names the parameters, buffers and plain tensor attributes of module."""
-        Tensor = self.Tensor
-        for mname, m in module.named_modules():
-            base = prefix + (mname + "." if mname else "")
-            for pname, p in list(m._parameters.items()):
-                if p is not None:
-                    P.named(p, base + pname)
-            for bname, b in list(m._buffers.items()):
-                if b is not None:
-                    P.named(b, base + bname)
-                    P.role(b, P.ROLE_MODULE_BUFFER, None, base + bname)  # registered: it moves with its module
-            for aname, v in list(vars(m).items()):
-                if isinstance(v, Tensor) and not aname.startswith("_"):
-                    P.named(v, base + aname)
+        for qual, t, kind in _module_tensor_kinds(module, self.Tensor):
+            P.named(t, prefix + qual)
+            if kind == _BUFFER:  # registered: it moves with its module (a fact, the role)
+                P.role(t, P.ROLE_MODULE_BUFFER, None, qual)
         for opt in list(self.optimizers):
             self.name_optimizer_state(opt)
 
@@ -459,21 +450,16 @@ class Recorder(P.State):
         for scope in scopes:
             for var, v in list(scope.items()):
                 if isinstance(v, Module) and not var.startswith("_"):
-                    for qual, t in _module_tensors(v, self.Tensor):
-                        if id(t) in want and id(t) not in held:
+                    for qual, t, kind in _module_tensor_kinds(v, self.Tensor):
+                        if id(t) not in want:
+                            continue
+                        if kind == _BUFFER:  # registered: it moves with its module (a fact, the role)
+                            P.role(t, P.ROLE_MODULE_BUFFER, None, qual)
+                        if id(t) not in held:
                             held[id(t)] = var + "." + qual
         for tid, name in held.items():
             if isinstance(want[tid], Parameter):
                 found[tid] = name
-        # an operand its module registered as a buffer moves with the module: that is a fact (the role), as a
-        # parameter's class is
-        for scope in scopes:
-            for var, v in list(scope.items()):
-                if isinstance(v, Module) and not var.startswith("_"):
-                    for mname, m in v.named_modules():
-                        for bname, b in list(m._buffers.items()):
-                            if b is not None and id(b) in want:
-                                P.role(b, P.ROLE_MODULE_BUFFER, None, (mname + "." if mname else "") + bname)
         outer = {}  # the names callers hold it by: the report's fix may be in their function
         for f in frames:
             for var, v in list(f.f_locals.items()):
@@ -562,18 +548,28 @@ def _param_name(p):
     return P.name_of(p)
 
 
-def _module_tensors(module, Tensor):
+_PARAMETER, _BUFFER, _ATTRIBUTE = range(3)  # how a module holds a tensor
+
+
+def _module_tensor_kinds(module, Tensor):
+    """(path, tensor, how it is held) of each parameter, buffer and plain tensor attribute of module and its
+    submodules, in that order per module."""
     for mname, m in module.named_modules():
         base = mname + "." if mname else ""
-        for n, p in m._parameters.items():
+        for n, p in list(m._parameters.items()):
             if p is not None:
-                yield base + n, p
-        for n, b in m._buffers.items():
+                yield base + n, p, _PARAMETER
+        for n, b in list(m._buffers.items()):
             if b is not None:
-                yield base + n, b
-        for n, v in vars(m).items():
+                yield base + n, b, _BUFFER
+        for n, v in list(vars(m).items()):
             if isinstance(v, Tensor) and not n.startswith("_"):
-                yield base + n, v
+                yield base + n, v, _ATTRIBUTE
+
+
+def _module_tensors(module, Tensor):
+    for q, t, _ in _module_tensor_kinds(module, Tensor):
+        yield q, t
 
 
 def _via(name, kwargs):
