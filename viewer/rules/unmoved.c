@@ -113,6 +113,23 @@ static int attribute_in_init(struct vw_model *m, const struct vw_case *k, struct
     return 0;
 }
 
+/* The innermost frame of the program's on made's Python stack that is a constructor of a class of nn.Module
+ * (`Layer.__init__`), into *f, with *a its statement there and *def its def line (whose class_bases say the
+ * module); how deep it is (0: the frame that made it), or -1 when there is none. */
+static int module_constructor_frame(struct vw_model *m, const struct vw_step *made, struct vw_frame *f,
+                                    struct vw_src *a, struct vw_src *def) {
+    int64_t id = made->pystack, next;
+    for (int depth = 0; id && depth < 64 && vw_sym_py_frame(m->sym, id, f, &next); depth++, id = next) {
+        if (f->hidden || f->library) continue;
+        if (!vw_py_constructor(f->function)) continue;
+        return vw_src_at(m, f->file, f->line, a) && a->function_line &&
+                       vw_src_at(m, f->file, a->function_line, def) && vw_py_module_bases(def->class_bases)
+                   ? depth
+                   : -1;
+    }
+    return -1;
+}
+
 /* The same, the tensor made in a helper that a module's constructor called and stored what it returned as a
  * plain attribute (self.positional_embedding = sinusoids(n_ctx, n_state)): registered as a buffer right
  * before that statement of the constructor. */
@@ -123,18 +140,7 @@ static int attribute_from_helper(struct vw_model *m, const struct vw_case *k, st
     if (!rl_is_python(made) || vw_py_constructor(made->site.function) || !made->pystack) return 0;
     struct vw_frame f;
     struct vw_src a, def;
-    int64_t id = made->pystack, next;
-    int depth = 0, found = 0;
-    for (; id && depth < 64 && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next) {
-        if (f.hidden || f.library) continue;
-        if (vw_py_constructor(f.function)) {
-            found = depth > 0;
-            break;
-        }
-    }
-    if (!found || !vw_src_at(m, f.file, f.line, &a) || !a.function_line ||
-        !vw_src_at(m, f.file, a.function_line, &def) || !vw_py_module_bases(def.class_bases))
-        return 0;
+    if (module_constructor_frame(m, made, &f, &a, &def) <= 0) return 0; /* a helper's caller, not made there */
     if (strncmp(a.binds_attr, "self.", 5) || strchr(a.binds_attr, ',') || !rl_ident(a.binds_attr + 5) ||
         a.binds_kind != DT_BINDS_CALL || a.binds[0])
         return 0;
@@ -181,18 +187,7 @@ static int attribute_by_setattr(struct vw_model *m, const struct vw_case *k, str
     if (!rl_is_python(made) || !made->pystack || made->param || o->buffer || !strchr(o->name, '.')) return 0;
     struct vw_frame f;
     struct vw_src a, def, st;
-    int64_t id = made->pystack, next;
-    int found = 0;
-    for (int depth = 0; id && depth < 64 && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next) {
-        if (f.hidden || f.library) continue;
-        if (vw_py_constructor(f.function)) {
-            found = 1;
-            break;
-        }
-    }
-    if (!found || !vw_src_at(m, f.file, f.line, &a) || !a.function_line ||
-        !vw_src_at(m, f.file, a.function_line, &def) || !vw_py_module_bases(def.class_bases))
-        return 0;
+    if (module_constructor_frame(m, made, &f, &a, &def) < 0) return 0;
     /* the statement itself, or the one statement of the loop it heads (for k, v in tables(n).items():) */
     int at = 0, n = 0;
     if (!strcmp(a.setattr_obj, "self"))
