@@ -73,6 +73,11 @@ expect 11 binds "t"
 expect 12 returns "1"
 expect 19 move_wrap "-"
 expect 20 args "dt_add|b|a"
+# C++'s binary operators as calls with their operands, where the operator binds both as plain names
+expect 28 args "operator-|p|q"
+expect 29 args "operator*|q|r"
+expect 30 args "operator*|p|q"
+expect 31 args "operator-|s|u"
 (cd "$work" && "$dt" fix -o cxx.patch cxx.db) >"$work/cxxfix.out" 2>&1
 grep -qx '+    a = dt_to(a, dev);' "$work/cxx.patch" && grep -q '^@@ -19,2 +19,3 @@' "$work/cxx.patch" || {
     echo "the C++ patch is not the move of 'a' after line 19: $(cat "$work/cxx.patch" "$work/cxxfix.out")" >&2

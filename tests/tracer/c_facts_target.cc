@@ -21,3 +21,12 @@ int main() {
     std::printf("%s\n", c ? "ok" : "failed");
     return 0;
 }
+
+// The operators and the operands each binds, for the statement reader's operator facts (args "operatorSYM"):
+// only names the operator takes by precedence, so p + q * r records q * r and not p + q.
+int app_operators(int p, int q, int r) {
+    int s = p - q;
+    int u = p + q * r;
+    int w = p * q / r;
+    return (s - u) / w;
+}

@@ -624,6 +624,18 @@ static void calls_of(struct cf_state *s, const struct cf_text *t, const char *fi
  * the operator binds it, by precedence: `a - b * c` records b * c, not a - b. */
 static int op_char(char ch) { return ch == '+' || ch == '-' || ch == '*' || ch == '/'; }
 
+/* Whether what comes right before a left operand (at lb, spaces skipped; b the statement's start) binds it less
+ * tightly than the operator does (mul: * or /): the statement's start, `return`, or a character that is no
+ * member access, unary operator or operator of the same or a tighter precedence. */
+static int left_free(const char *b, const char *lb, int mul) {
+    if (lb == b) return 1;
+    const char *w = lb;
+    while (w > b && is_ident(w[-1])) w--;
+    if (w < lb) return keyword(w, lb, "return") && (w == b || !is_ident(w[-1])); /* a name before: `return` only */
+    char before = lb[-1];
+    return !strchr(".:>&~!*/", before) && (mul || (before != '+' && before != '-'));
+}
+
 static void operators_of(const struct cf_text *t, const char *file, const struct cf_stmt *st) {
     const char *c = t->code, *b = c + st->start, *e = c + st->end;
     for (const char *p = b + 1; p + 1 < e; p++) {
@@ -637,11 +649,7 @@ static void operators_of(const struct cf_text *t, const char *file, const struct
         if (ls == le || isdigit((unsigned char)*ls)) continue;
         const char *lb = ls;
         while (lb > b && isspace((unsigned char)lb[-1])) lb--;
-        char before = lb > b ? lb[-1] : '(';
-        if (lb > b && (before == '.' || before == ':' || before == '>' || before == '&' || before == '~' ||
-                       before == '!' || before == '*' || before == '/' || (!mul && (before == '+' || before == '-')) ||
-                       is_ident(before)))
-            if (!(lb - b >= 6 && !strncmp(lb - 6, "return", 6) && (lb - 6 == b || !is_ident(lb[-7])))) continue;
+        if (!left_free(b, lb, mul)) continue;
         /* the right operand: a name right after, before something that binds less tightly (or as tightly: the
          * operators are left-associative) */
         const char *rs = p + 1;
@@ -655,8 +663,8 @@ static void operators_of(const struct cf_text *t, const char *file, const struct
         if (after == '(' || after == '.' || after == '[' || after == ':' || (after == '-' && ra + 1 < e && ra[1] == '>') ||
             (!mul && (after == '*' || after == '/')))
             continue;
-        /* T *x = ..., T *x;: a declaration, not a product */
-        if (*p == '*' && (after == '=' || after == ';' || after == ',' || lb == b)) continue;
+        /* T *x = ..., T *x;: a declaration (its type the statement's first word), not a product */
+        if (*p == '*' && lb == b) continue;
         char v[400];
         snprintf(v, sizeof v, DT_OP_CXX_OPERATOR_PREFIX "%c\t%.*s\t%.*s", *p, (int)(le - ls < 150 ? le - ls : 150),
                  ls, (int)(re - rs < 150 ? re - rs : 150), rs);
