@@ -28,6 +28,9 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from rule_programs import native_programs  # noqa: E402  (the one reader of the programs' headers)
+
 USAGE = "usage: rule_fixtures.py DEVTRACE PYTHON FIXTURES_DIR WORK_DIR [--rule ID [--verified-on-torch2] | --coverage]"
 VERIFY = sys.argv[-1] != "--verified-on-torch2"
 if not VERIFY:
@@ -117,19 +120,9 @@ LANGS = {}  # rule id -> the languages `devtrace rules --json` says it explains 
 
 
 def native_fixtures():
-    """The native programs that name the rule their report must give (a `// rule: <id>` header line): C fixtures
-    on libdtrt (tests/rules/c/, ctest c-rule-fixtures) and C++ programs on libtorch (tests/adapters/libtorch_bugs/,
-    ctest libtorch-fix): {language: {rule id: [file names]}}."""
-    out = {"c": {}, "c++": {}}
-    for lang, d, ext in (("c", os.path.join(FIXTURES, "c"), ".c"),
-                         ("c++", os.path.join(FIXTURES, "..", "adapters", "libtorch_bugs"), ".cc")):
-        for n in sorted(os.listdir(d)) if os.path.isdir(d) else ():
-            if not n.endswith(ext):
-                continue
-            with open(os.path.join(d, n)) as f:
-                m = re.search(r"^// rule: (\S+)$", f.read(), re.M)
-            out[lang].setdefault(m.group(1) if m else "", []).append(n)
-    return out
+    """The native programs that name their rule (scripts/rule_programs.py): {language: {rule id: [file names]}}."""
+    progs = native_programs(os.path.join(FIXTURES, "..", ".."))
+    return {lang: {rid: [os.path.basename(p) for p in ps] for rid, ps in by.items()} for lang, by in progs.items()}
 
 
 def registry():
