@@ -167,7 +167,9 @@ static inline int dt_op_takes_no_device(const char *what) {
 
 /* ---------------------------------------------------------------- origins and roles */
 
-/* tensors.what of a module's parameter, as the PyTorch recorder writes it (origin factory). */
+/* tensors.what of a module's parameter, as the PyTorch recorder writes it (origin factory), a name for people.
+ * Since schema 13 the parameter's role (roles, DTP_ROLE_PARAMETER) is the fact; the viewer reads this name only in
+ * a trace older than that (model.c, is_parameter and vw_fact_params_made_in). */
 #define DT_WHAT_PARAMETER "nn.Parameter"
 /* The name prefix of an optimizer's state tensor: "optimizer.state.<parameter>.<key>" (runtime/optim.c, the
  * PyTorch recorder), a name for people. Since schema 11 the state's role (roles, DTP_ROLE_OPTIMIZER_STATE) is the
@@ -176,6 +178,9 @@ static inline int dt_op_takes_no_device(const char *what) {
 
 /* ---------------------------------------------------------------- frames (Python) */
 
+/* The name Python code conventionally gives a method's receiver. Read only in a trace older than schema 13, whose
+ * setattr facts do not say whether their object is the receiver (model.c, src_fact). */
+#define DT_PY_RECEIVER "self"
 /* The last name of a constructor's frame ("Net.__init__"). */
 #define DT_PY_CONSTRUCTOR "__init__"
 /* torch's module class, as a class's bases name it (nn.Module, torch.nn.Module) */

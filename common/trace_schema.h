@@ -14,15 +14,20 @@
  * schema version, bumped on any change to the tables below, their meaning
  * or the views'. 10: source_facts (and its view source_facts_v).
  * 11: roles (and v_roles): a tensor's role recorded by its producer
- * 12: roles.role 2 (module_buffer): a buffer a module registered
  * (dtp_tensor_role, probe ABI 4), such as an optimizer's state of a
  * parameter, which older traces say only by a name prefix.
+ * 12: roles.role 2 (module_buffer): a buffer a module registered.
+ * 13: roles.role 3 (parameter): a parameter, which older traces say only
+ * by the name of the call that made it (tensors.what "nn.Parameter");
+ * the source fact setattr says whether its object is the method's receiver.
  * The viewer reads versions TS_SCHEMA_MIN_VERSION to TS_SCHEMA_VERSION: a
  * table added since (ts_table_since) is absent from an older trace, whose
  * other tables are as described. */
 #define TS_APPLICATION_ID     0x44545243
-#define TS_SCHEMA_VERSION     12
+#define TS_SCHEMA_VERSION     13
 #define TS_SCHEMA_MIN_VERSION 9
+/* The first version whose producers give every parameter its role (roles.role 3). */
+#define TS_ROLE_PARAMETER_SINCE 13
 
 /* ---------------------------------------------------------------- checks */
 
@@ -305,7 +310,7 @@ enum ts_check {
 #define TS_COLUMNS_roles(C)                                                                                            \
     C(roles, seq, "INTEGER PRIMARY KEY", TS_NOCHECK)                                                                   \
     C(roles, tensor, "INTEGER", TS_NOCHECK)                                                                            \
-    C(roles, role, "INTEGER NOT NULL", TS_IN(1, 2))                                                                    \
+    C(roles, role, "INTEGER NOT NULL", TS_IN(1, 3))                                                                    \
     C(roles, of_tensor, "INTEGER", TS_NOCHECK)                                                                         \
     C(roles, key, "INTEGER", TS_REFS(strings))
 
@@ -348,7 +353,7 @@ enum ts_check {
 #define DT_FACT_RETURNS       "returns"       /* "1": a return statement */
 #define DT_FACT_RETURN_VALUE  "return_value"  /* its expression's source text */
 #define DT_FACT_DEVICE_VAR    "device_var"    /* the name (or "self.NAME") it binds to a device expression */
-#define DT_FACT_SETATTR       "setattr"       /* a statement setattr(OBJ, NAME, VALUE) alone: "OBJ\tNAME\tVALUE" */
+#define DT_FACT_SETATTR       "setattr"       /* a statement setattr(OBJ, NAME, VALUE) alone: "OBJ\tNAME\tVALUE\tR" */
 /* Per line, for what starts on that line: */
 #define DT_FACT_CALL        "call"        /* "FUNC\tDEVICE\tTEMP\tEND_LINE\tEND_COL\tHAS_ARGS[\tTRAILING_COMMA]" */
 #define DT_FACT_DEVICE_EXPR "device_expr" /* a device expression's source text (.to(X), .cuda(X), device=X) */

@@ -109,7 +109,9 @@ struct vw_src {
     char loop_indent[64];      /* its body's leading whitespace */
     char binds[256];           /* names the statement binds, comma-separated */
     enum dt_binds_kind binds_kind; /* how it binds them (DT_BINDS_CALL: x = f()); DT_BINDS_NONE: not said */
-    char binds_attr[256];      /* "self.x" attributes it binds */
+    char binds_attr[256];      /* the attributes it binds, as written, comma-separated: self.x (Python), p->x, s.x (C) */
+    int nattrs;                /* how many */
+    char attr_name[128];       /* the first one's name in its object (self.pe: pe), "" when it is no OBJ.NAME */
     char attr_set_before[256]; /* of those, the ones an earlier statement of the function set */
     char attr_from[128];       /* the name one attribute is assigned from (self.pe = pe), or "" */
     int function_line;         /* the enclosing function's def line, 0 at the top */
@@ -120,6 +122,7 @@ struct vw_src {
     char device_expr[128];     /* the first device expression used on the line, or "" */
     char device_var[128];      /* a name it binds to a device, or "" */
     char setattr_obj[64], setattr_name[128], setattr_value[128]; /* setattr(OBJ, NAME, VALUE) alone, or "" */
+    int setattr_receiver; /* that OBJ is the receiver of the method it stands in (setattr(self, ...)) */
     struct vw_src_call calls[VW_SRC_MAX_CALLS];
     int ncalls;
 };
@@ -309,6 +312,10 @@ int vw_list_has(const char *list, const char *name);
 int vw_py_module_bases(const char *bases);
 /* 1 when the statement at (file, line) binds name (a plain name among its targets). */
 int vw_src_binds(const struct vw_src *s, const char *name);
+/* 1 when statement s of file stands in a function (or class) defined inside `function`, at any depth, as the
+ * source facts say: the def line of its function (function_line) is a statement of `function`, or of one
+ * defined there. Not when s is of `function` itself. */
+int vw_src_nested_in(struct vw_model *m, const char *file, const struct vw_src *s, const char *function);
 
 /* The language of a file, as its producer recorded it, and the name an operand had at a native call (model.c:
  * facts, read for the code a fix writes and for the report). */

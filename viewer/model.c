@@ -89,7 +89,7 @@ static void add_role_steps(struct vw_model *m, struct vw_operand *o, int base, i
         r.pystack = sqlite3_column_int64(st, 4);
         r.has_site = site_of(m, r.stack, r.pystack, r.seq, &r.site);
         /* a module's buffer is what it was from its making (registered where made): no step of its history */
-        if (r.role == DTP_ROLE_MODULE_BUFFER) continue;
+        if (r.role == DTP_ROLE_MODULE_BUFFER || r.role == DTP_ROLE_PARAMETER) continue; /* so is a parameter */
         if (!r.has_site || (made_step.has_site && vw_same_site(&made_step, &r))) continue;
         if (r.from) vw_tensor_name(m, r.from, before, r.detail, sizeof r.detail); /* as the failing op knew it */
         /* the device it had then: that of the newest of its steps before the role */
@@ -114,6 +114,14 @@ static int has_role(struct vw_model *m, int64_t id, int role, int64_t before) {
     int found = sqlite3_step(st) == SQLITE_ROW;
     sqlite3_finalize(st);
     return found;
+}
+
+/* Whether tensor id, made by `what`, is a parameter: since schema 13 its producer's fact (role parameter, given
+ * where it was made, before `before`); in an older trace only (the fallback, nowhere else) the name of the call
+ * that made it says it, as the PyTorch recorder wrote it (DT_WHAT_PARAMETER). */
+static int is_parameter(struct vw_model *m, int64_t id, const char *what, int64_t before) {
+    if (m->t->version >= TS_ROLE_PARAMETER_SINCE) return has_role(m, id, DTP_ROLE_PARAMETER, before);
+    return !strcmp(what, DT_WHAT_PARAMETER);
 }
 
 /* Walks tensor id's provenance backwards from event `before`. */
@@ -156,7 +164,7 @@ static void build_chain(struct vw_model *m, struct vw_operand *o, int64_t id, in
         s->pystack = pystack;
         s->origin = origin;
         snprintf(s->what, sizeof s->what, "%s", what);
-        s->param = !strcmp(what, DT_WHAT_PARAMETER);
+        s->param = is_parameter(m, id, what, before);
         s->has_site = site_of(m, stack, pystack, seq, &s->site);
         s->from_dev = VW_DEV_UNKNOWN;
         int64_t next = 0;
@@ -730,6 +738,25 @@ struct src_ctx {
     struct vw_src *out;
 };
 
+/* The attributes of a statement's binds_attr fact (OBJ.NAME or OBJ->NAME, comma-separated; its shape checked):
+ * how many, and the first one's NAME when OBJ is one identifier. */
+static void attr_parts(struct vw_src *out) {
+    const char *v = out->binds_attr, *end = strchr(v, ',');
+    out->nattrs = 1;
+    for (const char *c = end; c; c = strchr(c + 1, ',')) out->nattrs++;
+    size_t len = end ? (size_t)(end - v) : strlen(v), obj = 0;
+    while (obj < len && (isalnum((unsigned char)v[obj]) || v[obj] == '_')) obj++;
+    size_t sep = obj < len && v[obj] == '.' ? 1 : obj + 1 < len && v[obj] == '-' && v[obj + 1] == '>' ? 2 : 0;
+    out->attr_name[0] = 0;
+    if (!obj || !sep || len - obj - sep >= sizeof out->attr_name) return;
+    snprintf(out->attr_name, sizeof out->attr_name, "%.*s", (int)(len - obj - sep), v + obj + sep);
+    for (const char *c = out->attr_name; *c; c++)
+        if (!isalnum((unsigned char)*c) && *c != '_') {
+            out->attr_name[0] = 0;
+            return;
+        }
+}
+
 /* One fact of the line, into the vw_src being read. */
 static int src_fact(void *ctx, const char *ffile, int fline, const char *key, const char *v) {
     (void)ffile, (void)fline;
@@ -762,8 +789,10 @@ static int src_fact(void *ctx, const char *ffile, int fline, const char *key, co
         snprintf(out->binds, sizeof out->binds, "%s", v);
     else if (!strcmp(key, DT_FACT_BINDS_KIND))
         out->binds_kind = dt_binds_kind_of(v);
-    else if (!strcmp(key, DT_FACT_BINDS_ATTR))
+    else if (!strcmp(key, DT_FACT_BINDS_ATTR)) {
         snprintf(out->binds_attr, sizeof out->binds_attr, "%s", v);
+        attr_parts(out);
+    }
     else if (!strcmp(key, DT_FACT_ATTR_AGAIN))
         snprintf(out->attr_set_before, sizeof out->attr_set_before, "%s", v);
     else if (!strcmp(key, DT_FACT_ATTR_FROM))
@@ -782,13 +811,18 @@ static int src_fact(void *ctx, const char *ffile, int fline, const char *key, co
         snprintf(out->device_expr, sizeof out->device_expr, "%s", v);
     else if (!strcmp(key, DT_FACT_DEVICE_VAR))
         snprintf(out->device_var, sizeof out->device_var, "%s", v);
-    else if (!strcmp(key, DT_FACT_SETATTR)) { /* OBJ \t NAME \t VALUE (its shape checked above) */
-        const char *t1 = strchr(v, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+    else if (!strcmp(key, DT_FACT_SETATTR)) { /* OBJ \t NAME \t VALUE [\t RECEIVER] (its shape checked above) */
+        const char *t1 = strchr(v, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL, *t3 = t2 ? strchr(t2 + 1, '\t') : NULL;
+        size_t vl = t3 ? (size_t)(t3 - t2 - 1) : (t2 ? strlen(t2 + 1) : 0);
         if (t1 && t2 && (size_t)(t1 - v) < sizeof out->setattr_obj &&
-            (size_t)(t2 - t1 - 1) < sizeof out->setattr_name && strlen(t2 + 1) < sizeof out->setattr_value) {
+            (size_t)(t2 - t1 - 1) < sizeof out->setattr_name && vl < sizeof out->setattr_value) {
             snprintf(out->setattr_obj, sizeof out->setattr_obj, "%.*s", (int)(t1 - v), v);
             snprintf(out->setattr_name, sizeof out->setattr_name, "%.*s", (int)(t2 - t1 - 1), t1 + 1);
-            snprintf(out->setattr_value, sizeof out->setattr_value, "%s", t2 + 1);
+            snprintf(out->setattr_value, sizeof out->setattr_value, "%.*s", (int)vl, t2 + 1);
+            /* whether OBJ is the receiver of the method it stands in: the producer's fact since schema 13; a
+             * fact of an older trace has three fields, and there only (the fallback) OBJ's conventional name
+             * says it */
+            out->setattr_receiver = t3 ? t3[1] == '1' : !strcmp(out->setattr_obj, DT_PY_RECEIVER);
         }
     } else if (!strcmp(key, DT_FACT_CALL) && out->ncalls < VW_SRC_MAX_CALLS) {
         /* FUNC \t DEVICE \t TEMP \t END_LINE \t END_COL \t HAS_ARGS [\t TRAILING_COMMA] (older traces: 6) */
@@ -843,6 +877,19 @@ int vw_list_has(const char *list, const char *name) {
 }
 
 int vw_src_binds(const struct vw_src *s, const char *name) { return vw_list_has(s->binds, name); }
+
+int vw_src_nested_in(struct vw_model *m, const char *file, const struct vw_src *s, const char *function) {
+    if (!strcmp(s->function, function)) return 0;
+    struct vw_src def = *s;
+    for (int depth = 0; depth < 32; depth++) {
+        int at = def.function_line;
+        /* the def statement of its function, which stands in the function around it (a def line that is its own
+         * function's, as a native producer may write it, goes no further) */
+        if (at <= 0 || !vw_src_at(m, file, at, &def) || def.function_line == at) return 0;
+        if (!strcmp(def.function, function)) return 1;
+    }
+    return 0;
+}
 
 /* The frame of made's native stack, innermost first, of the program's own code, whose statement binds name; with
  * outside, only the first such frame outside made's own function, and 0 when that one does not bind it. */
@@ -1205,9 +1252,14 @@ const char *vw_code_operand_name(struct vw_model *m, const struct vw_case *k, co
 }
 
 int vw_fact_params_made_in(struct vw_model *m, const char *cls, size_t cl) {
-    sqlite3_stmt *st = vw_prep(m->t, "SELECT r.pystack FROM tensor_rows r JOIN tensor_attrs a ON a.id = r.attrs JOIN "
-                                     "strings w ON w.id = a.what AND w.text = '" DT_WHAT_PARAMETER "' WHERE "
-                                     "COALESCE(r.pystack, 0) <> 0 LIMIT 4096");
+    /* the parameters: by their role since schema 13, by the name of the call that made them before (is_parameter) */
+    sqlite3_stmt *st =
+        m->t->version >= TS_ROLE_PARAMETER_SINCE
+            ? vw_prep(m->t, "SELECT r.pystack FROM tensor_rows r WHERE COALESCE(r.pystack, 0) <> 0 AND r.id IN "
+                            "(SELECT x.tensor FROM roles x WHERE x.role = " DT_SQL_ROLE_PARAMETER ") LIMIT 4096")
+            : vw_prep(m->t, "SELECT r.pystack FROM tensor_rows r JOIN tensor_attrs a ON a.id = r.attrs JOIN "
+                            "strings w ON w.id = a.what AND w.text = '" DT_WHAT_PARAMETER "' WHERE "
+                            "COALESCE(r.pystack, 0) <> 0 LIMIT 4096");
     if (!st) return 0;
     int found = 0;
     while (!found && sqlite3_step(st) == SQLITE_ROW) {

@@ -159,6 +159,8 @@ enum dtp_tensor_role {
                                      key = the state's key */
     DTP_ROLE_MODULE_BUFFER = 2,   /* a buffer a module registered (it moves with the module): of = 0, key =
                                      its path in the module ("norm.running_mean") */
+    DTP_ROLE_PARAMETER = 3,       /* a parameter (torch.nn.Parameter): a module holds it and moves it with
+                                     itself, an optimizer updates it: of = 0, key = "" */
 };
 
 /* ---------------------------------------------------------------- probes */

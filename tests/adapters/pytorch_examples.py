@@ -415,11 +415,20 @@ try:
                 roles = con.execute(
                     "SELECT r.key, pn.name FROM v_roles r JOIN v_tensors pn ON pn.id = r.of_tensor WHERE r.role = "
                     "'optimizer_state' ORDER BY r.seq").fetchall()
+                # the parameters' own role (schema 13): every tensor nn.Parameter made (the first model's too), and
+                # no other
+                params = con.execute("SELECT t.id, COALESCE(t.name, '') FROM v_roles r JOIN v_tensors t ON t.id = "
+                                     "r.tensor WHERE r.role = 'parameter' ORDER BY t.id").fetchall()
+                made = [i for (i,) in con.execute("SELECT id FROM v_tensors WHERE what = 'nn.Parameter' ORDER BY id")]
                 con.close()
             except Exception as e:
-                roles = [("error", str(e))]
+                roles, params, made = [("error", str(e))], [(0, "error: " + str(e))], []
             check("bug_resume_optimizer.py: Adam's state recorded as the role of its parameters",
                   {("exp_avg", "weight"), ("exp_avg_sq", "bias"), ("step", "weight")} <= set(roles), repr(roles))
+            pnames = sorted(n for _, n in params if n)
+            check("bug_resume_optimizer.py: each parameter recorded with its role, and nothing else",
+                  [i for i, _ in params] == made and len(made) == 4 and pnames == ["bias", "weight"],
+                  repr((params, made)))
 finally:
     for srv in started:
         srv.stdin.close()

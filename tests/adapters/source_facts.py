@@ -170,6 +170,16 @@ def unit():
     again = [(l, v) for l, k, v in mf if k == "attr_again"]
     check("attributes an earlier statement of the same function set, and only those", again ==
           [(13, "self.bias,self.scale")], again)
+    recv = os.path.join(WORK, "receiver_facts.py")
+    with open(recv, "w") as f:
+        f.write("class M:\n    def __init__(me, t):\n        setattr(me, 'a', t)\n        setattr(t, 'b', me)\n"
+                "        def inner(self):\n            setattr(self, 'c', 1)\n\n"
+                "    @staticmethod\n    def make(self):\n        setattr(self, 'd', 1)\n\n\n"
+                "def f(self):\n    setattr(self, 'e', 1)\n")
+    sets = [(l, v) for l, k, v in source.file_facts(recv) if k == "setattr"]
+    check("setattr says whether its object is the method's receiver (its first parameter, by any name), and only "
+          "in a method", sets == [(3, "me\t'a'\tt\t1"), (4, "t\t'b'\tme\t0"), (6, "self\t'c'\t1\t0"),
+                                   (10, "self\t'd'\t1\t0"), (14, "self\t'e'\t1\t0")], sets)
     check("the fixture is the program's", source.is_program_file(FIXTURE))
     check("the standard library is not", not source.is_program_file(os.__file__))
     check("an installed package is not", not source.is_program_file("/usr/lib/python3/dist-packages/x/y.py")

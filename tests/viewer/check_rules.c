@@ -341,6 +341,61 @@ START_TEST(test_model_source_facts) {
 }
 END_TEST
 
+/* Facts read into typed fields, so that no rule parses a value: a statement's function nested in another (by the
+ * def lines, not by the name's "<locals>"), a statement's attributes, and whether setattr's object is the
+ * method's receiver (the producer's field since schema 13; OBJ's conventional name in an older fact). */
+START_TEST(test_model_typed_source_facts) {
+    trace_open();
+    const struct {
+        int line;
+        const char *fn, *def;
+    } lines[] = {{9, "<module>", "0"},
+                 {10, "make", "9"},
+                 {11, "make", "9"},
+                 {12, "make.<locals>.inner", "11"},
+                 {13, "make.<locals>.inner", "11"},
+                 {14, "make.<locals>.inner.<locals>.deeper", "13"},
+                 {15, "make_more", "0"}};
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+        statement(lines[i].line, lines[i].fn, NULL);
+        fact(lines[i].line, DT_FACT_FUNCTION_LINE, lines[i].def);
+    }
+    /* every fact first: the model loads them once, at the first question */
+    statement(20, "Net.__init__", NULL);
+    fact(20, DT_FACT_BINDS_ATTR, "self.pe,self.b");
+    fact(20, DT_FACT_SETATTR, "self\tk\tv");
+    statement(21, "Net.__init__", NULL);
+    fact(21, DT_FACT_BINDS_ATTR, "self->scale");
+    fact(21, DT_FACT_SETATTR, "self\tk\tv\t0");
+    statement(22, "Net.__init__", NULL);
+    fact(22, DT_FACT_BINDS_ATTR, "a.b.c");
+    fact(22, DT_FACT_SETATTR, "me\t'k'\tv\t1");
+    struct vw_src src;
+    ck_assert(vw_src_at(&model, "train.py", 12, &src));
+    ck_assert(vw_src_nested_in(&model, "train.py", &src, "make"));
+    ck_assert(!vw_src_nested_in(&model, "train.py", &src, "make.<locals>.inner")); /* its own function */
+    ck_assert(!vw_src_nested_in(&model, "train.py", &src, "make_more"));
+    ck_assert(vw_src_at(&model, "train.py", 14, &src));
+    ck_assert(vw_src_nested_in(&model, "train.py", &src, "make"));
+    ck_assert(vw_src_nested_in(&model, "train.py", &src, "make.<locals>.inner"));
+    ck_assert(vw_src_at(&model, "train.py", 10, &src));
+    ck_assert(!vw_src_nested_in(&model, "train.py", &src, "make"));
+    ck_assert(vw_src_at(&model, "train.py", 15, &src));
+    ck_assert(!vw_src_nested_in(&model, "train.py", &src, "make")); /* a name that starts the same: no nesting */
+    ck_assert(vw_src_at(&model, "train.py", 20, &src));
+    ck_assert(src.nattrs == 2 && !strcmp(src.attr_name, "pe") && src.setattr_receiver);
+    ck_assert_str_eq(src.setattr_value, "v");
+    ck_assert(vw_src_at(&model, "train.py", 21, &src));
+    ck_assert(src.nattrs == 1 && !strcmp(src.attr_name, "scale") && !src.setattr_receiver);
+    ck_assert_str_eq(src.setattr_value, "v");
+    ck_assert(vw_src_at(&model, "train.py", 22, &src));
+    ck_assert(src.nattrs == 1 && !src.attr_name[0] && src.setattr_receiver);
+    ck_assert_str_eq(src.setattr_obj, "me");
+    ck_assert_str_eq(src.setattr_name, "'k'");
+    trace_close();
+}
+END_TEST
+
 /* ---------------------------------------------------------------- rules on hand-built cases */
 
 static void diagnose(struct vw_fix *fx, const char *rule) {
@@ -955,6 +1010,7 @@ static Suite *make_rules_suite(void) {
     tc = tcase_create("model");
     tcase_add_test(tc, test_model_names);
     tcase_add_test(tc, test_model_source_facts);
+    tcase_add_test(tc, test_model_typed_source_facts);
     suite_add_tcase(s, tc);
     tc = tcase_create("rules");
     tcase_add_test(tc, test_no_odd_operand);

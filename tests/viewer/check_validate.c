@@ -51,6 +51,12 @@ static const struct {
     {DT_FACT_SETATTR, "self\tk", 0},
     {DT_FACT_SETATTR, "self\t\tv", 0},
     {DT_FACT_SETATTR, "self\tk\tv\tw", 0},
+    {DT_FACT_SETATTR, "self\tk\tv\t1", 1}, /* since schema 13: whether OBJ is the method's receiver */
+    {DT_FACT_SETATTR, "obj\tk\tv\t0", 1},
+    {DT_FACT_SETATTR, "self\tk\tv\t2", 0},
+    {DT_FACT_SETATTR, "self\tk\tv\t", 0},
+    {DT_FACT_SETATTR, "self\tk\t\t1", 0},
+    {DT_FACT_SETATTR, "self\tk\tv\t1\t1", 0},
     {DT_FACT_SETATTR, "self\tk\tv; import os", 0},
     {DT_FACT_CALL_ARGS, "std::for_each\tv.begin()\t[](int x) { f(x); }", 1},
     {"a_key_the_viewer_does_not_read", "anything;at all\n", 1},

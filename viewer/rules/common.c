@@ -416,10 +416,8 @@ int rl_move_at_call_site(struct vw_model *m, const struct vw_case *k, struct vw_
             char rv[256];
             if (!vw_src_at(m, ret->site.file, l, &ls) || ls.first != l) continue;
             if (strcmp(ls.function, rs.function)) {
-                size_t fl = strlen(rs.function);
-                if (!strncmp(ls.function, rs.function, fl) && !strncmp(ls.function + fl, ".<locals>.", 10))
-                    continue; /* a nested function's statement */
-                return 0;     /* out of the function */
+                if (vw_src_nested_in(m, ret->site.file, &ls, rs.function)) continue; /* a nested function's */
+                return 0;                                                                /* out of the function */
             }
             if (vw_src_binds(&ls, rs.binds) || (ls.returns && (!vw_fact_value(m, ret->site.file, l,
                                                                                 DT_FACT_RETURN_VALUE, rv, sizeof rv) ||

@@ -1,6 +1,7 @@
 /* copied-off-device: the odd operand reached its device by a copy (.cpu() for a metric, a copy to the wrong GPU), and
  * that copy is the mistake. */
 #include "rule.h"
+#include "validate.h"
 
 #include <stdio.h>
 
@@ -43,8 +44,8 @@ static const struct vw_src_call *copy_call(struct vw_model *m, const struct vw_s
 
 #define NO_EXPR "no device expression of the program is in scope for a move back"
 
-/* A device literal ("cuda:0"), not a program's expression. */
-static int literal(const char *expr) { return expr[0] == '"' || expr[0] == '\''; }
+/* A device literal ("cuda:0"), not a program's expression: what vw_device_expr falls back to. */
+static int literal(const char *expr) { return vw_shape_device_literal(expr); }
 
 /* copied-off-device: it reached its device by a copy, and that copy is the mistake. */
 static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {

@@ -78,17 +78,15 @@ static int attribute_in_init(struct vw_model *m, const struct vw_case *k, struct
         struct vw_src a;
         if (!vw_src_at(m, made->site.file, l, &a) || a.first != l) continue;
         if (strcmp(a.function, made->site.function)) break;
-        if (!a.attr_from[0] || strncmp(a.binds_attr, "self.", 5) || strchr(a.binds_attr, ',') ||
-            !rl_ident(a.binds_attr + 5))
-            continue;
+        if (!a.attr_from[0] || a.nattrs != 1 || !a.attr_name[0]) continue; /* self.NAME = NAME2 */
         /* the name it is set from, or the module's attribute by that name ("pos.pe": the recorder names a
          * module's tensors by their path from the program's variable) */
         int held = 0;
-        size_t al = strlen(a.binds_attr + 5);
+        size_t al = strlen(a.attr_name);
         for (int i = 0; i < nn && !held; i++) {
             size_t nl = strlen(names[i]);
             held = !strcmp(names[i], a.attr_from) ||
-                   (nl > al && names[i][nl - al - 1] == '.' && !strcmp(names[i] + nl - al, a.binds_attr + 5));
+                   (nl > al && names[i][nl - al - 1] == '.' && !strcmp(names[i] + nl - al, a.attr_name));
         }
         if (!held) continue;
         char d1[32], d2[32], on[300];
@@ -141,18 +139,16 @@ static int attribute_from_helper(struct vw_model *m, const struct vw_case *k, st
     struct vw_frame f;
     struct vw_src a, def;
     if (module_constructor_frame(m, made, &f, &a, &def) <= 0) return 0; /* a helper's caller, not made there */
-    if (strncmp(a.binds_attr, "self.", 5) || strchr(a.binds_attr, ',') || !rl_ident(a.binds_attr + 5) ||
-        a.binds_kind != DT_BINDS_CALL || a.binds[0])
-        return 0;
+    if (a.nattrs != 1 || !a.attr_name[0] || a.binds_kind != DT_BINDS_CALL || a.binds[0]) return 0; /* self.NAME = f() */
     /* the module's tensor by that attribute: the recorder names it by its path ("model.encoder.NAME") */
     char names[16][256];
     int nn = 0, held = 0;
     for (int s = 0; s <= own && nn < 12; s++)
         nn += vw_tensor_names(m, o->chain[s].tensor, k->seq, names + nn, 16 - nn > 4 ? 4 : 16 - nn);
-    size_t al = strlen(a.binds_attr + 5);
+    size_t al = strlen(a.attr_name);
     for (int i = 0; i < nn && !held; i++) {
         size_t nl = strlen(names[i]);
-        held = nl > al && names[i][nl - al - 1] == '.' && !strcmp(names[i] + nl - al, a.binds_attr + 5);
+        held = nl > al && names[i][nl - al - 1] == '.' && !strcmp(names[i] + nl - al, a.attr_name);
     }
     if (!held) return 0;
     char d1[32], d2[32], on[300];
@@ -190,12 +186,12 @@ static int attribute_by_setattr(struct vw_model *m, const struct vw_case *k, str
     if (module_constructor_frame(m, made, &f, &a, &def) < 0) return 0;
     /* the statement itself, or the one statement of the loop it heads (for k, v in tables(n).items():) */
     int at = 0, n = 0;
-    if (!strcmp(a.setattr_obj, "self"))
+    if (a.setattr_receiver)
         at = a.first, n = 1;
     else if (a.opens && a.loop_first == a.first)
         for (int l = a.last + 1; l <= a.loop_last && l - a.last < 200; l++)
             if (vw_src_at(m, f.file, l, &st) && st.first == l && !strcmp(st.function, a.function) &&
-                !strcmp(st.setattr_obj, "self"))
+                st.setattr_receiver)
                 at = l, n++;
     if (n != 1 || !vw_src_at(m, f.file, at, &st) || !rl_ident(st.setattr_value)) return 0;
     size_t nl = strlen(st.setattr_name);
@@ -453,17 +449,16 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
                    "field, made in %s, and moving the module%s%s took its parameters to %s while %s stayed on %s",
                    on, made->site.function, move.has_site ? " at " : "",
                    move.has_site ? rl_site_str(&move, buf, sizeof buf) : "", d1, on, d2);
-        } else if (vw_src_at(m, made->site.file, made->site.line, &msrc) && msrc.binds_attr[0]) {
+        } else if (rl_is_python(made) && vw_src_at(m, made->site.file, made->site.line, &msrc) &&
+                   msrc.binds_attr[0]) {
             const char *attr = msrc.binds_attr, *comma = strchr(attr, ',');
             char a[128];
             snprintf(a, sizeof a, "%.*s", (int)(comma ? (size_t)(comma - attr) : strlen(attr)), attr);
-            if (!strncmp(a, "self.", 5) && rl_ident(a + 5)) {
+            if (msrc.attr_name[0]) { /* the first of its self.NAME targets */
                 /* registered first, the assignment that follows fills the buffer */
                 /* a plain attribute the function set before (self.bias = None) is removed first: a buffer
                  * cannot be registered under a name the module already has */
-                int again = 0;
-                for (const char *q = msrc.attr_set_before; (q = strstr(q, a)) != NULL && !again; q++)
-                    again = (q == msrc.attr_set_before || q[-1] == ',') && (q[strlen(a)] == ',' || !q[strlen(a)]);
+                int again = vw_list_has(msrc.attr_set_before, a);
                 fx->kind = VW_FIX_REGISTER_BUFFER;
                 vw_code_register_attr(a, again, fx->code, sizeof fx->code);
                 if (again) rl_evidence(fx, "%s was set earlier in %s", a, made->site.function);

@@ -1475,6 +1475,7 @@ def _wrap_sources(torch, rec):
                     src = P.tensor_id(data) if isinstance(data, Tensor) else 0
                     code = P.sim(data) if isinstance(data, Tensor) else 0  # where its data is
                     P.output(p, VIEW if src else FACTORY, "nn.Parameter", src, 0, code)
+                    P.role(p, P.ROLE_PARAMETER, None, "")  # the fact; the call's name is for people
                 except Exception:
                     pass
             return p

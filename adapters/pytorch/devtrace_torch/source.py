@@ -107,6 +107,18 @@ def _self_attrs(target, out):
         _self_attrs(target.value, out)
 
 
+def _receiver(fn):
+    """The name a method (a def in a class body) calls the object it is called on: its first positional parameter;
+    None for a static or class method, or a method that takes none."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    for d in fn.decorator_list:
+        if isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod"):
+            return None
+    named = fn.args.posonlyargs + fn.args.args
+    return named[0].arg if named else None
+
+
 def _is_dtype(node):
     """`torch.float32`, `x.dtype`: what `.to(X)` takes that is not a device."""
     if isinstance(node, ast.Attribute):
@@ -277,6 +289,9 @@ class _Facts:
                 and s.value.func.id == "setattr" and len(s.value.args) == 3 and not s.value.keywords \
                 and not any(isinstance(a, ast.Starred) for a in s.value.args):
             texts = [f.src(a) for a in s.value.args]
+            obj = s.value.args[0]
+            # and whether OBJ is the receiver of the method it stands in (its first parameter: `self`)
+            texts.append("1" if scope[3] and isinstance(obj, ast.Name) and obj.id == scope[3] else "0")
             if all("\n" not in t and "\t" not in t for t in texts):
                 facts.append((P.FACT_SETATTR, "\t".join(texts)))
         if isinstance(s, ast.Return):
@@ -298,7 +313,7 @@ class _Facts:
         inner = scope
         if isinstance(s, _SCOPES):
             prefix = "" if scope[0] == "<module>" else scope[0] + ("." if scope[2] else ".<locals>.")
-            inner = (prefix + s.name, s.lineno, isinstance(s, ast.ClassDef))
+            inner = (prefix + s.name, s.lineno, isinstance(s, ast.ClassDef), _receiver(s) if scope[2] else None)
             loop = None  # a loop of another function is not this one's
         self.body(getattr(s, "body", ()), inner, loop, depth + 1)  # a match has cases instead
         if hasattr(ast, "Match") and isinstance(s, ast.Match):
@@ -404,7 +419,7 @@ def file_facts(path):
             data = fh.read()
         f = _File(data)
         w = _Facts(f)
-        w.body(f.tree.body, ("<module>", 0, False), None, 0)
+        w.body(f.tree.body, ("<module>", 0, False, None), None, 0)
         seen, facts = set(), [(0, P.FACT_SHA256, hashlib.sha256(data).hexdigest()),
                               (0, P.FACT_LINES, str(len(f.lines)))]
         for fact in w.facts:
