@@ -357,6 +357,8 @@ enum ts_check {
 /* Per line, for what starts on that line: */
 #define DT_FACT_CALL        "call"        /* "FUNC\tDEVICE\tTEMP\tEND_LINE\tEND_COL\tHAS_ARGS[\tTRAILING_COMMA]" */
 #define DT_FACT_DEVICE_EXPR "device_expr" /* a device expression's source text (.to(X), .cuda(X), device=X) */
+#define DT_FACT_DEVICE_OF   "device_of"   /* NAME, of such an expression that is NAME.device: what is made or moved
+                                           * there follows the tensor NAME holds (since schema 13) */
 /* Written for native (C and C++) files only, by the tracer (tracer/front/cfacts.c): */
 #define DT_FACT_LANG      "lang"  /* line 0: "c" or "c++", the language DWARF gives the file's unit */
 #define DT_FACT_BLOCK     "block" /* "FIRST LAST": the braces block that holds the statement */
@@ -424,6 +426,7 @@ static inline enum dt_binds_kind dt_binds_kind_of(const char *text) {
     F(SETATTR)                                                                                                         \
     F(CALL)                                                                                                            \
     F(DEVICE_EXPR)                                                                                                     \
+    F(DEVICE_OF)                                                                                                       \
     F(LANG)                                                                                                            \
     F(BLOCK)                                                                                                           \
     F(CALL_ARGS)                                                                                                       \

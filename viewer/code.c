@@ -463,7 +463,8 @@ static int py_class_has_params(struct vw_model *m, const char *cls, size_t cl) {
 /* A device expression the fix may use at site, the program's own first and never a device literal the
  * program did not write there:
  *  1. one the program used in a move to dev from the function of site (the variable it moves its batches
- *     with; a literal it wrote is not taken: it may name another device on another run or rank);
+ *     with; a literal it wrote is not taken: it may name another device on another run or rank), or, Python,
+ *     as the device= of a factory that made a tensor on dev (a variable it passes only to its factories);
  *  2. Python: a device variable the function binds before site (`device = idx.device`);
  *  3. Python, in a method: one the program used in a move to dev from another method of the class, when it
  *     is an attribute of self (`self.device`), or a device attribute a method of the class binds;
@@ -487,14 +488,29 @@ static const char *device_expr(struct vw_model *m, const struct vw_case *k, int6
     char fn[256];
     size_t cl = lang == VW_LANG_PYTHON ? py_method_class(m, site, fn, sizeof fn) : 0;
     /* the sites of the program's copies and moves to dev before the failing op, newest first */
-    struct vw_frame *moves = calloc(256, sizeof *moves);
+    struct vw_frame *moves = calloc(512, sizeof *moves);
     int nmoves = moves ? vw_fact_moves_to(m, dev, k ? k->seq : INT64_MAX, moves, 256) : 0;
+    /* then the sites of Python factories that made tensors on dev with the program's device= (a device variable
+     * a program passes only to its factories is the program's as well) */
+    int nmade = moves ? vw_fact_made_on(m, dev, k ? k->seq : INT64_MAX, moves + nmoves, 256) : 0;
     char local[128] = "", global[128] = "", scoped[128] = "", tried[128] = "", classwide[128] = "";
-    for (int mv = 0; !local[0] && mv < nmoves; mv++) {
+    for (int mv = 0; !local[0] && mv < nmoves + nmade; mv++) {
         const struct vw_frame f = moves[mv];
         struct vw_src src;
         if (!vw_src_at(m, f.file, f.line, &src)) continue;
         const char *v = src.device_expr;
+        if (mv >= nmoves) { /* a factory's line: the device= of its calls, when they all say one */
+            v = "";
+            if (!f.python) continue;
+            for (int c = 0; c < src.ncalls; c++)
+                if (src.calls[c].device[0]) {
+                    if (v[0] && strcmp(v, src.calls[c].device)) {
+                        v = "";
+                        break;
+                    }
+                    v = src.calls[c].device;
+                }
+        }
         int plain = strlen(v) < 128 && vw_shape_device_code(v) && v[0] != '"' && v[0] != '\''; /* no literal */
         if (!plain) continue;
         if (!strcmp(f.file, site->file) && vw_same_function(f.function, site->function))

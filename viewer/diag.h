@@ -123,6 +123,8 @@ struct vw_src {
     char device_var[128];      /* a name it binds to a device, or "" */
     char setattr_obj[64], setattr_name[128], setattr_value[128]; /* setattr(OBJ, NAME, VALUE) alone, or "" */
     int setattr_receiver; /* that OBJ is the receiver of the method it stands in (setattr(self, ...)) */
+    char device_of[4][64]; /* the names whose .device a device expression of the line is (device=ts.device: ts) */
+    int ndevice_of;
     struct vw_src_call calls[VW_SRC_MAX_CALLS];
     int ncalls;
 };
@@ -164,6 +166,7 @@ int vw_facts_each_file(const struct vw_facts *fs, const char *key,
                        int (*fn)(void *ctx, const char *file, int line, const char *key, const char *value),
                        void *ctx);
 
+struct vw_made_on;
 struct vw_model {
     struct vw_trace *t;
     struct vw_sym *sym;
@@ -173,6 +176,7 @@ struct vw_model {
     sqlite3_stmt *tensor, *moves, *args, *opname;
     struct vw_src_slot *src_cache; /* VW_SRC_CACHE lines' facts, by (file, line) (malloc'd on first use) */
     char inconsistent[400];        /* the first source fact refused as not what a producer writes, said; or "" */
+    struct vw_made_on *made_on;    /* the last answer of vw_fact_made_on (malloc'd on first use) */
 };
 
 /* The model's source facts, read from the trace the first time they are asked for (then never again). */
@@ -283,6 +287,12 @@ int vw_fact_params_made_in(struct vw_model *m, const char *cls, size_t cl);
 /* The sites (the program's frames) of the copies and moves to dev before event `before`, newest first, max at
  * most, into out; how many. */
 int vw_fact_moves_to(struct vw_model *m, int64_t dev, int64_t before, struct vw_frame *out, int max);
+/* Whether the program copied tensor id, or a view of it or a tensor an op made from it, to want before event
+ * `before` (a dataset's labels it moves a batch at a time: it keeps the whole where it is on purpose). */
+int vw_fact_parts_moved(struct vw_model *m, int64_t id, int64_t want, int64_t before);
+/* The program's sites (innermost frames of its own) that made tensors on dev by a factory before event `before`,
+ * one per site, newest first, into out (at most max); how many. */
+int vw_fact_made_on(struct vw_model *m, int64_t dev, int64_t before, struct vw_frame *out, int max);
 /* A statement over the source facts of `file` (as a frame names it: relative to the cwd when under it), the
  * file bound as ?1 and the facts' file name joined as fs. */
 #define VW_FACT_FILE_MATCH                                                                                             \

@@ -124,6 +124,33 @@ static int is_parameter(struct vw_model *m, int64_t id, const char *what, int64_
     return !strcmp(what, DT_WHAT_PARAMETER);
 }
 
+/* Where tensor id was made (the program's frame), into *f; 0 when unknown. */
+static int tensor_site(struct vw_model *m, int64_t id, struct vw_frame *f) {
+    int64_t seq, dev, src, op, stack, pystack;
+    int origin;
+    char what[64], detail[64];
+    return tensor_row(m, id, &seq, &dev, &origin, &src, &op, &stack, &pystack, what, sizeof what, detail,
+                      sizeof detail) &&
+           site_of(m, stack, pystack, seq, f);
+}
+
+/* Python: an op's first input on the device (pick) was made on a line that gave it the device of a parameter of
+ * its function (device_of: a factory's device=NAME.device, a .to(NAME.device)), and its other input on the device
+ * (other) was made in another function: that is the tensor passed as the parameter, whose device the first one
+ * followed (a lookup table made on the device of the indices passed in, then indexed by them): the chain follows
+ * it instead. */
+static int followed_input(struct vw_model *m, int64_t pick, int64_t other) {
+    struct vw_frame at, of;
+    struct vw_src src, def;
+    if (!m->have_facts || !tensor_site(m, pick, &at) || !at.python || !tensor_site(m, other, &of) ||
+        !vw_src_at(m, at.file, at.line, &src) || !src.ndevice_of || src.function_line <= 0 ||
+        !vw_src_at(m, at.file, src.function_line, &def))
+        return 0;
+    int param = 0;
+    for (int i = 0; i < src.ndevice_of && !param; i++) param = vw_list_has(def.params, src.device_of[i]);
+    return param && (strcmp(of.file, at.file) || !vw_same_function(of.function, at.function));
+}
+
 /* Walks tensor id's provenance backwards from event `before`. */
 static void build_chain(struct vw_model *m, struct vw_operand *o, int64_t id, int64_t before) {
     char what[256], detail[512];
@@ -184,17 +211,29 @@ static void build_chain(struct vw_model *m, struct vw_operand *o, int64_t id, in
             char *name = s->op;
             op_name(m, op, name, sizeof s->op);
             /* follow the input that carried the device (first one on it) */
-            int64_t pick = 0, first = 0;
-            char arg[64] = "";
+            int64_t pick = 0, first = 0, on[2] = {0, 0};
+            char arg[64] = "", args[2][64];
+            int non = 0;
             sqlite3_reset(m->args);
             sqlite3_bind_int64(m->args, 1, op);
             while (sqlite3_step(m->args) == SQLITE_ROW) {
                 int64_t tid = sqlite3_column_int64(m->args, 0), adev = sqlite3_column_int64(m->args, 1);
                 if (!first) first = tid;
+                if (tid && adev == dev && non < 3) {
+                    if (non < 2) {
+                        on[non] = tid;
+                        snprintf(args[non], sizeof args[non], "%s", (const char *)sqlite3_column_text(m->args, 2));
+                    }
+                    non++;
+                }
                 if (!pick && adev == dev) {
                     pick = tid;
                     snprintf(arg, sizeof arg, "%s", (const char *)sqlite3_column_text(m->args, 2));
                 }
+            }
+            if (non == 2 && pick == on[0] && followed_input(m, on[0], on[1])) {
+                pick = on[1];
+                snprintf(arg, sizeof arg, "%s", args[1]);
             }
             if (!pick) pick = first;
             snprintf(s->from_arg, sizeof s->from_arg, "%s", arg);
@@ -807,6 +846,8 @@ static int src_fact(void *ctx, const char *ffile, int fline, const char *key, co
         snprintf(out->params, sizeof out->params, "%s", v);
     else if (!strcmp(key, DT_FACT_RETURNS))
         out->returns = atoi(v);
+    else if (!strcmp(key, DT_FACT_DEVICE_OF) && out->ndevice_of < 4)
+        snprintf(out->device_of[out->ndevice_of++], sizeof out->device_of[0], "%s", v);
     else if (!strcmp(key, DT_FACT_DEVICE_EXPR) && !out->device_expr[0])
         snprintf(out->device_expr, sizeof out->device_expr, "%s", v);
     else if (!strcmp(key, DT_FACT_DEVICE_VAR))
@@ -1290,6 +1331,55 @@ int vw_fact_moves_to(struct vw_model *m, int64_t dev, int64_t before, struct vw_
     return n;
 }
 
+int vw_fact_parts_moved(struct vw_model *m, int64_t id, int64_t want, int64_t before) {
+    sqlite3_stmt *st = vw_prep(
+        m->t, "SELECT 1 FROM transfers x JOIN tensors t ON t.id = x.src WHERE x.dst_device = ?2 AND x.seq < ?3 AND "
+              "(x.src = ?1 OR t.src = ?1 OR t.op IN (SELECT a.op FROM op_args a WHERE a.tensor = ?1)) LIMIT 1");
+    if (!st) return 0;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, want);
+    sqlite3_bind_int64(st, 3, before);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
+}
+
+/* vw_fact_made_on's last answer: the query reads every tensor, and the rules ask it again for each device
+ * expression they write. */
+struct vw_made_on {
+    int64_t dev, before;
+    int max, n;
+    struct vw_frame f[256];
+};
+
+int vw_fact_made_on(struct vw_model *m, int64_t dev, int64_t before, struct vw_frame *out, int max) {
+    if (max > 256) max = 256;
+    struct vw_made_on *c = m->made_on ? m->made_on : (m->made_on = calloc(1, sizeof *m->made_on));
+    if (c && c->max && c->dev == dev && c->before == before && c->max == max) {
+        memcpy(out, c->f, (size_t)c->n * sizeof *out);
+        return c->n;
+    }
+    sqlite3_stmt *st = vw_prep(
+        m->t, "SELECT MAX(t.seq), COALESCE(t.stack, 0) AS s, COALESCE(t.pystack, 0) AS p FROM tensors t WHERE "
+              "t.device = ?1 AND t.seq < ?2 AND t.origin = " DT_SQL_ORIGIN_FACTORY " GROUP BY s, p ORDER BY 1 DESC "
+              "LIMIT ?3");
+    if (!st) return 0;
+    sqlite3_bind_int64(st, 1, dev);
+    sqlite3_bind_int64(st, 2, before);
+    sqlite3_bind_int(st, 3, max);
+    int n = 0;
+    while (n < max && sqlite3_step(st) == SQLITE_ROW)
+        if (vw_sym_event_site(m->sym, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+                              sqlite3_column_int64(st, 0), &out[n]))
+            n++;
+    sqlite3_finalize(st);
+    if (c) {
+        c->dev = dev, c->before = before, c->max = max, c->n = n;
+        memcpy(c->f, out, (size_t)n * sizeof *out);
+    }
+    return n;
+}
+
 /* ---------------------------------------------------------------- loading */
 
 int vw_model_open(struct vw_model *m, struct vw_trace *t) {
@@ -1327,6 +1417,7 @@ void vw_model_close(struct vw_model *m) {
     for (size_t s = 0; s < sizeof sts / sizeof *sts; s++)
         if (sts[s]) sqlite3_finalize(sts[s]);
     free(m->src_cache);
+    free(m->made_on);
     vw_sym_free(m->sym);
     memset(m, 0, sizeof *m);
 }

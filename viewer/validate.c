@@ -300,7 +300,7 @@ int vw_fact_shape(const char *key, const char *v, const char **why) {
         if (!list(v, LIST_IDENT)) return *why = "not identifiers, comma-separated", 0;
     } else if (IS(BINDS_ATTR) || IS(ATTR_AGAIN)) {
         if (!list(v, LIST_MEMBER)) return *why = "not attributes (self.NAME, P->F), comma-separated", 0;
-    } else if (IS(ATTR_FROM)) {
+    } else if (IS(ATTR_FROM) || IS(DEVICE_OF)) {
         if (!vw_shape_ident(v)) return *why = "not an identifier", 0;
     } else if (IS(DEVICE_VAR)) {
         if (!vw_shape_member(v, 1)) return *why = "not a name or an attribute", 0;

@@ -56,7 +56,7 @@ EXPECTED = {
          ('function_line', '8'), ('params', 'self,x'), ('class_bases', 'torch.nn.Module')],
     15: [('stmt', '15 15'), ('indent', '        '), ('function', 'Net.forward'), ('function_line', '14'),
          ('binds', 'pos'), ('binds_kind', 'call'), ('call', 'self.emb\t\t0\t15\t64\t1\t0'),
-         ('call', 'torch.arange\tx.device\t1\t15\t63\t1\t0'), ('device_expr', 'x.device'),
+         ('call', 'torch.arange\tx.device\t1\t15\t63\t1\t0'), ('device_expr', 'x.device'), ('device_of', 'x'),
          ('call', 'x.size\t\t1\t15\t45\t1\t0')],
     16: [('stmt', '16 17'), ('indent', '        '), ('function', 'Net.forward'), ('function_line', '14'),
          ('binds', 'h,c'), ('binds_kind', 'unpack'), ('call', 'self.init_hidden\t\t0\t17\t41\t1\t0'),
@@ -79,7 +79,7 @@ EXPECTED = {
          ('call', 'enumerate\t\t1\t24\t41\t1\t0')],
     25: [('stmt', '25 25'), ('indent', '        '), ('function', 'train'), ('function_line', '23'),
          ('loop', '24 33         '), ('binds', 'x'), ('binds_kind', 'call'), ('call', 'x.to\t\t0\t25\t48\t1\t0'),
-         ('device_expr', 'args.device')],
+         ('device_expr', 'args.device'), ('device_of', 'args')],
     26: [('stmt', '26 26'), ('indent', '        '), ('function', 'train'), ('function_line', '23'),
          ('loop', '24 33         '), ('binds', 'y'), ('binds_kind', 'call'), ('call', 'y.cuda\t\t0\t26\t21\t1\t0'),
          ('device_expr', '1')],
@@ -138,9 +138,9 @@ def unit():
               "got      %r\nexpected %r" % (got.get(line), EXPECTED.get(line)))
     keys = {k for _, k, _ in facts}
     consts = {getattr(_probes, n) for n in dir(_probes) if n.startswith("FACT_")}
-    # 23 keys the Python producer writes, and 6 only the tracer's native producer writes (lang, block, args,
+    # 24 keys the Python producer writes, and 6 only the tracer's native producer writes (lang, block, args,
     # module_var, optimizer_var, move_wrap)
-    check("every key is one of the extension's FACT_* constants", keys <= consts and len(consts) == 29,
+    check("every key is one of the extension's FACT_* constants", keys <= consts and len(consts) == 30,
           (sorted(keys - consts), sorted(consts)))
     check("FACT_STMT is common/trace_schema.h's DT_FACT_STMT", _probes.FACT_STMT == "stmt")
     check("a file is read once", source.file_facts(FIXTURE) is facts)
@@ -180,6 +180,14 @@ def unit():
     check("setattr says whether its object is the method's receiver (its first parameter, by any name), and only "
           "in a method", sets == [(3, "me\t'a'\tt\t1"), (4, "t\t'b'\tme\t0"), (6, "self\t'c'\t1\t0"),
                                    (10, "self\t'd'\t1\t0"), (14, "self\t'e'\t1\t0")], sets)
+    follow = os.path.join(WORK, "device_of_facts.py")
+    with open(follow, "w") as f:
+        f.write("import torch\nx = torch.ones(2)\ny = torch.zeros(2, device=x.device)\nz = y.to(x.device)\n"
+                "w = y.to(device=x.device)\nv = y.to(self.a.device)\nu = torch.ones(2, device=dev)\n\n\n"
+                "class M:\n    def f(me, q):\n        return torch.ones(2, device=me.device), q.to(q.device)\n")
+    of = [(l, v) for l, k, v in source.file_facts(follow) if k == "device_of"]
+    check("device_of: the name whose .device a device= or .to() follows, and nothing else (not a method's "
+          "receiver)", of == [(3, "x"), (4, "x"), (5, "x"), (12, "q")], of)
     check("the fixture is the program's", source.is_program_file(FIXTURE))
     check("the standard library is not", not source.is_program_file(os.__file__))
     check("an installed package is not", not source.is_program_file("/usr/lib/python3/dist-packages/x/y.py")

@@ -239,6 +239,67 @@ static int module_move_before(struct vw_model *m, const struct vw_case *k, const
     return lm;
 }
 
+/* A step computed from one tensor (a view, an op with one tensor operand, an in-place move): what it was computed
+ * from is where its device came from. */
+static int one_source(struct vw_model *m, const struct vw_step *s) {
+    return s->origin == DTP_ORIGIN_VIEW || s->origin == -1 ||
+           (s->origin == DTP_ORIGIN_OP_OUTPUT && vw_fact_combined(m, s) < 2);
+}
+
+/* Whether step s was made in the loop around step `at` (loop: the facts of at's statement): in its file and
+ * function, on a line of that loop. */
+static int in_loop_of(const struct vw_step *s, const struct vw_step *at, const struct vw_src *loop) {
+    return s->has_site && !strcmp(s->site.file, at->site.file) &&
+           vw_same_function(s->site.function, at->site.function) && s->site.line >= loop->loop_first &&
+           s->site.line <= loop->loop_last;
+}
+
+/* Python: the odd operand's step `own`, made in a loop (its statement's facts into *loop), computed through steps
+ * of one source each from a tensor made in the same function before that loop, which the program names: that
+ * tensor's step; 0 when there is none (made in no loop, or computed from what was made in the loop, after it or
+ * in another function). */
+static int loop_root(struct vw_model *m, const struct vw_case *k, const struct vw_operand *o, int own,
+                     struct vw_src *loop) {
+    const struct vw_step *at = &o->chain[own];
+    if (!at->has_site || at->site.library || !rl_is_python(at) || !vw_src_at(m, at->site.file, at->site.line, loop) ||
+        !loop->loop_first)
+        return 0;
+    char name[256];
+    for (int i = own; i < o->nsteps - 1 && one_source(m, &o->chain[i]); i++) {
+        const struct vw_step *s = &o->chain[i + 1];
+        if (in_loop_of(s, at, loop)) continue;
+        return s->has_site && !strcmp(s->site.file, at->site.file) &&
+                       vw_same_function(s->site.function, at->site.function) && s->site.line < loop->loop_first &&
+                       rl_step_name(m, k, s, name, sizeof name)[0]
+                   ? i + 1
+                   : 0;
+    }
+    return 0;
+}
+
+/* Python: the odd operand's step `own`, an op's output in the program's code, computed through ops (of any number
+ * of tensors) and views from a tensor a factory of the program's made off the device in another function (the
+ * operand's origin: where it reached its device), which passed it in or returned it: that step's index; 0 when it
+ * is not so, or when the program moved a part of that tensor (a slice, what an op made from it) to the intended
+ * device: it keeps that one where it is on purpose. Code that computes from the tensors it is given computes on
+ * their devices: the fix is where that tensor was made (a timestep embedding computed from timesteps its sampler
+ * made on the cpu). */
+static int computed_from_caller(struct vw_model *m, const struct vw_case *k, const struct vw_operand *o, int own) {
+    const struct vw_step *at = &o->chain[own];
+    const int a = o->arrived;
+    if (at->origin != DTP_ORIGIN_OP_OUTPUT || !at->has_site || at->site.library || !rl_is_python(at) || a <= own)
+        return 0;
+    for (int i = own; i < a; i++)
+        if (o->chain[i].origin != DTP_ORIGIN_OP_OUTPUT && o->chain[i].origin != DTP_ORIGIN_VIEW) return 0;
+    const struct vw_step *r = &o->chain[a];
+    if (r->origin != DTP_ORIGIN_FACTORY || !r->has_site || r->site.library || !rl_is_python(r) ||
+        (!strcmp(r->site.file, at->site.file) && vw_same_function(r->site.function, at->site.function)))
+        return 0;
+    /* not what the program keeps where it is on purpose and moves a part at a time (a dataset's labels): there the
+     * value computed from the whole is the one to move */
+    return vw_fact_parts_moved(m, r->tensor, k->want, k->seq) ? 0 : a;
+}
+
 /* never-moved: made off the intended device and never moved; the move goes right after it is made (a view:
  * after its base is made, once; computed from an unnamed tensor: where that came from). Variants, each
  * with its own id: module-never-moved (a module's parameter), made-in-callee (made in a function that
@@ -258,14 +319,28 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
      * code made it (a loader's collation): the program's move of its batch decides */
     int derived = -1;
     char rootname[256] = "", fixname[256] = "";
-    if (odd->chain[own].origin == DTP_ORIGIN_OP_OUTPUT && own < odd->nsteps - 1 && !odd->chain[own].site.library &&
-        !rl_step_name(m, k, &odd->chain[own], rootname, sizeof rootname)[0] &&
+    /* ... or one the program names, recomputed in a loop from a tensor made once before that loop (a GAE loop's
+     * nextnonterminal = 1.0 - dones[t + 1], dones made off the device before it): moving the result in every
+     * pass treats the symptom; the fix is where the loop's source was made. The steps made in the loop are
+     * passed over, named or not, up to the named one made before it. */
+    struct vw_src loop;
+    const int in_loop = odd->chain[own].origin == DTP_ORIGIN_OP_OUTPUT && loop_root(m, k, odd, own, &loop) > own;
+    const int from_caller = computed_from_caller(m, k, odd, own);
+    if (from_caller > own) {
+        /* computed, in code that receives its tensors, from a tensor its caller made off the device */
+        derived = own;
+        own = from_caller;
+        rl_step_name(m, k, &odd->chain[own], rootname, sizeof rootname);
+        view = -1;
+    } else if (odd->chain[own].origin == DTP_ORIGIN_OP_OUTPUT && own < odd->nsteps - 1 && !odd->chain[own].site.library &&
+        (in_loop || !rl_step_name(m, k, &odd->chain[own], rootname, sizeof rootname)[0]) &&
         vw_fact_combined(m, &odd->chain[own]) < 2) {
         derived = own;
-        while (own < odd->nsteps - 1 &&
-               (odd->chain[own].origin == DTP_ORIGIN_VIEW || odd->chain[own].origin == -1 ||
-                (odd->chain[own].origin == DTP_ORIGIN_OP_OUTPUT && vw_fact_combined(m, &odd->chain[own]) < 2)))
-            if (rl_step_name(m, k, &odd->chain[++own], rootname, sizeof rootname)[0]) break;
+        rootname[0] = 0;
+        while (own < odd->nsteps - 1 && one_source(m, &odd->chain[own]))
+            if (rl_step_name(m, k, &odd->chain[++own], rootname, sizeof rootname)[0] &&
+                !(in_loop && in_loop_of(&odd->chain[own], &odd->chain[derived], &loop)))
+                break;
         view = -1;
     }
     if (derived < 0 && (module_made_inline(m, k, fx, own, v) || attribute_in_init(m, k, fx, own, v) ||

@@ -187,15 +187,15 @@ class _Facts:
 
     # ------------------------------------------------------------ expressions: calls and device expressions
 
-    def exprs(self, roots, whole):
+    def exprs(self, roots, whole, receiver=None):
         """The calls and device expressions inside roots; whole: the expressions that are a statement's whole value
         (a call that is one of them is not a temporary)."""
         for root in roots:
             for node in ast.walk(root):
                 if isinstance(node, ast.Call):
-                    self.call(node, any(node is w for w in whole))
+                    self.call(node, any(node is w for w in whole), receiver)
 
-    def call(self, node, whole):
+    def call(self, node, whole, receiver=None):
         f = self.f
         device = next((k.value for k in node.keywords if k.arg == "device"), None)
         func = f.src(node.func).replace("\t", " ")
@@ -209,14 +209,23 @@ class _Facts:
                                                        has_args, trailing)))
         if device is not None:
             self.add(device.lineno, P.FACT_DEVICE_EXPR, f.src(device))
+            self.device_of(device, receiver)
         attr = node.func.attr if isinstance(node.func, ast.Attribute) else None
         if attr == "to" and node.args and not _is_dtype(node.args[0]):
             self.add(node.args[0].lineno, P.FACT_DEVICE_EXPR, f.src(node.args[0]))
+            self.device_of(node.args[0], receiver)
         elif attr == "cuda":
             if node.args:
                 self.add(node.args[0].lineno, P.FACT_DEVICE_EXPR, f.src(node.args[0]))
             elif not node.keywords:
                 self.add(node.func.end_lineno or node.lineno, P.FACT_DEVICE_EXPR, '"cuda"')  # a literal
+
+    def device_of(self, expr, receiver):
+        """NAME.device: what is made or moved with it follows the tensor NAME holds (not a method's receiver: a
+        module's own device attribute)."""
+        if isinstance(expr, ast.Attribute) and expr.attr == "device" and isinstance(expr.value, ast.Name) \
+                and expr.value.id != receiver:
+            self.add(expr.lineno, P.FACT_DEVICE_OF, expr.value.id)
 
     # ------------------------------------------------------------ statements
 
@@ -303,11 +312,11 @@ class _Facts:
                 self.add(n, k, v)
         # the calls and device expressions of the statement itself (of a compound one: its header's)
         if compound:
-            self.exprs(_header_exprs(s), ())
+            self.exprs(_header_exprs(s), (), scope[3])
         else:
             whole = [s.value] if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)) \
                 and s.value is not None else []
-            self.exprs([s], whole)
+            self.exprs([s], whole, scope[3])
         if not compound:
             return
         inner = scope
@@ -318,14 +327,14 @@ class _Facts:
         self.body(getattr(s, "body", ()), inner, loop, depth + 1)  # a match has cases instead
         if hasattr(ast, "Match") and isinstance(s, ast.Match):
             for c in s.cases:
-                self.exprs([c.pattern] + ([c.guard] if c.guard is not None else []), ())
+                self.exprs([c.pattern] + ([c.guard] if c.guard is not None else []), (), scope[3])
                 self.body(c.body, inner, loop, depth + 1)
         for h in getattr(s, "handlers", ()):
             self.clause(h.lineno, h.body, inner, loop, depth + 1, [(P.FACT_BINDS, h.name), (P.FACT_BINDS_KIND,
                                                                                              "other")] if h.name
                         else [])
             if h.type is not None:
-                self.exprs([h.type], ())
+                self.exprs([h.type], (), scope[3])
             self.body(h.body, inner, loop, depth + 1)
         for name in ("orelse", "finalbody"):
             stmts = getattr(s, name, None)
