@@ -103,17 +103,22 @@ static void add_role_steps(struct vw_model *m, struct vw_operand *o, int base, i
     sqlite3_finalize(st);
 }
 
-/* Whether tensor id took role `role` before event `before` (the roles table: schema 11). */
-static int has_role(struct vw_model *m, int64_t id, int role, int64_t before) {
-    if (!id || !vw_trace_has(m->t, TS_T_roles)) return 0;
-    sqlite3_stmt *st = vw_prep(m->t, "SELECT 1 FROM roles WHERE tensor = ?1 AND role = ?2 AND seq < ?3 LIMIT 1");
+/* Whether query sql, its ?1, ?2 and ?3 bound to a, b and c, has a row. */
+static int has_row(struct vw_model *m, const char *sql, int64_t a, int64_t b, int64_t c) {
+    sqlite3_stmt *st = vw_prep(m->t, sql);
     if (!st) return 0;
-    sqlite3_bind_int64(st, 1, id);
-    sqlite3_bind_int(st, 2, role);
-    sqlite3_bind_int64(st, 3, before);
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_int64(st, 2, b);
+    sqlite3_bind_int64(st, 3, c);
     int found = sqlite3_step(st) == SQLITE_ROW;
     sqlite3_finalize(st);
     return found;
+}
+
+/* Whether tensor id took role `role` before event `before` (the roles table: schema 11). */
+static int has_role(struct vw_model *m, int64_t id, int role, int64_t before) {
+    return id && vw_trace_has(m->t, TS_T_roles) &&
+           has_row(m, "SELECT 1 FROM roles WHERE tensor = ?1 AND role = ?2 AND seq < ?3 LIMIT 1", id, role, before);
 }
 
 /* Whether tensor id, made by `what`, is a parameter: since schema 13 its producer's fact (role parameter, given
@@ -1313,11 +1318,10 @@ int vw_fact_params_made_in(struct vw_model *m, const char *cls, size_t cl) {
     return found;
 }
 
-int vw_fact_moves_to(struct vw_model *m, int64_t dev, int64_t before, struct vw_frame *out, int max) {
-    sqlite3_stmt *st =
-        vw_prep(m->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers x "
-                      "LEFT JOIN misc_events e ON e.seq = x.seq WHERE x.dst_device = ?1 AND x.seq < ?2 "
-                      "AND x.kind IN (" VW_SQL_TRANSFER_TO ", " VW_SQL_TRANSFER_MOVE ") ORDER BY x.seq DESC LIMIT ?3");
+/* The sites of the rows of st (seq, stack, pystack; its dev, before and max bound as ?1, ?2 and ?3), into out:
+ * how many. st is finalized. */
+static int sites_of_rows(struct vw_model *m, sqlite3_stmt *st, int64_t dev, int64_t before, struct vw_frame *out,
+                         int max) {
     if (!st) return 0;
     sqlite3_bind_int64(st, 1, dev);
     sqlite3_bind_int64(st, 2, before);
@@ -1331,17 +1335,20 @@ int vw_fact_moves_to(struct vw_model *m, int64_t dev, int64_t before, struct vw_
     return n;
 }
 
+int vw_fact_moves_to(struct vw_model *m, int64_t dev, int64_t before, struct vw_frame *out, int max) {
+    return sites_of_rows(
+        m,
+        vw_prep(m->t, "SELECT x.seq, COALESCE(e.stack, 0), COALESCE(e.pystack, 0) FROM transfers x "
+                      "LEFT JOIN misc_events e ON e.seq = x.seq WHERE x.dst_device = ?1 AND x.seq < ?2 "
+                      "AND x.kind IN (" VW_SQL_TRANSFER_TO ", " VW_SQL_TRANSFER_MOVE ") ORDER BY x.seq DESC LIMIT ?3"),
+        dev, before, out, max);
+}
+
 int vw_fact_parts_moved(struct vw_model *m, int64_t id, int64_t want, int64_t before) {
-    sqlite3_stmt *st = vw_prep(
-        m->t, "SELECT 1 FROM transfers x JOIN tensors t ON t.id = x.src WHERE x.dst_device = ?2 AND x.seq < ?3 AND "
-              "(x.src = ?1 OR t.src = ?1 OR t.op IN (SELECT a.op FROM op_args a WHERE a.tensor = ?1)) LIMIT 1");
-    if (!st) return 0;
-    sqlite3_bind_int64(st, 1, id);
-    sqlite3_bind_int64(st, 2, want);
-    sqlite3_bind_int64(st, 3, before);
-    int found = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return found;
+    return has_row(m,
+                   "SELECT 1 FROM transfers x JOIN tensors t ON t.id = x.src WHERE x.dst_device = ?2 AND x.seq < ?3 "
+                   "AND (x.src = ?1 OR t.src = ?1 OR t.op IN (SELECT a.op FROM op_args a WHERE a.tensor = ?1)) LIMIT 1",
+                   id, want, before);
 }
 
 /* vw_fact_made_on's last answer: the query reads every tensor, and the rules ask it again for each device
@@ -1359,20 +1366,12 @@ int vw_fact_made_on(struct vw_model *m, int64_t dev, int64_t before, struct vw_f
         memcpy(out, c->f, (size_t)c->n * sizeof *out);
         return c->n;
     }
-    sqlite3_stmt *st = vw_prep(
-        m->t, "SELECT MAX(t.seq), COALESCE(t.stack, 0) AS s, COALESCE(t.pystack, 0) AS p FROM tensors t WHERE "
-              "t.device = ?1 AND t.seq < ?2 AND t.origin = " DT_SQL_ORIGIN_FACTORY " GROUP BY s, p ORDER BY 1 DESC "
-              "LIMIT ?3");
-    if (!st) return 0;
-    sqlite3_bind_int64(st, 1, dev);
-    sqlite3_bind_int64(st, 2, before);
-    sqlite3_bind_int(st, 3, max);
-    int n = 0;
-    while (n < max && sqlite3_step(st) == SQLITE_ROW)
-        if (vw_sym_event_site(m->sym, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-                              sqlite3_column_int64(st, 0), &out[n]))
-            n++;
-    sqlite3_finalize(st);
+    int n = sites_of_rows(
+        m,
+        vw_prep(m->t, "SELECT MAX(t.seq), COALESCE(t.stack, 0) AS s, COALESCE(t.pystack, 0) AS p FROM tensors t "
+                      "WHERE t.device = ?1 AND t.seq < ?2 AND t.origin = " DT_SQL_ORIGIN_FACTORY " GROUP BY s, p "
+                      "ORDER BY 1 DESC LIMIT ?3"),
+        dev, before, out, max);
     if (c) {
         c->dev = dev, c->before = before, c->max = max, c->n = n;
         memcpy(c->f, out, (size_t)n * sizeof *out);

@@ -170,22 +170,24 @@ def unit():
     again = [(l, v) for l, k, v in mf if k == "attr_again"]
     check("attributes an earlier statement of the same function set, and only those", again ==
           [(13, "self.bias,self.scale")], again)
-    recv = os.path.join(WORK, "receiver_facts.py")
-    with open(recv, "w") as f:
-        f.write("class M:\n    def __init__(me, t):\n        setattr(me, 'a', t)\n        setattr(t, 'b', me)\n"
-                "        def inner(self):\n            setattr(self, 'c', 1)\n\n"
-                "    @staticmethod\n    def make(self):\n        setattr(self, 'd', 1)\n\n\n"
-                "def f(self):\n    setattr(self, 'e', 1)\n")
-    sets = [(l, v) for l, k, v in source.file_facts(recv) if k == "setattr"]
+    def facts_of(name, text, key):
+        """(line, value) of every `key` fact of a file holding text."""
+        path = os.path.join(WORK, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return [(l, v) for l, k, v in source.file_facts(path) if k == key]
+
+    sets = facts_of("receiver_facts.py", "class M:\n    def __init__(me, t):\n        setattr(me, 'a', t)\n"
+                    "        setattr(t, 'b', me)\n        def inner(self):\n            setattr(self, 'c', 1)\n\n"
+                    "    @staticmethod\n    def make(self):\n        setattr(self, 'd', 1)\n\n\n"
+                    "def f(self):\n    setattr(self, 'e', 1)\n", "setattr")
     check("setattr says whether its object is the method's receiver (its first parameter, by any name), and only "
           "in a method", sets == [(3, "me\t'a'\tt\t1"), (4, "t\t'b'\tme\t0"), (6, "self\t'c'\t1\t0"),
                                    (10, "self\t'd'\t1\t0"), (14, "self\t'e'\t1\t0")], sets)
-    follow = os.path.join(WORK, "device_of_facts.py")
-    with open(follow, "w") as f:
-        f.write("import torch\nx = torch.ones(2)\ny = torch.zeros(2, device=x.device)\nz = y.to(x.device)\n"
-                "w = y.to(device=x.device)\nv = y.to(self.a.device)\nu = torch.ones(2, device=dev)\n\n\n"
-                "class M:\n    def f(me, q):\n        return torch.ones(2, device=me.device), q.to(q.device)\n")
-    of = [(l, v) for l, k, v in source.file_facts(follow) if k == "device_of"]
+    of = facts_of("device_of_facts.py", "import torch\nx = torch.ones(2)\ny = torch.zeros(2, device=x.device)\n"
+                  "z = y.to(x.device)\nw = y.to(device=x.device)\nv = y.to(self.a.device)\n"
+                  "u = torch.ones(2, device=dev)\n\n\nclass M:\n    def f(me, q):\n"
+                  "        return torch.ones(2, device=me.device), q.to(q.device)\n", "device_of")
     check("device_of: the name whose .device a device= or .to() follows, and nothing else (not a method's "
           "receiver)", of == [(3, "x"), (4, "x"), (5, "x"), (12, "q")], of)
     check("the fixture is the program's", source.is_program_file(FIXTURE))
