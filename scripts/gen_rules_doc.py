@@ -62,6 +62,16 @@ source facts the producer recorded), never the error's text or the report's. Onl
 the source facts are read into memory once (`viewer/facts.c`), and the rules and `code.c` run no SQL (ctest
 `viewer-no-sql`); the model's own queries of tensors, transfers and stacks still run as a rule asks.
 
+What a tensor is, and what a statement does, are facts its producer recorded as typed fields, not names a rule
+compares: a parameter, a module's buffer and an optimizer's state are roles (the `roles` table); whether
+`setattr`'s object is the method's receiver, which tensor a device expression follows (`device_of`), how many
+attributes a statement sets and which function a nested one stands in are fields of the source facts
+([source-facts.md](source-facts.md)). Still read from text: the op families and method names of
+`common/op_families.h` (tables the producers and the viewer share); frame names where no producer records more
+(a comprehension's frame `F.<locals>.<listcomp>`, a C++ lambda's `F::{lambda...}`, a helper's calls matched as
+`self.NAME`); the `via` a module's move gives its transfers (`Net.to`); and, in traces older than schema 13 only,
+a parameter's `nn.Parameter` and a receiver named `self`.
+
 ## What a rule returns
 
 A rule fills a `struct vw_fix` (`viewer/diag.h`): the site of the change, a kind of fix with its
