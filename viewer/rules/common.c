@@ -332,10 +332,10 @@ int rl_move_first(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx
 int rl_device_at_factory(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const struct vw_step *made) {
     struct vw_src src;
     const struct vw_src_call *c;
-    if (made->origin != DTP_ORIGIN_FACTORY || !rl_has_code(m, made) ||
+    if (made->origin != DTP_ORIGIN_FACTORY || dt_op_takes_no_device(made->what) || !rl_has_code(m, made) ||
         !vw_src_at(m, made->site.file, made->site.line, &src) || !(c = rl_making_call(&src, made)) || c->device[0] ||
         c->end_col < 1)
-        return 0;
+        return 0; /* (torch.from_numpy takes no device=: refused, the patched program would die of a TypeError) */
     char expr[160], arg[200];
     vw_device_expr(m, k, k->want, &made->site, expr, sizeof expr);
     /* the argument as the language writes it (C++: the device as the factory's options, none already there) */

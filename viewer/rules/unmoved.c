@@ -549,8 +549,8 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
             }
         }
         return 1;
-    } else if (!modname[0] && made->origin == DTP_ORIGIN_FACTORY && rl_is_python(made) &&
-               vw_src_at(m, made->site.file, made->site.line, &src)) {
+    } else if (!modname[0] && made->origin == DTP_ORIGIN_FACTORY && !dt_op_takes_no_device(made->what) &&
+               rl_is_python(made) && vw_src_at(m, made->site.file, made->site.line, &src)) {
         const struct vw_src_call *c = rl_making_call(&src, made);
         if (c && !c->device[0]) { /* a factory that takes a device: made there in the first place */
             char expr[160];
