@@ -5,6 +5,7 @@ Each fixture is a short PyTorch program with a device-placement bug that fails o
 header says what the report must propose:
     # rule: <id>
     # code: <the suggested code, exactly; one `# code:` line per line of code; none when the rule gives none>
+    # absent: <a text the advice must not contain> (optional, one per line: a fix the rule must not offer)
 and the line where the fix goes carries "# devtrace: fix". For every fixture: untraced on the CPU it exits
 0; traced with DEVTRACE_SIM_CUDA=1 it fails, `devtrace report --json` names that rule, that line and that
 code, and `devtrace fix --verify` says that the patched program ran. The rules are the registry's, as
@@ -65,24 +66,27 @@ def run(cmd, env=None, cwd=None):
 
 
 def expected(path):
-    """The fixture's header: its rule id, its code lines, and the line of its fix marker."""
-    rule, code, fix = None, [], []
+    """The fixture's header: its rule id, its code lines, the texts its advice must not hold, and the line of its
+    fix marker."""
+    rule, code, absent, fix = None, [], [], []
     with open(path) as f:
         for n, line in enumerate(f, 1):
-            m = re.match(r"# (rule|code): ?(.*)$", line.rstrip("\n"))
+            m = re.match(r"# (rule|code|absent): ?(.*)$", line.rstrip("\n"))
             if m and m.group(1) == "rule":
                 rule = m.group(2).strip()
+            elif m and m.group(1) == "absent":
+                absent.append(m.group(2))
             elif m:
                 code.append(m.group(2))
             if "# devtrace: fix" in line:
                 fix.append(n)
-    return rule, "\n".join(code), fix
+    return rule, "\n".join(code), absent, fix
 
 
 def fixture(name):
     """All checks of one fixture; returns [(check, ok, detail)]."""
     path = os.path.join(FIXTURES, name)
-    rule, code, fix = expected(path)
+    rule, code, absent, fix = expected(path)
     if rule != name[:-3].split(".")[0] or len(fix) != 1:
         return [("%s: header names its own rule and one line has the fix marker" % name, False,
                  "rule %r, fix markers on lines %r" % (rule, fix))]
@@ -107,6 +111,8 @@ def fixture(name):
     out.append(("%s: fix at line %d" % (name, fix),
                 site.get("line") == fix and os.path.basename(site.get("file", "")) == name, show))
     out.append(("%s: code %r" % (name, code), (got.get("code") or "") == code, show))
+    for text in absent:
+        out.append(("%s: the advice does not say %r" % (name, text), text not in (got.get("text") or ""), show))
     if not VERIFY:  # the same rule, line and code as checked above: the torch 2 twin runs the patch
         return out
     # the command is the test's own (after --), run in a copy of the fixtures' directory
