@@ -836,8 +836,7 @@ static int src_fact(void *ctx, const char *ffile, int fline, const char *key, co
     else if (!strcmp(key, DT_FACT_BINDS_ATTR)) {
         snprintf(out->binds_attr, sizeof out->binds_attr, "%s", v);
         attr_parts(out);
-    }
-    else if (!strcmp(key, DT_FACT_ATTR_AGAIN))
+    } else if (!strcmp(key, DT_FACT_ATTR_AGAIN))
         snprintf(out->attr_set_before, sizeof out->attr_set_before, "%s", v);
     else if (!strcmp(key, DT_FACT_ATTR_FROM))
         snprintf(out->attr_from, sizeof out->attr_from, "%s", v);
