@@ -147,13 +147,15 @@ static int tensor_site(struct vw_model *m, int64_t id, struct vw_frame *f) {
 static int followed_input(struct vw_model *m, int64_t pick, int64_t other) {
     struct vw_frame at, of;
     struct vw_src src, def;
-    if (!m->have_facts || !tensor_site(m, pick, &at) || !at.python || !tensor_site(m, other, &of) ||
-        !vw_src_at(m, at.file, at.line, &src) || !src.ndevice_of || src.function_line <= 0 ||
-        !vw_src_at(m, at.file, src.function_line, &def))
+    /* on every op of two inputs on one device while the chain is walked: the other input's site, the costlier
+     * question, is asked last */
+    if (!m->have_facts || !tensor_site(m, pick, &at) || !at.python || !vw_src_at(m, at.file, at.line, &src) ||
+        !src.ndevice_of || src.function_line <= 0 || !vw_src_at(m, at.file, src.function_line, &def))
         return 0;
     int param = 0;
     for (int i = 0; i < src.ndevice_of && !param; i++) param = vw_list_has(def.params, src.device_of[i]);
-    return param && (strcmp(of.file, at.file) || !vw_same_function(of.function, at.function));
+    return param && tensor_site(m, other, &of) &&
+           (strcmp(of.file, at.file) || !vw_same_function(of.function, at.function));
 }
 
 /* Walks tensor id's provenance backwards from event `before`. */
@@ -224,12 +226,9 @@ static void build_chain(struct vw_model *m, struct vw_operand *o, int64_t id, in
             while (sqlite3_step(m->args) == SQLITE_ROW) {
                 int64_t tid = sqlite3_column_int64(m->args, 0), adev = sqlite3_column_int64(m->args, 1);
                 if (!first) first = tid;
-                if (tid && adev == dev && non < 3) {
-                    if (non < 2) {
-                        on[non] = tid;
-                        snprintf(args[non], sizeof args[non], "%s", (const char *)sqlite3_column_text(m->args, 2));
-                    }
-                    non++;
+                if (tid && adev == dev && non++ < 2) { /* the first two inputs on the device, and how many */
+                    on[non - 1] = tid;
+                    snprintf(args[non - 1], sizeof args[0], "%s", (const char *)sqlite3_column_text(m->args, 2));
                 }
                 if (!pick && adev == dev) {
                     pick = tid;
@@ -857,7 +856,8 @@ static int src_fact(void *ctx, const char *ffile, int fline, const char *key, co
     else if (!strcmp(key, DT_FACT_DEVICE_VAR))
         snprintf(out->device_var, sizeof out->device_var, "%s", v);
     else if (!strcmp(key, DT_FACT_SETATTR)) { /* OBJ \t NAME \t VALUE [\t RECEIVER] (its shape checked above) */
-        const char *t1 = strchr(v, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL, *t3 = t2 ? strchr(t2 + 1, '\t') : NULL;
+        const char *t1 = strchr(v, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+        const char *t3 = t2 ? strchr(t2 + 1, '\t') : NULL;
         size_t vl = t3 ? (size_t)(t3 - t2 - 1) : (t2 ? strlen(t2 + 1) : 0);
         if (t1 && t2 && (size_t)(t1 - v) < sizeof out->setattr_obj &&
             (size_t)(t2 - t1 - 1) < sizeof out->setattr_name && vl < sizeof out->setattr_value) {

@@ -317,7 +317,8 @@ int vw_fact_shape(const char *key, const char *v, const char **why) {
     } else if (IS(CALL)) {
         return call_fact(v, why);
     } else if (IS(SETATTR)) { /* OBJ \t NAME \t VALUE [\t RECEIVER: 0 or 1, since schema 13] */
-        const char *t1 = strchr(v, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL, *t3 = t2 ? strchr(t2 + 1, '\t') : NULL;
+        const char *t1 = strchr(v, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+        const char *t3 = t2 ? strchr(t2 + 1, '\t') : NULL;
         if (!t1 || !t2 || (t3 && strcmp(t3, "\t0") && strcmp(t3, "\t1")) || t1 == v || t2 == t1 + 1 || !t2[1] ||
             t3 == t2 + 1 || !expr_line(v, 4096, 0, 1))
             return *why = "not OBJ, NAME, VALUE and whether OBJ is the method's receiver, tab-separated", 0;

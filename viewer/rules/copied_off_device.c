@@ -44,9 +44,6 @@ static const struct vw_src_call *copy_call(struct vw_model *m, const struct vw_s
 
 #define NO_EXPR "no device expression of the program is in scope for a move back"
 
-/* A device literal ("cuda:0"), not a program's expression: what vw_device_expr falls back to. */
-static int literal(const char *expr) { return vw_shape_device_literal(expr); }
-
 /* copied-off-device: it reached its device by a copy, and that copy is the mistake. */
 static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
     const struct vw_step *a = &k->odd->chain[k->odd->arrived];
@@ -89,7 +86,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
         /* copied in a function that returned it (a batch helper called by training and evaluation): moved
          * back right there, by the name it has there */
         vw_device_expr(m, k, k->want, &a->site, expr, sizeof expr);
-        if (literal(expr) && drop_copy(k, fx, a, copy_call(m, a, &cc), NO_EXPR)) return 1;
+        if (vw_shape_device_literal(expr) && drop_copy(k, fx, a, copy_call(m, a, &cc), NO_EXPR)) return 1;
         vw_code_move(m, &a->site, src.binds, expr, fx->code, sizeof fx->code);
         fx->kind = VW_FIX_MOVE_AFTER;
         rl_evidence(fx, "copied in %s, which returned it", a->site.function);
@@ -124,7 +121,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
         int64_t chain[VW_MAX_STEPS];
         for (int i = 0; i < k->odd->arrived && i < VW_MAX_STEPS; i++) chain[i] = k->odd->chain[i].tensor;
         int unused = !vw_fact_used_between(m, a->tensor, a->seq, k->seq, k->op, chain, k->odd->arrived);
-        if ((literal(expr) || unused) &&
+        if ((vw_shape_device_literal(expr) || unused) &&
             drop_copy(k, fx, a, copy_call(m, a, &cc), unused ? "nothing used it before the failing op" : NO_EXPR))
             return 1;
         rl_at(fx, &k->call);
@@ -135,7 +132,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
         return 1;
     }
     vw_device_expr(m, k, k->want, &a->site, expr, sizeof expr);
-    if (literal(expr) && drop_copy(k, fx, a, copy_call(m, a, &cc), NO_EXPR))
+    if (vw_shape_device_literal(expr) && drop_copy(k, fx, a, copy_call(m, a, &cc), NO_EXPR))
         return 1;
     rl_code_for_odd(m, k, fx, k->odd->name);
     return 1;

@@ -254,22 +254,21 @@ static int in_loop_of(const struct vw_step *s, const struct vw_step *at, const s
            s->site.line <= loop->loop_last;
 }
 
-/* Python: the odd operand's step `own`, made in a loop (its statement's facts into *loop), computed through steps
- * of one source each from a tensor made in the same function before that loop, which the program names: that
- * tensor's step; 0 when there is none (made in no loop, or computed from what was made in the loop, after it or
- * in another function). */
-static int loop_root(struct vw_model *m, const struct vw_case *k, const struct vw_operand *o, int own,
-                     struct vw_src *loop) {
+/* Python: the odd operand's step `own`, an op's output made in a loop, computed through steps of one source each
+ * from a tensor made in the same function before that loop, which the program names: that tensor's step; 0 when
+ * there is none (made in no loop, or computed from what was made in the loop, after it or in another function). */
+static int loop_root(struct vw_model *m, const struct vw_case *k, const struct vw_operand *o, int own) {
     const struct vw_step *at = &o->chain[own];
-    if (!at->has_site || at->site.library || !rl_is_python(at) || !vw_src_at(m, at->site.file, at->site.line, loop) ||
-        !loop->loop_first)
+    struct vw_src loop;
+    if (at->origin != DTP_ORIGIN_OP_OUTPUT || !at->has_site || at->site.library || !rl_is_python(at) ||
+        !vw_src_at(m, at->site.file, at->site.line, &loop) || !loop.loop_first)
         return 0;
     char name[256];
     for (int i = own; i < o->nsteps - 1 && one_source(m, &o->chain[i]); i++) {
         const struct vw_step *s = &o->chain[i + 1];
-        if (in_loop_of(s, at, loop)) continue;
+        if (in_loop_of(s, at, &loop)) continue;
         return s->has_site && !strcmp(s->site.file, at->site.file) &&
-                       vw_same_function(s->site.function, at->site.function) && s->site.line < loop->loop_first &&
+                       vw_same_function(s->site.function, at->site.function) && s->site.line < loop.loop_first &&
                        rl_step_name(m, k, s, name, sizeof name)[0]
                    ? i + 1
                    : 0;
@@ -319,28 +318,23 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
      * code made it (a loader's collation): the program's move of its batch decides */
     int derived = -1;
     char rootname[256] = "", fixname[256] = "";
-    /* ... or one the program names, recomputed in a loop from a tensor made once before that loop (a GAE loop's
-     * nextnonterminal = 1.0 - dones[t + 1], dones made off the device before it): moving the result in every
-     * pass treats the symptom; the fix is where the loop's source was made. The steps made in the loop are
-     * passed over, named or not, up to the named one made before it. */
-    struct vw_src loop;
-    const int in_loop = odd->chain[own].origin == DTP_ORIGIN_OP_OUTPUT && loop_root(m, k, odd, own, &loop) > own;
-    const int from_caller = computed_from_caller(m, k, odd, own);
-    if (from_caller > own) {
-        /* computed, in code that receives its tensors, from a tensor its caller made off the device */
+    /* ... or one the program names, computed in code that receives its tensors from a tensor its caller made off
+     * the device (computed_from_caller), or recomputed in a loop from a tensor made once before that loop (a GAE
+     * loop's nextnonterminal = 1.0 - dones[t + 1]: loop_root): moving the result treats the symptom; the fix is
+     * where that tensor was made */
+    int root = computed_from_caller(m, k, odd, own);
+    if (root <= own) root = loop_root(m, k, odd, own);
+    if (root > own) {
         derived = own;
-        own = from_caller;
+        own = root;
         rl_step_name(m, k, &odd->chain[own], rootname, sizeof rootname);
         view = -1;
-    } else if (odd->chain[own].origin == DTP_ORIGIN_OP_OUTPUT && own < odd->nsteps - 1 && !odd->chain[own].site.library &&
-        (in_loop || !rl_step_name(m, k, &odd->chain[own], rootname, sizeof rootname)[0]) &&
-        vw_fact_combined(m, &odd->chain[own]) < 2) {
+    } else if (odd->chain[own].origin == DTP_ORIGIN_OP_OUTPUT && own < odd->nsteps - 1 &&
+               !odd->chain[own].site.library && !rl_step_name(m, k, &odd->chain[own], rootname, sizeof rootname)[0] &&
+               vw_fact_combined(m, &odd->chain[own]) < 2) {
         derived = own;
-        rootname[0] = 0;
         while (own < odd->nsteps - 1 && one_source(m, &odd->chain[own]))
-            if (rl_step_name(m, k, &odd->chain[++own], rootname, sizeof rootname)[0] &&
-                !(in_loop && in_loop_of(&odd->chain[own], &odd->chain[derived], &loop)))
-                break;
+            if (rl_step_name(m, k, &odd->chain[++own], rootname, sizeof rootname)[0]) break;
         view = -1;
     }
     if (derived < 0 && (module_made_inline(m, k, fx, own, v) || attribute_in_init(m, k, fx, own, v) ||
