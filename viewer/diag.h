@@ -125,6 +125,8 @@ struct vw_src {
     int setattr_receiver; /* that OBJ is the receiver of the method it stands in (setattr(self, ...)) */
     char device_of[4][64]; /* the names whose .device a device expression of the line is (device=ts.device: ts) */
     int ndevice_of;
+    char device_args[4][160]; /* FUNC \t PARAM: a call of the line hands FUNC a device as PARAM (#N: positional) */
+    int ndevice_args;
     struct vw_src_call calls[VW_SRC_MAX_CALLS];
     int ncalls;
 };
@@ -222,6 +224,11 @@ int vw_same_function(const char *a, const char *b);
  * far as the trace saw, or, for Python, as the program's source facts have calls of it (a plain function by
  * its bare name; a method as self.NAME in its own file), whichever is more: a helper making batches for
  * training and evaluation counts 2, even when the failure came before the evaluation. */
+/* The parameter of the Python function that made `made` to which its caller (the frame that called it) handed a
+ * device (device_arg facts of the caller's statement: mel_filters(audio.device, n) -> "device"), into buf; ""
+ * when none is known (older traces have no device_arg facts). */
+const char *vw_fact_device_param(struct vw_model *m, const struct vw_step *made, const struct vw_frame *caller,
+                                 char *buf, size_t size);
 int vw_fact_callers(struct vw_model *m, const struct vw_step *made);
 /* Tensors made the same way as made, in the statements next to it in its block (constants defined together:
  * MEAN and STD), still on its device and never moved before seq: each by the name its statement binds. */
@@ -259,10 +266,14 @@ int vw_fact_sibling_moved_near(struct vw_model *m, const struct vw_step *made, i
 int vw_fact_callback_caller(struct vw_model *m, const struct vw_step *made, int64_t failing_pystack,
                             struct vw_frame *out);
 /* How many ops took tensor as an argument after seq `after` and before seq `before`, other than op (the failing
- * one) and those that made one of the tensors made[] (the failing operand's chain): a copy used for something
- * else before the failing op (a metric, a log); 1 when the trace cannot say. */
+ * one), those that made one of the tensors made[] (the failing operand's chain after the copy) and those that
+ * returned the tensor itself (x.float() of a float tensor, an in-place op): a copy used for something else before
+ * the failing op (a metric, a log); 1 when the trace cannot say. */
 int vw_fact_used_between(struct vw_model *m, int64_t tensor, int64_t after, int64_t before, int64_t op,
                          const int64_t *made, int nmade);
+/* Whether view (a step made as a view) covers the whole of its base: as many elements, from the same offset
+ * (b = buf.reshape(-1), x.t(), not x[i] or x[:n]): the base under another shape. */
+int vw_fact_whole_view(struct vw_model *m, const struct vw_step *view);
 /* How many tensors (not 0-dim) on s's device the op that made s took. */
 int vw_fact_combined(struct vw_model *m, const struct vw_step *s);
 /* The frame of made's Python stack, innermost first, whose statement binds name (source facts). */

@@ -571,7 +571,7 @@ int vw_fact_used_between(struct vw_model *m, int64_t tensor, int64_t after, int6
         at += (size_t)snprintf(in + at, sizeof in - at, ",%lld", (long long)made[i]);
     snprintf(sql, sizeof sql,
              "SELECT count(*) FROM op_args a JOIN ops o ON o.op = a.op WHERE a.tensor = ?1 AND o.seq > ?2 AND "
-             "o.seq < ?3 AND o.op <> ?4 AND o.op NOT IN (SELECT r.op FROM tensor_rows r WHERE r.id IN (%s) AND r.op IS NOT NULL)",
+             "o.seq < ?3 AND o.op <> ?4 AND COALESCE(o.out0, 0) <> a.tensor AND o.op NOT IN (SELECT r.op FROM tensor_rows r WHERE r.id IN (%s) AND r.op IS NOT NULL)",
              in);
     sqlite3_stmt *st = vw_prep(m->t, sql);
     if (!st) return 1; /* not known: as if it were used */
@@ -582,6 +582,41 @@ int vw_fact_used_between(struct vw_model *m, int64_t tensor, int64_t after, int6
     int n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 1;
     sqlite3_finalize(st);
     return n;
+}
+
+/* The number of elements a shape's text ("[D0,D1,...]", common/trace_schema.h) gives, -1 when it is not one. */
+static int64_t shape_numel(const char *shape) {
+    if (!shape || shape[0] != '[') return -1;
+    int64_t n = 1;
+    const char *p = shape + 1;
+    if (*p == ']') return p[1] ? -1 : 1;
+    for (;;) {
+        char *end;
+        long long d = strtoll(p, &end, 10);
+        if (end == p || d < 0 || (d && n > INT64_MAX / d)) return -1;
+        n *= d;
+        if (*end == ']') return end[1] ? -1 : n;
+        if (*end != ',') return -1;
+        p = end + 1;
+    }
+}
+
+int vw_fact_whole_view(struct vw_model *m, const struct vw_step *view) {
+    if (view->origin != DTP_ORIGIN_VIEW || !view->from) return 0;
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT v.storage_offset, sv.text, sb.text, b.storage_offset FROM tensors v JOIN "
+                                     "tensors b ON b.id = ?2 LEFT JOIN strings sv ON sv.id = v.shape LEFT JOIN strings "
+                                     "sb ON sb.id = b.shape WHERE v.id = ?1");
+    if (!st) return 0;
+    sqlite3_bind_int64(st, 1, view->tensor);
+    sqlite3_bind_int64(st, 2, view->from);
+    int whole = 0;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t nv = shape_numel((const char *)sqlite3_column_text(st, 1));
+        int64_t nb = shape_numel((const char *)sqlite3_column_text(st, 2));
+        whole = sqlite3_column_int64(st, 0) == sqlite3_column_int64(st, 3) && nv >= 0 && nv == nb;
+    }
+    sqlite3_finalize(st);
+    return whole;
 }
 
 /* How many tensors (not 0-dim) on step s's device the op that made it took: 2 or more when it combined
@@ -849,6 +884,8 @@ static int src_fact(void *ctx, const char *ffile, int fline, const char *key, co
         snprintf(out->params, sizeof out->params, "%s", v);
     else if (!strcmp(key, DT_FACT_RETURNS))
         out->returns = atoi(v);
+    else if (!strcmp(key, DT_FACT_DEVICE_ARG) && out->ndevice_args < 4 && strlen(v) < sizeof out->device_args[0])
+        snprintf(out->device_args[out->ndevice_args++], sizeof out->device_args[0], "%s", v);
     else if (!strcmp(key, DT_FACT_DEVICE_OF) && out->ndevice_of < 4)
         snprintf(out->device_of[out->ndevice_of++], sizeof out->device_of[0], "%s", v);
     else if (!strcmp(key, DT_FACT_DEVICE_EXPR) && !out->device_expr[0])
@@ -1044,6 +1081,55 @@ static int count_call_site(void *ctx, const char *file, int line, const char *ke
     if (c->n == 64) return 1;
     c->seen[c->n].file = file, c->seen[c->n++].line = line;
     return 0;
+}
+
+const char *vw_fact_device_param(struct vw_model *m, const struct vw_step *made, const struct vw_frame *caller,
+                                 char *buf, size_t size) {
+    struct vw_src at, def, cs;
+    buf[0] = 0;
+    if (!made->site.python || !caller->python || !vw_src_at(m, made->site.file, made->site.line, &at) ||
+        at.function_line <= 0 || !vw_src_at(m, made->site.file, at.function_line, &def) || !def.params[0] ||
+        !vw_src_at(m, caller->file, caller->line, &cs))
+        return buf;
+    /* the made function's own name, and whether it is a method (its qualified name is its def's scope's, one
+     * level down: Net.make_mask, not make.<locals>.inner): its receiver is no positional argument of a call */
+    const char *fn = made->site.function, *dot = strrchr(fn, '.'), *own = dot ? dot + 1 : fn;
+    size_t sl = strlen(def.function);
+    int method = def.function_line > 0 && dot && (size_t)(dot - fn) == sl && !strncmp(fn, def.function, sl);
+    /* the parameters, in order */
+    char params[16][64];
+    int np = 0;
+    for (const char *p = def.params; *p && np < 16;) {
+        size_t n = strcspn(p, ",");
+        if (n < sizeof params[0]) snprintf(params[np++], sizeof params[0], "%.*s", (int)n, p);
+        else return buf;
+        p += n + (p[n] == ',');
+    }
+    /* the device_arg facts of the caller's statement's lines that name it: FUNC (its last component) \t PARAM */
+    for (int l = cs.first; l <= cs.last && l - cs.first < 64 && !buf[0]; l++) {
+        struct vw_src ls;
+        if (!vw_src_at(m, caller->file, l, &ls)) continue;
+        for (int i = 0; i < ls.ndevice_args && !buf[0]; i++) {
+            const char *v = ls.device_args[i], *tab = strchr(v, '\t');
+            if (!tab) continue;
+            size_t fl = (size_t)(tab - v), ol = strlen(own);
+            const char *last = v;
+            for (const char *c = v; c < tab; c++)
+                if (*c == '.') last = c + 1;
+            if ((size_t)(tab - last) != ol || strncmp(last, own, ol) || fl == 0) continue;
+            const char *param = tab + 1;
+            const char *name = NULL;
+            if (param[0] == '#') {
+                int pos = atoi(param + 1) + (method && last != v); /* obj.method(a): a is the 2nd parameter */
+                if (pos < np) name = params[pos];
+            } else {
+                for (int j = 0; j < np && !name; j++)
+                    if (!strcmp(params[j], param)) name = params[j];
+            }
+            if (name && strlen(name) < size) snprintf(buf, size, "%s", name);
+        }
+    }
+    return buf;
 }
 
 int vw_fact_callers(struct vw_model *m, const struct vw_step *made) {

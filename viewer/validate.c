@@ -258,6 +258,22 @@ static int call_fact(const char *v, const char **why) {
     return 1;
 }
 
+/* A `device_arg` fact: FUNC \t PARAM, FUNC one line of an expression, PARAM an identifier or #N. */
+static int device_arg_fact(const char *v, const char **why) {
+    const char *tab = strchr(v, '\t');
+    if (!tab || strchr(tab + 1, '\t')) return *why = "not FUNC and PARAM, tab-separated", 0;
+    char func[4200];
+    size_t n = (size_t)(tab - v);
+    if (!n || n >= sizeof func) return *why = "no callee", 0;
+    memcpy(func, v, n);
+    func[n] = 0;
+    if (!expr_line(func, 4096, 0, 0)) return *why = "a callee that is not one line of an expression's text", 0;
+    const char *p = tab + 1;
+    if (p[0] == '#' ? !number(p + 1, strlen(p + 1)) || strlen(p + 1) > 3 : !vw_shape_ident(p))
+        return *why = "PARAM is not an identifier or #N", 0;
+    return 1;
+}
+
 /* A `defaults` fact: NAME=DEFAULT, tab-separated. */
 static int defaults_fact(const char *v) {
     char item[1024];
@@ -316,6 +332,8 @@ int vw_fact_shape(const char *key, const char *v, const char **why) {
         if (!defaults_fact(v)) return *why = "not NAME=DEFAULT, tab-separated", 0;
     } else if (IS(CALL)) {
         return call_fact(v, why);
+    } else if (IS(DEVICE_ARG)) {
+        return device_arg_fact(v, why);
     } else if (IS(SETATTR)) { /* OBJ \t NAME \t VALUE [\t RECEIVER: 0 or 1, since schema 13] */
         const char *t1 = strchr(v, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
         const char *t3 = t2 ? strchr(t2 + 1, '\t') : NULL;

@@ -19,6 +19,7 @@
     X(never_moved)                                                                                                     \
     X(module_never_moved)                                                                                              \
     X(made_in_callee)                                                                                                  \
+    X(device_parameter_ignored)                                                                                        \
     X(loader_batch)                                                                                                    \
     X(library_callback)                                                                                                \
     X(moved_with_others)                                                                                               \

@@ -68,6 +68,7 @@ enum rl_unmoved {
     RL_UNMOVED_PLAIN_ATTRIBUTE,
     RL_UNMOVED_DERIVED,
     RL_UNMOVED_VIEW,
+    RL_UNMOVED_DEVICE_PARAM,
 };
 
 /* What one diagnosis shares between its rules: the case, and the never-moved analysis, made once. */

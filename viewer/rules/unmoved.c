@@ -299,6 +299,56 @@ static int computed_from_caller(struct vw_model *m, const struct vw_case *k, con
     return vw_fact_parts_moved(m, r->tensor, k->want, k->seq) ? 0 : a;
 }
 
+/* The function that made it was handed the device by its caller (a parameter: mel_filters(audio.device, n) binds
+ * it to `device`) and made the tensor without it: the fix goes in that function, with that parameter, so that
+ * every caller gets it there and it holds on any device: device= on a factory that takes one, else .to(PARAM) on
+ * the call that made it, the whole value of its statement (a return, a binding). 1 when written. */
+static int device_param_fix(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const struct vw_step *made,
+                            const struct vw_frame *caller, enum rl_unmoved *v) {
+    char param[64], arg[200], d1[32], d2[32], on[300];
+    struct vw_src src;
+    const struct vw_src_call *c;
+    if (!rl_is_python(made) || !rl_has_code(m, made) || !vw_src_at(m, made->site.file, made->site.line, &src) ||
+        !(c = rl_making_call(&src, made)) || c->device[0] || c->end_col < 1 ||
+        !vw_fact_device_param(m, made, caller, param, sizeof param)[0])
+        return 0;
+    struct vw_fix at;
+    memset(&at, 0, sizeof at);
+    rl_at(&at, made);
+    at.replace = 1;
+    struct vw_edit *e = &at.edits[at.nedits++];
+    e->line = c->end_line;
+    if (made->origin == DTP_ORIGIN_FACTORY && !dt_op_takes_no_device(made->what) &&
+        vw_code_device_arg(m, &made->site, made->site.line, c->func, c->has_args, c->trailing_comma, param, arg,
+                           sizeof arg)) {
+        at.kind = VW_FIX_DEVICE_ARG;
+        e->col = c->end_col - 1; /* before the closing parenthesis */
+        snprintf(e->text, sizeof e->text, "%s", arg);
+        vw_code_call_arg_shown(c->func, arg, at.code, sizeof at.code);
+    } else if (!c->temporary) {
+        at.kind = VW_FIX_MOVE_CALL;
+        e->col = c->end_col;
+        vw_code_call_to(c->func, param, e->text, sizeof e->text, at.code, sizeof at.code);
+    } else if (src.binds[0] && !strchr(src.binds, ',') && src.binds_kind == DT_BINDS_CALL &&
+               vw_code_move(m, &made->site, src.binds, param, at.code, sizeof at.code)) {
+        /* made inside the value its statement binds to one name (indices = th.from_numpy(a).long()) */
+        at.nedits = 0;
+        at.replace = 0;
+        at.kind = VW_FIX_MOVE_AFTER;
+    } else
+        return 0;
+    rl_say(&at, "make %s on the device %s is handed: %s(...) at %s:%d leaves out its parameter \"%s\", the device "
+                "(%s) that %s passes it at %s:%d, and made it on %s",
+           vw_operand_called(k->odd, on, sizeof on), made->site.function, c->func, made->site.file, made->site.line,
+           param, rl_dev_name(k->want, d1), caller->function, caller->file, caller->line, rl_dev_name(k->odd->dev, d2));
+    rl_evidence(&at, "made on %s by %s in %s, never moved", d2, made->what, made->site.function);
+    rl_evidence(&at, "%s (%s:%d) hands %s the device as \"%s\"", caller->function, caller->file, caller->line,
+                made->site.function, param);
+    *fx = at;
+    *v = RL_UNMOVED_DEVICE_PARAM;
+    return 1;
+}
+
 /* never-moved: made off the intended device and never moved; the move goes right after it is made (a view:
  * after its base is made, once; computed from an unnamed tensor: where that came from). Variants, each
  * with its own id: module-never-moved (a module's parameter), made-in-callee (made in a function that
@@ -316,7 +366,7 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
     /* computed by ops of one tensor each from a tensor the program has no name for (a mask from a causal
      * buffer): the fix is where those came from, the first the program holds by a name; not where library
      * code made it (a loader's collation): the program's move of its batch decides */
-    int derived = -1;
+    int derived = -1, rooted = 0;
     char rootname[256] = "", fixname[256] = "";
     /* ... or one the program names, computed in code that receives its tensors from a tensor its caller made off
      * the device (computed_from_caller), or recomputed in a loop from a tensor made once before that loop (a GAE
@@ -327,6 +377,7 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
     if (root > own) {
         derived = own;
         own = root;
+        rooted = 1;
         rl_step_name(m, k, &odd->chain[own], rootname, sizeof rootname);
         view = -1;
     } else if (odd->chain[own].origin == DTP_ORIGIN_OP_OUTPUT && own < odd->nsteps - 1 &&
@@ -336,6 +387,18 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
         while (own < odd->nsteps - 1 && one_source(m, &odd->chain[own]))
             if (rl_step_name(m, k, &odd->chain[++own], rootname, sizeof rootname)[0]) break;
         view = -1;
+    }
+    if (derived >= 0) {
+        /* a view of the whole of a tensor a factory made (b_obs = obs.reshape(-1, n) of a rollout buffer) is that
+         * tensor under another shape: the move goes where the factory made it, once */
+        char basename[256];
+        const struct vw_step *b = own < odd->nsteps - 1 ? &odd->chain[own + 1] : NULL;
+        if (b && b->tensor == odd->chain[own].from && b->origin == DTP_ORIGIN_FACTORY && b->has_site &&
+            !b->site.library && rl_is_python(b) && vw_fact_whole_view(m, &odd->chain[own]) &&
+            rl_step_name(m, k, b, basename, sizeof basename)[0]) {
+            own++;
+            snprintf(rootname, sizeof rootname, "%s", basename);
+        }
     }
     if (derived < 0 && (module_made_inline(m, k, fx, own, v) || attribute_in_init(m, k, fx, own, v) ||
                         attribute_from_helper(m, k, fx, own, v) ||
@@ -470,6 +533,10 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
             rl_evidence(fx, "%s made it for %d callers: the move goes in it", made->site.function, callers);
         }
     }
+    /* the function that made it was given the device as a parameter by its caller: fixed there, with it */
+    if (in_caller && !by_loop && (derived < 0 || rooted) && view < 0 && *v != RL_UNMOVED_MODULE &&
+        device_param_fix(m, k, fx, made, &caller, v))
+        return 1;
     if (in_caller && (!binds_here || by_loop)) {
         /* made inside a function that returned it (the module's own __init__, a helper making a mask): the
          * fix goes where the caller binds it (model = Net(), mask = self.make_mask(n), for x, y in loader:) */

@@ -172,6 +172,33 @@ def _header_exprs(node):
     return []
 
 
+def _device_names(tree):
+    """The names (NAME, OBJ.NAME) a file binds to a device value or passes as a device (device=NAME, .to(NAME),
+    .cuda(NAME))."""
+    out = set()
+
+    def name(n):
+        if isinstance(n, ast.Name):
+            return n.id
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
+            return "%s.%s" % (n.value.id, n.attr)
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and _is_device_value(node.value):
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                if name(t):
+                    out.add(name(t))
+        elif isinstance(node, ast.Call):
+            for k in node.keywords:
+                if k.arg == "device" and name(k.value):
+                    out.add(name(k.value))
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr in ("to", "cuda") and node.args and name(node.args[0]) and \
+                    not _is_dtype(node.args[0]):
+                out.add(name(node.args[0]))
+    return out
+
+
 class _Facts:
     """Walks one file's tree into (line, key, value) facts."""
 
@@ -181,6 +208,7 @@ class _Facts:
         self.owner = {}  # line -> depth of the statement whose facts it has
         self.attrs = {}  # (function, def line) -> the "self.NAME" its statements set so far, in source order
         self.bases = {}  # (class, class line) -> its bases' source text, comma-separated
+        self.device_names = _device_names(f.tree)
 
     def add(self, line, key, value):
         self.facts.append((line, key, str(value)))
@@ -210,6 +238,16 @@ class _Facts:
         if device is not None:
             self.add(device.lineno, P.FACT_DEVICE_EXPR, f.src(device))
             self.device_of(device, receiver)
+        # a device handed to a function (mel_filters(audio.device, n), make_mask(n, device=device)): which of its
+        # parameters, by position or keyword, is given a device, so a tensor it makes without it is fixed there
+        for i, a in enumerate(node.args):
+            if isinstance(a, ast.Starred):
+                break
+            if self.is_device(a):
+                self.add(node.lineno, P.FACT_DEVICE_ARG, "%s\t#%d" % (func, i))
+        for k in node.keywords:
+            if k.arg and self.is_device(k.value):
+                self.add(node.lineno, P.FACT_DEVICE_ARG, "%s\t%s" % (func, k.arg))
         attr = node.func.attr if isinstance(node.func, ast.Attribute) else None
         if attr == "to" and node.args and not _is_dtype(node.args[0]):
             self.add(node.args[0].lineno, P.FACT_DEVICE_EXPR, f.src(node.args[0]))
@@ -219,6 +257,16 @@ class _Facts:
                 self.add(node.args[0].lineno, P.FACT_DEVICE_EXPR, f.src(node.args[0]))
             elif not node.keywords:
                 self.add(node.func.end_lineno or node.lineno, P.FACT_DEVICE_EXPR, '"cuda"')  # a literal
+
+    def is_device(self, node):
+        """An argument that is a device: a device value (x.device, torch.device(...), "cuda:0") or a name the file
+        binds to one or moves and makes tensors with (device, self.device)."""
+        if _is_device_value(node):
+            return True
+        if isinstance(node, ast.Name):
+            return node.id in self.device_names
+        return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+            "%s.%s" % (node.value.id, node.attr) in self.device_names
 
     def device_of(self, expr, receiver):
         """NAME.device: what is made or moved with it follows the tensor NAME holds (not a method's receiver: a
