@@ -25,7 +25,9 @@
         X("geometric_") X("kaiming_uniform_") X("kaiming_normal_") X("xavier_uniform_") X("xavier_normal_")            \
             X("trunc_normal_") X("orthogonal_") X("constant_") X("ones_") X("zeros_") X("eye_") X("dirac_")
 
-/* Factories: functions that make a tensor from no tensor operand and take device= (torch.zeros(n, device=d)). */
+/* Factories: functions that make a tensor from no tensor operand and take device= (torch.zeros(n, device=d)).
+ * Not torch.multinomial, poisson or bernoulli: they sample from a tensor operand and take no device=, so they are
+ * ops whose output is on that operand's device. */
 #define DT_OPS_FACTORY(X)                                                                                              \
     X("zeros")                                                                                                         \
     X("ones") X("empty") X("full") X("rand") X("randn") X("randint") X("randperm") X("arange") X("range")              \
@@ -33,8 +35,7 @@
             X("empty_strided") X("zeros_like") X("ones_like") X("empty_like") X("full_like") X("rand_like")            \
                 X("randn_like") X("randint_like") X("frombuffer") X("complex") X("polar") X("tril_indices")            \
                     X("triu_indices") X("sparse_coo_tensor") X("sparse_csr_tensor") X("bartlett_window")               \
-                        X("blackman_window") X("hamming_window") X("hann_window") X("kaiser_window") X("normal")       \
-                            X("poisson") X("bernoulli") X("multinomial")
+                        X("blackman_window") X("hamming_window") X("hann_window") X("kaiser_window") X("normal")
 
 /* Indexing: a cpu integer index may index a tensor on any device (PyTorch's device rule for these). */
 #define DT_OPS_INDEX(X)                                                                                                \
@@ -58,6 +59,10 @@
 #define DT_OPS_COMBINE(X)                                                                                              \
     X("stack") X("cat") X("concat") X("concatenate") X("hstack") X("vstack") X("dstack") X("column_stack")
 
+/* Shape of: ops that take their second tensor (other) for its shape only (x.expand_as(other)): other's device and
+ * values play no part, so such a call is no use of other's values. */
+#define DT_OPS_SHAPE_OF(X) X("expand_as") X("view_as") X("reshape_as")
+
 /* F(NAME, bit, rows): every family, for a reader that iterates them (the extension's OPS_<NAME> tuples). */
 #define DT_OP_FAMILIES(F)                                                                                              \
     F(MOVE, 0x01, DT_OPS_MOVE)                                                                                         \
@@ -68,7 +73,8 @@
     F(READ, 0x20, DT_OPS_READ)                                                                                         \
     F(LEGACY_CTOR, 0x40, DT_OPS_LEGACY_CTOR)                                                                           \
     F(COMBINE, 0x80, DT_OPS_COMBINE)                                                                                   \
-    F(NO_DEVICE, 0x100, DT_OPS_NO_DEVICE)
+    F(NO_DEVICE, 0x100, DT_OPS_NO_DEVICE)                                                                              \
+    F(SHAPE_OF, 0x200, DT_OPS_SHAPE_OF)
 
 enum dt_op_family {
 #define DT_OPF_ENUM_(name, bit, rows) DT_OPF_##name = bit,

@@ -268,7 +268,8 @@ int vw_fact_callback_caller(struct vw_model *m, const struct vw_step *made, int6
 /* How many ops took tensor as an argument after seq `after` and before seq `before`, other than op (the failing
  * one), those that made one of the tensors made[] (the failing operand's chain after the copy) and those that
  * returned the tensor itself (x.float() of a float tensor, an in-place op): a copy used for something else before
- * the failing op (a metric, a log); 1 when the trace cannot say. */
+ * the failing op (a metric, a log); 1 when the trace cannot say. A call that takes it for its shape only
+ * (y.expand_as(copy): DT_OPS_SHAPE_OF) is no use. */
 int vw_fact_used_between(struct vw_model *m, int64_t tensor, int64_t after, int64_t before, int64_t op,
                          const int64_t *made, int nmade);
 /* Whether view (a step made as a view) covers the whole of its base: as many elements, from the same offset
