@@ -312,6 +312,11 @@ static int device_param_fix(struct vw_model *m, const struct vw_case *k, struct 
         !(c = rl_making_call(&src, made)) || c->device[0] || c->end_col < 1 ||
         !vw_fact_device_param(m, made, caller, param, sizeof param)[0])
         return 0;
+    /* the statement does use the parameter as a device (torch.from_numpy(a).to(device)): the function followed the
+     * device it was handed, and that one was the wrong one */
+    if (!strcmp(src.device_expr, param)) return 0;
+    for (int i = 0; i < src.ncalls; i++)
+        if (!strcmp(src.calls[i].device, param)) return 0;
     struct vw_fix at;
     memset(&at, 0, sizeof at);
     rl_at(&at, made);
