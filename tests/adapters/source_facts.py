@@ -60,7 +60,7 @@ EXPECTED = {
          ('call', 'x.size\t\t1\t15\t45\t1\t0')],
     16: [('stmt', '16 17'), ('indent', '        '), ('function', 'Net.forward'), ('function_line', '14'),
          ('binds', 'h,c'), ('binds_kind', 'unpack'), ('call', 'self.init_hidden\t\t0\t17\t41\t1\t0'),
-         ('call', 'x.size\t\t1\t16\t41\t1\t0')],
+         ('device_arg', 'self.init_hidden\t#1'), ('call', 'x.size\t\t1\t16\t41\t1\t0')],
     17: [('stmt', '16 17'), ('indent', '        '), ('function', 'Net.forward'), ('function_line', '14'),
          ('binds', 'h,c'), ('binds_kind', 'unpack')],
     18: [('stmt', '18 18'), ('indent', '        '), ('function', 'Net.forward'), ('function_line', '14'),
@@ -140,7 +140,7 @@ def unit():
     consts = {getattr(_probes, n) for n in dir(_probes) if n.startswith("FACT_")}
     # 24 keys the Python producer writes, and 6 only the tracer's native producer writes (lang, block, args,
     # module_var, optimizer_var, move_wrap)
-    check("every key is one of the extension's FACT_* constants", keys <= consts and len(consts) == 30,
+    check("every key is one of the extension's FACT_* constants", keys <= consts and len(consts) == 31,
           (sorted(keys - consts), sorted(consts)))
     check("FACT_STMT is common/trace_schema.h's DT_FACT_STMT", _probes.FACT_STMT == "stmt")
     check("a file is read once", source.file_facts(FIXTURE) is facts)

@@ -53,6 +53,16 @@ static const struct {
     {DT_FACT_SETATTR, "self\tk\tv\tw", 0},
     {DT_FACT_SETATTR, "self\tk\tv\t1", 1}, /* since schema 13: whether OBJ is the method's receiver */
     {DT_FACT_SETATTR, "obj\tk\tv\t0", 1},
+    {DT_FACT_DEVICE_ARG, "mel_filters\t#0", 1}, /* since schema 14: a call hands a function a device */
+    {DT_FACT_DEVICE_ARG, "self.make_mask\tdevice", 1},
+    {DT_FACT_DEVICE_ARG, "mel_filters\t#", 0},
+    {DT_FACT_DEVICE_ARG, "mel_filters\t#1234", 0},
+    {DT_FACT_DEVICE_ARG, "mel_filters\t#-1", 0},
+    {DT_FACT_DEVICE_ARG, "mel_filters", 0},
+    {DT_FACT_DEVICE_ARG, "\tdevice", 0},
+    {DT_FACT_DEVICE_ARG, "f\tdevice\tx", 0},
+    {DT_FACT_DEVICE_ARG, "f\tdev ice", 0},
+    {DT_FACT_DEVICE_ARG, "f\nimport os\tdevice", 0},
     {DT_FACT_SETATTR, "self\tk\tv\t2", 0},
     {DT_FACT_SETATTR, "self\tk\tv\t", 0},
     {DT_FACT_SETATTR, "self\tk\t\t1", 0},

@@ -172,6 +172,10 @@ def _header_exprs(node):
     return []
 
 
+_TORCH_NAMES = frozenset(("torch", "th", "F", "nn"))  # torch and the names programs import its modules as
+_MOVES = frozenset(("to", "cuda", "type"))  # a tensor's or a module's move: its argument is the target
+
+
 def _device_names(tree):
     """The names (NAME, OBJ.NAME) a file binds to a device value or passes as a device (device=NAME, .to(NAME),
     .cuda(NAME))."""
@@ -235,20 +239,25 @@ class _Facts:
         self.add(node.lineno, P.FACT_CALL, "\t".join((func, f.src(device).replace("\t", " ") if device is not None
                                                        else "", "0" if whole else "1", str(end_line), str(end_col),
                                                        has_args, trailing)))
+        attr = node.func.attr if isinstance(node.func, ast.Attribute) else None
         if device is not None:
             self.add(device.lineno, P.FACT_DEVICE_EXPR, f.src(device))
             self.device_of(device, receiver)
-        # a device handed to a function (mel_filters(audio.device, n), make_mask(n, device=device)): which of its
-        # parameters, by position or keyword, is given a device, so a tensor it makes without it is fixed there
-        for i, a in enumerate(node.args):
-            if isinstance(a, ast.Starred):
-                break
-            if self.is_device(a):
-                self.add(node.lineno, P.FACT_DEVICE_ARG, "%s\t#%d" % (func, i))
-        for k in node.keywords:
-            if k.arg and self.is_device(k.value):
-                self.add(node.lineno, P.FACT_DEVICE_ARG, "%s\t%s" % (func, k.arg))
-        attr = node.func.attr if isinstance(node.func, ast.Attribute) else None
+        # a device handed to a function of the program's (mel_filters(audio.device, n), make_mask(n, device=d)):
+        # which of its parameters, by position or keyword, is given a device, so that a tensor it makes without it
+        # is fixed there (not torch's own functions, nor a move: .to(d), .cuda(d))
+        root = node.func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not (isinstance(root, ast.Name) and root.id in _TORCH_NAMES) and attr not in _MOVES:
+            for i, a in enumerate(node.args):
+                if isinstance(a, ast.Starred):
+                    break
+                if self.is_device(a):
+                    self.add(node.lineno, P.FACT_DEVICE_ARG, "%s\t#%d" % (func, i))
+            for k in node.keywords:
+                if k.arg and self.is_device(k.value):
+                    self.add(node.lineno, P.FACT_DEVICE_ARG, "%s\t%s" % (func, k.arg))
         if attr == "to" and node.args and not _is_dtype(node.args[0]):
             self.add(node.args[0].lineno, P.FACT_DEVICE_EXPR, f.src(node.args[0]))
             self.device_of(node.args[0], receiver)
