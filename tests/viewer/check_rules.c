@@ -396,6 +396,54 @@ START_TEST(test_model_typed_source_facts) {
 }
 END_TEST
 
+/* The parameter a caller hands a device (device_arg facts): by position (a method's receiver is no positional
+ * argument), by keyword, and none where the call names another function or a position past the parameters. */
+START_TEST(test_model_device_param) {
+    trace_open();
+    statement(30, "<module>", NULL);
+    fact(30, DT_FACT_FUNCTION_LINE, "0");
+    fact(30, DT_FACT_PARAMS, "device,n_mels");
+    statement(31, "mel_filters", NULL);
+    fact(31, DT_FACT_FUNCTION_LINE, "30");
+    statement(32, "Net", NULL);
+    fact(32, DT_FACT_FUNCTION_LINE, "29");
+    fact(32, DT_FACT_PARAMS, "self,length,device");
+    statement(33, "Net.positions", NULL);
+    fact(33, DT_FACT_FUNCTION_LINE, "32");
+    statement(40, "main", "f");
+    fact(40, DT_FACT_DEVICE_ARG, "audio.mel_filters\t#0");
+    statement(41, "Net.forward", "p");
+    fact(41, DT_FACT_DEVICE_ARG, "self.positions\t#1");
+    statement(42, "Net.forward", "q");
+    fact(42, DT_FACT_DEVICE_ARG, "self.positions\tdevice");
+    statement(43, "main", "g");
+    fact(43, DT_FACT_DEVICE_ARG, "other_filters\t#0");
+    statement(44, "Net.forward", "r");
+    fact(44, DT_FACT_DEVICE_ARG, "self.positions\t#5");
+    struct vw_step made;
+    memset(&made, 0, sizeof made);
+    made.site.python = 1;
+    snprintf(made.site.file, sizeof made.site.file, "train.py");
+    struct vw_frame caller = made.site;
+    char p[64];
+    made.site.line = 31;
+    snprintf(made.site.function, sizeof made.site.function, "mel_filters");
+    caller.line = 40;
+    ck_assert_str_eq(vw_fact_device_param(&model, &made, &caller, p, sizeof p), "device");
+    caller.line = 43; /* a call of another function */
+    ck_assert_str_eq(vw_fact_device_param(&model, &made, &caller, p, sizeof p), "");
+    made.site.line = 33;
+    snprintf(made.site.function, sizeof made.site.function, "Net.positions");
+    caller.line = 41; /* self.positions(n, x.device): the 2nd argument is the 3rd parameter */
+    ck_assert_str_eq(vw_fact_device_param(&model, &made, &caller, p, sizeof p), "device");
+    caller.line = 42;
+    ck_assert_str_eq(vw_fact_device_param(&model, &made, &caller, p, sizeof p), "device");
+    caller.line = 44;
+    ck_assert_str_eq(vw_fact_device_param(&model, &made, &caller, p, sizeof p), "");
+    trace_close();
+}
+END_TEST
+
 /* ---------------------------------------------------------------- rules on hand-built cases */
 
 static void diagnose(struct vw_fix *fx, const char *rule) {
@@ -1011,6 +1059,7 @@ static Suite *make_rules_suite(void) {
     tcase_add_test(tc, test_model_names);
     tcase_add_test(tc, test_model_source_facts);
     tcase_add_test(tc, test_model_typed_source_facts);
+    tcase_add_test(tc, test_model_device_param);
     suite_add_tcase(s, tc);
     tc = tcase_create("rules");
     tcase_add_test(tc, test_no_odd_operand);
