@@ -64,7 +64,9 @@ the source facts are read into memory once (`viewer/facts.c`), and the rules and
 
 What a tensor is, and what a statement does, are facts its producer recorded as typed fields, not names a rule
 compares: a parameter, a module's buffer and an optimizer's state are roles (the `roles` table); whether
-`setattr`'s object is the method's receiver, which tensor a device expression follows (`device_of`), how many
+`setattr`'s object is the method's receiver, which tensor a device expression follows (`device_of`), which
+parameter of a function of the program's a call hands a device (`device_arg`), whether a view covers the whole of
+its base (the tensors' shapes), how many
 attributes a statement sets and which function a nested one stands in are fields of the source facts
 ([source-facts.md](source-facts.md)). Still read from text: the op families and method names of
 `common/op_families.h` (tables the producers and the viewer share); frame names where no producer records more

@@ -572,7 +572,8 @@ int vw_fact_used_between(struct vw_model *m, int64_t tensor, int64_t after, int6
     snprintf(sql, sizeof sql,
              "SELECT count(*) FROM op_args a JOIN ops o ON o.op = a.op WHERE a.tensor = ?1 AND o.seq > ?2 AND "
              "o.seq < ?3 AND o.op <> ?4 AND COALESCE(o.out0, 0) <> a.tensor AND NOT (a.pos = 1 AND (SELECT s.text FROM "
-             "strings s WHERE s.id = o.name) IN (" DT_OPS_SQL(DT_OPS_SHAPE_OF) ")) AND o.op NOT IN (SELECT r.op FROM tensor_rows r WHERE r.id IN (%s) AND r.op IS NOT NULL)",
+             "strings s WHERE s.id = o.name) IN (" DT_OPS_SQL(DT_OPS_SHAPE_OF) ")) AND o.op NOT IN (SELECT r.op "
+             "FROM tensor_rows r WHERE r.id IN (%s) AND r.op IS NOT NULL)",
              in);
     sqlite3_stmt *st = vw_prep(m->t, sql);
     if (!st) return 1; /* not known: as if it were used */

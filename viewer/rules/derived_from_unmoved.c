@@ -15,8 +15,9 @@ const struct vw_rule vw_rule_derived_from_unmoved = {
            "symptom. The rule matches an odd operand made by an op from a single tensor the program has no name "
            "for, back to the first tensor of the chain it does hold by a name; or one it names, recomputed in a "
            "loop from a tensor made once before that loop (keep = 1.0 - masks[t] in a returns loop, masks "
-           "allocated on the CPU before it), back to that tensor. Example: mask = (self.causal[:t, :t] == 0), the "
-           "causal tensor made on the CPU. Fix: a move where that root tensor is made, by its name, or device= at "
+           "allocated on the CPU before it), back to that tensor; a root that is a view of the whole of a tensor a "
+           "factory made (b_obs = obs.reshape(-1, n) of a rollout buffer) is that tensor. Example: mask = "
+           "(self.causal[:t, :t] == 0), the causal tensor made on the CPU. Fix: a move where that root tensor is made, by its name, or device= at "
            "its factory's call.",
     .example = "a mask computed from a causal buffer; a loop's factor computed from a buffer made before the loop "
                "(`tests/rules/derived-from-unmoved.loop-source.py`)",

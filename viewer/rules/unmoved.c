@@ -343,9 +343,9 @@ static int device_param_fix(struct vw_model *m, const struct vw_case *k, struct 
     } else
         return 0;
     rl_say(&at, "make %s on the device %s is handed: %s(...) at %s:%d leaves out its parameter \"%s\", the device "
-                "(%s) that %s passes it at %s:%d, and made it on %s",
+                "%s hands it at %s:%d, and made it on %s while the op that failed wanted %s",
            vw_operand_called(k->odd, on, sizeof on), made->site.function, c->func, made->site.file, made->site.line,
-           param, rl_dev_name(k->want, d1), caller->function, caller->file, caller->line, rl_dev_name(k->odd->dev, d2));
+           param, caller->function, caller->file, caller->line, rl_dev_name(k->odd->dev, d2), rl_dev_name(k->want, d1));
     rl_evidence(&at, "made on %s by %s in %s, never moved", d2, made->what, made->site.function);
     rl_evidence(&at, "%s (%s:%d) hands %s the device as \"%s\"", caller->function, caller->file, caller->line,
                 made->site.function, param);
