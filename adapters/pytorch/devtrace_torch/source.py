@@ -177,8 +177,8 @@ _MOVES = frozenset(("to", "cuda", "type"))  # a tensor's or a module's move: its
 
 
 def _device_names(tree):
-    """The names (NAME, OBJ.NAME) a file binds to a device value or passes as a device (device=NAME, .to(NAME),
-    .cuda(NAME))."""
+    """The names (NAME, OBJ.NAME) a file binds to a device value or passes as a device (device=NAME, .cuda(NAME));
+    not .to(NAME), which as often takes a dtype (hidden.to(dtype))."""
     out = set()
 
     def name(n):
@@ -197,8 +197,7 @@ def _device_names(tree):
                 if k.arg == "device" and name(k.value):
                     out.add(name(k.value))
             f = node.func
-            if isinstance(f, ast.Attribute) and f.attr in ("to", "cuda") and node.args and name(node.args[0]) and \
-                    not _is_dtype(node.args[0]):
+            if isinstance(f, ast.Attribute) and f.attr == "cuda" and node.args and name(node.args[0]):
                 out.add(name(node.args[0]))
     return out
 
