@@ -275,7 +275,7 @@ int vw_fact_used_between(struct vw_model *m, int64_t tensor, int64_t after, int6
 /* Whether view (a step made as a view) covers the whole of its base: as many elements, from the same offset
  * (b = buf.reshape(-1), x.t(), not x[i] or x[:n]): the base under another shape. */
 int vw_fact_whole_view(struct vw_model *m, const struct vw_step *view);
-/* How many tensors (not 0-dim) on s's device the op that made s took. */
+/* How many tensors (not 0-dim) on s's device the op that made s took (an indexing op's index not counted). */
 int vw_fact_combined(struct vw_model *m, const struct vw_step *s);
 /* The frame of made's Python stack, innermost first, whose statement binds name (source facts). */
 int vw_fact_bound_in_caller(struct vw_model *m, const struct vw_step *made, const char *name, struct vw_frame *out);

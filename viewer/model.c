@@ -624,9 +624,13 @@ int vw_fact_whole_view(struct vw_model *m, const struct vw_step *view) {
 /* How many tensors (not 0-dim) on step s's device the op that made it took: 2 or more when it combined
  * them (a mask from positions and lengths), 1 for an op of one tensor (a comparison with a number). */
 int vw_fact_combined(struct vw_model *m, const struct vw_step *s) {
+    /* an index (x[idx], DT_OPS_INDEX) is no operand of its own: a cpu integer index indexes a tensor on any device,
+     * and the result is on the indexed tensor's */
     sqlite3_stmt *st = vw_prep(m->t, "SELECT count(*) FROM tensor_rows r JOIN op_args a ON a.op = r.op "
+                                     "JOIN ops o ON o.op = r.op LEFT JOIN strings n ON n.id = o.name "
                                      "JOIN tensors t ON t.id = a.tensor LEFT JOIN strings sh ON sh.id = t.shape WHERE "
-                                     "r.id = ?1 AND a.device = ?2 AND COALESCE(sh.text, '') <> '" DT_SHAPE_SCALAR "'");
+                                     "r.id = ?1 AND a.device = ?2 AND COALESCE(sh.text, '') <> '" DT_SHAPE_SCALAR "' "
+                                     "AND NOT (a.pos > 0 AND COALESCE(n.text, '') IN (" DT_OPS_SQL(DT_OPS_INDEX) "))");
     if (!st) return 0;
     sqlite3_bind_int64(st, 1, s->tensor);
     sqlite3_bind_int64(st, 2, s->dev);
