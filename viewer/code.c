@@ -595,6 +595,25 @@ const char *vw_peer_device_expr(struct vw_model *m, const struct vw_case *k, int
                 if (ident_like(names[j]) && strlen(names[j]) + 8 < size && py_bound_at(m, site, names[j], 1))
                     snprintf(buf, size, "%s.device", names[j]);
         }
+    /* a tensor on dev the site's function made before site, by a statement that bound it to a name the program
+     * still held it by at the mismatch, and that is bound at site: inputs_embeds.device where
+     * `inputs_embeds = self.embed_tokens(input_ids)` came first (a peer of the fix's statement, not of the op) */
+    if (!buf[0]) {
+        char(*held)[128] = calloc(64, sizeof *held);
+        struct vw_frame *made = calloc(64, sizeof *made);
+        struct vw_src at, src;
+        int n = held && made && vw_src_at(m, site->file, site->line, &at) ? vw_fact_held_on(m, k, dev, held, made, 64)
+                                                                            : 0;
+        for (int i = 0; i < n && !buf[0]; i++)
+            if (made[i].python && !strcmp(made[i].file, site->file) &&
+                vw_same_function(made[i].function, site->function) && made[i].line < at.first &&
+                ident_like(held[i]) && strlen(held[i]) + 8 < size && !vw_src_binds(&at, held[i]) &&
+                vw_src_at(m, site->file, made[i].line, &src) && vw_src_binds(&src, held[i]) &&
+                py_bound_at(m, site, held[i], 0))
+                snprintf(buf, size, "%s.device", held[i]);
+        free(held);
+        free(made);
+    }
     /* a parameter of a module the site holds by a name ("discriminator.0.weight", the recorder's path from the
      * program's variable): that module's device, next(discriminator.parameters()).device */
     for (int i = 0; i < k->n && !buf[0]; i++) {

@@ -305,6 +305,11 @@ int vw_fact_parts_moved(struct vw_model *m, int64_t id, int64_t want, int64_t be
 /* The program's sites (innermost frames of its own) that made tensors on dev by a factory before event `before`,
  * one per site, newest first, into out (at most max); how many. */
 int vw_fact_made_on(struct vw_model *m, int64_t dev, int64_t before, struct vw_frame *out, int max);
+/* The tensors on dev the program's frames held by a name when mismatch k happened (the names the recorder
+ * gives them at the mismatch, after its op began; a tensor moved in place is left out): each name into
+ * names, where the tensor was made (the program's innermost frame) into made, at most max; how many. */
+int vw_fact_held_on(struct vw_model *m, const struct vw_case *k, int64_t dev, char (*names)[128],
+                    struct vw_frame *made, int max);
 /* A statement over the source facts of `file` (as a frame names it: relative to the cwd when under it), the
  * file bound as ?1 and the facts' file name joined as fs. */
 #define VW_FACT_FILE_MATCH                                                                                             \

@@ -1470,6 +1470,32 @@ int vw_fact_made_on(struct vw_model *m, int64_t dev, int64_t before, struct vw_f
     return n;
 }
 
+int vw_fact_held_on(struct vw_model *m, const struct vw_case *k, int64_t dev, char (*names)[128],
+                    struct vw_frame *made, int max) {
+    if (!k->op) return 0;
+    sqlite3_stmt *st = vw_prep(
+        m->t, "SELECT s.text, t.seq, COALESCE(t.stack, 0), COALESCE(t.pystack, 0) FROM names n JOIN strings s ON "
+              "s.id = n.name JOIN tensors t ON t.id = n.tensor WHERE n.seq > (SELECT o.seq FROM ops o WHERE o.op = ?2) "
+              "AND n.seq < ?3 AND t.device = ?1 AND NOT EXISTS (SELECT 1 FROM transfers x WHERE x.dst = t.id AND "
+              "x.kind = " VW_SQL_TRANSFER_MOVE ") ORDER BY n.seq LIMIT ?4");
+    if (!st) return 0;
+    sqlite3_bind_int64(st, 1, dev);
+    sqlite3_bind_int64(st, 2, k->op);
+    sqlite3_bind_int64(st, 3, k->seq);
+    sqlite3_bind_int(st, 4, max);
+    int n = 0;
+    while (n < max && sqlite3_step(st) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        if (!name || strlen(name) >= sizeof names[0]) continue;
+        if (!vw_sym_event_site(m->sym, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
+                               sqlite3_column_int64(st, 1), &made[n]))
+            continue;
+        snprintf(names[n++], sizeof names[0], "%s", name);
+    }
+    sqlite3_finalize(st);
+    return n;
+}
+
 /* ---------------------------------------------------------------- loading */
 
 int vw_model_open(struct vw_model *m, struct vw_trace *t) {
