@@ -564,13 +564,14 @@ int vw_fact_callback_caller(struct vw_model *m, const struct vw_step *made, int6
 }
 
 int vw_fact_used_between(struct vw_model *m, int64_t tensor, int64_t after, int64_t before, int64_t op,
-                         const int64_t *made, int nmade) {
+                         const int64_t *made, int nmade, const struct vw_frame *stmt_at) {
     char sql[2048], in[400] = "0";
     size_t at = 1;
     for (int i = 0; i < nmade && i < 24; i++)
         at += (size_t)snprintf(in + at, sizeof in - at, ",%lld", (long long)made[i]);
     snprintf(sql, sizeof sql,
-             "SELECT count(*) FROM op_args a JOIN ops o ON o.op = a.op WHERE a.tensor = ?1 AND o.seq > ?2 AND "
+             "SELECT o.seq, COALESCE(o.stack, 0), COALESCE(o.pystack, 0) FROM op_args a JOIN ops o ON o.op = a.op "
+             "WHERE a.tensor = ?1 AND o.seq > ?2 AND "
              "o.seq < ?3 AND o.op <> ?4 AND COALESCE(o.out0, 0) <> a.tensor AND NOT (a.pos = 1 AND (SELECT s.text FROM "
              "strings s WHERE s.id = o.name) IN (" DT_OPS_SQL(DT_OPS_SHAPE_OF) ")) AND o.op NOT IN (SELECT r.op "
              "FROM tensor_rows r WHERE r.id IN (%s) AND r.op IS NOT NULL)",
@@ -581,7 +582,20 @@ int vw_fact_used_between(struct vw_model *m, int64_t tensor, int64_t after, int6
     sqlite3_bind_int64(st, 2, after);
     sqlite3_bind_int64(st, 3, before);
     sqlite3_bind_int64(st, 4, op);
-    int n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 1;
+    struct vw_src stmt, src;
+    const struct vw_frame *fa = stmt_at;
+    int have = fa && fa->python && fa->file[0] && vw_src_at(m, fa->file, fa->line, &stmt) && stmt.first > 0;
+    int n = 0, rc;
+    while (!n && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct vw_frame f;
+        if (have && vw_sym_event_site(m->sym, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+                                      sqlite3_column_int64(st, 0), &f) &&
+            f.python && !strcmp(f.file, fa->file) && vw_same_function(f.function, fa->function) &&
+            vw_src_at(m, f.file, f.line, &src) && src.first == stmt.first)
+            continue; /* the failing statement's own op */
+        n = 1;
+    }
+    if (!n && rc != SQLITE_DONE) n = 1; /* not known: as if it were used */
     sqlite3_finalize(st);
     return n;
 }
@@ -929,7 +943,11 @@ static int src_fact(void *ctx, const char *ffile, int fline, const char *key, co
             p = tab + 1;
         }
         if (nf < 6) return 0;
-        snprintf(c->func, sizeof c->func, "%.*s", (int)(len[0] < 127 ? len[0] : 127), f[0]);
+        /* a callee longer than the field keeps its head and its tail: rules match its method (a suffix) */
+        if (len[0] < sizeof c->func)
+            snprintf(c->func, sizeof c->func, "%.*s", (int)len[0], f[0]);
+        else
+            snprintf(c->func, sizeof c->func, "%.120s...%.*s", f[0], 120, f[0] + len[0] - 120);
         snprintf(c->device, sizeof c->device, "%.*s", (int)(len[1] < 127 ? len[1] : 127), f[1]);
         c->temporary = f[2][0] == '1';
         c->end_line = atoi(f[3]);

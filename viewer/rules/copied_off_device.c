@@ -120,7 +120,8 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
          * program has no device expression for a move back) */
         int64_t chain[VW_MAX_STEPS];
         for (int i = 0; i < k->odd->arrived && i < VW_MAX_STEPS; i++) chain[i] = k->odd->chain[i].tensor;
-        int unused = !vw_fact_used_between(m, a->tensor, a->seq, k->seq, k->op, chain, k->odd->arrived);
+        int unused = !vw_fact_used_between(m, a->tensor, a->seq, k->seq, k->op, chain, k->odd->arrived,
+                                              k->call.has_site ? &k->call.site : NULL);
         if ((vw_shape_device_literal(expr) || unused) &&
             drop_copy(k, fx, a, copy_call(m, a, &cc), unused ? "nothing used it before the failing op" : NO_EXPR))
             return 1;
