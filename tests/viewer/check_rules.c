@@ -444,6 +444,69 @@ START_TEST(test_model_device_param) {
 }
 END_TEST
 
+/* The tensors on a device the program held by a name at a mismatch (the names given after its op began), and
+ * where each was made: what a fix follows when no operand of the failing op is in scope at its site. */
+START_TEST(test_model_held_on) {
+    trace_open();
+    int64_t fwd = py_frame(py_frame(0, "<module>", 40), "Net.forward", 20);
+    int64_t fwd_pos = py_frame(py_frame(0, "<module>", 40), "Net.forward", 21);
+    int64_t helper = py_frame(py_frame(0, "<module>", 40), "helper", 8);
+    tensor_made(1, 10, CUDA0, fwd);   /* h = self.embed(ids): on the device */
+    tensor_made(2, 12, 0, fwd_pos);   /* pos = torch.arange(n): on the cpu */
+    tensor_made(3, 14, CUDA0, helper); /* w, on the device, moved off it in place after */
+    tensor_made(4, 16, CUDA0, helper); /* named before the mismatch's op only */
+    transfer(18, 3, 3, DTP_TRANSFER_MOVE, "to", helper);
+    char sql[256];
+    snprintf(sql, sizeof sql, "INSERT INTO ops(op, name, seq, pystack, nargs) VALUES(7, %lld, 100, %lld, 0)",
+             (long long)string_id("mul"), (long long)fwd);
+    exec_sql(sql);
+    named(4, 50, "early");
+    named(1, 101, "h");
+    named(2, 102, "pos");
+    named(3, 103, "w");
+    struct vw_case k;
+    memset(&k, 0, sizeof k);
+    k.seq = 110, k.op = 7;
+    char names[8][128];
+    struct vw_frame made[8];
+    ck_assert_int_eq(vw_fact_held_on(&model, &k, CUDA0, names, made, 8), 1);
+    ck_assert_str_eq(names[0], "h");
+    ck_assert_str_eq(made[0].function, "Net.forward");
+    ck_assert_int_eq(made[0].line, 20);
+    ck_assert_int_eq(vw_fact_held_on(&model, &k, 0, names, made, 8), 1);
+    ck_assert_str_eq(names[0], "pos");
+    k.op = 0; /* no op: no names of its own */
+    ck_assert_int_eq(vw_fact_held_on(&model, &k, CUDA0, names, made, 8), 0);
+    trace_close();
+}
+END_TEST
+
+/* A copy's uses before the failing op: an op of the failing statement itself is none (its result is on its way
+ * into that statement), an op of another statement is one. */
+START_TEST(test_model_used_in_failing_statement) {
+    trace_open();
+    statement(25, "bucket", "out");
+    statement(24, "bucket", "log_pos");
+    int64_t at25 = py_frame(py_frame(0, "<module>", 40), "bucket", 25);
+    int64_t at24 = py_frame(py_frame(0, "<module>", 40), "bucket", 24);
+    tensor_made(2, 10, 0, at24);
+    char sql[320];
+    snprintf(sql, sizeof sql, "INSERT INTO ops(op, name, seq, pystack, nargs, arg0_tensor, arg0_device, out0) "
+             "VALUES(8, %lld, 60, %lld, 1, 2, 0, 9)", (long long)string_id("le"), (long long)at25);
+    exec_sql(sql);
+    struct vw_frame failing;
+    memset(&failing, 0, sizeof failing);
+    failing.python = 1, failing.line = 25;
+    snprintf(failing.file, sizeof failing.file, "train.py");
+    snprintf(failing.function, sizeof failing.function, "bucket");
+    ck_assert_int_eq(vw_fact_used_between(&model, 2, 10, 100, 0, NULL, 0, &failing), 0);
+    ck_assert_int_eq(vw_fact_used_between(&model, 2, 10, 100, 0, NULL, 0, NULL), 1); /* the statement not given */
+    failing.line = 24; /* failing elsewhere: the comparison at 25 was a use of its own */
+    ck_assert_int_eq(vw_fact_used_between(&model, 2, 10, 100, 0, NULL, 0, &failing), 1);
+    trace_close();
+}
+END_TEST
+
 /* ---------------------------------------------------------------- rules on hand-built cases */
 
 static void diagnose(struct vw_fix *fx, const char *rule) {
@@ -1060,6 +1123,8 @@ static Suite *make_rules_suite(void) {
     tcase_add_test(tc, test_model_source_facts);
     tcase_add_test(tc, test_model_typed_source_facts);
     tcase_add_test(tc, test_model_device_param);
+    tcase_add_test(tc, test_model_held_on);
+    tcase_add_test(tc, test_model_used_in_failing_statement);
     suite_add_tcase(s, tc);
     tc = tcase_create("rules");
     tcase_add_test(tc, test_no_odd_operand);
