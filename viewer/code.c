@@ -472,7 +472,9 @@ static int py_class_has_params(struct vw_model *m, const char *cls, size_t cl) {
  *     too, in scope at site;
  *  5. a name bound to a device at the top of the file of site, that one of its moves used;
  *  6. Python: the device of a peer of the failing op (an operand on dev) by a name bound at site
- *     (`x.device`): code that receives its tensors from callers, a module's forward, follows them;
+ *     (`x.device`): code that receives its tensors from callers, a module's forward, follows them; else of a
+ *     tensor on dev that site's function made before site and still held by the name it bound it to at the
+ *     mismatch (`inputs_embeds.device`), else of a module parameter by the module's name bound at site;
  *  7. else a string literal.
  * In script code 1 and 5 are the program's variable; in library and model code 1-3 and 6 keep the fix
  * device-agnostic. */

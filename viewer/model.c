@@ -564,11 +564,11 @@ int vw_fact_callback_caller(struct vw_model *m, const struct vw_step *made, int6
 }
 
 int vw_fact_used_between(struct vw_model *m, int64_t tensor, int64_t after, int64_t before, int64_t op,
-                         const int64_t *made, int nmade, const struct vw_frame *stmt_at) {
+                         const int64_t *made, int nmade, const struct vw_frame *at) {
     char sql[2048], in[400] = "0";
-    size_t at = 1;
+    size_t len = 1;
     for (int i = 0; i < nmade && i < 24; i++)
-        at += (size_t)snprintf(in + at, sizeof in - at, ",%lld", (long long)made[i]);
+        len += (size_t)snprintf(in + len, sizeof in - len, ",%lld", (long long)made[i]);
     snprintf(sql, sizeof sql,
              "SELECT o.seq, COALESCE(o.stack, 0), COALESCE(o.pystack, 0) FROM op_args a JOIN ops o ON o.op = a.op "
              "WHERE a.tensor = ?1 AND o.seq > ?2 AND "
@@ -583,14 +583,13 @@ int vw_fact_used_between(struct vw_model *m, int64_t tensor, int64_t after, int6
     sqlite3_bind_int64(st, 3, before);
     sqlite3_bind_int64(st, 4, op);
     struct vw_src stmt, src;
-    const struct vw_frame *fa = stmt_at;
-    int have = fa && fa->python && fa->file[0] && vw_src_at(m, fa->file, fa->line, &stmt) && stmt.first > 0;
+    int have = at && at->python && at->file[0] && vw_src_at(m, at->file, at->line, &stmt) && stmt.first > 0;
     int n = 0, rc;
     while (!n && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct vw_frame f;
         if (have && vw_sym_event_site(m->sym, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
                                       sqlite3_column_int64(st, 0), &f) &&
-            f.python && !strcmp(f.file, fa->file) && vw_same_function(f.function, fa->function) &&
+            f.python && !strcmp(f.file, at->file) && vw_same_function(f.function, at->function) &&
             vw_src_at(m, f.file, f.line, &src) && src.first == stmt.first)
             continue; /* the failing statement's own op */
         n = 1;
