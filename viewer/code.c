@@ -376,6 +376,19 @@ static int py_bound_at(struct vw_model *m, const struct vw_frame *site, const ch
     return 0;
 }
 
+/* Python: whether a step of odd's chain was made by the statement at (its lines, in file and its function). */
+static int odd_made_in(struct vw_model *m, const struct vw_operand *odd, const char *file, const struct vw_src *at) {
+    struct vw_src src;
+    for (int i = 0; i < odd->nsteps; i++) {
+        const struct vw_step *s = &odd->chain[i];
+        if (s->has_site && s->site.python && !strcmp(s->site.file, file) &&
+            vw_same_function(s->site.function, at->function) && vw_src_at(m, s->site.file, s->site.line, &src) &&
+            src.first == at->first)
+            return 1;
+    }
+    return 0;
+}
+
 /* Python: the device variable (device_var fact: `device = idx.device`, `dev = torch.device(...)`) that the
  * latest statement of site's function before it binds, into buf; "" when none. A self.NAME one is a
  * method's: the class-wide case below takes it. */
@@ -581,6 +594,10 @@ const char *vw_peer_device_expr(struct vw_model *m, const struct vw_case *k, int
     }
     if (!k || !site || lang != VW_LANG_PYTHON) return buf;
     const int64_t odd = k->odd ? k->odd->tensor : 0;
+    /* a name that site's statement binds to the odd tensor itself (x = self.conv(x).cpu(): the fix goes after
+     * it) names the odd tensor there, whatever the peer was called where the op failed */
+    struct vw_src here;
+    const int odd_here = k->odd && vw_src_at(m, site->file, site->line, &here) && odd_made_in(m, k->odd, site->file, &here);
     /* the operands first, then what each was computed from on that device (self.proj(x) * scale: x) */
     for (int depth = 0; depth < VW_MAX_STEPS && !buf[0]; depth++)
         for (int i = 0; i < k->n && !buf[0]; i++) {
@@ -594,7 +611,8 @@ const char *vw_peer_device_expr(struct vw_model *m, const struct vw_case *k, int
             int n = vw_tensor_names(m, t, k->seq + 1, names, 8);
             if (!depth && n < 8 && o->name[0]) snprintf(names[n++], 256, "%s", o->name);
             for (int j = 0; j < n && !buf[0]; j++)
-                if (ident_like(names[j]) && strlen(names[j]) + 8 < size && py_bound_at(m, site, names[j], 1))
+                if (ident_like(names[j]) && strlen(names[j]) + 8 < size && py_bound_at(m, site, names[j], 1) &&
+                    !(odd_here && vw_src_binds(&here, names[j])))
                     snprintf(buf, size, "%s.device", names[j]);
         }
     /* a tensor on dev the site's function made before site, by a statement that bound it to a name the program

@@ -1,7 +1,7 @@
 # rule: copied-off-device
-# code: y = y.to(device)
+# code: source[i + 1:i + 1 + n].cpu() -> source[i + 1:i + 1 + n]
 # A language model's batch helper, shared by training and evaluation, returns its targets copied to the
-# CPU: the move back belongs in the helper, or evaluation fails next.
+# CPU: the fix belongs in the helper (the copy taken out there), or evaluation fails next.
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

@@ -83,8 +83,13 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     if (rl_ident(k->odd->name) && rl_is_python(a) && rl_is_python(&k->call) &&
         (strcmp(a->site.file, k->call.site.file) || !vw_same_function(a->site.function, k->call.site.function)) &&
         vw_src_at(m, a->site.file, a->site.line, &src) && src.binds[0] && !strchr(src.binds, ',')) {
-        /* copied in a function that returned it (a batch helper called by training and evaluation): moved
-         * back right there, by the name it has there */
+        /* copied in a function that returned it (a batch helper called by training and evaluation, a module's
+         * forward): a .cpu() of a tensor on the intended device is taken out there (what a move back right
+         * after it would do, with no device expression); another copy, or one at a file's top level (which
+         * returns nothing), is moved back right there, by the name it has there */
+        if (a->from_dev == k->want && strcmp(a->site.function, DT_PY_TOP_LEVEL) &&
+            drop_copy(k, fx, a, copy_call(m, a, &cc), "the function returned the copy, which left the device"))
+            return 1;
         vw_device_expr(m, k, k->want, &a->site, expr, sizeof expr);
         if (vw_shape_device_literal(expr) && drop_copy(k, fx, a, copy_call(m, a, &cc), NO_EXPR)) return 1;
         vw_code_move(m, &a->site, src.binds, expr, fx->code, sizeof fx->code);
@@ -148,8 +153,9 @@ const struct vw_rule vw_rule_copied_off_device = {
            "GPU is fine until the copy, not the original, is used in the computation. The rule matches an odd "
            "operand whose chain reached its device by a transfer. Example: pred = model(x).cpu() to log it, then "
            "mse_loss(pred, target) with target on the GPU. Fix, by where the copy is: inside the failing "
-           "expression, the .cpu() taken out (or .to(device) on the copy); in a helper that returned it, a move "
-           "back where the helper binds it; kept for what it was made for, the device's tensor moved back right "
+           "expression, the .cpu() taken out (or .to(device) on the copy); in a function that returned it (a "
+           "batch helper, a module's forward), the .cpu() of a tensor on the intended device taken out there, "
+           "another copy moved back where the function binds it; kept for what it was made for, the device's tensor moved back right "
            "before the failing statement; else a move after the copy. Where nothing used the copy before the failing "
            "op (a call that returned the copy itself, x.float() of a float tensor, or took it for its shape only, "
            "y.expand_as(copy), is no use), or the program has no device expression in scope for the move back "
