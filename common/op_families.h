@@ -63,6 +63,10 @@
  * values play no part, so such a call is no use of other's values. */
 #define DT_OPS_SHAPE_OF(X) X("expand_as") X("view_as") X("reshape_as")
 
+/* Copy into: ops that copy their second tensor (src) into their first (dst.copy_(src)), across devices: dst's
+ * device decides where the values go, so such a call is no use of src on its own device. */
+#define DT_OPS_COPY_INTO(X) X("copy_")
+
 /* F(NAME, bit, rows): every family, for a reader that iterates them (the extension's OPS_<NAME> tuples). */
 #define DT_OP_FAMILIES(F)                                                                                              \
     F(MOVE, 0x01, DT_OPS_MOVE)                                                                                         \
@@ -74,7 +78,8 @@
     F(LEGACY_CTOR, 0x40, DT_OPS_LEGACY_CTOR)                                                                           \
     F(COMBINE, 0x80, DT_OPS_COMBINE)                                                                                   \
     F(NO_DEVICE, 0x100, DT_OPS_NO_DEVICE)                                                                              \
-    F(SHAPE_OF, 0x200, DT_OPS_SHAPE_OF)
+    F(SHAPE_OF, 0x200, DT_OPS_SHAPE_OF)                                                                                \
+    F(COPY_INTO, 0x400, DT_OPS_COPY_INTO)
 
 enum dt_op_family {
 #define DT_OPF_ENUM_(name, bit, rows) DT_OPF_##name = bit,

@@ -269,7 +269,8 @@ int vw_fact_callback_caller(struct vw_model *m, const struct vw_step *made, int6
  * one), those that made one of the tensors made[] (the failing operand's chain after the copy) and those that
  * returned the tensor itself (x.float() of a float tensor, an in-place op): a copy used for something else before
  * the failing op (a metric, a log); 1 when the trace cannot say. A call that takes it for its shape only
- * (y.expand_as(copy): DT_OPS_SHAPE_OF) is no use, nor is an op of the failing statement itself (at, when given:
+ * (y.expand_as(copy): DT_OPS_SHAPE_OF) is no use, nor is one that copies it into another tensor, whose device
+ * decides (state.copy_(copy): DT_OPS_COPY_INTO), nor is an op of the failing statement itself (at, when given:
  * the failing call's site): its result is still on its way into that statement with the device's tensors
  * (torch.where(copy <= m, a, b * c)). */
 int vw_fact_used_between(struct vw_model *m, int64_t tensor, int64_t after, int64_t before, int64_t op,

@@ -573,7 +573,8 @@ int vw_fact_used_between(struct vw_model *m, int64_t tensor, int64_t after, int6
              "SELECT o.seq, COALESCE(o.stack, 0), COALESCE(o.pystack, 0) FROM op_args a JOIN ops o ON o.op = a.op "
              "WHERE a.tensor = ?1 AND o.seq > ?2 AND "
              "o.seq < ?3 AND o.op <> ?4 AND COALESCE(o.out0, 0) <> a.tensor AND NOT (a.pos = 1 AND (SELECT s.text FROM "
-             "strings s WHERE s.id = o.name) IN (" DT_OPS_SQL(DT_OPS_SHAPE_OF) ")) AND o.op NOT IN (SELECT r.op "
+             "strings s WHERE s.id = o.name) IN (" DT_OPS_SQL(DT_OPS_SHAPE_OF) ", " DT_OPS_SQL(
+                 DT_OPS_COPY_INTO) ")) AND o.op NOT IN (SELECT r.op "
              "FROM tensor_rows r WHERE r.id IN (%s) AND r.op IS NOT NULL)",
              in);
     sqlite3_stmt *st = vw_prep(m->t, sql);

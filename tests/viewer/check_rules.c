@@ -507,6 +507,29 @@ START_TEST(test_model_used_in_failing_statement) {
 }
 END_TEST
 
+/* A copy written into another tensor (state.copy_(copy): its source, position 1) is no use of the copy; the copy
+ * as the destination (copy.copy_(x)) is one. */
+START_TEST(test_model_copied_into_is_no_use) {
+    trace_open();
+    char sql[320];
+    snprintf(sql, sizeof sql, "INSERT INTO ops(op, name, seq, nargs, arg0_tensor, arg0_device, arg1_tensor, "
+             "arg1_device, out0) VALUES(8, %lld, 60, 2, 5, 1, 2, 0, 5)", (long long)string_id("copy_"));
+    exec_sql(sql);
+    ck_assert_int_eq(vw_fact_used_between(&model, 2, 10, 100, 0, NULL, 0, NULL), 0);
+    ck_assert_int_eq(vw_fact_used_between(&model, 5, 10, 100, 0, NULL, 0, NULL), 0); /* it returned 5 itself */
+    snprintf(sql, sizeof sql, "INSERT INTO ops(op, name, seq, nargs, arg0_tensor, arg0_device, arg1_tensor, "
+             "arg1_device, out0) VALUES(9, %lld, 70, 2, 2, 0, 5, 1, 2)", (long long)string_id("copy_"));
+    exec_sql(sql);
+    ck_assert_int_eq(vw_fact_used_between(&model, 5, 10, 100, 0, NULL, 0, NULL), 0); /* 5 copied into 2 */
+    snprintf(sql, sizeof sql, "INSERT INTO ops(op, name, seq, nargs, arg0_tensor, arg0_device, arg1_tensor, "
+             "arg1_device, out0) VALUES(10, %lld, 80, 2, 2, 0, 5, 1, 11)", (long long)string_id("mul"));
+    exec_sql(sql);
+    ck_assert_int_eq(vw_fact_used_between(&model, 2, 10, 100, 0, NULL, 0, NULL), 1); /* a product is a use */
+    ck_assert_int_eq(vw_fact_used_between(&model, 2, 10, 75, 0, NULL, 0, NULL), 0);  /* not before 75 */
+    trace_close();
+}
+END_TEST
+
 /* ---------------------------------------------------------------- rules on hand-built cases */
 
 static void diagnose(struct vw_fix *fx, const char *rule) {
@@ -1125,6 +1148,7 @@ static Suite *make_rules_suite(void) {
     tcase_add_test(tc, test_model_device_param);
     tcase_add_test(tc, test_model_held_on);
     tcase_add_test(tc, test_model_used_in_failing_statement);
+    tcase_add_test(tc, test_model_copied_into_is_no_use);
     suite_add_tcase(s, tc);
     tc = tcase_create("rules");
     tcase_add_test(tc, test_no_odd_operand);

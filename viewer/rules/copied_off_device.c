@@ -157,8 +157,8 @@ const struct vw_rule vw_rule_copied_off_device = {
            "batch helper, a module's forward), the .cpu() of a tensor on the intended device taken out there, "
            "another copy moved back where the function binds it; kept for what it was made for, the device's tensor moved back right "
            "before the failing statement; else a move after the copy. Where nothing used the copy before the failing "
-           "op (a call that returned the copy itself, x.float() of a float tensor, or took it for its shape only, "
-           "y.expand_as(copy), is no use), or the program has no device expression in scope for the move back "
+           "op (a call that returned the copy itself, x.float() of a float tensor, took it for its shape only, "
+           "y.expand_as(copy), or copied it into another tensor, state.copy_(copy), is no use), or the program has no device expression in scope for the move back "
            "(model and library code that must run on any device), the .cpu() is taken out instead.",
     .example = "`pred = model(x).cpu()` for a metric, then `mse_loss(pred, target)` (`bug_cpu_roundtrip.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_MOVE_CALL |
