@@ -376,6 +376,32 @@ static int py_bound_at(struct vw_model *m, const struct vw_frame *site, const ch
     return 0;
 }
 
+/* Python: whether a statement of site's own function after site binds name (not a nested function's): a name
+ * the function binds only later is a local that is not bound yet at site. */
+static int py_bound_later(struct vw_model *m, const struct vw_frame *site, const char *name) {
+    struct vw_src at, src;
+    if (!name[0] || !vw_src_at(m, site->file, site->line, &at) || !at.function[0]) return 0;
+    size_t fl = strlen(at.function);
+    for (int l = at.last + 1; l <= at.last + 600; l++) {
+        if (!vw_src_at(m, site->file, l, &src) || src.first != l) continue;
+        if (!strcmp(src.function, at.function)) {
+            if (vw_src_binds(&src, name)) return 1;
+        } else if (strncmp(src.function, at.function, fl) || src.function[fl] != '.')
+            break; /* past the function's end */
+    }
+    return 0;
+}
+
+/* Python: whether expression expr (x.device, device, self.device) can be written at site: its leading name is
+ * bound there, or is not a local of site's function at all (a global, a closure's). */
+static int py_usable_at(struct vw_model *m, const struct vw_frame *site, const char *expr) {
+    char root[128];
+    size_t n = strspn(expr, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+    if (!n || n >= sizeof root) return 1;
+    snprintf(root, sizeof root, "%.*s", (int)n, expr);
+    return py_bound_at(m, site, root, 0) || !py_bound_later(m, site, root);
+}
+
 /* Python: whether a step of odd's chain was made by the statement at (its lines, in file and its function). */
 static int odd_made_in(struct vw_model *m, const struct vw_operand *odd, const char *file, const struct vw_src *at) {
     struct vw_src src;
@@ -528,6 +554,9 @@ static const char *device_expr(struct vw_model *m, const struct vw_case *k, int6
         }
         int plain = strlen(v) < 128 && vw_shape_device_code(v) && v[0] != '"' && v[0] != '\''; /* no literal */
         if (!plain) continue;
+        /* Python: not a name site's function binds only after site (device=causal_mask.device, taken from a
+         * factory further down, where causal_mask is not bound yet; a global of that name is shadowed there) */
+        if (lang == VW_LANG_PYTHON && !py_usable_at(m, site, v)) continue;
         if (!strcmp(f.file, site->file) && vw_same_function(f.function, site->function))
             snprintf(local, sizeof local, "%s", v);
         else if (cl && !classwide[0] && !strncmp(v, "self.", 5) && !strcmp(f.file, site->file) &&

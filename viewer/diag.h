@@ -43,7 +43,8 @@ struct vw_step {
     char what[256];       /* what made it: a factory's, op's or copy's name ("zeros", "nn.Parameter", "to") */
     int param;            /* made as a module's parameter (what is DT_WHAT_PARAMETER, common/op_families.h) */
     int role;             /* a VW_STEP_ROLE step's role (enum dtp_tensor_role) */
-    int64_t from;         /* what it was made from: a view's base, a copy's source, the op input it follows; or 0 */
+    int64_t from;         /* what it was made from: a view's base, a copy's source, the op input it follows, a
+                           * factory's inside a library call: the call's input whose device it took; or 0 */
     int64_t from_dev;     /* an in-place move's or a copy's source device; VW_DEV_UNKNOWN when not in the trace */
     char detail[512];     /* a checkpoint load's file; a role's: the name of the tensor it is the role of */
     char op[128];         /* an op output's op */

@@ -158,6 +158,72 @@ static int followed_input(struct vw_model *m, int64_t pick, int64_t other) {
            (strcmp(of.file, at.file) || !vw_same_function(of.function, at.function));
 }
 
+/* A tensor that a factory made inside a library call (its innermost Python frame a library's, its site the
+ * program's line of the call: a cache's `torch.tensor([], device=key_states.device)` in `layer_past.update(...)`)
+ * usually takes its device from a tensor the call was given. That input, when the trace says which: the one
+ * tensor on the factory's device, made before the factory outside that line, that an op of the same call (the
+ * same program line, before `before`, within the next 64 ops) combined with a tensor a factory of the call made
+ * (the factory's own, or a sibling's: keys made with values, then cat([keys, key_states])). 0 when none or
+ * several. */
+#define LIB_CALL_OPS 64
+static int64_t library_call_input(struct vw_model *m, int64_t id, int64_t seq, int64_t dev, int64_t pystack,
+                                  const struct vw_frame *site, int64_t before) {
+    struct vw_frame f;
+    int64_t next;
+    if (!pystack || !site->python || !vw_sym_py_frame(m->sym, pystack, &f, &next) || !f.hidden) return 0;
+    sqlite3_stmt *ops = vw_prep(m->t, "SELECT o.op, o.seq, COALESCE(o.stack, 0), COALESCE(o.pystack, 0) FROM ops o "
+                                      "WHERE o.seq > ?1 AND o.seq < ?2 ORDER BY o.seq LIMIT ?3");
+    if (!ops) return 0;
+    sqlite3_bind_int64(ops, 1, seq);
+    sqlite3_bind_int64(ops, 2, before);
+    sqlite3_bind_int(ops, 3, LIB_CALL_OPS);
+    int64_t found = 0;
+    int several = 0;
+    while (!several && sqlite3_step(ops) == SQLITE_ROW) {
+        int64_t op = sqlite3_column_int64(ops, 0), oseq = sqlite3_column_int64(ops, 1);
+        struct vw_frame at;
+        if (!site_of(m, sqlite3_column_int64(ops, 2), sqlite3_column_int64(ops, 3), oseq, &at) || !at.python ||
+            at.line != site->line || strcmp(at.file, site->file) || strcmp(at.function, site->function))
+            continue;
+        /* its tensor arguments: one made by a factory of this call, and the others on dev made elsewhere */
+        int64_t cand = 0;
+        int from_call = 0, ncand = 0;
+        sqlite3_reset(m->args);
+        sqlite3_bind_int64(m->args, 1, op);
+        int64_t args[8];
+        int n = 0;
+        while (n < 8 && sqlite3_step(m->args) == SQLITE_ROW)
+            if (sqlite3_column_int64(m->args, 0) && sqlite3_column_int64(m->args, 1) == dev)
+                args[n++] = sqlite3_column_int64(m->args, 0);
+        for (int i = 0; i < n; i++) {
+            int64_t tseq, tdev, src, top, tstack, tpy;
+            int origin;
+            char what[64], detail[8];
+            struct vw_frame made;
+            if (args[i] == id) {
+                from_call = 1;
+                continue;
+            }
+            if (!tensor_row(m, args[i], &tseq, &tdev, &origin, &src, &top, &tstack, &tpy, what, sizeof what, detail,
+                            sizeof detail))
+                continue;
+            int here = site_of(m, tstack, tpy, tseq, &made) && made.python && made.line == site->line &&
+                       !strcmp(made.file, site->file) && !strcmp(made.function, site->function);
+            if (here && origin == DTP_ORIGIN_FACTORY)
+                from_call = 1;
+            else if (!here && tseq < seq && args[i] != cand)
+                cand = args[i], ncand++;
+        }
+        if (!from_call || !ncand) continue;
+        if (ncand > 1 || (found && found != cand))
+            several = 1;
+        else
+            found = cand;
+    }
+    sqlite3_finalize(ops);
+    return several ? 0 : found;
+}
+
 /* Walks tensor id's provenance backwards from event `before`. */
 static void build_chain(struct vw_model *m, struct vw_operand *o, int64_t id, int64_t before) {
     char what[256], detail[512];
@@ -204,6 +270,9 @@ static void build_chain(struct vw_model *m, struct vw_operand *o, int64_t id, in
         int64_t next = 0;
         switch (origin) {
         case DTP_ORIGIN_CHECKPOINT: snprintf(s->detail, sizeof s->detail, "%s", detail); break;
+        case DTP_ORIGIN_FACTORY:
+            if (s->has_site) s->from = next = library_call_input(m, id, seq, dev, pystack, &s->site, upto);
+            break;
         case DTP_ORIGIN_VIEW: s->from = next = src; break;
         case DTP_ORIGIN_TRANSFER: {
             int64_t sseq, sdev, ssrc, sop, sstack, spy;

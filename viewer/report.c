@@ -131,7 +131,13 @@ static const char *step_text(const struct vw_step *s, char *buf, size_t size) {
         else
             snprintf(buf, size, "t%lld on %s took role %d (\"%s\") of t%lld", id, d1, s->role, s->what, from);
         break;
-    case DTP_ORIGIN_FACTORY: snprintf(buf, size, "t%lld created on %s by %s", id, d1, s->what); break;
+    case DTP_ORIGIN_FACTORY:
+        if (s->from) /* inside a library call, on the device of a tensor the call took (model.c) */
+            snprintf(buf, size, "t%lld created on %s by %s inside the call, on the device of t%lld, which it took", id,
+                     d1, s->what, from);
+        else
+            snprintf(buf, size, "t%lld created on %s by %s", id, d1, s->what);
+        break;
     case DTP_ORIGIN_CHECKPOINT:
         snprintf(buf, size, "t%lld loaded on %s from checkpoint key \"%s\" of %s", id, d1, s->what, s->detail);
         break;

@@ -137,6 +137,11 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
         rl_evidence(fx, "\"%s\" is used on %s right after", oname, d1);
         return 1;
     }
+    /* else a move back right after the copy: in a function, a .cpu() of a tensor on the intended device is taken
+     * out instead (the same, with no device expression) */
+    if (a->from_dev == k->want && strcmp(a->site.function, DT_PY_TOP_LEVEL) &&
+        drop_copy(k, fx, a, copy_call(m, a, &cc), "a move back right after it would undo it"))
+        return 1;
     vw_device_expr(m, k, k->want, &a->site, expr, sizeof expr);
     if (vw_shape_device_literal(expr) && drop_copy(k, fx, a, copy_call(m, a, &cc), NO_EXPR))
         return 1;
