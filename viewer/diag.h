@@ -279,7 +279,19 @@ int vw_fact_used_between(struct vw_model *m, int64_t tensor, int64_t after, int6
 /* Whether view (a step made as a view) covers the whole of its base: as many elements, from the same offset
  * (b = buf.reshape(-1), x.t(), not x[i] or x[:n]): the base under another shape. */
 int vw_fact_whole_view(struct vw_model *m, const struct vw_step *view);
-/* How many tensors (not 0-dim) on s's device the op that made s took (an indexing op's index not counted). */
+/* Python: the program's frame that called the function made was made in, directly (the program's own code
+ * made it there, not a library it called): its call's line. 0 when there is none. */
+int vw_fact_caller_of(struct vw_model *m, const struct vw_step *made, struct vw_frame *out);
+/* Whether step s was made inside a library call: its innermost Python frame is a library's (torch's, a
+ * package's), its site the program's line that called it. */
+int vw_fact_made_in_library(struct vw_model *m, const struct vw_step *s);
+/* Whether every use of tensor root before event `before` went into what odd is computed from (each op that took
+ * it made a tensor odd was computed from, each view of it is one): a tensor made for odd alone (h_idx, used only
+ * by the comparisons that built a mask), not one the program used otherwise too (labels, of which class weights
+ * were counted, sliced and moved batch by batch). */
+int vw_fact_feeds_only(struct vw_model *m, int64_t root, int64_t odd, int64_t before);
+/* How many tensors (not 0-dim) on s's device the op that made s took (an indexing op's index not counted), those
+ * computed from one tensor by ops of one tensor each counted once. */
 int vw_fact_combined(struct vw_model *m, const struct vw_step *s);
 /* The frame of made's Python stack, innermost first, whose statement binds name (source facts). */
 int vw_fact_bound_in_caller(struct vw_model *m, const struct vw_step *made, const char *name, struct vw_frame *out);

@@ -158,6 +158,15 @@ static int followed_input(struct vw_model *m, int64_t pick, int64_t other) {
            (strcmp(of.file, at.file) || !vw_same_function(of.function, at.function));
 }
 
+/* The innermost frame of Python stack id that is not devtrace's adapter's (the recorder's frames are innermost on
+ * every event it records): the code that made the call; 0 when there is none. */
+static int caller_frame(struct vw_model *m, int64_t id, struct vw_frame *f) {
+    int64_t next;
+    for (int depth = 0; id && depth < 64 && vw_sym_py_frame(m->sym, id, f, &next); depth++, id = next)
+        if (!vw_py_file_is_adapter(f->file)) return 1;
+    return 0;
+}
+
 /* A tensor that a factory made inside a library call (its innermost Python frame a library's, its site the
  * program's line of the call: a cache's `torch.tensor([], device=key_states.device)` in `layer_past.update(...)`)
  * usually takes its device from a tensor the call was given. That input, when the trace says which: the one
@@ -169,8 +178,7 @@ static int followed_input(struct vw_model *m, int64_t pick, int64_t other) {
 static int64_t library_call_input(struct vw_model *m, int64_t id, int64_t seq, int64_t dev, int64_t pystack,
                                   const struct vw_frame *site, int64_t before) {
     struct vw_frame f;
-    int64_t next;
-    if (!pystack || !site->python || !vw_sym_py_frame(m->sym, pystack, &f, &next) || !f.hidden) return 0;
+    if (!pystack || !site->python || !caller_frame(m, pystack, &f) || !f.hidden) return 0;
     sqlite3_stmt *ops = vw_prep(m->t, "SELECT o.op, o.seq, COALESCE(o.stack, 0), COALESCE(o.pystack, 0) FROM ops o "
                                       "WHERE o.seq > ?1 AND o.seq < ?2 ORDER BY o.seq LIMIT ?3");
     if (!ops) return 0;
@@ -704,22 +712,141 @@ int vw_fact_whole_view(struct vw_model *m, const struct vw_step *view) {
     return whole;
 }
 
-/* How many tensors (not 0-dim) on step s's device the op that made it took: 2 or more when it combined
- * them (a mask from positions and lengths), 1 for an op of one tensor (a comparison with a number). */
-int vw_fact_combined(struct vw_model *m, const struct vw_step *s) {
-    /* an index (x[idx], DT_OPS_INDEX) is no operand of its own: a cpu integer index indexes a tensor on any device,
-     * and the result is on the indexed tensor's */
-    sqlite3_stmt *st = vw_prep(m->t, "SELECT count(*) FROM tensor_rows r JOIN op_args a ON a.op = r.op "
+/* The distinct tensors (not 0-dim) on dev that the op that made tensor id took, up to max, into out; how many.
+ * An index (x[idx], DT_OPS_INDEX) is no operand of its own: a cpu integer index indexes a tensor on any device,
+ * and the result is on the indexed tensor's. */
+static int op_inputs_on(struct vw_model *m, int64_t id, int64_t dev, int64_t *out, int max) {
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT DISTINCT a.tensor FROM tensor_rows r JOIN op_args a ON a.op = r.op "
                                      "JOIN ops o ON o.op = r.op LEFT JOIN strings n ON n.id = o.name "
                                      "JOIN tensors t ON t.id = a.tensor LEFT JOIN strings sh ON sh.id = t.shape WHERE "
                                      "r.id = ?1 AND a.device = ?2 AND COALESCE(sh.text, '') <> '" DT_SHAPE_SCALAR "' "
                                      "AND NOT (a.pos > 0 AND COALESCE(n.text, '') IN (" DT_OPS_SQL(DT_OPS_INDEX) "))");
     if (!st) return 0;
-    sqlite3_bind_int64(st, 1, s->tensor);
-    sqlite3_bind_int64(st, 2, s->dev);
-    int n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, dev);
+    int n = 0;
+    while (n < max && sqlite3_step(st) == SQLITE_ROW) out[n++] = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     return n;
+}
+
+/* Where tensor id's values came from on dev: back through views and ops of one tensor on dev (a comparison with
+ * a number, a cast), to the first tensor made otherwise (a factory's, a copy's, an op's of several). */
+static int64_t one_source_root(struct vw_model *m, int64_t id, int64_t dev) {
+    for (int depth = 0; id && depth < 16; depth++) {
+        int64_t seq, tdev, src, op, stack, pystack, in[2];
+        int origin;
+        char what[64], detail[8];
+        if (!tensor_row(m, id, &seq, &tdev, &origin, &src, &op, &stack, &pystack, what, sizeof what, detail,
+                        sizeof detail) ||
+            tdev != dev)
+            break;
+        if (origin == DTP_ORIGIN_VIEW && src)
+            id = src;
+        else if (origin == DTP_ORIGIN_OP_OUTPUT && op_inputs_on(m, id, dev, in, 2) == 1)
+            id = in[0];
+        else
+            break;
+    }
+    return id;
+}
+
+/* How many tensors (not 0-dim) on step s's device the op that made it took, counting those computed from one
+ * tensor by ops of one tensor each once ((h >= a).long() + (h >= b).long() computes from h alone): 2 or more when
+ * it combined them (a mask from positions and lengths), 1 for an op of one tensor (a comparison with a number). */
+int vw_fact_combined(struct vw_model *m, const struct vw_step *s) {
+    int64_t in[8], roots[8];
+    int n = op_inputs_on(m, s->tensor, s->dev, in, 8), nroots = 0;
+    if (dt_op_families_of(s->what) & DT_OPF_COMBINE) return n; /* a batch stacked from one dataset's rows: made there */
+    for (int i = 0; i < n; i++) {
+        int64_t r = one_source_root(m, in[i], s->dev);
+        int seen = 0;
+        for (int j = 0; j < nroots && !seen; j++) seen = roots[j] == r;
+        if (!seen) roots[nroots++] = r;
+    }
+    return nroots;
+}
+
+int vw_fact_caller_of(struct vw_model *m, const struct vw_step *made, struct vw_frame *out) {
+    struct vw_frame f;
+    int64_t id = made->pystack, next;
+    if (!made->has_site || !made->site.python || !caller_frame(m, id, &f) || f.hidden || f.line != made->site.line ||
+        strcmp(f.file, made->site.file))
+        return 0;
+    /* caller_frame found made's own frame; the frame above it that is the program's */
+    for (int depth = 0; id && depth < 64 && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next)
+        if (!vw_py_file_is_adapter(f.file)) break;
+    for (int depth = 0; next && depth < 64 && vw_sym_py_frame(m->sym, next, out, &next); depth++)
+        if (!out->hidden) return 1;
+    return 0;
+}
+
+int vw_fact_made_in_library(struct vw_model *m, const struct vw_step *s) {
+    struct vw_frame f;
+    return s->pystack && caller_frame(m, s->pystack, &f) && f.hidden;
+}
+
+#define FEEDS_MAX 128 /* the tensors a failing operand is computed from, looked at */
+
+int vw_fact_feeds_only(struct vw_model *m, int64_t root, int64_t odd, int64_t before) {
+    /* what odd is computed from: every input of the ops that made it and them, and views' bases */
+    int64_t *from = calloc(FEEDS_MAX, sizeof *from);
+    if (!from) return 0;
+    int n = 0, used = 0;
+    from[n++] = odd;
+    sqlite3_stmt *args = vw_prep(m->t, "SELECT a.tensor FROM op_args a WHERE a.op = ?1 AND a.tensor IS NOT NULL");
+    for (int i = 0; args && i < n; i++) {
+        int64_t seq, dev, src, op, stack, pystack;
+        int origin;
+        char what[64], detail[8];
+        if (from[i] == root || !tensor_row(m, from[i], &seq, &dev, &origin, &src, &op, &stack, &pystack, what,
+                                           sizeof what, detail, sizeof detail))
+            continue;
+        int64_t add[16];
+        int na = 0;
+        if (src) add[na++] = src;
+        if (op) {
+            sqlite3_reset(args);
+            sqlite3_bind_int64(args, 1, op);
+            while (na < 16 && sqlite3_step(args) == SQLITE_ROW) add[na++] = sqlite3_column_int64(args, 0);
+        }
+        for (int j = 0; j < na && n < FEEDS_MAX; j++) {
+            int seen = 0;
+            for (int q = 0; q < n && !seen; q++) seen = from[q] == add[j];
+            if (!seen) from[n++] = add[j];
+        }
+    }
+    if (args) sqlite3_finalize(args);
+    /* every op that took root before `before` made a tensor of that set (none: a read, an in-place op, is a use
+     * of its own); every view of root is in it */
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT o.op, (SELECT group_concat(r.id) FROM tensor_rows r WHERE r.op = o.op) "
+                                     "FROM op_args a JOIN ops o ON o.op = a.op WHERE a.tensor = ?1 AND o.seq < ?2 "
+                                     "UNION ALL SELECT 0, t.id FROM tensors t WHERE t.src = ?1 AND t.seq < ?2");
+    int ok = st != NULL;
+    if (st) {
+        sqlite3_bind_int64(st, 1, root);
+        sqlite3_bind_int64(st, 2, before);
+        while (ok && sqlite3_step(st) == SQLITE_ROW) {
+            const char *outs = (const char *)sqlite3_column_text(st, 1);
+            if (!outs || !outs[0]) {
+                ok = 0;
+                break;
+            }
+            for (const char *p = outs; ok && *p;) {
+                char *end;
+                long long t = strtoll(p, &end, 10);
+                if (end == p) break;
+                int in = 0;
+                for (int q = 0; q < n && !in; q++) in = from[q] == t;
+                ok = in;
+                p = *end == ',' ? end + 1 : end;
+            }
+        }
+        sqlite3_finalize(st);
+    }
+    used = !ok;
+    free(from);
+    return !used;
 }
 
 #define INTENT_SENDS 4096 /* the program's earliest and latest transfers and tensors looked at */

@@ -691,7 +691,7 @@ static int print_pystack(struct ctx *c, FILE *f, int64_t pystack, const char *in
     int n = 0, hidden = 0;
     if (c->json) fputs("[", f);
     for (int64_t id = pystack, k = 0; id && k < 256 && py_frame_at(c, id, &fr, &id); k++) {
-        if (strstr(fr.file, "/devtrace_torch/")) continue; /* the adapter's own frames: never the program's */
+        if (vw_py_file_is_adapter(fr.file)) continue; /* the adapter's own frames: never the program's */
         if (fr.hidden && !c->all_frames && !c->json) {
             hidden++;
             continue;

@@ -250,13 +250,15 @@ const char *vw_sym_relative(struct vw_sym *s, const char *file) {
     return file;
 }
 
+/* devtrace's own adapter (its recorder's frames, innermost on the stack of every event it records). */
+int vw_py_file_is_adapter(const char *file) { return strstr(file, "/devtrace_torch/") != NULL; }
+
 /* A Python file that is not the program's own: an installed package (torch
  * and every other one: site-packages, dist-packages), the standard library,
  * devtrace's own adapter, or code without a file (<frozen importlib...>). */
 int vw_py_file_is_library(const char *file) {
     if (file[0] == '<') return strncmp(file, "<frozen", 7) == 0;
-    if (strstr(file, "/site-packages/") || strstr(file, "/dist-packages/") || strstr(file, "/devtrace_torch/"))
-        return 1;
+    if (strstr(file, "/site-packages/") || strstr(file, "/dist-packages/") || vw_py_file_is_adapter(file)) return 1;
     const char *b = strrchr(file, '/');
     if (b && !strcmp(b, "/sitecustomize.py") && strstr(file, "/adapters/pytorch/")) return 1;
     /* the standard library: .../lib/python3.N/<file>, not below a site dir (above) */

@@ -199,6 +199,7 @@ int vw_sym_py_frame(struct vw_sym *s, int64_t id, struct vw_frame *f, int64_t *p
 /* 1 when a Python file is not the program's own (an installed package, the
  * standard library, devtrace's adapter): its frames are hidden as sites. */
 int vw_py_file_is_library(const char *file);
+int vw_py_file_is_adapter(const char *file);
 /* Where an event happened: its innermost Python frame when it has a Python
  * stack (the line a Python user wrote), else the program's own innermost
  * native frame; 0 when neither is known. */

@@ -360,6 +360,24 @@ static int device_param_fix(struct vw_model *m, const struct vw_case *k, struct 
  * returned it: where the caller binds it), library-callback (made in a function a library called back),
  * moved-with-others (the program moved what was made with it), plain-attribute (a module's plain field,
  * left by the module's move); a factory that takes device= is said in the text. */
+/* Python: from odd's step `own`, back through ops of one tensor each, a factory of the same function, on a line
+ * of its own, called by the program itself (not inside a library call), that takes device= (h_idx = torch.arange(h); h_region = (h_idx >= a).long() + (h_idx >= b).long()): where the values were
+ * made off the device is the fix, not the first name they got. Its index, or -1. */
+static int factory_root(struct vw_model *m, const struct vw_case *k, const struct vw_operand *odd, int own) {
+    int r = own;
+    /* all on one device: not through a move (t.to("meta") of a cpu tensor: where the device was decided) */
+    while (r < odd->nsteps - 1 && one_source(m, &odd->chain[r]) && odd->chain[r + 1].dev == odd->chain[own].dev) r++;
+    const struct vw_step *f = &odd->chain[r], *at = &odd->chain[own];
+    /* ... made for it alone: a tensor the program used otherwise too (labels it counted for class weights, then
+     * sliced into batches it moves) is kept where it is */
+    return r > own && f->origin == DTP_ORIGIN_FACTORY && !dt_op_takes_no_device(f->what) && f->has_site &&
+                   !f->site.library && rl_is_python(f) && at->has_site && !strcmp(f->site.file, at->site.file) &&
+                   vw_same_function(f->site.function, at->site.function) && f->site.line != at->site.line &&
+                   !vw_fact_made_in_library(m, f) && vw_fact_feeds_only(m, f->tensor, odd->tensor, k->seq)
+               ? r
+               : -1;
+}
+
 static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, enum rl_unmoved *v) {
     const struct vw_operand *odd = k->odd;
     if (!odd->nsteps) return 0;
@@ -392,6 +410,22 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
         while (own < odd->nsteps - 1 && one_source(m, &odd->chain[own]))
             if (rl_step_name(m, k, &odd->chain[++own], rootname, sizeof rootname)[0]) break;
         view = -1;
+        int r = factory_root(m, k, odd, own);
+        if (r > own) {
+            own = r;
+            rl_step_name(m, k, &odd->chain[r], rootname, sizeof rootname);
+        }
+    } else if (odd->chain[own].origin == DTP_ORIGIN_OP_OUTPUT && !odd->chain[own].site.library) {
+        /* a tensor the program names, or a view of one, computed so (random_tensor = torch.floor(random_tensor + p)
+         * of random_tensor = torch.rand(shape); img_mask = w_region[None, :] of w_region = (w_idx >= a).long()):
+         * the same */
+        int r = factory_root(m, k, odd, own);
+        if (r > own) {
+            derived = own;
+            own = r;
+            view = -1;
+            rl_step_name(m, k, &odd->chain[r], rootname, sizeof rootname);
+        }
     }
     if (derived >= 0) {
         /* a view of the whole of a tensor a factory made (b_obs = obs.reshape(-1, n) of a rollout buffer) is that
@@ -541,6 +575,15 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
     /* the function that made it was given the device as a parameter by its caller: fixed there, with it */
     if (in_caller && !by_loop && (derived < 0 || rooted) && view < 0 && *v != RL_UNMOVED_MODULE &&
         device_param_fix(m, k, fx, made, &caller, v))
+        return 1;
+    /* ... also when no caller binds it by a name the trace knows (its value went on into what failed): a factory
+     * in the return statement of a function its caller handed the device (rel_pos = self.relative_pos(pos,
+     * stride, device=device), then indexed and expanded) */
+    struct vw_frame up;
+    struct vw_src ret;
+    if (!in_caller && made->origin == DTP_ORIGIN_FACTORY && view < 0 && *v != RL_UNMOVED_MODULE &&
+        vw_src_at(m, made->site.file, made->site.line, &ret) && ret.returns && !ret.binds[0] &&
+        vw_fact_caller_of(m, made, &up) && device_param_fix(m, k, fx, made, &up, v))
         return 1;
     if (in_caller && (!binds_here || by_loop)) {
         /* made inside a function that returned it (the module's own __init__, a helper making a mask): the
