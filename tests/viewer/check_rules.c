@@ -530,6 +530,48 @@ START_TEST(test_model_copied_into_is_no_use) {
 }
 END_TEST
 
+/* Tensor id made at event seq on the cpu by op `op` (named name) of tensors a0 and a1 (0: none), on the cpu. */
+static void op_made(int64_t id, int64_t seq, int64_t op, const char *name, int64_t a0, int64_t a1) {
+    char sql[400];
+    snprintf(sql, sizeof sql, "INSERT INTO tensor_attrs(id, device, origin) VALUES(%lld, 0, %d)", (long long)id,
+             DTP_ORIGIN_OP_OUTPUT);
+    exec_sql(sql);
+    snprintf(sql, sizeof sql, "INSERT INTO tensor_rows(id, seq, attrs, op) VALUES(%lld, %lld, %lld, %lld)",
+             (long long)id, (long long)seq, (long long)id, (long long)op);
+    exec_sql(sql);
+    char second[32] = "NULL";
+    if (a1) snprintf(second, sizeof second, "%lld", (long long)a1);
+    snprintf(sql, sizeof sql, "INSERT INTO ops(op, name, seq, nargs, arg0_tensor, arg0_device, arg1_tensor, "
+             "arg1_device) VALUES(%lld, %lld, %lld, %d, %lld, 0, %s, 0)", (long long)op, (long long)string_id(name),
+             (long long)seq, a1 ? 2 : 1, (long long)a0, second);
+    exec_sql(sql);
+}
+
+/* Two comparisons of one range added (a window mask's region: (h >= a).long() + (h >= b).long()) combine one
+ * tensor, not two; an op of that sum and another factory's tensor combines two. The range feeds only the sum until
+ * another op takes it. */
+START_TEST(test_model_combined_from_one_tensor) {
+    trace_open();
+    tensor_made(2, 10, 0, 0);
+    op_made(3, 20, 20, "ge", 2, 0);
+    op_made(4, 21, 21, "ge", 2, 0);
+    op_made(5, 22, 22, "add", 3, 4);
+    struct vw_step s = py_step(5, 0, DTP_ORIGIN_OP_OUTPUT, "add", 5, 22);
+    ck_assert_int_eq(vw_fact_combined(&model, &s), 1);
+    tensor_made(6, 23, 0, 0);
+    op_made(7, 24, 24, "add", 5, 6);
+    s = py_step(7, 0, DTP_ORIGIN_OP_OUTPUT, "add", 5, 24);
+    ck_assert_int_eq(vw_fact_combined(&model, &s), 2);
+    s = py_step(5, 0, DTP_ORIGIN_OP_OUTPUT, "stack", 5, 22); /* a batch stacked from one tensor's rows: made there */
+    ck_assert_int_eq(vw_fact_combined(&model, &s), 2);
+    ck_assert(vw_fact_feeds_only(&model, 2, 5, 100));
+    op_made(8, 30, 30, "mul", 2, 0); /* the range used for something else too */
+    ck_assert(!vw_fact_feeds_only(&model, 2, 5, 100));
+    ck_assert(vw_fact_feeds_only(&model, 2, 5, 30)); /* not before event 30 */
+    trace_close();
+}
+END_TEST
+
 /* ---------------------------------------------------------------- rules on hand-built cases */
 
 static void diagnose(struct vw_fix *fx, const char *rule) {
@@ -1149,6 +1191,7 @@ static Suite *make_rules_suite(void) {
     tcase_add_test(tc, test_model_held_on);
     tcase_add_test(tc, test_model_used_in_failing_statement);
     tcase_add_test(tc, test_model_copied_into_is_no_use);
+    tcase_add_test(tc, test_model_combined_from_one_tensor);
     suite_add_tcase(s, tc);
     tc = tcase_create("rules");
     tcase_add_test(tc, test_no_odd_operand);
