@@ -17,6 +17,9 @@ usage: rule_fixtures.py DEVTRACE PYTHON FIXTURES_DIR WORK_DIR [--rule ID [--veri
   --verified-on-torch2
               PYTHON is a torch 1.x and the same fixtures' patches are run by the torch 2 twin (ctest
               rule-ID-torch2): rule, fix line and code are checked here, `fix --verify` is not run again
+  --cpu-checked-on-torch1
+              PYTHON is a torch 2 and the torch 1.x twin (ctest rule-ID) runs each fixture untraced on the CPU:
+              not run again here (`fix --verify` here runs the patched program on the CPU)
   --coverage  only the registry against the fixtures (ctest rules-registry)
   neither     both, every fixture
 Prints one line per check and "N passed, N failed"; exits 1 on a failure.
@@ -32,11 +35,13 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 from rule_programs import native_programs  # noqa: E402  (the one reader of the programs' headers)
 
-USAGE = "usage: rule_fixtures.py DEVTRACE PYTHON FIXTURES_DIR WORK_DIR [--rule ID [--verified-on-torch2] | --coverage]"
+USAGE = ("usage: rule_fixtures.py DEVTRACE PYTHON FIXTURES_DIR WORK_DIR "
+         "[--rule ID [--verified-on-torch2 | --cpu-checked-on-torch1] | --coverage]")
 VERIFY = sys.argv[-1] != "--verified-on-torch2"
-if not VERIFY:
+CPU_CHECK = sys.argv[-1] != "--cpu-checked-on-torch1"
+if not VERIFY or not CPU_CHECK:
     del sys.argv[-1]
-if len(sys.argv) not in (5, 6, 7) or (not VERIFY and sys.argv[5:6] != ["--rule"]):
+if len(sys.argv) not in (5, 6, 7) or ((not VERIFY or not CPU_CHECK) and sys.argv[5:6] != ["--rule"]):
     sys.exit(USAGE)
 DEVTRACE, PYTHON, FIXTURES, WORK = sys.argv[1:5]
 ONLY, COVERAGE = None, True
@@ -91,8 +96,10 @@ def fixture(name):
         return [("%s: header names its own rule and one line has the fix marker" % name, False,
                  "rule %r, fix markers on lines %r" % (rule, fix))]
     fix = fix[0]
-    prc, _, perr = run([PYTHON, path])
-    out = [("%s: runs on the CPU untraced (exit 0)" % name, prc == 0, perr[-2000:])]
+    out = []
+    if CPU_CHECK:  # else the torch 1.x twin's check
+        prc, _, perr = run([PYTHON, path])
+        out.append(("%s: runs on the CPU untraced (exit 0)" % name, prc == 0, perr[-2000:]))
     db = os.path.join(WORK, name[:-3] + ".db")
     rc, _, se = run([DEVTRACE, "run", "-o", db, "--overwrite", "--", PYTHON, path],
                     {"DEVTRACE_SIM_CUDA": "1", "DEVTRACE_QUIET": "1"})
@@ -183,6 +190,8 @@ if COVERAGE:
 names = sorted(n for n in os.listdir(FIXTURES) if n.endswith(".py") and ONLY in (None, fixture_rule(n)))
 if not VERIFY:
     print("note: the patches are run by the torch 2 twin of this test (--verified-on-torch2)", flush=True)
+if not CPU_CHECK:
+    print("note: the untraced CPU runs are the torch 1.x twin's (--cpu-checked-on-torch1)", flush=True)
 if ONLY:
     check("rule %s is in the registry (devtrace rules)" % ONLY, ONLY in (ids or []), why or "ids: %r" % ids)
     check("rule %s has a fixture" % ONLY, bool(names), "add %s/%s.py" % (FIXTURES, ONLY))
