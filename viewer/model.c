@@ -712,11 +712,12 @@ int vw_fact_whole_view(struct vw_model *m, const struct vw_step *view) {
     return whole;
 }
 
-/* The distinct tensors (not 0-dim) on dev that the op that made tensor id took, up to max, into out; how many.
+/* The tensors (not 0-dim) on dev that the op that made tensor id took, one per argument, up to max, into out; how
+ * many.
  * An index (x[idx], DT_OPS_INDEX) is no operand of its own: a cpu integer index indexes a tensor on any device,
  * and the result is on the indexed tensor's. */
 static int op_inputs_on(struct vw_model *m, int64_t id, int64_t dev, int64_t *out, int max) {
-    sqlite3_stmt *st = vw_prep(m->t, "SELECT DISTINCT a.tensor FROM tensor_rows r JOIN op_args a ON a.op = r.op "
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT a.tensor FROM tensor_rows r JOIN op_args a ON a.op = r.op "
                                      "JOIN ops o ON o.op = r.op LEFT JOIN strings n ON n.id = o.name "
                                      "JOIN tensors t ON t.id = a.tensor LEFT JOIN strings sh ON sh.id = t.shape WHERE "
                                      "r.id = ?1 AND a.device = ?2 AND COALESCE(sh.text, '') <> '" DT_SHAPE_SCALAR "' "
@@ -731,10 +732,17 @@ static int op_inputs_on(struct vw_model *m, int64_t id, int64_t dev, int64_t *ou
 }
 
 /* Where tensor id's values came from on dev: back through views and ops of one tensor on dev (a comparison with
- * a number, a cast), to the first tensor made otherwise (a factory's, a copy's, an op's of several). */
+ * a number, a cast), to the first tensor made otherwise (a factory's, a copy's, an op's of several, a stack's). */
+static int one_tensor(const int64_t *in, int n) {
+    for (int i = 1; i < n; i++)
+        if (in[i] != in[0]) return 0;
+    return 1;
+}
+
 static int64_t one_source_root(struct vw_model *m, int64_t id, int64_t dev) {
+    int n;
     for (int depth = 0; id && depth < 16; depth++) {
-        int64_t seq, tdev, src, op, stack, pystack, in[2];
+        int64_t seq, tdev, src, op, stack, pystack, in[8];
         int origin;
         char what[64], detail[8];
         if (!tensor_row(m, id, &seq, &tdev, &origin, &src, &op, &stack, &pystack, what, sizeof what, detail,
@@ -743,7 +751,8 @@ static int64_t one_source_root(struct vw_model *m, int64_t id, int64_t dev) {
             break;
         if (origin == DTP_ORIGIN_VIEW && src)
             id = src;
-        else if (origin == DTP_ORIGIN_OP_OUTPUT && op_inputs_on(m, id, dev, in, 2) == 1)
+        else if (origin == DTP_ORIGIN_OP_OUTPUT && !(dt_op_families_of(what) & DT_OPF_COMBINE) &&
+                 (n = op_inputs_on(m, id, dev, in, 8)) >= 1 && one_tensor(in, n))
             id = in[0];
         else
             break;
@@ -757,7 +766,8 @@ static int64_t one_source_root(struct vw_model *m, int64_t id, int64_t dev) {
 int vw_fact_combined(struct vw_model *m, const struct vw_step *s) {
     int64_t in[8], roots[8];
     int n = op_inputs_on(m, s->tensor, s->dev, in, 8), nroots = 0;
-    if (dt_op_families_of(s->what) & DT_OPF_COMBINE) return n; /* a batch stacked from one dataset's rows: made there */
+    /* a batch stacked from one dataset's rows (the same tensor twice, too): made there, each row counted */
+    if (dt_op_families_of(s->what) & DT_OPF_COMBINE) return n;
     for (int i = 0; i < n; i++) {
         int64_t r = one_source_root(m, in[i], s->dev);
         int seen = 0;
@@ -792,7 +802,7 @@ int vw_fact_feeds_only(struct vw_model *m, int64_t root, int64_t odd, int64_t be
     /* what odd is computed from: every input of the ops that made it and them, and views' bases */
     int64_t *from = calloc(FEEDS_MAX, sizeof *from);
     if (!from) return 0;
-    int n = 0, used = 0;
+    int n = 0;
     from[n++] = odd;
     sqlite3_stmt *args = vw_prep(m->t, "SELECT a.tensor FROM op_args a WHERE a.op = ?1 AND a.tensor IS NOT NULL");
     for (int i = 0; args && i < n; i++) {
@@ -844,9 +854,8 @@ int vw_fact_feeds_only(struct vw_model *m, int64_t root, int64_t odd, int64_t be
         }
         sqlite3_finalize(st);
     }
-    used = !ok;
     free(from);
-    return !used;
+    return ok;
 }
 
 #define INTENT_SENDS 4096 /* the program's earliest and latest transfers and tensors looked at */
