@@ -42,6 +42,15 @@ static const struct vw_src_call *copy_call(struct vw_model *m, const struct vw_s
     return NULL;
 }
 
+/* A .cpu() of a tensor on the intended device, copied in a function (not at a file's top level, whose copy may
+ * serve the rest of the script): taken out, where a move back right after it would be the alternative. */
+static int drop_copy_in_function(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx,
+                                 const struct vw_step *a, const char *why) {
+    struct vw_src_call cc;
+    return a->from_dev == k->want && strcmp(a->site.function, DT_PY_TOP_LEVEL) &&
+           drop_copy(k, fx, a, copy_call(m, a, &cc), why);
+}
+
 #define NO_EXPR "no device expression of the program is in scope for a move back"
 
 /* copied-off-device: it reached its device by a copy, and that copy is the mistake. */
@@ -87,9 +96,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
          * forward): a .cpu() of a tensor on the intended device is taken out there (what a move back right
          * after it would do, with no device expression); another copy, or one at a file's top level (which
          * returns nothing), is moved back right there, by the name it has there */
-        if (a->from_dev == k->want && strcmp(a->site.function, DT_PY_TOP_LEVEL) &&
-            drop_copy(k, fx, a, copy_call(m, a, &cc), "the function returned the copy, which left the device"))
-            return 1;
+        if (drop_copy_in_function(m, k, fx, a, "the function returned the copy, which left the device")) return 1;
         vw_device_expr(m, k, k->want, &a->site, expr, sizeof expr);
         if (vw_shape_device_literal(expr) && drop_copy(k, fx, a, copy_call(m, a, &cc), NO_EXPR)) return 1;
         vw_code_move(m, &a->site, src.binds, expr, fx->code, sizeof fx->code);
@@ -139,9 +146,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     }
     /* else a move back right after the copy: in a function, a .cpu() of a tensor on the intended device is taken
      * out instead (the same, with no device expression) */
-    if (a->from_dev == k->want && strcmp(a->site.function, DT_PY_TOP_LEVEL) &&
-        drop_copy(k, fx, a, copy_call(m, a, &cc), "a move back right after it would undo it"))
-        return 1;
+    if (drop_copy_in_function(m, k, fx, a, "a move back right after it would undo it")) return 1;
     vw_device_expr(m, k, k->want, &a->site, expr, sizeof expr);
     if (vw_shape_device_literal(expr) && drop_copy(k, fx, a, copy_call(m, a, &cc), NO_EXPR))
         return 1;
