@@ -499,6 +499,15 @@ static int py_class_has_params(struct vw_model *m, const char *cls, size_t cl) {
     return vw_fact_params_made_in(m, cls, cl);
 }
 
+/* Python: whether site's function was a frame of mismatch k's Python stack. */
+static int py_on_stack(struct vw_model *m, const struct vw_case *k, const struct vw_frame *site) {
+    struct vw_frame f;
+    int64_t id = k->pystack, next;
+    for (int depth = 0; id && depth < 256 && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next)
+        if (!f.hidden && !strcmp(f.file, site->file) && vw_same_function(f.function, site->function)) return 1;
+    return 0;
+}
+
 /* A device expression the fix may use at site, the program's own first and never a device literal the
  * program did not write there:
  *  1. one the program used in a move to dev from the function of site (the variable it moves its batches
@@ -662,6 +671,20 @@ const char *vw_peer_device_expr(struct vw_model *m, const struct vw_case *k, int
                 snprintf(buf, size, "%s.device", held[i]);
         free(held);
         free(made);
+    }
+    /* a parameter of site's function by which it received tensors on dev only, when the function was on the
+     * stack at the mismatch (the recorder named its locals then): input_ids.device in a forward whose failing
+     * op embeds a range of positions (a peer of the function, not of the op) */
+    struct vw_src at, def;
+    if (!buf[0] && py_on_stack(m, k, site) && vw_src_at(m, site->file, site->line, &at) && at.function_line > 0 &&
+        vw_src_at(m, site->file, at.function_line, &def) && def.params[0]) {
+        char(*named)[128] = calloc(64, sizeof *named);
+        int n = named ? vw_fact_named_only_on(m, k, dev, named, 64) : 0;
+        for (int i = 0; i < n && !buf[0]; i++)
+            if (ident_like(named[i]) && strlen(named[i]) + 8 < size && vw_list_has(def.params, named[i]) &&
+                !vw_src_binds(&at, named[i]))
+                snprintf(buf, size, "%s.device", named[i]);
+        free(named);
     }
     /* a parameter of a module the site holds by a name ("discriminator.0.weight", the recorder's path from the
      * program's variable): that module's device, next(discriminator.parameters()).device */

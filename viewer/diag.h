@@ -321,6 +321,9 @@ int vw_fact_parts_moved(struct vw_model *m, int64_t id, int64_t want, int64_t be
 /* The program's sites (innermost frames of its own) that made tensors on dev by a factory before event `before`,
  * one per site, newest first, into out (at most max); how many. */
 int vw_fact_made_on(struct vw_model *m, int64_t dev, int64_t before, struct vw_frame *out, int max);
+/* The names the program's frames held tensors by when mismatch k happened (given at the mismatch, after its op
+ * began) that held tensors on dev only, the odd operand none of them: into names, at most max; how many. */
+int vw_fact_named_only_on(struct vw_model *m, const struct vw_case *k, int64_t dev, char (*names)[128], int max);
 /* The tensors on dev the program's frames held by a name when mismatch k happened (the names the recorder
  * gives them at the mismatch, after its op began; a tensor moved in place is left out): each name into
  * names, where the tensor was made (the program's innermost frame) into made, at most max; how many. */

@@ -1719,6 +1719,27 @@ int vw_fact_held_on(struct vw_model *m, const struct vw_case *k, int64_t dev, ch
     return n;
 }
 
+int vw_fact_named_only_on(struct vw_model *m, const struct vw_case *k, int64_t dev, char (*names)[128], int max) {
+    if (!k->op) return 0;
+    sqlite3_stmt *st = vw_prep(
+        m->t, "SELECT s.text FROM names n JOIN strings s ON s.id = n.name JOIN tensors t ON t.id = n.tensor WHERE "
+              "n.seq > (SELECT o.seq FROM ops o WHERE o.op = ?2) AND n.seq < ?3 GROUP BY n.name HAVING "
+              "MIN(t.device) = ?1 AND MAX(t.device) = ?1 AND SUM(t.id = ?5) = 0 ORDER BY MIN(n.seq) LIMIT ?4");
+    if (!st) return 0;
+    sqlite3_bind_int64(st, 1, dev);
+    sqlite3_bind_int64(st, 2, k->op);
+    sqlite3_bind_int64(st, 3, k->seq);
+    sqlite3_bind_int(st, 4, max);
+    sqlite3_bind_int64(st, 5, k->odd ? k->odd->tensor : 0);
+    int n = 0;
+    while (n < max && sqlite3_step(st) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        if (name && strlen(name) < sizeof names[0]) snprintf(names[n++], sizeof names[0], "%s", name);
+    }
+    sqlite3_finalize(st);
+    return n;
+}
+
 /* ---------------------------------------------------------------- loading */
 
 int vw_model_open(struct vw_model *m, struct vw_trace *t) {

@@ -6,6 +6,17 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Whether step t (its statement src) is in the statement of the failing call: what that statement binds is the
+ * failing op's result or something made from it, not a view t made on the way (mask = torch.arange(n)[None, :]
+ * < lengths[:, None]). */
+static int in_failing_statement(struct vw_model *m, const struct vw_case *k, const struct vw_step *t,
+                                const struct vw_src *src) {
+    struct vw_src at;
+    return k->call.has_site && t->has_site && !strcmp(k->call.site.file, t->site.file) &&
+           vw_same_function(k->call.site.function, t->site.function) &&
+           vw_src_at(m, k->call.site.file, k->call.site.line, &at) && at.first == src->first;
+}
+
 /* temporary-in-expression: a factory's result made inside a larger expression (an index made with
  * torch.arange inside an embedding call) and never moved: no line after it can reach it; device= at the
  * call can. */
@@ -23,7 +34,9 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
         /* where the program holds it by a name (MEAN = torch.tensor(...).view(...)), the move goes after that
          * statement (never-moved): only temporaries all the way back */
         const struct vw_step *t = &o->chain[own];
-        if (!rl_has_code(m, t) || !vw_src_at(m, t->site.file, t->site.line, &src) || src.binds[0] || src.binds_attr[0])
+        if (!rl_has_code(m, t) || !vw_src_at(m, t->site.file, t->site.line, &src)) return 0;
+        if ((src.binds[0] || src.binds_attr[0]) &&
+            (t->origin != DTP_ORIGIN_VIEW || !in_failing_statement(m, k, t, &src)))
             return 0;
         own++;
     }
