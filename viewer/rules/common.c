@@ -118,8 +118,9 @@ static int rebound_before_call(struct vw_model *m, const struct vw_case *k, cons
 /* Python: the last statement after the fix's site (from the site's own statement when the code goes before
  * it), up to the failing call's statement in the fix's function (the frame of its stack there), that binds
  * `name` again and reaches that call (no statement between them is less indented: not in a branch or a loop
- * that ends before it), when it is no step of the odd operand's chain (a view or an op of it computes from the
- * moved value): what the name holds at the site is not what it holds at the failing call. Its first line, or 0. */
+ * that ends before it), when it is no step of the odd operand's chain, there or in a function it called (a view
+ * or an op of it computes from the moved value): what the name holds at the site is not what it holds at the
+ * failing call. Its first line, or 0. */
 static int py_rebound_after(struct vw_model *m, const struct vw_case *k, const struct vw_fix *fx, const char *name) {
     const struct vw_frame *site = &fx->site.site;
     struct vw_frame f;
@@ -136,10 +137,17 @@ static int py_rebound_after(struct vw_model *m, const struct vw_case *k, const s
                                &indent);
     if (!again || strlen(c.indent) < indent || !vw_src_at(m, site->file, again, &src)) return 0;
     const struct vw_operand *o = k->odd;
-    for (int i = 0; i < o->nsteps; i++)
+    for (int i = 0; i < o->nsteps; i++) {
         if (o->chain[i].has_site && !strcmp(o->chain[i].site.file, site->file) && o->chain[i].site.line >= src.first &&
             o->chain[i].site.line <= src.last)
             return 0;
+        /* or made in a function that statement called (a padding helper returning the padded value) */
+        id = o->chain[i].pystack;
+        for (int depth = 0; id && depth < 256 && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next)
+            if (!f.hidden && !strcmp(f.file, site->file) && !strcmp(f.function, site->function) &&
+                f.line >= src.first && f.line <= src.last)
+                return 0;
+    }
     return again;
 }
 
