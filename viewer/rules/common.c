@@ -384,7 +384,8 @@ static const char *last_part(const char *s) {
 
 /* Python: the odd operand made in a function F that has no device of its own to follow where it made it (no
  * device expression of the program's, no peer bound: a mask helper given only a length) and returned it as the
- * whole value of its return statement (a call there made it: not a tuple), the program computing nothing from
+ * whole value of its return statement (a call or an operator there made it, or the statement binding the one
+ * name returned next: not a tuple, and not unpacked by the caller), the program computing nothing from
  * it with other tensors after: .to(EXPR) on the call of F in its caller, where a device expression of the
  * program's or a peer is bound (mask = self._make_mask(n).to(src.device)). `made` is the step of the odd
  * operand's chain where it was made (F's); 1 when written (fx's site, edits, code and words set). */
@@ -408,7 +409,8 @@ int rl_move_at_call_site(struct vw_model *m, const struct vw_case *k, struct vw_
     const struct vw_step *ret = &o->chain[j];
     struct vw_src rs, cs;
     const struct vw_src_call *rc;
-    if (!vw_src_at(m, ret->site.file, ret->site.line, &rs) || !(rc = rl_making_call(&rs, ret)) || rc->temporary)
+    /* (by a call, or by an operator: rel = (mem - ctx).clamp(-15, 16) + 15) */
+    if (!vw_src_at(m, ret->site.file, ret->site.line, &rs) || ((rc = rl_making_call(&rs, ret)) && rc->temporary))
         return 0;
     /* the helper places it by a device expression of its own (.to(device=timesteps.device)): it had a device to
      * follow, which was the wrong one; that is what goes wrong, not the call */
@@ -417,7 +419,8 @@ int rl_move_at_call_site(struct vw_model *m, const struct vw_case *k, struct vw_
     if (!rs.returns) {
         /* bound to one name by the call that made it (mask = torch.ones(...).triu(1)), and the function's next
          * return statement returns that name, not bound again before it */
-        if (!rs.binds[0] || strchr(rs.binds, ',') || rs.binds_kind != DT_BINDS_CALL) return 0;
+        if (!rs.binds[0] || strchr(rs.binds, ',') || (rs.binds_kind != DT_BINDS_CALL && rs.binds_kind != DT_BINDS_OTHER))
+            return 0;
         int returned = 0;
         for (int l = rs.last + 1; l - rs.last < 200 && !returned; l++) {
             struct vw_src ls;
@@ -455,6 +458,8 @@ int rl_move_at_call_site(struct vw_model *m, const struct vw_case *k, struct vw_
     if (!vw_device_expr_bound(m, k, k->want, &caller, expr, sizeof expr)[0] || !vw_shape_device_code(expr) ||
         !vw_src_at(m, caller.file, caller.line, &cs))
         return 0;
+    /* an operator's result returned as it is: one value, not a tuple the caller unpacks */
+    if (!rc && rs.returns && (cs.binds_kind == DT_BINDS_UNPACK || cs.binds_kind == DT_BINDS_TUPLE)) return 0;
     /* the calls of F in the caller's statement: each gets .to(EXPR) after its closing parenthesis */
     const char *fname = last_part(callee.function);
     char first[256] = ""; /* the first call's callee, as written */
