@@ -434,6 +434,24 @@ static const char *py_local_device_var(struct vw_model *m, const struct vw_frame
     return buf;
 }
 
+/* Python: the parameter of site's function to which its caller handed a device (the device_arg facts of the
+ * caller's call: KVCache(b, n, d, device) -> "device" in KVCache.__init__), found from a step of the odd
+ * operand's chain made at site (its stack names the caller); "" when none. */
+static const char *py_handed_device(struct vw_model *m, const struct vw_case *k, const struct vw_frame *site,
+                                    char *buf, size_t size) {
+    buf[0] = 0;
+    if (!k || !k->odd) return buf;
+    for (int i = 0; i < k->odd->nsteps && !buf[0]; i++) {
+        const struct vw_step *st = &k->odd->chain[i];
+        struct vw_frame caller;
+        if (!st->has_site || !st->site.python || st->site.line != site->line || strcmp(st->site.file, site->file) ||
+            strcmp(st->site.function, site->function) || !vw_fact_caller_of(m, st, &caller))
+            continue;
+        if (vw_fact_device_param(m, st, &caller, buf, size)[0] && !py_usable_at(m, site, buf)) buf[0] = 0;
+    }
+    return buf;
+}
+
 /* Python: site is in a method (its function's first parameter is self): the length of its class's qualified
  * name in site's function ("Net" of "Net.forward"), else 0. */
 static size_t py_method_class(struct vw_model *m, const struct vw_frame *site, char *fn, size_t fsize) {
@@ -513,7 +531,8 @@ static int py_on_stack(struct vw_model *m, const struct vw_case *k, const struct
  *  1. one the program used in a move to dev from the function of site (the variable it moves its batches
  *     with; a literal it wrote is not taken: it may name another device on another run or rank), or, Python,
  *     as the device= of a factory that made a tensor on dev (a variable it passes only to its factories);
- *  2. Python: a device variable the function binds before site (`device = idx.device`);
+ *  2. Python: a device variable the function binds before site (`device = idx.device`), or the parameter its
+ *     caller handed a device (`KVCache(b, n, d, device)`: the constructor's `device`);
  *  3. Python, in a method: one the program used in a move to dev from another method of the class, when it
  *     is an attribute of self (`self.device`), or a device attribute a method of the class binds;
  *  4. native code: a variable one of the program's moves to dev used that is declared in site's function
@@ -586,6 +605,8 @@ static const char *device_expr(struct vw_model *m, const struct vw_case *k, int6
     char var[128];
     if (local[0]) return snprintf(buf, size, "%s", local), buf;
     if (lang == VW_LANG_PYTHON && py_local_device_var(m, site, var, sizeof var)[0])
+        return snprintf(buf, size, "%s", var), buf;
+    if (lang == VW_LANG_PYTHON && py_handed_device(m, k, site, var, sizeof var)[0])
         return snprintf(buf, size, "%s", var), buf;
     if (classwide[0]) return snprintf(buf, size, "%s", classwide), buf;
     if (cl && py_class_device_attr(m, site, var, sizeof var)[0]) return snprintf(buf, size, "%s", var), buf;

@@ -1323,8 +1323,16 @@ const char *vw_fact_device_param(struct vw_model *m, const struct vw_step *made,
     /* the made function's own name, and whether it is a method (its qualified name is its def's scope's, one
      * level down: Net.make_mask, not make.<locals>.inner): its receiver is no positional argument of a call */
     const char *fn = made->site.function, *dot = strrchr(fn, '.'), *own = dot ? dot + 1 : fn;
-    size_t sl = strlen(def.function);
+    size_t sl = strlen(def.function), ol = strlen(own);
     int method = def.function_line > 0 && dot && (size_t)(dot - fn) == sl && !strncmp(fn, def.function, sl);
+    /* a constructor is called by its class's name (KVCache(b, n, d, device): b is its 2nd parameter) */
+    size_t cl = vw_py_constructor(fn);
+    int ctor = 0;
+    if (cl) {
+        const char *c = fn + cl;
+        while (c > fn && c[-1] != '.') c--;
+        own = c, ol = (size_t)(fn + cl - c), ctor = 1;
+    }
     /* the parameters, in order */
     char params[16][64];
     int np = 0;
@@ -1341,7 +1349,7 @@ const char *vw_fact_device_param(struct vw_model *m, const struct vw_step *made,
         for (int i = 0; i < ls.ndevice_args && !buf[0]; i++) {
             const char *v = ls.device_args[i], *tab = strchr(v, '\t');
             if (!tab) continue;
-            size_t fl = (size_t)(tab - v), ol = strlen(own);
+            size_t fl = (size_t)(tab - v);
             const char *last = v;
             for (const char *c = v; c < tab; c++)
                 if (*c == '.') last = c + 1;
@@ -1349,7 +1357,7 @@ const char *vw_fact_device_param(struct vw_model *m, const struct vw_step *made,
             const char *param = tab + 1;
             const char *name = NULL;
             if (param[0] == '#') {
-                int pos = atoi(param + 1) + (method && last != v); /* obj.method(a): a is the 2nd parameter */
+                int pos = atoi(param + 1) + (ctor || (method && last != v)); /* obj.method(a): a is the 2nd */
                 if (pos < np) name = params[pos];
             } else {
                 for (int j = 0; j < np && !name; j++)
