@@ -448,6 +448,24 @@ static const char *py_handed_device(struct vw_model *m, const struct vw_case *k,
             strcmp(st->site.function, site->function) || !vw_fact_caller_of(m, st, &caller))
             continue;
         if (vw_fact_device_param(m, st, &caller, buf, size)[0] && !py_usable_at(m, site, buf)) buf[0] = 0;
+        /* site in a function nested in another (a closure): the one the enclosing function was handed, a free
+         * variable of the nested one (build_bias(n, device) making its rows in def row(i)) */
+        struct vw_src at;
+        struct vw_frame f;
+        int64_t id = st->pystack, next;
+        if (!buf[0] && vw_src_at(m, site->file, site->line, &at))
+            for (int depth = 0; id && depth < 64 && !buf[0] && vw_sym_py_frame(m->sym, id, &f, &next);
+                 depth++, id = next) {
+                if (f.hidden || !f.python || strcmp(f.file, site->file) || !vw_src_nested_in(m, f.file, &at, f.function))
+                    continue;
+                struct vw_step outer = *st;
+                outer.site = f;
+                outer.pystack = id;
+                if (vw_fact_caller_of(m, &outer, &caller) && vw_fact_device_param(m, &outer, &caller, buf, size)[0] &&
+                    (py_bound_at(m, site, buf, 0) || py_bound_later(m, site, buf)))
+                    buf[0] = 0; /* the nested function's own local of that name hides it */
+                break;
+            }
     }
     return buf;
 }
