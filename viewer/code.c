@@ -456,7 +456,8 @@ static const char *py_handed_device(struct vw_model *m, const struct vw_case *k,
         if (!buf[0] && vw_src_at(m, site->file, site->line, &at))
             for (int depth = 0; id && depth < 64 && !buf[0] && vw_sym_py_frame(m->sym, id, &f, &next);
                  depth++, id = next) {
-                if (f.hidden || !f.python || strcmp(f.file, site->file) || !vw_src_nested_in(m, f.file, &at, f.function))
+                if (f.hidden || !f.python || strcmp(f.file, site->file) ||
+                    !vw_src_nested_in(m, f.file, &at, f.function))
                     continue;
                 struct vw_step outer = *st;
                 outer.site = f;

@@ -419,7 +419,8 @@ int rl_move_at_call_site(struct vw_model *m, const struct vw_case *k, struct vw_
     if (!rs.returns) {
         /* bound to one name by the call that made it (mask = torch.ones(...).triu(1)), and the function's next
          * return statement returns that name, not bound again before it */
-        if (!rs.binds[0] || strchr(rs.binds, ',') || (rs.binds_kind != DT_BINDS_CALL && rs.binds_kind != DT_BINDS_OTHER))
+        if (!rs.binds[0] || strchr(rs.binds, ',') ||
+            (rs.binds_kind != DT_BINDS_CALL && rs.binds_kind != DT_BINDS_OTHER))
             return 0;
         int returned = 0;
         for (int l = rs.last + 1; l - rs.last < 200 && !returned; l++) {
