@@ -434,9 +434,33 @@ static const char *py_local_device_var(struct vw_model *m, const struct vw_frame
     return buf;
 }
 
+/* Python: the parameter of the function enclosing site's (a closure's free variable) to which that function's
+ * caller handed a device (build_bias(n, device) making its rows in def row(i)), from st, the step made at site;
+ * "" when none, or when site's own function binds that name (its own local hides it). */
+static const char *py_enclosing_handed_device(struct vw_model *m, const struct vw_step *st,
+                                              const struct vw_frame *site, char *buf, size_t size) {
+    struct vw_src at;
+    struct vw_frame f, caller;
+    int64_t id = st->pystack, next;
+    buf[0] = 0;
+    if (!vw_src_at(m, site->file, site->line, &at)) return buf;
+    for (int depth = 0; id && depth < 64 && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next) {
+        if (f.hidden || !f.python || strcmp(f.file, site->file) || !vw_src_nested_in(m, f.file, &at, f.function))
+            continue;
+        struct vw_step outer = *st;
+        outer.site = f;
+        outer.pystack = id;
+        if (vw_fact_caller_of(m, &outer, &caller) && vw_fact_device_param(m, &outer, &caller, buf, size)[0] &&
+            (py_bound_at(m, site, buf, 0) || py_bound_later(m, site, buf)))
+            buf[0] = 0;
+        break; /* the innermost enclosing function only */
+    }
+    return buf;
+}
+
 /* Python: the parameter of site's function to which its caller handed a device (the device_arg facts of the
- * caller's call: KVCache(b, n, d, device) -> "device" in KVCache.__init__), found from a step of the odd
- * operand's chain made at site (its stack names the caller); "" when none. */
+ * caller's call: KVCache(b, n, d, device) -> "device" in KVCache.__init__), else of a function enclosing it,
+ * found from a step of the odd operand's chain made at site (its stack names the caller); "" when none. */
 static const char *py_handed_device(struct vw_model *m, const struct vw_case *k, const struct vw_frame *site,
                                     char *buf, size_t size) {
     buf[0] = 0;
@@ -448,25 +472,7 @@ static const char *py_handed_device(struct vw_model *m, const struct vw_case *k,
             strcmp(st->site.function, site->function) || !vw_fact_caller_of(m, st, &caller))
             continue;
         if (vw_fact_device_param(m, st, &caller, buf, size)[0] && !py_usable_at(m, site, buf)) buf[0] = 0;
-        /* site in a function nested in another (a closure): the one the enclosing function was handed, a free
-         * variable of the nested one (build_bias(n, device) making its rows in def row(i)) */
-        struct vw_src at;
-        struct vw_frame f;
-        int64_t id = st->pystack, next;
-        if (!buf[0] && vw_src_at(m, site->file, site->line, &at))
-            for (int depth = 0; id && depth < 64 && !buf[0] && vw_sym_py_frame(m->sym, id, &f, &next);
-                 depth++, id = next) {
-                if (f.hidden || !f.python || strcmp(f.file, site->file) ||
-                    !vw_src_nested_in(m, f.file, &at, f.function))
-                    continue;
-                struct vw_step outer = *st;
-                outer.site = f;
-                outer.pystack = id;
-                if (vw_fact_caller_of(m, &outer, &caller) && vw_fact_device_param(m, &outer, &caller, buf, size)[0] &&
-                    (py_bound_at(m, site, buf, 0) || py_bound_later(m, site, buf)))
-                    buf[0] = 0; /* the nested function's own local of that name hides it */
-                break;
-            }
+        if (!buf[0]) py_enclosing_handed_device(m, st, site, buf, size);
     }
     return buf;
 }
