@@ -22,11 +22,13 @@
  * the source fact setattr says whether its object is the method's receiver.
  * 14: the source fact device_arg: which parameter of a called function a
  * call hands a device.
+ * 15: the source fact module_class: a method's class is a torch.nn.Module (the
+ * producer asks the class itself, whatever its bases are called).
  * The viewer reads versions TS_SCHEMA_MIN_VERSION to TS_SCHEMA_VERSION: a
  * table added since (ts_table_since) is absent from an older trace, whose
  * other tables are as described. */
 #define TS_APPLICATION_ID     0x44545243
-#define TS_SCHEMA_VERSION     14
+#define TS_SCHEMA_VERSION     15
 #define TS_SCHEMA_MIN_VERSION 9
 /* The first version whose producers give every parameter its role (roles.role 3). */
 #define TS_ROLE_PARAMETER_SINCE 13
@@ -361,6 +363,8 @@ enum ts_check {
 #define DT_FACT_DEVICE_EXPR "device_expr" /* a device expression's source text (.to(X), .cuda(X), device=X) */
 #define DT_FACT_DEVICE_OF   "device_of"   /* NAME, of such an expression that is NAME.device: what is made or moved
                                            * there follows the tensor NAME holds (since schema 13) */
+#define DT_FACT_MODULE_CLASS "module_class" /* a method's def line: "1" when its class is a torch.nn.Module, which the
+                                             * producer checked on the class at run time (since schema 15) */
 #define DT_FACT_DEVICE_ARG  "device_arg"  /* "FUNC\tPARAM": a call on the line hands the function FUNC (its text) a
                                            * device as the parameter PARAM, a keyword's name or "#N", the Nth
                                            * positional argument (since schema 14) */
@@ -433,6 +437,7 @@ static inline enum dt_binds_kind dt_binds_kind_of(const char *text) {
     F(DEVICE_EXPR)                                                                                                     \
     F(DEVICE_OF)                                                                                                       \
     F(DEVICE_ARG)                                                                                                      \
+    F(MODULE_CLASS)                                                                                                    \
     F(LANG)                                                                                                            \
     F(BLOCK)                                                                                                           \
     F(CALL_ARGS)                                                                                                       \

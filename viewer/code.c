@@ -376,6 +376,10 @@ static int py_bound_at(struct vw_model *m, const struct vw_frame *site, const ch
     return 0;
 }
 
+int vw_code_bound_before(struct vw_model *m, const struct vw_frame *site, const char *name) {
+    return vw_code_lang(m, site) == VW_LANG_PYTHON && py_bound_at(m, site, name, 0);
+}
+
 /* Python: whether a statement of site's own function after site binds name (not a nested function's): a name
  * the function binds only later is a local that is not bound yet at site. */
 static int py_bound_later(struct vw_model *m, const struct vw_frame *site, const char *name) {
@@ -474,6 +478,23 @@ static const char *py_handed_device(struct vw_model *m, const struct vw_case *k,
         if (vw_fact_device_param(m, st, &caller, buf, size)[0] && !py_usable_at(m, site, buf)) buf[0] = 0;
         if (!buf[0]) py_enclosing_handed_device(m, st, site, buf, size);
     }
+    /* site a frame of the failing stack (a loop that hands its batch to the model): its caller's call there */
+    struct vw_frame f, caller = {.hidden = 1};
+    int64_t id = k->pystack, next;
+    for (int depth = 0; !buf[0] && id && depth < 256 && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next) {
+        if (f.hidden || !f.python || f.line != site->line || strcmp(f.file, site->file) ||
+            strcmp(f.function, site->function))
+            continue;
+        for (int up = 0; next && up < 256 && vw_sym_py_frame(m->sym, next, &caller, &next); up++)
+            if (!caller.hidden) break;
+        struct vw_step st;
+        memset(&st, 0, sizeof st);
+        st.has_site = 1;
+        st.site = f;
+        if (!caller.hidden && vw_fact_device_param(m, &st, &caller, buf, size)[0] && !py_usable_at(m, site, buf))
+            buf[0] = 0;
+        break;
+    }
     return buf;
 }
 
@@ -548,6 +569,25 @@ static int py_on_stack(struct vw_model *m, const struct vw_case *k, const struct
     int64_t id = k->pystack, next;
     for (int depth = 0; id && depth < 256 && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next)
         if (!f.hidden && !strcmp(f.file, site->file) && vw_same_function(f.function, site->function)) return 1;
+    return 0;
+}
+
+/* Whether k's failing op, in site's function, took a parameter on dev (self.weight, in an nn.Embedding subclass's
+ * forward that has no constructor of its own to see its parameters made in): the module has parameters. */
+static int op_param_here(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site) {
+    struct vw_frame f;
+    int64_t id = k ? k->pystack : 0, next;
+    int here = 0; /* the failing op's innermost program frame is site's function */
+    for (int depth = 0; id && depth < 256 && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next)
+        if (!f.hidden && f.python) {
+            here = !strcmp(f.file, site->file) && vw_same_function(f.function, site->function);
+            break;
+        }
+    for (int i = 0; here && i < k->n; i++) {
+        const struct vw_operand *o = &k->ops[i];
+        for (int st = 0; o->dev == dev && !o->odd && st < o->nsteps; st++)
+            if (o->chain[st].param && o->chain[st].tensor == o->tensor) return 1;
+    }
     return 0;
 }
 
@@ -643,7 +683,7 @@ static const char *device_expr(struct vw_model *m, const struct vw_case *k, int6
      * wherever its module was moved) */
     struct vw_src at, def;
     if (cl && vw_src_at(m, site->file, site->line, &at) && vw_src_at(m, site->file, at.function_line, &def) &&
-        vw_py_module_bases(def.class_bases) && py_class_has_params(m, fn, cl))
+        vw_py_module_def(&def) && (py_class_has_params(m, fn, cl) || op_param_here(m, k, dev, site)))
         return snprintf(buf, size, "next(self.parameters()).device"), buf;
     return buf;
 }
@@ -747,6 +787,88 @@ const char *vw_peer_device_expr(struct vw_model *m, const struct vw_case *k, int
             snprintf(buf, size, "next(%s.parameters()).device", var);
     }
     return buf;
+}
+
+/* Python: the statement of a method of class cls (its qualified name's first cl bytes) that binds attribute attr
+ * of self (binds_attr "self.ATTR"), the first in line order; its line, or 0. */
+static int py_class_binding(struct vw_model *m, const char *file, const char *cls, size_t cl, const char *attr) {
+    const char *vals[256];
+    int lines[256], n = vw_facts_values(vw_model_facts(m), file, 0, VW_FACTS_ALL_LINES, DT_FACT_BINDS_ATTR, vals,
+                                        lines, 256);
+    for (int i = 0; i < n; i++) {
+        struct vw_src src;
+        if (!vw_list_has(vals[i], attr) || !vw_src_at(m, file, lines[i], &src) || strncmp(src.function, cls, cl) ||
+            src.function[cl] != '.' || strchr(src.function + cl + 1, '.'))
+            continue;
+        return src.first;
+    }
+    return 0;
+}
+
+int vw_code_module_in_holder(struct vw_model *m, const struct vw_case *k, struct vw_frame *at, int *before,
+                             struct vw_frame *caller, char *attr, size_t asize, char *code, size_t size) {
+    struct vw_frame f;
+    int64_t id = k->pystack, next;
+    int inside = 0; /* a frame of a module's method (the program's, or torch's own) is inside the one looked at */
+    for (int depth = 0; id && depth < 256 && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next) {
+        if (f.hidden || f.library || !f.python) {
+            inside = 1;
+            continue;
+        }
+        char fn[256], expr[160], a[128] = "", self_attr[140];
+        struct vw_src gs, def;
+        size_t cl = py_method_class(m, &f, fn, sizeof fn);
+        if (!cl || !vw_src_at(m, f.file, f.line, &gs) || !vw_src_at(m, f.file, gs.function_line, &def)) return 0;
+        if (vw_py_module_def(&def)) { /* the module's own forward, or a submodule's */
+            inside = 1;
+            continue;
+        }
+        if (!inside) return 0;
+        /* a class of the program's that holds the device (self.dev) and calls the module as its attribute */
+        if (strncmp(vw_device_expr_bound(m, k, k->want, &f, expr, sizeof expr), "self.", 5) || !ident(expr + 5))
+            return 0;
+        int calls = 0;
+        for (int c = 0; c < gs.ncalls; c++)
+            if (!strncmp(gs.calls[c].func, "self.", 5) && ident(gs.calls[c].func + 5) && strlen(gs.calls[c].func) < 130)
+                calls++, snprintf(a, sizeof a, "%s", gs.calls[c].func + 5);
+        if (calls != 1) return 0;
+        snprintf(self_attr, sizeof self_attr, "self.%s", a);
+        int bound = py_class_binding(m, f.file, fn, cl, self_attr);
+        struct vw_src bs, ds;
+        memset(&ds, 0, sizeof ds);
+        if (!bound || !vw_src_at(m, f.file, bound, &bs)) return 0;
+        /* the device's own binding, when the same function makes it later (self.dev = ... after self.model =
+         * model): the move goes after it; at the function's own level, not inside an if of that binding */
+        int last = bs.last;
+        for (int l = bs.last + 1; l < bs.last + 200; l++) {
+            struct vw_src s;
+            if (!vw_src_at(m, f.file, l, &s) || s.first != l) continue;
+            if (strcmp(s.function, bs.function)) break;
+            if (vw_list_has(s.binds_attr, expr) || !strcmp(s.device_var, expr)) ds = s, last = s.last;
+        }
+        *caller = f;
+        *at = f;
+        *before = 0;
+        at->line = bs.first;
+        snprintf(at->function, sizeof at->function, "%s", bs.function);
+        if (last > bs.last) {
+            /* after the device's binding: before the next statement of the function at the attribute binding's
+             * indentation (past an else branch), or right after the binding when it is at that level */
+            at->line = 0;
+            for (int l = last + 1; l < last + 200 && !at->line; l++) {
+                struct vw_src s;
+                if (!vw_src_at(m, f.file, l, &s) || s.first != l) continue;
+                if (strcmp(s.function, bs.function)) break;
+                if (!strcmp(s.indent, bs.indent)) at->line = l, *before = 1;
+            }
+            if (!strcmp(ds.indent, bs.indent)) at->line = ds.first, *before = 0;
+            if (!at->line) return 0;
+        }
+        snprintf(attr, asize, "%s", self_attr);
+        vw_code_object_to(self_attr, expr, code, size);
+        return 1;
+    }
+    return 0;
 }
 
 /* ---------------------------------------------------------------- edits inside a statement (Python) */

@@ -117,6 +117,7 @@ struct vw_src {
     char attr_from[128];       /* the name one attribute is assigned from (self.pe = pe), or "" */
     int function_line;         /* the enclosing function's def line, 0 at the top */
     char class_bases[256];     /* on a method's def line: its class's bases as written ("nn.Module") */
+    int module_class;          /* on a method's def line: its class is a torch.nn.Module (the producer's check) */
     char defaults[256];        /* on a def line: "NAME=DEFAULT" of its parameters with a default, tab-separated */
     char params[256];          /* on a def line: its parameters' names, comma-separated ("" from older producers) */
     int returns;               /* a return statement */
@@ -315,6 +316,9 @@ int vw_fact_params_made_in(struct vw_model *m, const char *cls, size_t cl);
 /* The sites (the program's frames) of the copies and moves to dev before event `before`, newest first, max at
  * most, into out; how many. */
 int vw_fact_moves_to(struct vw_model *m, int64_t dev, int64_t before, struct vw_frame *out, int max);
+/* The sites of the program's own copies (a tensor's .to/.cuda, not a module's move) from device `from` to dev
+ * before event `before`, one per site, newest first, max at most, into out; how many. */
+int vw_fact_copies_to(struct vw_model *m, int64_t from, int64_t dev, int64_t before, struct vw_frame *out, int max);
 /* Whether the program copied tensor id, or a view of it or a tensor an op made from it, to want before event
  * `before` (a dataset's labels it moves a batch at a time: it keeps the whole where it is on purpose). */
 int vw_fact_parts_moved(struct vw_model *m, int64_t id, int64_t want, int64_t before);
@@ -356,6 +360,9 @@ int vw_list_has(const char *list, const char *name);
 /* 1 when bases (a class's bases as written, the class_bases fact) name torch's module class: "nn.Module",
  * "torch.nn.Module", "Module" (DT_PY_MODULE_CLASS). */
 int vw_py_module_bases(const char *bases);
+/* Whether the def line def is a method of a torch.nn.Module: the producer's check of the class at run time (schema
+ * 15), else its bases as written. */
+int vw_py_module_def(const struct vw_src *def);
 /* 1 when the statement at (file, line) binds name (a plain name among its targets). */
 int vw_src_binds(const struct vw_src *s, const char *name);
 /* 1 when statement s of file stands in a function (or class) defined inside `function`, at any depth, as the
@@ -422,6 +429,8 @@ enum vw_say {
     VW_SAY_TEMPORARY_MOVE,     /* move it where it is made, inside the expression at AT: FUNC(...)TEXT (no device=) */
     VW_SAY_THROUGH_ARGUMENT,   /* move NAME, the failing native call's argument that holds it, where it is bound */
     VW_SAY_MOVE_AT_CALL,       /* move it where FRAME calls FUNC, which made it at AT with no device to follow: EXPR */
+    VW_SAY_INPUT_NOT_MOVED,    /* move NAME where FRAME uses it: the program moves its inputs at AT (COUNT: made
+                                * with it, on another path) */
 };
 
 /* The parameters of a fix's sentence (what each enum vw_say reads is said there). */
@@ -573,6 +582,18 @@ int vw_code_register_field(struct vw_model *m, const struct vw_frame *made, stru
 const char *vw_code_operand_binding(struct vw_model *m, const struct vw_case *k, const struct vw_operand *o,
                                     struct vw_frame *at, char *buf, size_t size);
 int vw_code_in_scope(struct vw_model *m, const struct vw_frame *site, const char *name);
+/* Python: a module the failing op's stack calls as an attribute of an object of the program's own class, that
+ * holds the program's device (self.model(xb) in Trainer.step, self.dev): where that class binds the attribute, or
+ * after the same function binds the device, the move `self.model.to(self.dev)`: the statement's frame into *at
+ * (*before: the code goes before it), the frame that calls it into *caller, the attribute into attr, the code
+ * into code; 1 when written. */
+int vw_code_module_in_holder(struct vw_model *m, const struct vw_case *k, struct vw_frame *at, int *before,
+                             struct vw_frame *caller, char *attr, size_t asize, char *code, size_t size);
+
+/* Python: whether name is bound in site's function before site's statement (a parameter, an earlier statement
+ * of that function, not a nested one's). */
+int vw_code_bound_before(struct vw_model *m, const struct vw_frame *site, const char *name);
+
 /* C++: the frame of the program's code, on the stack that made `made`, whose statement declares a libtorch
  * module variable (`Net model;`, `torch::nn::Linear fc(4, 1);`): made while that module was constructed,
  * it is the module's. That frame into at, the variable into name and the statement that moves the module to

@@ -1103,6 +1103,8 @@ static int src_fact(void *ctx, const char *ffile, int fline, const char *key, co
         out->function_line = atoi(v);
     else if (!strcmp(key, DT_FACT_CLASS_BASES))
         snprintf(out->class_bases, sizeof out->class_bases, "%s", v);
+    else if (!strcmp(key, DT_FACT_MODULE_CLASS))
+        out->module_class = !strcmp(v, "1");
     else if (!strcmp(key, DT_FACT_DEFAULTS))
         snprintf(out->defaults, sizeof out->defaults, "%s", v);
     else if (!strcmp(key, DT_FACT_PARAMS))
@@ -1480,6 +1482,8 @@ int vw_py_module_bases(const char *bases) {
     return 0;
 }
 
+int vw_py_module_def(const struct vw_src *def) { return def->module_class || vw_py_module_bases(def->class_bases); }
+
 size_t vw_src_call_method(const struct vw_src_call *c, const char *method) {
     size_t fl = strlen(c->func), ml = strlen(method);
     return fl > ml + 1 && c->func[fl - ml - 1] == '.' && !strcmp(c->func + fl - ml, method) ? fl - ml - 1 : 0;
@@ -1666,6 +1670,16 @@ int vw_fact_moves_to(struct vw_model *m, int64_t dev, int64_t before, struct vw_
         dev, before, out, max);
 }
 
+int vw_fact_copies_to(struct vw_model *m, int64_t from, int64_t dev, int64_t before, struct vw_frame *out, int max) {
+    sqlite3_stmt *st = vw_prep(
+        m->t, "SELECT MAX(x.seq), COALESCE(e.stack, 0) AS s, COALESCE(e.pystack, 0) AS p FROM transfers x "
+              "LEFT JOIN misc_events e ON e.seq = x.seq WHERE x.dst_device = ?1 AND x.seq < ?2 AND x.src_device = ?4 "
+              "AND x.kind = " VW_SQL_TRANSFER_TO " AND instr(COALESCE((SELECT v.text FROM strings v WHERE v.id = "
+              "x.via), ''), '.') = 0 GROUP BY s, p ORDER BY 1 DESC LIMIT ?3");
+    if (st) sqlite3_bind_int64(st, 4, from);
+    return sites_of_rows(m, st, dev, before, out, max);
+}
+
 int vw_fact_parts_moved(struct vw_model *m, int64_t id, int64_t want, int64_t before) {
     return has_row(m,
                    "SELECT 1 FROM transfers x JOIN tensors t ON t.id = x.src WHERE x.dst_device = ?2 AND x.seq < ?3 "
@@ -1824,6 +1838,10 @@ int vw_case_load(struct vw_model *m, struct vw_case *k, int64_t seq, int first, 
     }
     sqlite3_finalize(st);
     k->n = n;
+    /* the producer's device check named these two as on different devices: a cpu scalar it named is none the op
+     * allows (an in-place op's own output: total += loss, total a cpu scalar) */
+    if (first >= 0 && first < n && other >= 0 && other < n && ops[first].dev != ops[other].dev)
+        ops[first].scalar = ops[other].scalar = 0;
     /* the operands' majority; a tie goes to the accelerator (a program that has one means to use it), between
      * accelerators to the first operand's */
     int64_t devs[VW_MAX_ARGS];

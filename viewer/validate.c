@@ -300,7 +300,7 @@ int vw_fact_shape(const char *key, const char *v, const char **why) {
 #define IS(k) (!strcmp(key, DT_FACT_##k))
     if (IS(SHA256)) {
         if (strlen(v) != 64 || strspn(v, "0123456789abcdef") != 64) return *why = "not 64 hex digits", 0;
-    } else if (IS(LINES) || IS(FUNCTION_LINE) || IS(OPENS) || IS(RETURNS)) {
+    } else if (IS(LINES) || IS(FUNCTION_LINE) || IS(OPENS) || IS(RETURNS) || IS(MODULE_CLASS)) {
         if (!number(v, strlen(v))) return *why = "not a number", 0;
     } else if (IS(STMT) || IS(BLOCK)) {
         if (!numbers(v, 2, 0)) return *why = "not FIRST LAST", 0;

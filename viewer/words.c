@@ -116,6 +116,17 @@ void vw_fix_words(const struct vw_case *k, struct vw_fix *fx) {
         if (w->count)
             say(fx, " (and the %d other call%s of %s in that statement)", w->count, w->count == 1 ? "" : "s", w->func);
         break;
+    case VW_SAY_INPUT_NOT_MOVED:
+        if (w->count)
+            say(fx,
+                "move %s to %s where %s holds it as \"%s\": the program moved tensors made with it to %s at %s, on "
+                "another way to this op than the one that failed",
+                on, want, w->frame.function, w->name, want, site(&w->at, buf, sizeof buf));
+        else
+            say(fx, "move %s to %s where %s holds it as \"%s\": it moves the other tensors it uses to %s (line %d), "
+                "not this one",
+                on, want, w->frame.function, w->name, want, w->at.site.line);
+        break;
     case VW_SAY_THROUGH_ARGUMENT:
         say(fx,
             "move \"%s\" to %s where the program binds it: %s reaches the failing op through the failing call's "

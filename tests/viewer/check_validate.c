@@ -54,6 +54,8 @@ static const struct {
     {DT_FACT_SETATTR, "self\tk\tv\t1", 1}, /* since schema 13: whether OBJ is the method's receiver */
     {DT_FACT_SETATTR, "obj\tk\tv\t0", 1},
     {DT_FACT_DEVICE_ARG, "mel_filters\t#0", 1}, /* since schema 14: a call hands a function a device */
+    {DT_FACT_MODULE_CLASS, "1", 1},              /* since schema 15: a method's class is a module */
+    {DT_FACT_MODULE_CLASS, "nn.Module", 0},
     {DT_FACT_DEVICE_ARG, "self.make_mask\tdevice", 1},
     {DT_FACT_DEVICE_ARG, "mel_filters\t#", 0},
     {DT_FACT_DEVICE_ARG, "mel_filters\t#1234", 0},

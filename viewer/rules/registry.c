@@ -12,6 +12,7 @@
     X(made_before_source_moved)                                                                                        \
     X(checkpoint_map_location)                                                                                         \
     X(peer_moved_from_same_source)                                                                                     \
+    X(input_not_moved)                                                                                                 \
     X(sibling_moved)                                                                                                   \
     X(copied_off_device)                                                                                               \
     X(temporary_in_expression)                                                                                         \

@@ -68,7 +68,7 @@ static int attribute_in_init(struct vw_model *m, const struct vw_case *k, struct
     struct vw_src src, def;
     if (!rl_is_python(made) || !vw_py_constructor(made->site.function) ||
         !vw_src_at(m, made->site.file, made->site.line, &src) || !src.function_line ||
-        !vw_src_at(m, made->site.file, src.function_line, &def) || !vw_py_module_bases(def.class_bases))
+        !vw_src_at(m, made->site.file, src.function_line, &def) || !vw_py_module_def(&def))
         return 0;
     char names[16][256];
     int nn = 0;
@@ -121,7 +121,7 @@ static int module_constructor_frame(struct vw_model *m, const struct vw_step *ma
         if (f->hidden || f->library) continue;
         if (!vw_py_constructor(f->function)) continue;
         return vw_src_at(m, f->file, f->line, a) && a->function_line &&
-                       vw_src_at(m, f->file, a->function_line, def) && vw_py_module_bases(def->class_bases)
+                       vw_src_at(m, f->file, a->function_line, def) && vw_py_module_def(def)
                    ? depth
                    : -1;
     }
@@ -686,6 +686,27 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
                 rl_code_for(m, k, fx, made, ms.binds);
         }
     }
+    /* a module made where no device is bound (a script that hands it to a trainer of its own): moved where the
+     * class that calls it as its attribute, and holds the program's device, binds it (self.model.to(self.dev)) */
+    char here[160], hattr[140], hcode[400];
+    struct vw_frame hat, hcall;
+    int hbefore = 0;
+    if (*v == RL_UNMOVED_MODULE && fx->code[0] && rl_is_python(&fx->site) &&
+        !vw_device_expr_bound(m, k, k->want, &fx->site.site, here, sizeof here)[0] &&
+        vw_code_module_in_holder(m, k, &hat, &hbefore, &hcall, hattr, sizeof hattr, hcode, sizeof hcode)) {
+        rl_at_frame(fx, &hat, made->seq);
+        fx->before = hbefore;
+        fx->kind = VW_FIX_MOVE_MODULE;
+        snprintf(fx->code, sizeof fx->code, "%s", hcode);
+        rl_say(fx,
+               "move the module \"%s\" to %s where %s binds %s, with the device that object keeps: its %s \"%s\"%s "
+               "is still where it was made, on %s",
+               modname, d1, hat.function, hattr, made->param ? "parameter" : "buffer", odd->name,
+               more ? " (and the others listed)" : "", d2);
+        rl_evidence(fx, "%s calls it as %s (line %d); no device is bound where \"%s\" is made", hcall.function, hattr,
+                    hcall.line, modname);
+        return 1;
+    }
     /* made in a function that has no device of its own to follow and returned it (a mask helper given only a
      * length): the move goes on its call, in the caller, where a device or a peer is bound (made-in-callee) */
     struct vw_fix at_call;
@@ -703,6 +724,17 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
         int nn = vw_tensor_names(m, made->tensor, k->seq, names, 8);
         if (odd->name[0]) rl_code_at_binding(m, k, fx, odd->name);
         for (int i = 0; i < nn && !fx->code[0]; i++) rl_code_at_binding(m, k, fx, names[i]);
+    }
+    /* held by no name the trace knows (an attribute of an object that is no module: a trainer's
+     * self.class_weight): made on the device where it is made, by the factory that took no device= */
+    if (!fx->code[0] && !fx->nedits && !fx->before && *v == RL_UNMOVED_NEVER_MOVED && !odd->name[0] &&
+        vw_same_site(&fx->site, made) && rl_device_at_factory(m, k, fx, made)) {
+        struct vw_src as;
+        if (vw_src_at(m, made->site.file, made->site.line, &as) && as.nattrs == 1 && !as.binds[0])
+            rl_say(fx, "make %s (%s) on %s where it is made: %s", on, as.binds_attr, d1, fx->code);
+        else
+            rl_say(fx, "make %s on %s where it is made: %s", on, d1, fx->code);
+        return 1;
     }
     /* made right where it is made, with others made the same way next to it and never moved either (MEAN and
      * STD): those go too, or the program fails again at the next one */

@@ -199,6 +199,41 @@ def _device_names(tree):
             f = node.func
             if isinstance(f, ast.Attribute) and f.attr == "cuda" and node.args and name(node.args[0]):
                 out.add(name(node.args[0]))
+    # a parameter of the file's own function to which one of its calls hands a device (main(torch.device(...))
+    # makes main's `device` one, then evaluate(model, xs, device) evaluate's), until no call adds one
+    params = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            params.setdefault(node.name, []).append([a.arg for a in node.args.posonlyargs + node.args.args])
+        elif isinstance(node, ast.ClassDef):  # called by its class's name: its __init__'s, less the receiver
+            for d in node.body:
+                if isinstance(d, ast.FunctionDef) and d.name == "__init__":
+                    params.setdefault(node.name, []).append([a.arg for a in d.args.posonlyargs + d.args.args][1:])
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+
+    def device(n):
+        return _is_device_value(n) or (name(n) is not None and name(n) in out)
+    for _ in range(8):
+        before = len(out)
+        for node in calls:
+            f = node.func
+            fn = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+            defs = params.get(fn, [])
+            if len(defs) != 1:  # none of the file's, or two of one name: which one is not known here
+                continue
+            ps = defs[0]
+            # a method called on an object (self.evaluate(x, device)): its receiver is no argument of the call
+            skip = 1 if isinstance(f, ast.Attribute) and ps and ps[0] in ("self", "cls") else 0
+            for i, a in enumerate(node.args):
+                if isinstance(a, ast.Starred):
+                    break
+                if i + skip < len(ps) and device(a):
+                    out.add(ps[i + skip])
+            for k in node.keywords:
+                if k.arg in ps and device(k.value):
+                    out.add(k.arg)
+        if len(out) == before:
+            break
     return out
 
 
@@ -558,6 +593,49 @@ def program_files(frame=None):
     return out
 
 
+def _loaded_module(path):
+    """The module the program loaded from path (its script's __main__ too), or None."""
+    try:
+        real = os.path.realpath(path)
+        for mod in list(sys.modules.values()):
+            f = getattr(mod, "__file__", None)
+            if isinstance(f, str) and (f == path or os.path.realpath(f) == real):
+                return mod
+    except Exception:
+        pass
+    return None
+
+
+def module_class_facts(path, facts):
+    """(line, FACT_MODULE_CLASS, "1") for each method's def line of path whose class is a torch.nn.Module, asked of the
+    class itself where the program's module holds it (an nn.Embedding subclass, a PreTrainedModel's, a
+    LightningModule's: whatever its bases are called); () when the file's module or torch is not loaded."""
+    torch = sys.modules.get("torch")
+    Module = getattr(getattr(torch, "nn", None), "Module", None)
+    mod = _loaded_module(path) if isinstance(Module, type) else None
+    if mod is None:
+        return ()
+    scope = {line: value for line, key, value in facts if key == P.FACT_FUNCTION}
+    out, seen = [], {}
+    for line, key, value in facts:
+        if key != P.FACT_CLASS_BASES or line not in scope:
+            continue
+        qual = scope[line]
+        if qual not in seen:
+            try:  # the class as the module holds it (a class made in a function has no such name: not said)
+                obj = mod
+                for part in qual.split("."):
+                    obj = getattr(obj, part, None) if part != "<locals>" else None
+                    if obj is None:
+                        break
+                seen[qual] = isinstance(obj, type) and issubclass(obj, Module)
+            except Exception:
+                seen[qual] = False
+        if seen[qual]:
+            out.append((line, P.FACT_MODULE_CLASS, "1"))
+    return tuple(out)
+
+
 class Emitter:
     """Writes the facts of the program's files into the trace, each file once: at the first device mismatch all of
     them, at a later one those not written yet. Never raises into the program."""
@@ -578,7 +656,8 @@ class Emitter:
                 continue
             self.done.add(path)
             try:
-                for line, key, value in file_facts(path):
+                facts = file_facts(path)
+                for line, key, value in facts + module_class_facts(path, facts):
                     if not P.source_fact(path, line, key, value):
                         self.off = True
                         return
