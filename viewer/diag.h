@@ -244,6 +244,12 @@ int vw_fact_siblings(struct vw_model *m, const struct vw_step *made, int64_t seq
 const char *vw_operand_called(const struct vw_operand *o, char *buf, size_t size);
 /* The latest name tensor id had before seq, into buf ("" when none). */
 const char *vw_tensor_name(struct vw_model *m, int64_t id, int64_t seq, char *buf, size_t size);
+/* Tensor `tensor` as an operand (its chain back from event seq, where it arrived on its device) named name,
+ * into *o; 0 when the trace has no row for it. */
+int vw_operand_of(struct vw_model *m, struct vw_operand *o, int64_t tensor, const char *name, int64_t seq);
+/* The tensor the program held by `name` at the failure (a name the recorder gave it before event seq), when one
+ * tensor only went by it; 0 when none or several. */
+int64_t vw_tensor_named(struct vw_model *m, const char *name, int64_t seq);
 /* 1 when the program named a tensor `name` (before seq) that is on dev and was never moved. */
 int vw_fact_unmoved_name(struct vw_model *m, const char *name, int64_t dev, int64_t seq);
 /* Up to max names tensor id had before seq, newest first; how many. */
@@ -429,6 +435,7 @@ enum vw_say {
     VW_SAY_TEMPORARY_MOVE,     /* move it where it is made, inside the expression at AT: FUNC(...)TEXT (no device=) */
     VW_SAY_THROUGH_ARGUMENT,   /* move NAME, the failing native call's argument that holds it, where it is bound */
     VW_SAY_MOVE_AT_CALL,       /* move it where FRAME calls FUNC, which made it at AT with no device to follow: EXPR */
+    VW_SAY_DEVICE_FOLLOWED_COPY, /* made at AT2 with device=EXPR, which follows NAME, copied off the device at AT */
     VW_SAY_INPUT_NOT_MOVED,    /* move NAME where FRAME uses it: the program moves its inputs at AT (COUNT: made
                                 * with it, on another path) */
 };

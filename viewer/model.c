@@ -1804,6 +1804,35 @@ void vw_model_close(struct vw_model *m) {
     memset(m, 0, sizeof *m);
 }
 
+int vw_operand_of(struct vw_model *m, struct vw_operand *o, int64_t tensor, const char *name, int64_t seq) {
+    memset(o, 0, sizeof *o);
+    if (!tensor) return 0;
+    o->tensor = tensor;
+    snprintf(o->name, sizeof o->name, "%s", name ? name : "");
+    build_chain(m, o, tensor, seq);
+    if (!o->nsteps) return 0;
+    o->dev = o->chain[0].dev;
+    o->arrived = arrival(o);
+    return 1;
+}
+
+int64_t vw_tensor_named(struct vw_model *m, const char *name, int64_t seq) {
+    sqlite3_stmt *st = vw_prep(m->t, "SELECT n.tensor FROM names n JOIN strings s ON s.id = n.name WHERE s.text = ?1 "
+                                     "AND n.seq < ?2 ORDER BY n.seq DESC LIMIT 2");
+    if (!st) return 0;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, seq);
+    int64_t found = 0;
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t t = sqlite3_column_int64(st, 0);
+        if (n++ && t != found) found = -1; /* two tensors by that name: which one is not known */
+        else found = t;
+    }
+    sqlite3_finalize(st);
+    return found > 0 ? found : 0;
+}
+
 int vw_case_load(struct vw_model *m, struct vw_case *k, int64_t seq, int first, int other, const char *message,
                  int64_t op, int64_t stack, int64_t pystack) {
     memset(k, 0, sizeof *k);

@@ -116,6 +116,13 @@ void vw_fix_words(const struct vw_case *k, struct vw_fix *fx) {
         if (w->count)
             say(fx, " (and the %d other call%s of %s in that statement)", w->count, w->count == 1 ? "" : "s", w->func);
         break;
+    case VW_SAY_DEVICE_FOLLOWED_COPY:
+        say(fx,
+            "%s is on %s because it was made (at %s) with device=%s, which follows \"%s\": keep \"%s\" on %s, which "
+            "was copied off the device at %s",
+            on, dev(o->dev, d2), site(&w->at2, buf2, sizeof buf2), w->expr, w->name, w->name, want,
+            site(&w->at, buf, sizeof buf));
+        break;
     case VW_SAY_INPUT_NOT_MOVED:
         if (w->count)
             say(fx,

@@ -4,6 +4,7 @@
 #include "validate.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 /* The copy `.cpu()` (no argument) that c is, taken out of its statement at a: the fix that holds on any device
  * (used where the program has no device expression for a move back: library and model code). */
@@ -154,7 +155,56 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     return 1;
 }
 
-static int match(struct vw_rule_ctx *cx, struct vw_fix *fx) { return match_case(cx->m, cx->k, fx); }
+/* The odd operand (or what it was computed from) was made by a factory given a device (device=device), which was
+ * the odd one: that expression follows a tensor (device=h.device, or a parameter its caller handed h.device) the
+ * program copied off the device. The copy is the mistake: fixed there, as that tensor's (a move of the factory's
+ * result with the same expression would move it nowhere). */
+static int device_followed_copy(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
+    const struct vw_operand *o = k->odd;
+    for (int i = o->nsteps - 1; i >= 0; i--) {
+        const struct vw_step *s = &o->chain[i];
+        struct vw_src src, def, cs;
+        const struct vw_src_call *c;
+        if (s->origin != DTP_ORIGIN_FACTORY || s->dev != o->dev || !rl_is_python(s) ||
+            !vw_src_at(m, s->site.file, s->site.line, &src) || !(c = rl_making_call(&src, s)) || !c->device[0])
+            continue;
+        /* the name whose .device it is: on the factory's line, or on its caller's that handed the parameter */
+        char name[64] = "";
+        struct vw_frame caller;
+        if (src.ndevice_of == 1)
+            snprintf(name, sizeof name, "%s", src.device_of[0]);
+        else if (rl_ident(c->device) && src.function_line > 0 && vw_src_at(m, s->site.file, src.function_line, &def) &&
+                 vw_list_has(def.params, c->device) && vw_fact_caller_of(m, s, &caller) &&
+                 vw_src_at(m, caller.file, caller.line, &cs) && cs.ndevice_of == 1)
+            snprintf(name, sizeof name, "%s", cs.device_of[0]);
+        int64_t t = rl_ident(name) ? vw_tensor_named(m, name, k->seq + 1) : 0;
+        struct vw_operand *f = t ? calloc(1, sizeof *f) : NULL;
+        if (!f) return 0;
+        int found = 0;
+        if (vw_operand_of(m, f, t, name, k->seq + 1) && f->dev == o->dev &&
+            f->chain[f->arrived].origin == DTP_ORIGIN_TRANSFER && f->chain[f->arrived].from_dev == k->want) {
+            struct vw_case k2 = *k;
+            f->odd = 1;
+            k2.odd = f;
+            found = match_case(m, &k2, fx);
+            if (found) {
+                fx->words.say = VW_SAY_DEVICE_FOLLOWED_COPY;
+                snprintf(fx->words.name, sizeof fx->words.name, "%s", name);
+                snprintf(fx->words.expr, sizeof fx->words.expr, "%s", c->device);
+                fx->words.at = f->chain[f->arrived];
+                fx->words.at2 = *s;
+                rl_evidence(fx, "made by %s with device=%s, which follows \"%s\"", c->func, c->device, name);
+            }
+        }
+        free(f);
+        return found;
+    }
+    return 0;
+}
+
+static int match(struct vw_rule_ctx *cx, struct vw_fix *fx) {
+    return match_case(cx->m, cx->k, fx) || device_followed_copy(cx->m, cx->k, fx);
+}
 
 const struct vw_rule vw_rule_copied_off_device = {
     .id = "copied-off-device",
@@ -169,7 +219,9 @@ const struct vw_rule vw_rule_copied_off_device = {
            "before the failing statement; else a move after the copy. Where nothing used the copy before the failing "
            "op (a call that returned the copy itself, x.float() of a float tensor, took it for its shape only, "
            "y.expand_as(copy), or copied it into another tensor, state.copy_(copy), is no use), or the program has no device expression in scope for the move back "
-           "(model and library code that must run on any device), the .cpu() is taken out instead.",
+           "(model and library code that must run on any device), the .cpu() is taken out instead. A tensor made by "
+           "a factory given a device that was the odd one (device=h.device, or a device parameter its caller "
+           "handed h.device) follows a tensor the program copied off the device: that copy is fixed the same way.",
     .example = "`pred = model(x).cpu()` for a metric, then `mse_loss(pred, target)` (`bug_cpu_roundtrip.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_MOVE_CALL |
              1u << VW_FIX_DROP_COPY,

@@ -289,9 +289,11 @@ class _Facts:
                     break
                 if self.is_device(a):
                     self.add(node.lineno, P.FACT_DEVICE_ARG, "%s\t#%d" % (func, i))
+                    self.device_of(a, receiver)  # causal_mask(n, h.device): what it makes follows h
             for k in node.keywords:
                 if k.arg and self.is_device(k.value):
                     self.add(node.lineno, P.FACT_DEVICE_ARG, "%s\t%s" % (func, k.arg))
+                    self.device_of(k.value, receiver)
         if attr == "to" and node.args and not _is_dtype(node.args[0]):
             self.add(node.args[0].lineno, P.FACT_DEVICE_EXPR, f.src(node.args[0]))
             self.device_of(node.args[0], receiver)
