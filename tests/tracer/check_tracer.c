@@ -787,7 +787,7 @@ START_TEST(test_source_facts) {
     const char *const nofacts[] = {DEVTRACE_CLI, "tensors", "nofacts.db", NULL};
     st = run(0, NULL, nofacts);
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2 &&
-                      strstr(err_buf, "damaged trace: no table source_facts (a version 14 trace has one)"),
+                      strstr(err_buf, "damaged trace: no table source_facts (a version 15 trace has one)"),
                   "status %d: %s", st, err_buf);
     exec_db("badfact.db", "UPDATE source_facts SET value = 987654 WHERE line = 4;");
     const char *const bad[] = {DEVTRACE_CLI, "tensors", "badfact.db", NULL};
