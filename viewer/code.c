@@ -479,22 +479,22 @@ static const char *py_handed_device(struct vw_model *m, const struct vw_case *k,
         if (!buf[0]) py_enclosing_handed_device(m, st, site, buf, size);
     }
     /* site a frame of the failing stack (a loop that hands its batch to the model): its caller's call there */
-    struct vw_frame f, caller = {.hidden = 1};
-    int64_t id = k->pystack, next;
-    for (int depth = 0; !buf[0] && id && depth < 256 && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next) {
-        if (f.hidden || !f.python || f.line != site->line || strcmp(f.file, site->file) ||
-            strcmp(f.function, site->function))
+    struct vw_frame *f = buf[0] ? NULL : calloc(VW_PY_FRAMES, sizeof *f);
+    int nf = f ? vw_py_frames(m, k->pystack, f, VW_PY_FRAMES) : 0;
+    for (int i = 0; i < nf; i++) {
+        if (f[i].hidden || !f[i].python || f[i].line != site->line || strcmp(f[i].file, site->file) ||
+            strcmp(f[i].function, site->function))
             continue;
-        for (int up = 0; next && up < 256 && vw_sym_py_frame(m->sym, next, &caller, &next); up++)
-            if (!caller.hidden) break;
+        int up = i + 1;
+        while (up < nf && f[up].hidden) up++;
         struct vw_step st;
         memset(&st, 0, sizeof st);
         st.has_site = 1;
-        st.site = f;
-        if (!caller.hidden && vw_fact_device_param(m, &st, &caller, buf, size)[0] && !py_usable_at(m, site, buf))
-            buf[0] = 0;
+        st.site = f[i];
+        if (up < nf && vw_fact_device_param(m, &st, &f[up], buf, size)[0] && !py_usable_at(m, site, buf)) buf[0] = 0;
         break;
     }
+    free(f);
     return buf;
 }
 
@@ -565,22 +565,18 @@ static int py_class_has_params(struct vw_model *m, const char *cls, size_t cl) {
 
 /* Python: whether site's function was a frame of mismatch k's Python stack. */
 static int py_on_stack(struct vw_model *m, const struct vw_case *k, const struct vw_frame *site) {
-    struct vw_frame f;
-    int64_t id = k->pystack, next;
-    for (int depth = 0; id && depth < 256 && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next)
-        if (!f.hidden && !strcmp(f.file, site->file) && vw_same_function(f.function, site->function)) return 1;
-    return 0;
+    return vw_py_on_stack(m, k->pystack, site->file, site->function);
 }
 
 /* Whether k's failing op, in site's function, took a parameter on dev (self.weight, in an nn.Embedding subclass's
  * forward that has no constructor of its own to see its parameters made in): the module has parameters. */
 static int op_param_here(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site) {
-    struct vw_frame f;
-    int64_t id = k ? k->pystack : 0, next;
-    int here = 0; /* the failing op's innermost program frame is site's function */
-    for (int depth = 0; id && depth < 256 && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next)
-        if (!f.hidden && f.python) {
-            here = !strcmp(f.file, site->file) && vw_same_function(f.function, site->function);
+    struct vw_frame f[64];
+    int nf = k ? vw_py_frames(m, k->pystack, f, 64) : 0, here = 0; /* the failing op's innermost program frame is
+                                                                      * site's function */
+    for (int i = 0; i < nf; i++)
+        if (!f[i].hidden && f[i].python) {
+            here = !strcmp(f[i].file, site->file) && vw_same_function(f[i].function, site->function);
             break;
         }
     for (int i = 0; here && i < k->n; i++) {
@@ -805,12 +801,13 @@ static int py_class_binding(struct vw_model *m, const char *file, const char *cl
     return 0;
 }
 
-int vw_code_module_in_holder(struct vw_model *m, const struct vw_case *k, struct vw_frame *at, int *before,
-                             struct vw_frame *caller, char *attr, size_t asize, char *code, size_t size) {
-    struct vw_frame f;
-    int64_t id = k->pystack, next;
+/* vw_code_module_in_holder over the failing stack's frames fs[] (innermost first). */
+static int module_in_holder(struct vw_model *m, const struct vw_case *k, const struct vw_frame *fs, int nf,
+                            struct vw_frame *at, int *before, struct vw_frame *caller, char *attr, size_t asize,
+                            char *code, size_t size) {
     int inside = 0; /* a frame of a module's method (the program's, or torch's own) is inside the one looked at */
-    for (int depth = 0; id && depth < 256 && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next) {
+    for (int i = 0; i < nf; i++) {
+        const struct vw_frame f = fs[i];
         if (f.hidden || f.library || !f.python) {
             inside = 1;
             continue;
@@ -869,6 +866,15 @@ int vw_code_module_in_holder(struct vw_model *m, const struct vw_case *k, struct
         return 1;
     }
     return 0;
+}
+
+int vw_code_module_in_holder(struct vw_model *m, const struct vw_case *k, struct vw_frame *at, int *before,
+                             struct vw_frame *caller, char *attr, size_t asize, char *code, size_t size) {
+    struct vw_frame *fs = calloc(VW_PY_FRAMES, sizeof *fs);
+    int nf = fs ? vw_py_frames(m, k->pystack, fs, VW_PY_FRAMES) : 0;
+    int found = nf && module_in_holder(m, k, fs, nf, at, before, caller, attr, asize, code, size);
+    free(fs);
+    return found;
 }
 
 /* ---------------------------------------------------------------- edits inside a statement (Python) */

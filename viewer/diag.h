@@ -244,6 +244,12 @@ int vw_fact_siblings(struct vw_model *m, const struct vw_step *made, int64_t seq
 const char *vw_operand_called(const struct vw_operand *o, char *buf, size_t size);
 /* The latest name tensor id had before seq, into buf ("" when none). */
 const char *vw_tensor_name(struct vw_model *m, int64_t id, int64_t seq, char *buf, size_t size);
+/* The frames of Python stack pystack (hidden ones too: torch's, Python's library), innermost first, max at most,
+ * into out; how many. */
+int vw_py_frames(struct vw_model *m, int64_t pystack, struct vw_frame *out, int max);
+#define VW_PY_FRAMES 256 /* the most frames of a Python stack the rules look at */
+/* Whether a frame of function (a frame not hidden) in file is on Python stack pystack. */
+int vw_py_on_stack(struct vw_model *m, int64_t pystack, const char *file, const char *function);
 /* Tensor `tensor` as an operand (its chain back from event seq, where it arrived on its device) named name,
  * into *o; 0 when the trace has no row for it. */
 int vw_operand_of(struct vw_model *m, struct vw_operand *o, int64_t tensor, const char *name, int64_t seq);

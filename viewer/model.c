@@ -1804,6 +1804,22 @@ void vw_model_close(struct vw_model *m) {
     memset(m, 0, sizeof *m);
 }
 
+int vw_py_frames(struct vw_model *m, int64_t pystack, struct vw_frame *out, int max) {
+    int n = 0;
+    int64_t id = pystack, next;
+    for (int depth = 0; id && depth < 256 && n < max && vw_sym_py_frame(m->sym, id, &out[n], &next); depth++, id = next)
+        n++;
+    return n;
+}
+
+int vw_py_on_stack(struct vw_model *m, int64_t pystack, const char *file, const char *function) {
+    struct vw_frame f;
+    int64_t id = pystack, next;
+    for (int depth = 0; id && depth < 256 && vw_sym_py_frame(m->sym, id, &f, &next); depth++, id = next)
+        if (!f.hidden && !strcmp(f.file, file) && vw_same_function(f.function, function)) return 1;
+    return 0;
+}
+
 int vw_operand_of(struct vw_model *m, struct vw_operand *o, int64_t tensor, const char *name, int64_t seq) {
     memset(o, 0, sizeof *o);
     if (!tensor) return 0;

@@ -3,6 +3,7 @@
 #include "rule.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The latest of the program's copies (copies[], newest first) made in g's function before g's statement: the
@@ -21,6 +22,9 @@ static const char *name_in(struct vw_model *m, const struct vw_frame *g, char (*
         if (rl_ident(names[i]) && vw_code_bound_before(m, g, names[i])) return names[i];
     return NULL;
 }
+
+static int frame_fix(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const struct vw_step *a,
+                     const struct vw_src_call *c, const struct vw_frame *fr, int nf);
 
 static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
     const struct vw_operand *o = k->odd;
@@ -44,16 +48,22 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
     if (vw_fact_callback_caller(m, a, k->pystack, &cb)) return 0;
     /* the program's frames at the mismatch, innermost first, up to the one that made it (a list comprehension
      * of the top level, since Python 3.12 the top level itself): it came into them from outside */
-    struct vw_frame fr[64];
-    int nf = 0;
-    int64_t id = k->pystack, next;
-    for (int depth = 0; id && depth < 256 && nf < 64 && vw_sym_py_frame(m->sym, id, &fr[nf], &next);
-         depth++, id = next) {
-        if (!strcmp(fr[nf].file, a->site.file) && vw_same_function(fr[nf].function, a->site.function)) break;
-        if (!fr[nf].hidden && !fr[nf].library && fr[nf].python) nf++;
+    struct vw_frame *fr = calloc(VW_PY_FRAMES, sizeof *fr);
+    int nall = fr ? vw_py_frames(m, k->pystack, fr, VW_PY_FRAMES) : 0, nf = 0;
+    for (int i = 0; i < nall; i++) {
+        if (!strcmp(fr[i].file, a->site.file) && vw_same_function(fr[i].function, a->site.function)) break;
+        if (!fr[i].hidden && !fr[i].library && fr[i].python) fr[nf++] = fr[i];
     }
-    if (!nf) return 0;
-    int on_stack = 0; /* whether the function of that move is one of the failing stack's */
+    int found = nf ? frame_fix(m, k, fx, a, c, fr, nf) : 0;
+    free(fr);
+    return found;
+}
+
+/* The fix in the first of the program's frames fr[] (innermost first, up to the one that made it) that holds
+ * it by a name and has a device: see the rule's doc. */
+static int frame_fix(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const struct vw_step *a,
+                     const struct vw_src_call *c, const struct vw_frame *fr, int nf) {
+    const struct vw_operand *o = k->odd;
     char names[9][256];
     int nn = vw_tensor_names(m, o->tensor, k->seq + 1, names, 8);
     if (o->name[0]) snprintf(names[nn++], sizeof names[0], "%s", o->name);
@@ -68,15 +78,8 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
                                              k->want, k->seq, &sm, sib, sizeof sib) &&
                   rl_is_python(&sm) && vw_src_at(m, sm.site.file, sm.site.line, &ss) && ss.device_expr[0] &&
                   ss.device_expr[0] != '"' && ss.device_expr[0] != '\'';
-    if (sibling) {
-        struct vw_frame f;
-        int64_t sid = k->pystack, snext;
-        for (int depth = 0; sid && depth < 256 && !on_stack && vw_sym_py_frame(m->sym, sid, &f, &snext);
-             depth++, sid = snext)
-            on_stack = !f.hidden && !strcmp(f.file, sm.site.file) && vw_same_function(f.function, sm.site.function);
-    }
     /* a tensor made with it moved on the failing way: its move goes beside that one (sibling-moved) */
-    if (on_stack) return 0;
+    if (sibling && vw_py_on_stack(m, k->pystack, sm.site.file, sm.site.function)) return 0;
     if (!ncopies && !sibling) return 0;
     /* the function the one that made it returned it to binds it there (y = make(3)): moved at that binding
      * (made-in-callee), not further on in that function */
