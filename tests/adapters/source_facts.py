@@ -62,7 +62,7 @@ EXPECTED = {
          ('binds', 'h,c'), ('binds_kind', 'unpack'), ('call', 'self.init_hidden\t\t0\t17\t41\t1\t0'),
          ('device_arg', 'self.init_hidden\t#1'), ('call', 'x.size\t\t1\t16\t41\t1\t0')],
     17: [('stmt', '16 17'), ('indent', '        '), ('function', 'Net.forward'), ('function_line', '14'),
-         ('binds', 'h,c'), ('binds_kind', 'unpack')],
+         ('binds', 'h,c'), ('binds_kind', 'unpack'), ('device_of', 'x')],
     18: [('stmt', '18 18'), ('indent', '        '), ('function', 'Net.forward'), ('function_line', '14'),
          ('binds', 'states'), ('binds_kind', 'tuple')],
     19: [('stmt', '19 19'), ('indent', '        '), ('function', 'Net.forward'), ('function_line', '14'),
@@ -138,9 +138,9 @@ def unit():
               "got      %r\nexpected %r" % (got.get(line), EXPECTED.get(line)))
     keys = {k for _, k, _ in facts}
     consts = {getattr(_probes, n) for n in dir(_probes) if n.startswith("FACT_")}
-    # 24 keys the Python producer writes, and 6 only the tracer's native producer writes (lang, block, args,
-    # module_var, optimizer_var, move_wrap)
-    check("every key is one of the extension's FACT_* constants", keys <= consts and len(consts) == 31,
+    # 25 keys the Python producer writes (module_class when it writes them, from the loaded classes), and 6 only
+    # the tracer's native producer writes (lang, block, args, module_var, optimizer_var, move_wrap)
+    check("every key is one of the extension's FACT_* constants", keys <= consts and len(consts) == 32,
           (sorted(keys - consts), sorted(consts)))
     check("FACT_STMT is common/trace_schema.h's DT_FACT_STMT", _probes.FACT_STMT == "stmt")
     check("a file is read once", source.file_facts(FIXTURE) is facts)
@@ -254,8 +254,14 @@ def end_to_end():
     check("the origin line's facts, as source.py reads them", got == want and ("binds_kind", "call") in got
           and any(k == "call" and v.startswith("torch.zeros\t") for k, v in got), (got, want))
     rows = q("SELECT line, key, value FROM source_facts_v WHERE file = ?", script)
-    check("every fact of the file, once", sorted(rows) == sorted(source.file_facts(script))
-          and len(rows) == len(set(rows)), (len(rows), len(source.file_facts(script))))
+    static = [r for r in rows if r[1] != "module_class"]
+    check("every fact of the file, once", sorted(static) == sorted(source.file_facts(script))
+          and len(rows) == len(set(rows)), (len(static), len(source.file_facts(script))))
+    # the program's class CharLSTM is an nn.Module: each of its methods' def lines says so, asked of the class
+    methods = sorted((line, "module_class", "1") for line, key, _ in source.file_facts(script) if key == "class_bases")
+    check("module_class on each def line of the module's methods, from the class itself",
+          len(methods) == 3 and sorted(r for r in rows if r[1] == "module_class") == methods,
+          (methods, [r for r in rows if r[1] == "module_class"]))
     # the mismatch's own line (its innermost frame in the program) has its statement's facts
     line = q("SELECT f.line FROM v_errors e JOIN v_py_frames f ON f.stack = e.pystack WHERE f.file = ? "
              "ORDER BY e.seq, f.level LIMIT 1", script)
