@@ -139,14 +139,17 @@ const struct vw_rule vw_rule_input_not_moved = {
                "through a function that moves its inputs, without its move",
     .doc = "Programs often make their data on the CPU on purpose (a list of examples, a dataset's tensors) and move "
            "each piece where they use it; a piece that reaches a model or an op without that move fails there. The "
-           "rule matches an odd operand made by a factory as a temporary (an element of a list, where no line can "
-           "move it), or where no device expression or peer is bound (a data helper given only sizes), in a function that is not one of the failing stack's below it, that a function of the "
-           "program on that stack holds by a name bound before its statement, where that function copies other "
-           "tensors from the odd one's device to the intended one before that statement, or where the program "
-           "moved tensors made with it on another way to the op with a device expression that function has too. "
-           "Example: for x, y in zip(xs, ys): x = x.to(device); loss = loss_fn(model(x), y). Fix: a move of the "
-           "odd tensor by that name right before the statement, in that function, with its device expression or "
-           "a peer's device.",
+           "rule matches an odd operand made by a factory as a temporary (an element of a list: no line can move "
+           "it where it is made) or where no device expression or peer is bound (a data helper given only sizes), "
+           "outside the functions of the failing stack that it reached; one of those functions holds it by a name "
+           "bound before its statement and has a device expression or peer, and either copies other tensors from "
+           "the odd one's device to the intended one before that statement, or the program moved tensors made "
+           "with it on another way to the op with the same device expression. It leaves the case to loader-batch "
+           "when a library called back the function that made it, to sibling-moved when a tensor made with it was "
+           "moved on the failing way, and to made-in-callee in the function a helper returned it to. Example: for "
+           "x, y in zip(xs, ys): x = x.to(device); loss = loss_fn(model(x), y). Fix: a move of the odd tensor by "
+           "that name right before the statement, in that function, with its device expression or a peer's "
+           "device.",
     .example = "`for x, y in zip(xs, ys):` `x = x.to(device)`, and `y` used as it is",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_BEFORE,
     .langs = VW_LANGS_PY,

@@ -15,7 +15,10 @@ const struct vw_rule vw_rule_module_never_moved = {
            "C++ or libdtrt module the program declares was constructed) still where it was made. Example: model "
            "= nn.Linear(20, 4) and no model.to(device). Fix: the module moved once it is made (model = "
            "model.to(device), fc->to(device), dt_module_to); a module constructed inside an expression gets "
-           ".to(device) on that call.",
+           ".to(device) on that call; a Python module made where no device is bound, that a class of the program "
+           "calls as its attribute and that class keeps the program's device (a trainer's self.model and "
+           "self.device), is moved where that class binds the attribute, after it binds the device "
+           "(self.model.to(self.device)).",
     .example = "`model = nn.Linear(20, 4)` and no `model.to(device)` (`bug_fresh_model.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_MOVE_MODULE |
              1u << VW_FIX_MOVE_CALL,

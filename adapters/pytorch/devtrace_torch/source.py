@@ -601,7 +601,8 @@ def _loaded_module(path):
         real = os.path.realpath(path)
         for mod in list(sys.modules.values()):
             f = getattr(mod, "__file__", None)
-            if isinstance(f, str) and (f == path or os.path.realpath(f) == real):
+            if isinstance(f, str) and (f == path or (os.path.basename(f) == os.path.basename(path)
+                                                     and os.path.realpath(f) == real)):
                 return mod
     except Exception:
         pass
