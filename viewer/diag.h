@@ -369,11 +369,9 @@ size_t vw_src_call_method(const struct vw_src_call *c, const char *method);
 size_t vw_py_constructor(const char *function);
 /* 1 when name is an item of the comma-separated list (a binds or params fact). */
 int vw_list_has(const char *list, const char *name);
-/* 1 when bases (a class's bases as written, the class_bases fact) name torch's module class: "nn.Module",
- * "torch.nn.Module", "Module" (DT_PY_MODULE_CLASS). */
-int vw_py_module_bases(const char *bases);
 /* Whether the def line def is a method of a torch.nn.Module: the producer's check of the class at run time (schema
- * 15), else its bases as written. */
+ * 15), else its bases as written naming torch's module class ("nn.Module", "torch.nn.Module", "Module":
+ * DT_PY_MODULE_CLASS). */
 int vw_py_module_def(const struct vw_src *def);
 /* 1 when the statement at (file, line) binds name (a plain name among its targets). */
 int vw_src_binds(const struct vw_src *s, const char *name);

@@ -1475,14 +1475,15 @@ const char *vw_operand_called(const struct vw_operand *o, char *buf, size_t size
     return buf;
 }
 
-int vw_py_module_bases(const char *bases) {
+/* 1 when bases (a class's bases as written, the class_bases fact) name torch's module class. */
+static int py_module_bases(const char *bases) {
     size_t n = strlen(DT_PY_MODULE_CLASS);
     for (const char *p = bases; (p = strstr(p, DT_PY_MODULE_CLASS)) != NULL; p += n)
         if ((p == bases || p[-1] == ',' || p[-1] == '.' || p[-1] == ' ') && (p[n] == ',' || !p[n])) return 1;
     return 0;
 }
 
-int vw_py_module_def(const struct vw_src *def) { return def->module_class || vw_py_module_bases(def->class_bases); }
+int vw_py_module_def(const struct vw_src *def) { return def->module_class || py_module_bases(def->class_bases); }
 
 size_t vw_src_call_method(const struct vw_src_call *c, const char *method) {
     size_t fl = strlen(c->func), ml = strlen(method);

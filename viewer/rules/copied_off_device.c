@@ -161,6 +161,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
  * result with the same expression would move it nowhere). */
 static int device_followed_copy(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx) {
     const struct vw_operand *o = k->odd;
+    /* the oldest step of the chain made by a factory given a device, only: what the rest was computed from */
     for (int i = o->nsteps - 1; i >= 0; i--) {
         const struct vw_step *s = &o->chain[i];
         struct vw_src src, def, cs;
