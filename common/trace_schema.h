@@ -24,11 +24,13 @@
  * call hands a device.
  * 15: the source fact module_class: a method's class is a torch.nn.Module (the
  * producer asks the class itself, whatever its bases are called).
+ * 16: the source fact guard: the condition under which a line's move runs
+ * (`if args.cuda: model.cuda()`), in a program that names no device.
  * The viewer reads versions TS_SCHEMA_MIN_VERSION to TS_SCHEMA_VERSION: a
  * table added since (ts_table_since) is absent from an older trace, whose
  * other tables are as described. */
 #define TS_APPLICATION_ID     0x44545243
-#define TS_SCHEMA_VERSION     15
+#define TS_SCHEMA_VERSION     16
 #define TS_SCHEMA_MIN_VERSION 9
 /* The first version whose producers give every parameter its role (roles.role 3). */
 #define TS_ROLE_PARAMETER_SINCE 13
@@ -365,6 +367,8 @@ enum ts_check {
                                            * there follows the tensor NAME holds (since schema 13) */
 #define DT_FACT_MODULE_CLASS "module_class" /* a method's def line: "1" when its class is a torch.nn.Module, which the
                                              * producer checked on the class at run time (since schema 15) */
+#define DT_FACT_GUARD "guard" /* a move's line (.to, .cuda) inside an `if` of its function or a conditional expression
+                               * that holds the move: the condition's source text (since schema 16) */
 #define DT_FACT_DEVICE_ARG  "device_arg"  /* "FUNC\tPARAM": a call on the line hands the function FUNC (its text) a
                                            * device as the parameter PARAM, a keyword's name or "#N", the Nth
                                            * positional argument (since schema 14) */
@@ -438,6 +442,7 @@ static inline enum dt_binds_kind dt_binds_kind_of(const char *text) {
     F(DEVICE_OF)                                                                                                       \
     F(DEVICE_ARG)                                                                                                      \
     F(MODULE_CLASS)                                                                                                    \
+    F(GUARD)                                                                                                           \
     F(LANG)                                                                                                            \
     F(BLOCK)                                                                                                           \
     F(CALL_ARGS)                                                                                                       \

@@ -684,6 +684,98 @@ static const char *device_expr(struct vw_model *m, const struct vw_case *k, int6
     return buf;
 }
 
+/* Python: whether the root names of guard (args of args.cuda; not torch's own, nor a word of the language) can be
+ * written at site: bound there (a parameter, a statement of its function before it), or bound at the top of
+ * site's file and not a local of site's function; self only when move, the guarded move the guard comes from,
+ * is in a method of site's class. */
+static int py_guard_usable(struct vw_model *m, const struct vw_frame *site, const struct vw_frame *move,
+                           const char *guard) {
+    static const char *const words[] = {"not", "and", "or", "is", "None", "True", "False", "torch"};
+    char fn[256], mfn[256];
+    for (const char *p = guard; *p;) {
+        size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+        if (!n || (p > guard && p[-1] == '.') || (*p >= '0' && *p <= '9')) { /* an attribute's name, a number */
+            p += n ? n : 1;
+            continue;
+        }
+        char root[128];
+        if (n >= sizeof root) return 0;
+        snprintf(root, sizeof root, "%.*s", (int)n, p);
+        p += n;
+        int word = 0;
+        for (size_t i = 0; i < sizeof words / sizeof *words; i++) word |= !strcmp(root, words[i]);
+        if (word) continue;
+        if (!strcmp(root, "self")) {
+            size_t cl = py_method_class(m, site, fn, sizeof fn), ml = py_method_class(m, move, mfn, sizeof mfn);
+            if (!cl || cl != ml || strncmp(fn, mfn, cl) || strcmp(site->file, move->file)) return 0;
+            continue;
+        }
+        if (py_bound_at(m, site, root, 0)) continue;
+        if (py_bound_later(m, site, root)) return 0;
+        const char *vals[256];
+        int lines[256], nv = vw_facts_values(vw_model_facts(m), site->file, 0, VW_FACTS_ALL_LINES, DT_FACT_BINDS,
+                                             vals, lines, 256), top = 0;
+        struct vw_src src;
+        for (int r = 0; r < nv && !top; r++)
+            top = vw_list_has(vals[r], root) && vw_src_at(m, site->file, lines[r], &src) &&
+                  !strcmp(src.function, DT_PY_TOP_LEVEL);
+        if (!top) return 0;
+    }
+    return 1;
+}
+
+int vw_code_guard_usable(struct vw_model *m, const struct vw_frame *site, const struct vw_frame *move,
+                         const char *guard) {
+    return vw_code_lang(m, site) == VW_LANG_PYTHON && vw_shape_guard(guard) && py_guard_usable(m, site, move, guard);
+}
+
+int vw_code_cuda_idiom(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
+                       char *guard, size_t gsize) {
+    char name[32], expr[160];
+    guard[0] = 0;
+    vw_device_name(dev, name, sizeof name);
+    if (!m->have_facts || !site || strcmp(name, "cuda:0") || vw_code_lang(m, site) != VW_LANG_PYTHON ||
+        device_expr(m, k, dev, site, 1, expr, sizeof expr)[0])
+        return 0;
+    struct vw_frame *moves = calloc(256, sizeof *moves);
+    int nmoves = moves ? vw_fact_moves_to(m, dev, k ? k->seq : INT64_MAX, moves, 256) : 0, best = -1, rank = 0,
+        named = 0;
+    struct vw_src src, chosen;
+    for (int mv = 0; mv < nmoves; mv++) {
+        if (!moves[mv].python || !vw_src_at(m, moves[mv].file, moves[mv].line, &src)) continue;
+        int cuda = 0;
+        for (int c = 0; c < src.ncalls; c++)
+            cuda |= vw_src_call_method(&src.calls[c], DT_METHOD_MOVE_CUDA) && !src.calls[c].has_args;
+        if (!cuda) {
+            /* a move that names its device (.to(device)) elsewhere: the program's terms are that name, not this
+             * idiom */
+            if ((named = src.device_expr[0] && src.device_expr[0] != '"' && src.device_expr[0] != '\'')) break;
+            continue;
+        }
+        int r = !strcmp(moves[mv].file, site->file) ? (vw_same_function(moves[mv].function, site->function) ? 3 : 2)
+                                                     : 1; /* the nearest: site's function, its file, any */
+        if (r > rank) rank = r, best = mv, chosen = src;
+    }
+    int found = !named && best >= 0;
+    if (found && chosen.guard[0]) {
+        found = vw_shape_guard(chosen.guard) && strlen(chosen.guard) < gsize &&
+                py_guard_usable(m, site, &moves[best], chosen.guard);
+        if (found) snprintf(guard, gsize, "%s", chosen.guard);
+    }
+    free(moves);
+    return found;
+}
+
+void vw_code_cuda_move(const char *name, const char *guard, int in_place, char *out, size_t size) {
+    out[0] = 0;
+    if (!vw_shape_member(name, 0) || (guard[0] && !vw_shape_guard(guard))) return;
+    if (in_place)
+        snprintf(out, size, "%s%.200s%s%.200s.cuda()", guard[0] ? "if " : "", guard, guard[0] ? ": " : "", name);
+    else
+        snprintf(out, size, "%s%.200s%s%.200s = %.200s.cuda()", guard[0] ? "if " : "", guard, guard[0] ? ": " : "",
+                 name, name);
+}
+
 const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
                            char *buf, size_t size) {
     return device_expr(m, k, dev, site, 0, buf, size);
@@ -692,6 +784,35 @@ const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t 
 const char *vw_device_expr_bound(struct vw_model *m, const struct vw_case *k, int64_t dev,
                                  const struct vw_frame *site, char *buf, size_t size) {
     return device_expr(m, k, dev, site, 1, buf, size);
+}
+
+/* Python: 0 when name, which the program gave peer o's tensor (or the step `from` of its chain) somewhere, holds
+ * another tensor at site: a statement of site's function that binds it was running when a step of the chain
+ * before the tensor came to the operand's device happened (`x, y = make_dataset()`, the dataset a batch was cut
+ * from and copied to the device, where only the model's forward called the batch `x`), and none that was running
+ * when a step on that device happened (`x = x.cuda()`, `logits = model(x)`). A parameter of site's function, or a
+ * name the chain does not say (`input_ids, labels = batch`, plain Python), is taken to hold it. */
+static int py_peer_name_at(struct vw_model *m, const struct vw_operand *o, int from, const struct vw_frame *site,
+                           const char *name) {
+    struct vw_src at, def, src;
+    if (!vw_src_at(m, site->file, site->line, &at)) return 0;
+    if (at.function_line > 0 && vw_src_at(m, site->file, at.function_line, &def) && vw_list_has(def.params, name))
+        return 1;
+    struct vw_frame *fs = calloc(VW_PY_FRAMES, sizeof *fs);
+    int here = 0, other = 0;
+    for (int st = from; fs && st < o->nsteps && !here; st++) {
+        int nf = vw_py_frames(m, o->chain[st].pystack, fs, VW_PY_FRAMES), binds = 0;
+        for (int i = 0; i < nf && !binds; i++)
+            binds = !fs[i].hidden && fs[i].python && !strcmp(fs[i].file, site->file) &&
+                    vw_same_function(fs[i].function, site->function) && fs[i].line <= at.last &&
+                    vw_src_at(m, fs[i].file, fs[i].line, &src) && vw_src_binds(&src, name);
+        if (binds && o->chain[st].dev == o->dev)
+            here = 1;
+        else if (binds)
+            other = 1;
+    }
+    free(fs);
+    return here || !other;
 }
 
 const char *vw_peer_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
@@ -732,7 +853,7 @@ const char *vw_peer_device_expr(struct vw_model *m, const struct vw_case *k, int
             if (!depth && n < 8 && o->name[0]) snprintf(names[n++], 256, "%s", o->name);
             for (int j = 0; j < n && !buf[0]; j++)
                 if (ident_like(names[j]) && strlen(names[j]) + 8 < size && py_bound_at(m, site, names[j], 1) &&
-                    !(odd_here && vw_src_binds(&here, names[j])))
+                    !(odd_here && vw_src_binds(&here, names[j])) && py_peer_name_at(m, o, depth, site, names[j]))
                     snprintf(buf, size, "%s.device", names[j]);
         }
     /* a tensor on dev the site's function made before site, by a statement that bound it to a name the program

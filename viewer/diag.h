@@ -123,6 +123,7 @@ struct vw_src {
     int returns;               /* a return statement */
     char device_expr[128];     /* the first device expression used on the line, or "" */
     char device_var[128];      /* a name it binds to a device, or "" */
+    char guard[208];           /* the condition under which the line's move runs (`if args.cuda:`), or "" */
     char setattr_obj[64], setattr_name[128], setattr_value[128]; /* setattr(OBJ, NAME, VALUE) alone, or "" */
     int setattr_receiver; /* that OBJ is the receiver of the method it stands in (setattr(self, ...)) */
     char device_of[4][64]; /* the names whose .device a device expression of the line is (device=ts.device: ts) */
@@ -552,6 +553,21 @@ const char *vw_device_expr_bound(struct vw_model *m, const struct vw_case *k, in
 const char *vw_peer_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
                                 char *buf, size_t size);
 
+/* Python: 1 when the program moves to dev (cuda:0) in the .cuda() idiom and names no device a fix could use at
+ * site (vw_device_expr_bound finds none): its moves before k's failing op include `X.cuda()` and none names a
+ * device (.to(device)). guard: the condition under which the nearest such move runs (its guard fact: `if
+ * args.cuda:`, site's function's first, then its file's), when its names can be written at site; "" when that
+ * move runs unguarded. 0 as well when the move is guarded by a condition that cannot be written at site. A fix
+ * then moves the same way, under the same condition (the program's cpu path stays). */
+int vw_code_cuda_idiom(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
+                       char *guard, size_t gsize);
+/* Python: whether guard, the condition of the program's move at move, can be written at site (code-shaped, its
+ * names bound there, as vw_code_cuda_idiom asks of the guard it returns). */
+int vw_code_guard_usable(struct vw_model *m, const struct vw_frame *site, const struct vw_frame *move,
+                         const char *guard);
+/* Python: `NAME = NAME.cuda()` (in_place: `NAME.cuda()`, a module), after `if GUARD: ` when guard is not ""; out
+ * "" when name or guard is not code-shaped. */
+void vw_code_cuda_move(const char *name, const char *guard, int in_place, char *out, size_t size);
 /* The statement that moves `name` to the device expression expr, in site's language, into out; 0 when the
  * language is not known. */
 int vw_code_move(struct vw_model *m, const struct vw_frame *site, const char *name, const char *expr, char *out,

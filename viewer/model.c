@@ -1111,6 +1111,8 @@ static int src_fact(void *ctx, const char *ffile, int fline, const char *key, co
         snprintf(out->params, sizeof out->params, "%s", v);
     else if (!strcmp(key, DT_FACT_RETURNS))
         out->returns = atoi(v);
+    else if (!strcmp(key, DT_FACT_GUARD))
+        snprintf(out->guard, sizeof out->guard, "%s", v);
     else if (!strcmp(key, DT_FACT_DEVICE_ARG) && out->ndevice_args < 4 && strlen(v) < sizeof out->device_args[0])
         snprintf(out->device_args[out->ndevice_args++], sizeof out->device_args[0], "%s", v);
     else if (!strcmp(key, DT_FACT_DEVICE_OF) && out->ndevice_of < 4)

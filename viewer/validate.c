@@ -326,7 +326,7 @@ int vw_fact_shape(const char *key, const char *v, const char **why) {
         if (strcmp(v, "-") && !vw_shape_ident(v)) return *why = "not an identifier or -", 0;
     } else if (IS(FUNCTION)) {
         if (!expr_line(v, 4096, 0, 0)) return *why = "not a function's name", 0;
-    } else if (IS(CLASS_BASES) || IS(RETURN_VALUE) || IS(DEVICE_EXPR)) {
+    } else if (IS(CLASS_BASES) || IS(RETURN_VALUE) || IS(DEVICE_EXPR) || IS(GUARD)) {
         if (!expr_line(v, 4096, 0, IS(DEVICE_EXPR))) return *why = "not one line of an expression's text", 0;
     } else if (IS(DEFAULTS)) {
         if (!defaults_fact(v)) return *why = "not NAME=DEFAULT, tab-separated", 0;
@@ -347,8 +347,89 @@ int vw_fact_shape(const char *key, const char *v, const char **why) {
     return 1;
 }
 
+/* Whether the n bytes at s are the word w. */
+static int is_word(const char *s, size_t n, const char *w) { return strlen(w) == n && !strncmp(s, w, n); }
+
+int vw_shape_guard(const char *s) {
+    static const char *const words[] = {"not", "and", "or", "is", "None", "True", "False"};
+    static const char *const calls[] = {"torch.cuda.is_available()", "torch.cuda.device_count()"};
+    int depth = 0, operand = 0; /* operand: the last token ended an operand (a member, a literal, a `)`) */
+    if (!s || !*s || strlen(s) > 200) return 0;
+    while (*s) {
+        const char *e;
+        if (*s == ' ') {
+            s++;
+            continue;
+        }
+        size_t c = 0;
+        for (size_t i = 0; i < sizeof calls / sizeof *calls && !c; i++)
+            if (!strncmp(s, calls[i], strlen(calls[i]))) c = strlen(calls[i]);
+        if (c) {
+            if (operand) return 0;
+            s += c, operand = 1;
+            continue;
+        }
+        if ((e = ident_end(s)) != NULL) {
+            int word = 0;
+            for (size_t i = 0; i < sizeof words / sizeof *words; i++) word |= is_word(s, (size_t)(e - s), words[i]);
+            int value = word && (is_word(s, (size_t)(e - s), "None") || is_word(s, (size_t)(e - s), "True") ||
+                                 is_word(s, (size_t)(e - s), "False"));
+            if (!word || value) { /* a member (no call: `(` after it is refused below) */
+                if (operand) return 0;
+                while (*e == '.' && (e = ident_end(e + 1)) != NULL) {
+                }
+                if (!e) return 0;
+                operand = 1;
+            } else if (is_word(s, (size_t)(e - s), "not")) {
+                if (operand) return 0; /* a prefix (not x, x is not None, x and not y) */
+            } else {
+                if (!operand) return 0; /* and, or, is: between operands */
+                operand = 0;
+            }
+            s = e;
+            continue;
+        }
+        if (*s >= '0' && *s <= '9') {
+            if (operand) return 0;
+            while (*s >= '0' && *s <= '9') s++;
+            operand = 1;
+        } else if (*s == '"' || *s == '\'') {
+            char q = *s++;
+            size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_:.");
+            if (operand || s[n] != q || n > 40) return 0;
+            s += n + 1;
+            operand = 1;
+        } else if (*s == '(') {
+            if (operand) return 0; /* a call */
+            depth++, s++;
+        } else if (*s == ')') {
+            if (!operand || --depth < 0) return 0;
+            s++;
+        } else if ((s[0] == '=' || s[0] == '!' || s[0] == '<' || s[0] == '>') && s[1] == '=') {
+            if (!operand) return 0;
+            s += 2, operand = 0;
+        } else if (*s == '<' || *s == '>') {
+            if (!operand) return 0;
+            s++, operand = 0;
+        } else {
+            return 0;
+        }
+    }
+    return depth == 0 && operand;
+}
+
 int vw_code_line_shape(const char *s, int dots) {
     int depth = 0, index = 0, word = 0; /* word: the last token was a name (after `del`: 0) */
+    if (!strncmp(s, "if ", 3)) { /* if GUARD: STATEMENT, on one line */
+        const char *colon = strstr(s, ": ");
+        char guard[256];
+        if (!colon || (size_t)(colon - s - 3) >= sizeof guard) return 0;
+        memcpy(guard, s + 3, (size_t)(colon - s - 3));
+        guard[colon - s - 3] = 0;
+        if (!vw_shape_guard(guard)) return 0;
+        s = colon + 2;
+        if (!strncmp(s, "if ", 3)) return 0;
+    }
     while (*s) {
         const char *e;
         if (*s == ' ') {

@@ -21,6 +21,11 @@ int vw_shape_device_literal(const char *s);
 /* What a fix may write as a device expression: a member whose names may be indexed by a number or a name
  * (device, args.device, x.device, gpus[0]), a device literal, or a device index (0). */
 int vw_shape_device_code(const char *s);
+/* A condition a fix may copy from the program to run its move under (the program's own `if args.cuda:`):
+ * members (use_cuda, args.cuda, self.gpu), `torch.cuda.is_available()` and `torch.cuda.device_count()` (no
+ * other call), numbers and string literals of a few plain characters, joined by not, and, or, is, None, True,
+ * False, comparisons and parentheses; at most 200 bytes. 0 otherwise. */
+int vw_shape_guard(const char *s);
 /* A value of source fact `key` as a producer writes it; 0, with what is wrong in why (never the value
  * itself: it may be anything), when it is not. A key the viewer does not read passes. */
 int vw_fact_shape(const char *key, const char *value, const char **why);
@@ -31,7 +36,8 @@ int vw_fix_code_shape(const char *code, int replace, int python, const char *con
                       const int *edit_dels, int nedits, const char **why);
 /* One line of code as a rule generates it: identifiers, numbers, string literals of a few plain characters
  * ("cuda:0", "bias"), and . -> :: = ( ) [ ] , ; * and spaces, parentheses balanced, never two names in a row
- * but after `del` or `return`; with dots, also `...` (the shown form of an edited call). 0 otherwise.
+ * but after `del` or `return`; with dots, also `...` (the shown form of an edited call); a statement after
+ * `if GUARD: ` (vw_shape_guard). 0 otherwise.
  * (Python code: no `;` at all, in vw_fix_code_shape.) */
 int vw_code_line_shape(const char *s, int dots);
 

@@ -138,9 +138,9 @@ def unit():
               "got      %r\nexpected %r" % (got.get(line), EXPECTED.get(line)))
     keys = {k for _, k, _ in facts}
     consts = {getattr(_probes, n) for n in dir(_probes) if n.startswith("FACT_")}
-    # 25 keys the Python producer writes (module_class when it writes them, from the loaded classes), and 6 only
+    # 26 keys the Python producer writes (module_class when it writes them, from the loaded classes), and 6 only
     # the tracer's native producer writes (lang, block, args, module_var, optimizer_var, move_wrap)
-    check("every key is one of the extension's FACT_* constants", keys <= consts and len(consts) == 32,
+    check("every key is one of the extension's FACT_* constants", keys <= consts and len(consts) == 33,
           (sorted(keys - consts), sorted(consts)))
     check("FACT_STMT is common/trace_schema.h's DT_FACT_STMT", _probes.FACT_STMT == "stmt")
     check("a file is read once", source.file_facts(FIXTURE) is facts)
@@ -190,6 +190,14 @@ def unit():
                   "        return torch.ones(2, device=me.device), q.to(q.device)\n", "device_of")
     check("device_of: the name whose .device a device= or .to() follows, and nothing else (not a method's "
           "receiver)", of == [(3, "x"), (4, "x"), (5, "x"), (12, "q")], of)
+    guards = facts_of("guard_facts.py", "import torch\nuse_cuda = torch.cuda.is_available()\nm = torch.nn.Linear(2, 2)\n"
+                      "if use_cuda:\n    m.cuda()\n    for i in range(2):\n        x = torch.ones(2).cuda()\n"
+                      "    y = torch.ones(2)\nelse:\n    m.to('cpu')\nif args.cuda and torch.cuda.is_available():\n"
+                      "    def f(t):\n        return t.cuda()\nz = x.cuda() if not args.cpu else x\n"
+                      "w = x if use_cuda else x.cuda()\nm.cuda()\n", "guard")
+    check("guard: the condition of the innermost `if` whose body holds a move (through a loop; not its else, nor a "
+          "def inside it), or of the conditional expression whose taken branch holds it; none unguarded",
+          guards == [(5, "use_cuda"), (7, "use_cuda"), (14, "not args.cpu")], guards)
     check("the fixture is the program's", source.is_program_file(FIXTURE))
     check("the standard library is not", not source.is_program_file(os.__file__))
     check("an installed package is not", not source.is_program_file("/usr/lib/python3/dist-packages/x/y.py")

@@ -29,7 +29,7 @@ START_TEST(test_probes_become_rows) {
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d, stderr: %s", st, err_buf);
     sqlite3 *db = open_trace("t.db");
     ck_assert_str_eq(q_text(db, "PRAGMA integrity_check"), "ok");
-    ck_assert_int_eq(q_int(db, "PRAGMA user_version"), 15);
+    ck_assert_int_eq(q_int(db, "PRAGMA user_version"), 16);
     ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='complete'"), 1);
     ck_assert(strstr(q_text(db, "SELECT value FROM meta WHERE key='argv'"), "\"basic\"") != NULL);
     ck_assert_int_eq(q_int(db, "SELECT value FROM meta WHERE key='events_dropped'"), 0);
@@ -753,7 +753,7 @@ START_TEST(test_source_facts) {
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d, stderr: %s", st, err_buf);
     ck_assert_str_eq(out_buf, "facts done\n");
     sqlite3 *db = open_trace("f.db");
-    ck_assert_int_eq(q_int(db, "PRAGMA user_version"), 15);
+    ck_assert_int_eq(q_int(db, "PRAGMA user_version"), 16);
     ck_assert_int_eq(q_int(db, "SELECT count(*) FROM source_facts"), 6);
     ck_assert_str_eq(q_text(db, "SELECT group_concat(line || ' ' || key || '=' || value, '|') FROM (SELECT * FROM "
                                 "source_facts_v WHERE file = 'prog.py' ORDER BY line, key, value)"),
@@ -787,7 +787,7 @@ START_TEST(test_source_facts) {
     const char *const nofacts[] = {DEVTRACE_CLI, "tensors", "nofacts.db", NULL};
     st = run(0, NULL, nofacts);
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2 &&
-                      strstr(err_buf, "damaged trace: no table source_facts (a version 15 trace has one)"),
+                      strstr(err_buf, "damaged trace: no table source_facts (a version 16 trace has one)"),
                   "status %d: %s", st, err_buf);
     exec_db("badfact.db", "UPDATE source_facts SET value = 987654 WHERE line = 4;");
     const char *const bad[] = {DEVTRACE_CLI, "tensors", "badfact.db", NULL};

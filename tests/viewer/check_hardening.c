@@ -338,9 +338,9 @@ START_TEST(test_damaged_schema) {
                    "'kind TEXT') WHERE name = 'transfers';",
                    "damaged trace: table transfers: column kind is declared 'INTEGER', not TEXT");
     expect_refused("no_table", "DROP TABLE cuda_activity;",
-                   "damaged trace: no table cuda_activity (a version 15 trace");
+                   "damaged trace: no table cuda_activity (a version 16 trace");
     expect_refused("renamed_table", "PRAGMA legacy_alter_table=ON; ALTER TABLE frames RENAME TO frames_old;",
-                   "damaged trace: no table frames (a version 15 trace has one)");
+                   "damaged trace: no table frames (a version 16 trace has one)");
     expect_refused("table_is_view", "DROP TABLE kinds; CREATE VIEW kinds AS SELECT 1 AS kind, 'x' AS name;",
                    "damaged trace: no table kinds");
     /* a counted table: its ids 1..N, the reference a range test */

@@ -130,6 +130,16 @@ START_TEST(test_names_and_devices) {
     ck_assert(!vw_shape_device_code("f(x).device()") && !vw_shape_device_code("dt_device_of(f(x))") &&
               !vw_shape_device_code(".device()") && !vw_shape_device_code("dt_device_of()") &&
               !vw_shape_device_code("dt_device_of(x);system(y)"));
+    /* a guard: members, torch.cuda.is_available() and device_count(), literals, not/and/or/is, comparisons */
+    ck_assert(vw_shape_guard("use_cuda") && vw_shape_guard("args.cuda and torch.cuda.is_available()") &&
+              vw_shape_guard("not args.no_cuda") && vw_shape_guard("args.gpu is not None") &&
+              vw_shape_guard("torch.cuda.device_count() > 1") && vw_shape_guard("args.device == \"cuda\"") &&
+              vw_shape_guard("(a or b) and not c") && vw_shape_guard("self.use_gpu"));
+    ck_assert(!vw_shape_guard("") && !vw_shape_guard("os.system()") && !vw_shape_guard("f(x)") &&
+              !vw_shape_guard("__import__(\"os\")") && !vw_shape_guard("a b") && !vw_shape_guard("a and") &&
+              !vw_shape_guard("and a") && !vw_shape_guard("a not b") && !vw_shape_guard("(a") &&
+              !vw_shape_guard("a)") && !vw_shape_guard("x := 1") && !vw_shape_guard("a; b") &&
+              !vw_shape_guard("lambda: 1") && !vw_shape_guard("a[0]") && !vw_shape_guard("\"a b\""));
     ck_assert(vw_shape_callee("torch.zeros") && vw_shape_callee("torch::randn") && vw_shape_callee("fc->to"));
     ck_assert(!vw_shape_callee("__import__('os').system") && !vw_shape_callee("f;g"));
 }
@@ -153,6 +163,14 @@ START_TEST(test_code_shapes) {
     ck_assert(!vw_fix_code_shape("f(x; y).cpu() -> f(x; y)", 1, 1, none, six, 1, &why));
     ck_assert(vw_fix_code_shape("Layer(...).to(\"cuda:0\")", 1, 1, texts + 1, dels, 1, &why));
     ck_assert(vw_fix_code_shape("torch::randn(..., device)", 1, 0, texts, dels, 2, &why));
+    /* a move under the program's own condition (the .cuda() idiom) */
+    ck_assert(vw_fix_code_shape("if args.cuda: model = model.cuda()", 0, 1, NULL, NULL, 0, &why));
+    ck_assert(vw_fix_code_shape("if use_cuda and not args.cpu: x = x.cuda()\nif use_cuda: y = y.cuda()", 0, 1, NULL,
+                                NULL, 0, &why));
+    ck_assert(!vw_fix_code_shape("if args.cuda: import os", 0, 1, NULL, NULL, 0, &why));
+    ck_assert(!vw_fix_code_shape("if f(x): model = model.cuda()", 0, 1, NULL, NULL, 0, &why));
+    ck_assert(!vw_fix_code_shape("if a: if b: x = x.cuda()", 0, 1, NULL, NULL, 0, &why));
+    ck_assert(!vw_fix_code_shape("if a:x = x.cuda()", 0, 1, NULL, NULL, 0, &why));
     /* code no rule writes */
     ck_assert(!vw_fix_code_shape("labels = labels.to(device)\nimport os", 0, 1, NULL, NULL, 0, &why));
     ck_assert(!vw_fix_code_shape("labels = labels.to(device); os.system('x')", 0, 1, NULL, NULL, 0, &why));

@@ -181,9 +181,17 @@ int rl_code_for(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, 
                 again);
         if (!vw_src_at(m, fx->site.site.file, again, &src)) return 0;
     }
-    char expr[160];
-    vw_device_expr(m, k, k->want, &fx->site.site, expr, sizeof expr);
-    vw_code_move(m, &fx->site.site, name, expr, fx->code, sizeof fx->code);
+    /* the program's own terms: its device expression, or its .cuda() under its own condition */
+    char expr[160], guard[208];
+    int idiom = vw_code_cuda_idiom(m, k, k->want, &fx->site.site, guard, sizeof guard);
+    if (idiom)
+        vw_code_cuda_move(name, guard, 0, fx->code, sizeof fx->code);
+    else {
+        vw_device_expr(m, k, k->want, &fx->site.site, expr, sizeof expr);
+        vw_code_move(m, &fx->site.site, name, expr, fx->code, sizeof fx->code);
+    }
+    if (idiom) rl_evidence(fx, "the program moves with .cuda()%s%s and names no device", guard[0] ? " under " : "",
+                           guard);
     fx->kind = VW_FIX_MOVE_AFTER;
     /* the statement unpacked a batch (x, y = batch; for x, y in loader:): the other names it binds that hold
      * tensors on the same device, never moved, go too, or the program fails at the next one */
@@ -193,9 +201,12 @@ int rl_code_for(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, 
         for (char *save = NULL, *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
             size_t at = strlen(fx->code);
             char line[512];
-            if (strcmp(n, name) && rl_ident(n) && vw_fact_unmoved_name(m, n, k->odd->dev, k->seq) &&
-                vw_code_move(m, &fx->site.site, n, expr, line, sizeof line))
-                snprintf(fx->code + at, sizeof fx->code - at, "\n%s", line);
+            if (!strcmp(n, name) || !rl_ident(n) || !vw_fact_unmoved_name(m, n, k->odd->dev, k->seq)) continue;
+            if (idiom)
+                vw_code_cuda_move(n, guard, 0, line, sizeof line);
+            else if (!vw_code_move(m, &fx->site.site, n, expr, line, sizeof line))
+                line[0] = 0;
+            if (line[0]) snprintf(fx->code + at, sizeof fx->code - at, "\n%s", line);
         }
     }
     return 1;
@@ -324,10 +335,18 @@ int rl_move_first(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx
         if (rl_ident(obj) && vw_src_at(m, made->site.file, made->site.line, &ms) && vw_src_binds(&ms, obj)) return 0;
         char expr[160];
         vw_device_expr(m, k, k->want, &move->site, expr, sizeof expr);
+        /* `model.cuda()`, a move that names no device (an expression found for it would name the module's own
+         * parameters, still where they were made before it): the program's move as written, under its condition
+         * when it has one, which must be written where the module is made */
+        int cuda = !src.calls[i].has_args && vw_src_call_method(&src.calls[i], DT_METHOD_MOVE_CUDA);
+        if (cuda && src.guard[0] && !vw_code_guard_usable(m, &made->site, &move->site, src.guard)) return 0;
         rl_at(fx, made);
         fx->before = 1;
         fx->kind = VW_FIX_MOVE_MODEL_FIRST;
-        vw_code_object_to(obj, expr, fx->code, sizeof fx->code);
+        if (cuda)
+            vw_code_cuda_move(obj, src.guard, 1, fx->code, sizeof fx->code);
+        else
+            vw_code_object_to(obj, expr, fx->code, sizeof fx->code);
         rl_evidence(fx, "the program moves \"%s\" at %s:%d", obj, move->site.file, move->site.line);
         return 1;
     }

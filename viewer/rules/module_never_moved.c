@@ -18,7 +18,8 @@ const struct vw_rule vw_rule_module_never_moved = {
            ".to(device) on that call; a Python module made where no device is bound, that a class of the program "
            "calls as its attribute and that class keeps the program's device (a trainer's self.model and "
            "self.device), is moved where that class binds the attribute, after it binds the device "
-           "(self.model.to(self.device)).",
+           "(self.model.to(self.device)); a script in the .cuda() idiom gets the move it makes elsewhere, under "
+           "the same condition (if use_cuda: model = model.cuda()).",
     .example = "`model = nn.Linear(20, 4)` and no `model.to(device)` (`bug_fresh_model.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_MOVE_MODULE |
              1u << VW_FIX_MOVE_CALL,

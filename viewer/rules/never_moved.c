@@ -19,7 +19,9 @@ const struct vw_rule vw_rule_never_moved = {
            "statement that binds that name again and reaches the failing call (weight = normalise_(weight): "
            "never before a rebinding, which would move what the name held before); a factory that takes "
            "device= is named in the advice, and gets it when the program holds the tensor by no name the trace "
-           "knows (an attribute of an object that is no module: a trainer's self.class_weight).",
+           "knows (an attribute of an object that is no module: a trainer's self.class_weight). A program in "
+           "the .cuda() idiom, which names no device, gets its own move under its own condition (if args.cuda: "
+           "weights = weights.cuda()), not a device literal.",
     .example = "`pos_weight = torch.tensor([4.0])` (`bug_pos_weight.py`); bound again by a helper "
                "(`tests/rules/never-moved.rebound.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE,

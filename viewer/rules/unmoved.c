@@ -661,8 +661,10 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
     } else if (!modname[0] && made->origin == DTP_ORIGIN_FACTORY && !dt_op_takes_no_device(made->what) &&
                rl_is_python(made) && vw_src_at(m, made->site.file, made->site.line, &src)) {
         const struct vw_src_call *c = rl_making_call(&src, made);
-        if (c && !c->device[0]) { /* a factory that takes a device: made there in the first place */
-            char expr[160];
+        char expr[160], guard[208];
+        /* a factory that takes a device: made there in the first place (not in a program that names no device:
+         * its .cuda() moves go under its own condition, a device= would be a literal) */
+        if (c && !c->device[0] && !vw_code_cuda_idiom(m, k, k->want, &made->site, guard, sizeof guard)) {
             vw_device_expr(m, k, k->want, &made->site, expr, sizeof expr);
             rl_also(fx, " (or make it there: %s(..., device=%s))", c->func, expr);
             rl_evidence(fx, "made by %s, which takes device=", c->func);

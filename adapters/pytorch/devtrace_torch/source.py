@@ -247,6 +247,7 @@ class _Facts:
         self.attrs = {}  # (function, def line) -> the "self.NAME" its statements set so far, in source order
         self.bases = {}  # (class, class line) -> its bases' source text, comma-separated
         self.device_names = _device_names(f.tree)
+        self.guard = None  # the test of the innermost `if` of the function whose body holds the statement walked
 
     def add(self, line, key, value):
         self.facts.append((line, key, str(value)))
@@ -396,6 +397,10 @@ class _Facts:
             texts.append("1" if scope[3] and isinstance(obj, ast.Name) and obj.id == scope[3] else "0")
             if all("\n" not in t and "\t" not in t for t in texts):
                 facts.append((P.FACT_SETATTR, "\t".join(texts)))
+        if not compound:
+            guard = self.move_guard(s)
+            if guard:
+                facts.append((P.FACT_GUARD, guard))
         if isinstance(s, ast.Return):
             facts.append((P.FACT_RETURNS, "1"))
             if s.value is not None:
@@ -413,11 +418,16 @@ class _Facts:
         if not compound:
             return
         inner = scope
+        outer_guard = self.guard
         if isinstance(s, _SCOPES):
             prefix = "" if scope[0] == "<module>" else scope[0] + ("." if scope[2] else ".<locals>.")
             inner = (prefix + s.name, s.lineno, isinstance(s, ast.ClassDef), _receiver(s) if scope[2] else None)
             loop = None  # a loop of another function is not this one's
+            self.guard = None  # nor an `if` around the def
+        elif isinstance(s, ast.If):
+            self.guard = s.test
         self.body(getattr(s, "body", ()), inner, loop, depth + 1)  # a match has cases instead
+        self.guard = None if isinstance(s, (ast.If,) + _SCOPES) else outer_guard  # an else: not the if's test
         if hasattr(ast, "Match") and isinstance(s, ast.Match):
             for c in s.cases:
                 self.exprs([c.pattern] + ([c.guard] if c.guard is not None else []), (), scope[3])
@@ -441,6 +451,27 @@ class _Facts:
             if kw:
                 self.clause(kw, stmts, inner, loop, depth + 1, [])
             self.body(stmts, inner, loop, depth + 1)
+        self.guard = outer_guard
+
+    def move_guard(self, s):
+        """The condition under which a statement's move runs, as written: the test of the `if` whose body holds it
+        (`if args.cuda: model.cuda()`), or of the conditional expression whose taken branch holds the move call
+        (`x = x.cuda() if use_cuda else x`); None when it holds no move (.to, .cuda) or runs unguarded. A program
+        in the .cuda() idiom names no device: a move the fix adds runs under the program's own condition."""
+        moves = [n for n in ast.walk(s) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                 and n.func.attr in ("to", "cuda")]
+        if not moves:
+            return None
+        test = self.guard
+        if test is None:
+            for n in ast.walk(s):
+                if isinstance(n, ast.IfExp) and any(m is c for c in ast.walk(n.body) for m in moves):
+                    test = n.test
+                    break
+        if test is None:
+            return None
+        text = self.f.src(test)
+        return text if "\n" not in text and "\t" not in text and len(text) <= 200 else None
 
     def keyword_line(self, body_line, word):
         """The line of the `else:` / `finally:` before a clause's body starting at body_line, or 0."""
