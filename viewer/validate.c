@@ -420,10 +420,10 @@ int vw_shape_guard(const char *s) {
 
 int vw_code_line_shape(const char *s, int dots) {
     int depth = 0, index = 0, word = 0; /* word: the last token was a name (after `del`: 0) */
-    if (!strncmp(s, "if ", 3)) { /* if GUARD: STATEMENT, on one line */
-        const char *colon = strstr(s, ": ");
+    const char *colon = !strncmp(s, "if ", 3) ? strstr(s, ": ") : NULL;
+    if (colon) { /* Python's if GUARD: STATEMENT, on one line (C's `if (x) f(x);` is tokens below) */
         char guard[256];
-        if (!colon || (size_t)(colon - s - 3) >= sizeof guard) return 0;
+        if ((size_t)(colon - s - 3) >= sizeof guard) return 0;
         memcpy(guard, s + 3, (size_t)(colon - s - 3));
         guard[colon - s - 3] = 0;
         if (!vw_shape_guard(guard)) return 0;
