@@ -731,10 +731,11 @@ int vw_code_guard_usable(struct vw_model *m, const struct vw_frame *site, const 
 
 int vw_code_cuda_idiom(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,
                        char *guard, size_t gsize) {
-    char name[32], expr[160];
+    char expr[160];
     guard[0] = 0;
-    vw_device_name(dev, name, sizeof name);
-    if (!m->have_facts || !site || strcmp(name, "cuda:0") || vw_code_lang(m, site) != VW_LANG_PYTHON ||
+    /* .cuda() goes to the current device: cuda:0 (the device's code, not its name) */
+    if (!m->have_facts || !site || dev != (int64_t)DT_DEVICE_CODE(DTP_DEVICE_CUDA, 0) ||
+        vw_code_lang(m, site) != VW_LANG_PYTHON ||
         device_expr(m, k, dev, site, 1, expr, sizeof expr)[0])
         return 0;
     struct vw_frame *moves = calloc(256, sizeof *moves);
@@ -758,8 +759,7 @@ int vw_code_cuda_idiom(struct vw_model *m, const struct vw_case *k, int64_t dev,
     }
     int found = !named && best >= 0;
     if (found && chosen.guard[0]) {
-        found = vw_shape_guard(chosen.guard) && strlen(chosen.guard) < gsize &&
-                py_guard_usable(m, site, &moves[best], chosen.guard);
+        found = strlen(chosen.guard) < gsize && vw_code_guard_usable(m, site, &moves[best], chosen.guard);
         if (found) snprintf(guard, gsize, "%s", chosen.guard);
     }
     free(moves);

@@ -333,13 +333,13 @@ int rl_move_first(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx
          * what the name held before, and after it is too late for what it made */
         struct vw_src ms;
         if (rl_ident(obj) && vw_src_at(m, made->site.file, made->site.line, &ms) && vw_src_binds(&ms, obj)) return 0;
-        char expr[160];
-        vw_device_expr(m, k, k->want, &move->site, expr, sizeof expr);
+        char expr[160] = "";
         /* `model.cuda()`, a move that names no device (an expression found for it would name the module's own
          * parameters, still where they were made before it): the program's move as written, under its condition
          * when it has one, which must be written where the module is made */
         int cuda = !src.calls[i].has_args && vw_src_call_method(&src.calls[i], DT_METHOD_MOVE_CUDA);
         if (cuda && src.guard[0] && !vw_code_guard_usable(m, &made->site, &move->site, src.guard)) return 0;
+        if (!cuda) vw_device_expr(m, k, k->want, &move->site, expr, sizeof expr);
         rl_at(fx, made);
         fx->before = 1;
         fx->kind = VW_FIX_MOVE_MODEL_FIRST;
