@@ -313,6 +313,27 @@ static void remove_trace(const char *path) {
     }
 }
 
+/* Whether a trace ended before its tracer committed the schema: 1, an empty file; 2, a database with no table
+ * (the tracer switches the file to WAL, which writes its header, then creates its tables in one transaction:
+ * a process killed between the two leaves the header alone, as does a first commit that failed); else 0 (not
+ * a database, or unreadable: kept). */
+static int trace_schemaless(const char *trace) {
+    struct stat fst;
+    if (stat(trace, &fst) != 0 || !S_ISREG(fst.st_mode)) return 0;
+    if (fst.st_size == 0) return 1;
+    sqlite3 *db;
+    sqlite3_stmt *st = NULL;
+    int none = 0;
+    /* read-write, as record_status: a read-only connection would leave a -shm file behind */
+    if (sqlite3_open_v2(trace, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT NOT EXISTS(SELECT 1 FROM sqlite_master)", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        none = sqlite3_column_int(st, 0) ? 2 : 0;
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return none;
+}
+
 /* What run reads of a finished trace. */
 struct look {
     int events;             /* it holds at least one event */
@@ -654,9 +675,11 @@ static int run_traced(int argc, char **argv, int i, const char *prog, const char
         int later = 0;
         for (size_t j = k + 1; j < n && !later; j++) later = strcmp(ent[j].path, ent[k].path) == 0;
         if (later || !ent[k].path[0] || access(ent[k].path, F_OK) != 0) continue;
-        struct stat fst;
-        if (stat(ent[k].path, &fst) == 0 && fst.st_size == 0) { /* ended before the tracer wrote its schema */
-            unlink(ent[k].path);
+        /* ended before the tracer wrote its schema: an empty file, or (the root, killed) one with no table yet;
+         * a file the tracer failed to write its tables into (a full disk) stays, as the tracer said */
+        int schemaless = trace_schemaless(ent[k].path);
+        if (schemaless == 1 || (schemaless == 2 && ent[k].pid == pid && WIFSIGNALED(status))) {
+            remove_trace(ent[k].path);
             char why[64] = "ended";
             if (ent[k].pid == pid && WIFSIGNALED(status))
                 snprintf(why, sizeof why, "was killed by SIG%s",

@@ -294,6 +294,37 @@ START_TEST(test_killed_before_any_event) {
 }
 END_TEST
 
+/* Killed after the tracer switched its file to WAL (which writes the header) and before it committed its
+ * tables: the file is not empty, yet no trace. The program puts such a file (made here by SQLite, as the
+ * tracer begins) in place of its trace before it is killed, which a race gives now and then. */
+START_TEST(test_killed_before_the_schema_was_committed) {
+    char header[128];
+    snprintf(header, sizeof header, "%s/header.sqlite", dir);
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open(header, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db, "PRAGMA page_size=4096; PRAGMA journal_mode=WAL; PRAGMA user_version=1;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    struct stat hs;
+    ck_assert(stat(header, &hs) == 0 && hs.st_size > 0);
+    const char *const argv[] = {DEVTRACE_CLI,
+                                "run",
+                                "-o",
+                                "k2.db",
+                                "sh",
+                                "-c",
+                                "rm -f k2.db k2.db-wal k2.db-shm && mv header.sqlite k2.db && kill -9 $$",
+                                NULL};
+    int st = run(0, NULL, argv);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 128 + SIGKILL, "%s", err_buf);
+    ck_assert_msg(strstr(err_buf, "killed by SIGKILL before any event was written") &&
+                      strchr(err_buf, '\n') == err_buf + strlen(err_buf) - 1,
+                  "%s", err_buf);
+    ck_assert_int_eq(count_traces(), 0);
+}
+END_TEST
+
 /* plain LD_PRELOAD, no devtrace run: a status returned from main is recorded */
 START_TEST(test_status_returned_from_main) {
     const char *const argv[] = {TRACE_TARGET, "exit", "5", NULL};
@@ -420,6 +451,7 @@ TCase *make_hostguard_tcase(void) {
     tcase_add_test(tc, test_producer_failure_stops_tracing_and_says_why);
     tcase_add_test(tc, test_wrapper_leaves_the_name_to_the_program);
     tcase_add_test(tc, test_killed_before_any_event);
+    tcase_add_test(tc, test_killed_before_the_schema_was_committed);
     tcase_add_test(tc, test_status_returned_from_main);
     tcase_add_test(tc, test_stuck_writer_cannot_hang_the_program);
     return tc;
