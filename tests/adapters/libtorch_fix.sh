@@ -2,8 +2,9 @@
 # The libtorch bug programs of tests/adapters/libtorch_bugs/ (pytorch/examples' cpp/ shapes, the meta device standing
 # in for a GPU), end to end: each traced with the libtorch observer, `devtrace fix` writes its patch (from
 # the source tree, so it names tests/adapters/libtorch_bugs/FILE), applied with patch -p0 to a copy, the copies
-# compiled in one CMake project with the flags the build used (tests/adapters/libtorch_bugs/programs.cmake, -j2), and
-# run: the report must give the rule the program's header names (// rule: <id>); each must exit 0 without a device mismatch, but those listed in tests/adapters/data/libtorch_fix_compile_only.txt,
+# compiled in one CMake project with the flags the build used but -g (tests/adapters/libtorch_bugs/programs.cmake,
+# -j2), and run: the report must give the rule the program's header names (// rule: <id>); each must exit 0
+# without a device mismatch, but those listed in tests/adapters/data/libtorch_fix_compile_only.txt,
 # whose fix libtorch 1.13 cannot run on the meta device (Module::to), which must only compile. A program
 # without a patch, a patch that does not apply or a copy that does not build fails the test.
 # usage: libtorch_fix.sh DEVTRACE BUILD_DIR SOURCE_DIR WORK_DIR TORCH_DIR [BUILD_TYPE]
@@ -62,7 +63,7 @@ foreach(bug \${DT_LIBTORCH_BUGS})
   dt_libtorch_program(\${bug} tests/adapters/libtorch_bugs/\${bug}.cc)
 endforeach()
 EOT
-if ! cmake -G "Unix Makefiles" -S "$work" -B "$work/build" -DCMAKE_BUILD_TYPE="$type" -DTorch_DIR="$torch_dir" >"$work/cmake.out" 2>&1; then
+if ! cmake -G "Unix Makefiles" -S "$work" -B "$work/build" -DCMAKE_BUILD_TYPE="$type" -DTorch_DIR="$torch_dir" -DDT_LIBTORCH_NO_DEBUG_INFO=ON >"$work/cmake.out" 2>&1; then
     echo "libtorch_fix: the copies' project does not configure: $(tail -n 3 "$work/cmake.out")" >&2
     exit 1
 fi

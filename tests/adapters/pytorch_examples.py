@@ -70,6 +70,10 @@ def traced(script, db, env=None):
 SERVER = r"""
 import json, os, runpy, sys, threading, traceback, atexit
 import torch  # noqa: F401  (what the server is for)
+try:  # torch 2's optimizers import torch._dynamo at their first step (2 s of CPU): once, here, not in each fork
+    import torch._dynamo  # noqa: F401
+except ImportError:
+    pass
 for line in sys.stdin:
     req = json.loads(line)
     pid = os.fork()
