@@ -545,8 +545,12 @@ int vw_fact_sibling_moved_near(struct vw_model *m, const struct vw_step *made, i
         if (f.line != made->site.line || strcmp(f.file, made->site.file)) continue;
         found = move->has_site;
         char n[200];
+        struct vw_src ms;
         if (found && vw_tensor_name(m, sqlite3_column_int64(st, 7), seq, n, sizeof n)[0])
             snprintf(sname, size, "\"%s\"", n);
+        else if (found && vw_src_at(m, move->site.file, move->site.line, &ms) &&
+                 vw_shape_ident(ms.binds)) /* the one name the move's statement binds (y = y.to(device)) */
+            snprintf(sname, size, "\"%s\"", ms.binds);
         else if (found) /* no name in the program: said as what it is, never by the trace's id */
             snprintf(sname, size, "the tensor");
     }
