@@ -675,12 +675,23 @@ static const char *device_expr(struct vw_model *m, const struct vw_case *k, int6
     if (global[0]) return snprintf(buf, size, "%s", global), buf;
     if (k && vw_peer_device_expr(m, k, dev, site, var, sizeof var)[0]) return snprintf(buf, size, "%s", var), buf;
     if (bound_only) return buf;
+    if (vw_code_module_device(m, k, dev, site, var, sizeof var)[0]) return snprintf(buf, size, "%s", var), buf;
+    return buf;
+}
+
+const char *vw_code_module_device(struct vw_model *m, const struct vw_case *k, int64_t dev,
+                                  const struct vw_frame *site, char *buf, size_t size) {
+    char fn[256];
+    struct vw_src at, def;
+    size_t cl;
+    buf[0] = '\0';
     /* a method of a module that has parameters: where they are (the module's own device: model code runs
      * wherever its module was moved) */
-    struct vw_src at, def;
-    if (cl && vw_src_at(m, site->file, site->line, &at) && vw_src_at(m, site->file, at.function_line, &def) &&
-        vw_py_module_def(&def) && (py_class_has_params(m, fn, cl) || op_param_here(m, k, dev, site)))
-        return snprintf(buf, size, "next(self.parameters()).device"), buf;
+    if (m->have_facts && site && vw_code_lang(m, site) == VW_LANG_PYTHON &&
+        (cl = py_method_class(m, site, fn, sizeof fn)) && vw_src_at(m, site->file, site->line, &at) &&
+        vw_src_at(m, site->file, at.function_line, &def) && vw_py_module_def(&def) &&
+        (py_class_has_params(m, fn, cl) || op_param_here(m, k, dev, site)))
+        snprintf(buf, size, "next(self.parameters()).device");
     return buf;
 }
 

@@ -548,6 +548,12 @@ const char *vw_device_expr(struct vw_model *m, const struct vw_case *k, int64_t 
 const char *vw_device_expr_bound(struct vw_model *m, const struct vw_case *k, int64_t dev,
                                  const struct vw_frame *site, char *buf, size_t size);
 
+/* Python: site is in a method of an nn.Module class that has parameters (model code, which runs wherever its
+ * module was moved): the module's own device, next(self.parameters()).device, into buf; else "". The last
+ * program expression vw_device_expr tries before a literal. */
+const char *vw_code_module_device(struct vw_model *m, const struct vw_case *k, int64_t dev,
+                                  const struct vw_frame *site, char *buf, size_t size);
+
 /* Python: the device of a peer of k's failing op on dev (an operand there, not the odd one) by a name of it
  * that is bound at site ("x.device"), into buf; "" when none is. */
 const char *vw_peer_device_expr(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_frame *site,

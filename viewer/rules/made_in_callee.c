@@ -20,10 +20,14 @@ const struct vw_rule vw_rule_made_in_callee = {
            "expression or peer tensor bound where it made the tensor: a mask helper given only a length) and "
            "returned the tensor as its return statement's value, .to() on the helper's call in the caller, with "
            "the device or the peer bound there (mask = self._make_mask(n).to(src.device)), never a literal "
-           "device inside the helper.",
+           "device inside the helper. A factory in a method of a module whose caller is outside the module's "
+           "class (hidden = model.init_hidden(bsz) in the training loop) is model code that every caller uses: "
+           "it makes the tensor on the module's device there (device=next(self.parameters()).device, or the "
+           "program's device expression bound there), not a move in one caller.",
     .example = "`weight = inverse_frequency(train_labels, 4)`, the helper computing it on the CPU "
                "(`tests/rules/made-in-callee.py`); `mask = self._make_mask(n)`, made on the CPU from a length "
-               "(`tests/rules/made-in-callee.call-site.py`)",
+               "(`tests/rules/made-in-callee.call-site.py`); `memory = cell.initial_memory(b)`, made on the CPU in "
+               "the model's method (`tests/rules/made-in-callee.module-method.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_DEVICE_ARG |
              1u << VW_FIX_MOVE_CALL,
     .langs = VW_LANGS_PY_C,

@@ -585,6 +585,25 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
         vw_src_at(m, made->site.file, made->site.line, &ret) && ret.returns && !ret.binds[0] &&
         vw_fact_caller_of(m, made, &up) && device_param_fix(m, k, fx, made, &up, v))
         return 1;
+    /* made by a factory in a method of a module (model code, which runs wherever its module was moved) and
+     * returned to a caller outside its class (the training loop's hidden = model.init_hidden(bsz)): made on the
+     * module's device by that factory, for every caller, not moved by this one (a caller in the class itself,
+     * its forward, is model code already: the move goes there, on the method's call) */
+    char mdev[160];
+    const char *mdot = strrchr(made->site.function, '.');
+    size_t mcl = mdot ? (size_t)(mdot - made->site.function) : 0;
+    if (in_caller && !binds_here && !by_loop && derived < 0 && view < 0 && *v != RL_UNMOVED_MODULE &&
+        made->origin == DTP_ORIGIN_FACTORY && rl_is_python(made) && mcl &&
+        !(!strncmp(caller.function, made->site.function, mcl) && caller.function[mcl] == '.') &&
+        vw_code_module_device(m, k, k->want, &made->site, mdev, sizeof mdev)[0] &&
+        rl_device_at_factory(m, k, fx, made)) {
+        *v = RL_UNMOVED_MADE_IN_CALLEE;
+        rl_say(fx, "make %s on its module's device where %s makes it, for every caller: %s", on,
+               made->site.function, fx->code);
+        rl_evidence(fx, "made in %s, a method of a module, which returned it to %s, outside its class",
+                    made->site.function, caller.function);
+        return 1;
+    }
     if (in_caller && (!binds_here || by_loop)) {
         /* made inside a function that returned it (the module's own __init__, a helper making a mask): the
          * fix goes where the caller binds it (model = Net(), mask = self.make_mask(n), for x, y in loader:) */
