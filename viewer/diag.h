@@ -232,6 +232,11 @@ int vw_same_function(const char *a, const char *b);
  * when none is known (older traces have no device_arg facts). */
 const char *vw_fact_device_param(struct vw_model *m, const struct vw_step *made, const struct vw_frame *caller,
                                  char *buf, size_t size);
+/* The parameter of the Python function that made `made` to which its caller handed, by a plain name, a tensor
+ * the program held on dev only at the mismatch (the caller's `args` facts: dec = shift_tokens_right(labels, 0, 1)
+ * -> "input_ids"), and that nothing in the function rebinds before `made` is made, into buf; "" when none. */
+const char *vw_fact_tensor_param(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_step *made,
+                                 const struct vw_frame *caller, char *buf, size_t size);
 int vw_fact_callers(struct vw_model *m, const struct vw_step *made);
 /* Tensors made the same way as made, in the statements next to it in its block (constants defined together:
  * MEAN and STD), still on its device and never moved before seq: each by the name its statement binds. */

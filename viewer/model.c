@@ -1320,60 +1320,120 @@ static int count_call_site(void *ctx, const char *file, int line, const char *ke
     return 0;
 }
 
-const char *vw_fact_device_param(struct vw_model *m, const struct vw_step *made, const struct vw_frame *caller,
-                                 char *buf, size_t size) {
-    struct vw_src at, def, cs;
-    buf[0] = 0;
-    if (!made->site.python || !caller->python || !vw_src_at(m, made->site.file, made->site.line, &at) ||
-        at.function_line <= 0 || !vw_src_at(m, made->site.file, at.function_line, &def) || !def.params[0] ||
-        !vw_src_at(m, caller->file, caller->line, &cs))
-        return buf;
+static int ident_like(const char *s);
+
+/* The signature of the Python function that made `made` as its caller's calls see it: its own name (the last
+ * component, or its class's for a constructor), whether a call's first positional argument is its second
+ * parameter (a method called on an object, a constructor), and its parameters in order. 0 when unknown. */
+struct callee_sig {
+    const char *own;
+    size_t ol;
+    int method, ctor, np;
+    char params[16][64];
+};
+static int callee_sig(struct vw_model *m, const struct vw_step *made, struct callee_sig *g) {
+    struct vw_src at, def;
+    memset(g, 0, sizeof *g);
+    if (!made->site.python || !vw_src_at(m, made->site.file, made->site.line, &at) || at.function_line <= 0 ||
+        !vw_src_at(m, made->site.file, at.function_line, &def) || !def.params[0])
+        return 0;
     /* the made function's own name, and whether it is a method (its qualified name is its def's scope's, one
      * level down: Net.make_mask, not make.<locals>.inner): its receiver is no positional argument of a call */
-    const char *fn = made->site.function, *dot = strrchr(fn, '.'), *own = dot ? dot + 1 : fn;
-    size_t sl = strlen(def.function), ol = strlen(own);
-    int method = def.function_line > 0 && dot && (size_t)(dot - fn) == sl && !strncmp(fn, def.function, sl);
+    const char *fn = made->site.function, *dot = strrchr(fn, '.');
+    g->own = dot ? dot + 1 : fn;
+    g->ol = strlen(g->own);
+    size_t sl = strlen(def.function);
+    g->method = def.function_line > 0 && dot && (size_t)(dot - fn) == sl && !strncmp(fn, def.function, sl);
     /* a constructor is called by its class's name (KVCache(b, n, d, device): b is its 2nd parameter) */
     size_t cl = vw_py_constructor(fn);
-    int ctor = 0;
     if (cl) {
         const char *c = fn + cl;
         while (c > fn && c[-1] != '.') c--;
-        own = c, ol = (size_t)(fn + cl - c), ctor = 1;
+        g->own = c, g->ol = (size_t)(fn + cl - c), g->ctor = 1;
     }
-    /* the parameters, in order */
-    char params[16][64];
-    int np = 0;
-    for (const char *p = def.params; *p && np < 16;) {
+    for (const char *p = def.params; *p && g->np < 16;) {
         size_t n = strcspn(p, ",");
-        if (n < sizeof params[0]) snprintf(params[np++], sizeof params[0], "%.*s", (int)n, p);
-        else return buf;
+        if (n >= sizeof g->params[0]) return 0;
+        snprintf(g->params[g->np++], sizeof g->params[0], "%.*s", (int)n, p);
         p += n + (p[n] == ',');
     }
+    return 1;
+}
+
+/* Whether the text [v, tab) is a call of g's function: its last component is g's name. *bare: written without
+ * an object (f(a), not obj.f(a)). */
+static int calls_callee(const struct callee_sig *g, const char *v, const char *tab, int *bare) {
+    const char *last = v;
+    for (const char *c = v; c < tab; c++)
+        if (*c == '.') last = c + 1;
+    *bare = last == v;
+    return tab > v && (size_t)(tab - last) == g->ol && !strncmp(last, g->own, g->ol);
+}
+
+const char *vw_fact_device_param(struct vw_model *m, const struct vw_step *made, const struct vw_frame *caller,
+                                 char *buf, size_t size) {
+    struct vw_src cs;
+    struct callee_sig g;
+    buf[0] = 0;
+    if (!caller->python || !callee_sig(m, made, &g) || !vw_src_at(m, caller->file, caller->line, &cs)) return buf;
     /* the device_arg facts of the caller's statement's lines that name it: FUNC (its last component) \t PARAM */
     for (int l = cs.first; l <= cs.last && l - cs.first < 64 && !buf[0]; l++) {
         struct vw_src ls;
         if (!vw_src_at(m, caller->file, l, &ls)) continue;
         for (int i = 0; i < ls.ndevice_args && !buf[0]; i++) {
             const char *v = ls.device_args[i], *tab = strchr(v, '\t');
-            if (!tab) continue;
-            size_t fl = (size_t)(tab - v);
-            const char *last = v;
-            for (const char *c = v; c < tab; c++)
-                if (*c == '.') last = c + 1;
-            if ((size_t)(tab - last) != ol || strncmp(last, own, ol) || fl == 0) continue;
+            int bare;
+            if (!tab || !calls_callee(&g, v, tab, &bare)) continue;
             const char *param = tab + 1;
             const char *name = NULL;
             if (param[0] == '#') {
-                int pos = atoi(param + 1) + (ctor || (method && last != v)); /* obj.method(a): a is the 2nd */
-                if (pos < np) name = params[pos];
+                int pos = atoi(param + 1) + (g.ctor || (g.method && !bare)); /* obj.method(a): a is the 2nd */
+                if (pos < g.np) name = g.params[pos];
             } else {
-                for (int j = 0; j < np && !name; j++)
-                    if (!strcmp(params[j], param)) name = params[j];
+                for (int j = 0; j < g.np && !name; j++)
+                    if (!strcmp(g.params[j], param)) name = g.params[j];
             }
             if (name && strlen(name) < size) snprintf(buf, size, "%s", name);
         }
     }
+    return buf;
+}
+
+const char *vw_fact_tensor_param(struct vw_model *m, const struct vw_case *k, int64_t dev, const struct vw_step *made,
+                                 const struct vw_frame *caller, char *buf, size_t size) {
+    struct vw_src cs, at, ls;
+    struct callee_sig g;
+    buf[0] = 0;
+    if (!k || !caller->python || !callee_sig(m, made, &g) || !vw_src_at(m, caller->file, caller->line, &cs) ||
+        !vw_src_at(m, made->site.file, made->site.line, &at))
+        return buf;
+    char(*named)[128] = calloc(64, sizeof *named);
+    int nn = named ? vw_fact_named_only_on(m, k, dev, named, 64) : 0;
+    const char *vals[256];
+    int nv = nn ? vw_facts_values(vw_model_facts(m), caller->file, cs.first, cs.last, DT_FACT_CALL_ARGS, vals, NULL,
+                                  256)
+                : 0;
+    vw_facts_sort_values(vals, nv);
+    for (int r = 0; r < nv && !buf[0]; r++) {
+        char v[1400], *field[9];
+        int nf = vw_fact_args_fields(m, caller->file, vals[r], v, sizeof v, field, 9), bare;
+        if (nf < 2 || !calls_callee(&g, field[0], field[0] + strlen(field[0]), &bare)) continue;
+        for (int i = 1; i < nf && !buf[0]; i++) {
+            int pos = i - 1 + (g.ctor || (g.method && !bare)), held = 0;
+            if (pos >= g.np || !ident_like(field[i]) || !strcmp(field[i], "self")) continue;
+            for (int j = 0; j < nn && !held; j++) held = !strcmp(named[j], field[i]);
+            const char *p = g.params[pos];
+            if (!held || !ident_like(p) || !strcmp(p, "self") || strlen(p) >= size) continue;
+            /* the parameter still holds it where the function makes its tensor: no statement of the function
+             * before it (that one included) binds the name again */
+            int rebound = 0;
+            for (int l = at.function_line + 1; l <= at.last && !rebound; l++)
+                rebound = vw_src_at(m, made->site.file, l, &ls) && ls.first == l &&
+                          !strcmp(ls.function, at.function) && vw_src_binds(&ls, p);
+            if (!rebound) snprintf(buf, size, "%s", p);
+        }
+    }
+    free(named);
     return buf;
 }
 

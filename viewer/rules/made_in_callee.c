@@ -23,11 +23,16 @@ const struct vw_rule vw_rule_made_in_callee = {
            "device inside the helper. A factory in a method of a module whose caller is outside the module's "
            "class (hidden = model.init_hidden(bsz) in the training loop) is model code that every caller uses: "
            "it makes the tensor on the module's device there (device=next(self.parameters()).device, or the "
-           "program's device expression bound there), not a move in one caller.",
+           "program's device expression bound there), not a move in one caller. A factory in a function its caller "
+           "handed, by a plain name, a tensor on the intended device (dec = shift_tokens_right(labels, 0, 1), the "
+           "function making its result with torch.zeros and no device) makes it on that tensor's device there "
+           "(device=input_ids.device, its parameter's name), for every caller and on any device, when the op that "
+           "failed is not in that function (where it is, its peers are in scope and the other rules follow them).",
     .example = "`weight = inverse_frequency(train_labels, 4)`, the helper computing it on the CPU "
                "(`tests/rules/made-in-callee.py`); `mask = self._make_mask(n)`, made on the CPU from a length "
                "(`tests/rules/made-in-callee.call-site.py`); `memory = cell.initial_memory(b)`, made on the CPU in "
-               "the model's method (`tests/rules/made-in-callee.module-method.py`)",
+               "the model's method (`tests/rules/made-in-callee.module-method.py`); `pos = position_ids(ids)`, made by "
+               "torch.arange in a helper handed the batch (`tests/rules/made-in-callee.tensor-param.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_DEVICE_ARG |
              1u << VW_FIX_MOVE_CALL,
     .langs = VW_LANGS_PY_C,

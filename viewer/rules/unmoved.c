@@ -303,20 +303,25 @@ static int computed_from_caller(struct vw_model *m, const struct vw_case *k, con
  * it to `device`) and made the tensor without it: the fix goes in that function, with that parameter, so that
  * every caller gets it there and it holds on any device: device= on a factory that takes one, else .to(PARAM) on
  * the call that made it, the whole value of its statement (a return, a binding). 1 when written. */
+/* tensor: ... or handed a tensor on the intended device (dec = shift_tokens_right(labels, 0, 1) binds labels to
+ * input_ids) and made its own without a device: the same fix, with that tensor's device (device=input_ids.device),
+ * for every caller and any device, not a move in the one caller that failed (made-in-callee). */
 static int device_param_fix(struct vw_model *m, const struct vw_case *k, struct vw_fix *fx, const struct vw_step *made,
-                            const struct vw_frame *caller, enum rl_unmoved *v) {
-    char param[64], arg[200], d1[32], d2[32], on[300];
+                            const struct vw_frame *caller, enum rl_unmoved *v, int tensor) {
+    char param[64], dexpr[80], arg[200], d1[32], d2[32], on[300];
     struct vw_src src;
     const struct vw_src_call *c;
     if (!rl_is_python(made) || !rl_has_code(m, made) || !vw_src_at(m, made->site.file, made->site.line, &src) ||
         !(c = rl_making_call(&src, made)) || c->device[0] || c->end_col < 1 ||
-        !vw_fact_device_param(m, made, caller, param, sizeof param)[0])
+        !(tensor ? vw_fact_tensor_param(m, k, k->want, made, caller, param, sizeof param)
+                 : vw_fact_device_param(m, made, caller, param, sizeof param))[0])
         return 0;
+    snprintf(dexpr, sizeof dexpr, tensor ? "%s.device" : "%s", param);
     /* the statement does use the parameter as a device (torch.from_numpy(a).to(device)): the function followed the
      * device it was handed, and that one was the wrong one */
-    if (!strcmp(src.device_expr, param)) return 0;
+    if (!strcmp(src.device_expr, dexpr)) return 0;
     for (int i = 0; i < src.ncalls; i++)
-        if (!strcmp(src.calls[i].device, param)) return 0;
+        if (!strcmp(src.calls[i].device, dexpr)) return 0;
     struct vw_fix at;
     memset(&at, 0, sizeof at);
     rl_at(&at, made);
@@ -324,7 +329,7 @@ static int device_param_fix(struct vw_model *m, const struct vw_case *k, struct 
     struct vw_edit *e = &at.edits[at.nedits++];
     e->line = c->end_line;
     if (made->origin == DTP_ORIGIN_FACTORY && !dt_op_takes_no_device(made->what) &&
-        vw_code_device_arg(m, &made->site, made->site.line, c->func, c->has_args, c->trailing_comma, param, arg,
+        vw_code_device_arg(m, &made->site, made->site.line, c->func, c->has_args, c->trailing_comma, dexpr, arg,
                            sizeof arg)) {
         at.kind = VW_FIX_DEVICE_ARG;
         e->col = c->end_col - 1; /* before the closing parenthesis */
@@ -333,24 +338,36 @@ static int device_param_fix(struct vw_model *m, const struct vw_case *k, struct 
     } else if (!c->temporary) {
         at.kind = VW_FIX_MOVE_CALL;
         e->col = c->end_col;
-        vw_code_call_to(c->func, param, e->text, sizeof e->text, at.code, sizeof at.code);
+        vw_code_call_to(c->func, dexpr, e->text, sizeof e->text, at.code, sizeof at.code);
     } else if (src.binds[0] && !strchr(src.binds, ',') && src.binds_kind == DT_BINDS_CALL &&
-               vw_code_move(m, &made->site, src.binds, param, at.code, sizeof at.code)) {
+               vw_code_move(m, &made->site, src.binds, dexpr, at.code, sizeof at.code)) {
         /* made inside the value its statement binds to one name (indices = th.from_numpy(a).long()) */
         at.nedits = 0;
         at.replace = 0;
         at.kind = VW_FIX_MOVE_AFTER;
     } else
         return 0;
-    rl_say(&at, "make %s on the device %s is handed: %s(...) at %s:%d leaves out its parameter \"%s\", the device "
-                "%s hands it at %s:%d, and made it on %s while the op that failed wanted %s",
-           vw_operand_called(k->odd, on, sizeof on), made->site.function, c->func, made->site.file, made->site.line,
-           param, caller->function, caller->file, caller->line, rl_dev_name(k->odd->dev, d2), rl_dev_name(k->want, d1));
-    rl_evidence(&at, "made on %s by %s in %s, never moved", d2, made->what, made->site.function);
-    rl_evidence(&at, "%s (%s:%d) hands %s the device as \"%s\"", caller->function, caller->file, caller->line,
-                made->site.function, param);
+    if (tensor) {
+        rl_say(&at, "make %s on the device of the tensor %s is handed as \"%s\": %s(...) at %s:%d made it on %s, "
+                    "while %s (%s:%d) hands it a tensor on %s there, where the op that failed wanted it",
+               vw_operand_called(k->odd, on, sizeof on), made->site.function, param, c->func, made->site.file,
+               made->site.line, rl_dev_name(k->odd->dev, d2), caller->function, caller->file, caller->line,
+               rl_dev_name(k->want, d1));
+        rl_evidence(&at, "made on %s by %s in %s, never moved", d2, made->what, made->site.function);
+        rl_evidence(&at, "%s (%s:%d) hands %s a tensor on %s as \"%s\"", caller->function, caller->file,
+                    caller->line, made->site.function, d1, param);
+    } else {
+        rl_say(&at, "make %s on the device %s is handed: %s(...) at %s:%d leaves out its parameter \"%s\", the device "
+                    "%s hands it at %s:%d, and made it on %s while the op that failed wanted %s",
+               vw_operand_called(k->odd, on, sizeof on), made->site.function, c->func, made->site.file,
+               made->site.line, param, caller->function, caller->file, caller->line, rl_dev_name(k->odd->dev, d2),
+               rl_dev_name(k->want, d1));
+        rl_evidence(&at, "made on %s by %s in %s, never moved", d2, made->what, made->site.function);
+        rl_evidence(&at, "%s (%s:%d) hands %s the device as \"%s\"", caller->function, caller->file, caller->line,
+                    made->site.function, param);
+    }
     *fx = at;
-    *v = RL_UNMOVED_DEVICE_PARAM;
+    *v = tensor ? RL_UNMOVED_MADE_IN_CALLEE : RL_UNMOVED_DEVICE_PARAM;
     return 1;
 }
 
@@ -574,7 +591,17 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
     }
     /* the function that made it was given the device as a parameter by its caller: fixed there, with it */
     if (in_caller && !by_loop && (derived < 0 || rooted) && view < 0 && *v != RL_UNMOVED_MODULE &&
-        device_param_fix(m, k, fx, made, &caller, v))
+        device_param_fix(m, k, fx, made, &caller, v, 0))
+        return 1;
+    /* ... or handed a tensor on the intended device, and made its own by a factory without one, then returned
+     * (the op that failed is not in it): made on that tensor's device there, for every caller (a helper that
+     * binds it, or of several callers, would otherwise move it to a device name, which library code has not) */
+    struct vw_frame from;
+    if (!by_loop && (derived < 0 || rooted) && view < 0 && *v != RL_UNMOVED_MODULE &&
+        made->origin == DTP_ORIGIN_FACTORY && k->call.has_site &&
+        !(vw_same_function(k->call.site.function, made->site.function) && !strcmp(k->call.site.file, made->site.file)) &&
+        (in_caller ? (from = caller, 1) : vw_fact_caller_of(m, made, &from)) &&
+        device_param_fix(m, k, fx, made, &from, v, 1))
         return 1;
     /* ... also when no caller binds it by a name the trace knows (its value went on into what failed): a factory
      * in the return statement of a function its caller handed the device (rel_pos = self.relative_pos(pos,
@@ -583,7 +610,7 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
     struct vw_src ret;
     if (!in_caller && made->origin == DTP_ORIGIN_FACTORY && view < 0 && *v != RL_UNMOVED_MODULE &&
         vw_src_at(m, made->site.file, made->site.line, &ret) && ret.returns && !ret.binds[0] &&
-        vw_fact_caller_of(m, made, &up) && device_param_fix(m, k, fx, made, &up, v))
+        vw_fact_caller_of(m, made, &up) && device_param_fix(m, k, fx, made, &up, v, 0))
         return 1;
     /* made by a factory in a method of a module (model code, which runs wherever its module was moved) and
      * returned to a caller outside its class (the training loop's hidden = model.init_hidden(bsz)): made on the

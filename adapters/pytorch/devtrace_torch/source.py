@@ -295,6 +295,18 @@ class _Facts:
                 if k.arg and self.is_device(k.value):
                     self.add(node.lineno, P.FACT_DEVICE_ARG, "%s\t%s" % (func, k.arg))
                     self.device_of(k.value, receiver)
+            # the positional arguments it hands a function of the program's, when one is a plain name
+            # (shift_tokens_right(labels, pad, start)): a tensor that function makes without a device can follow
+            # the one it was handed (device=input_ids.device), not the caller's device; each argument's text with
+            # its whitespace squeezed, "?" for one longer than a line of a fact, at most 8 (the native `args`)
+            given = []
+            for a in node.args[:8]:
+                if isinstance(a, ast.Starred):
+                    break
+                text = " ".join(f.src(a).split())
+                given.append(text if text and len(text) <= 160 else "?")
+            if any(isinstance(a, ast.Name) for a in node.args[:len(given)]):
+                self.add(node.lineno, P.FACT_CALL_ARGS, "\t".join([" ".join(func.split())] + given))
         if attr == "to" and node.args and not _is_dtype(node.args[0]):
             self.add(node.args[0].lineno, P.FACT_DEVICE_EXPR, f.src(node.args[0]))
             self.device_of(node.args[0], receiver)
