@@ -465,18 +465,25 @@ static const char *py_enclosing_handed_device(struct vw_model *m, const struct v
 /* Python: the parameter of site's function to which its caller handed a device (the device_arg facts of the
  * caller's call: KVCache(b, n, d, device) -> "device" in KVCache.__init__), else of a function enclosing it,
  * found from a step of the odd operand's chain made at site (its stack names the caller); "" when none. */
-static const char *py_handed_device(struct vw_model *m, const struct vw_case *k, const struct vw_frame *site,
-                                    char *buf, size_t size) {
+static const char *py_handed_device(struct vw_model *m, const struct vw_case *k, int64_t dev,
+                                    const struct vw_frame *site, char *buf, size_t size) {
     buf[0] = 0;
     if (!k || !k->odd) return buf;
+    /* site's function returned before the op that failed (a helper making a batch's positions): its peers are not
+     * the op's, but a tensor on dev its caller handed it is one (ids.device, its parameter's name) */
+    int returned = !vw_py_on_stack(m, k->pystack, site->file, site->function);
     for (int i = 0; i < k->odd->nsteps && !buf[0]; i++) {
         const struct vw_step *st = &k->odd->chain[i];
         struct vw_frame caller;
+        char p[64];
         if (!st->has_site || !st->site.python || st->site.line != site->line || strcmp(st->site.file, site->file) ||
             strcmp(st->site.function, site->function) || !vw_fact_caller_of(m, st, &caller))
             continue;
         if (vw_fact_device_param(m, st, &caller, buf, size)[0] && !py_usable_at(m, site, buf)) buf[0] = 0;
         if (!buf[0]) py_enclosing_handed_device(m, st, site, buf, size);
+        if (!buf[0] && returned && vw_fact_tensor_param(m, k, dev, st, &caller, p, sizeof p)[0] &&
+            py_usable_at(m, site, p) && strlen(p) + 8 < size)
+            snprintf(buf, size, "%s.device", p);
     }
     /* site a frame of the failing stack (a loop that hands its batch to the model): its caller's call there */
     struct vw_frame *f = buf[0] ? NULL : calloc(VW_PY_FRAMES, sizeof *f);
@@ -667,7 +674,7 @@ static const char *device_expr(struct vw_model *m, const struct vw_case *k, int6
     if (local[0]) return snprintf(buf, size, "%s", local), buf;
     if (lang == VW_LANG_PYTHON && py_local_device_var(m, site, var, sizeof var)[0])
         return snprintf(buf, size, "%s", var), buf;
-    if (lang == VW_LANG_PYTHON && py_handed_device(m, k, site, var, sizeof var)[0])
+    if (lang == VW_LANG_PYTHON && py_handed_device(m, k, dev, site, var, sizeof var)[0])
         return snprintf(buf, size, "%s", var), buf;
     if (classwide[0]) return snprintf(buf, size, "%s", classwide), buf;
     if (cl && py_class_device_attr(m, site, var, sizeof var)[0]) return snprintf(buf, size, "%s", var), buf;

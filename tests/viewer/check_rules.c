@@ -444,6 +444,79 @@ START_TEST(test_model_device_param) {
 }
 END_TEST
 
+/* The parameter of a function that made a tensor, to which its caller handed (its args fact, a plain name) a tensor
+ * the program held on the intended device only: what a factory there without device= follows (device=ids.device).
+ * A name held on the cpu, a call of another function, a parameter the function rebinds before the factory: none. */
+START_TEST(test_model_tensor_param) {
+    trace_open();
+    statement(30, "<module>", NULL);
+    fact(30, DT_FACT_FUNCTION_LINE, "0");
+    fact(30, DT_FACT_PARAMS, "ids,pad");
+    statement(31, "shift", "out");
+    fact(31, DT_FACT_FUNCTION_LINE, "30");
+    statement(32, "Net", NULL);
+    fact(32, DT_FACT_FUNCTION_LINE, "29");
+    fact(32, DT_FACT_PARAMS, "self,ids");
+    statement(33, "Net.positions", "ids");
+    fact(33, DT_FACT_FUNCTION_LINE, "32");
+    statement(34, "Net.positions", "pos");
+    fact(34, DT_FACT_FUNCTION_LINE, "32");
+    statement(36, "Net", NULL);
+    fact(36, DT_FACT_FUNCTION_LINE, "29");
+    fact(36, DT_FACT_PARAMS, "self,ids");
+    statement(37, "Net.ranks", "r");
+    fact(37, DT_FACT_FUNCTION_LINE, "36");
+    statement(40, "main", "dec");
+    fact(40, DT_FACT_CALL_ARGS, "shift\tlabels\t0");
+    statement(41, "main", "dec");
+    fact(41, DT_FACT_CALL_ARGS, "shift\tx\t0");
+    statement(42, "main", "dec");
+    fact(42, DT_FACT_CALL_ARGS, "other\tlabels");
+    statement(43, "Net.forward", "pos");
+    fact(43, DT_FACT_CALL_ARGS, "self.positions\tlabels");
+    statement(44, "Net.forward", "r");
+    fact(44, DT_FACT_CALL_ARGS, "self.ranks\tlabels");
+    int64_t at = py_frame(py_frame(0, "<module>", 50), "main", 40);
+    tensor_made(1, 10, CUDA0, at); /* labels, on the device */
+    tensor_made(2, 12, 0, at);     /* x, on the cpu */
+    char sql[256];
+    snprintf(sql, sizeof sql, "INSERT INTO ops(op, name, seq, pystack, nargs) VALUES(7, %lld, 100, %lld, 0)",
+             (long long)string_id("embedding"), (long long)at);
+    exec_sql(sql);
+    named(1, 101, "labels");
+    named(2, 102, "x");
+    struct vw_case k;
+    memset(&k, 0, sizeof k);
+    k.seq = 110, k.op = 7;
+    struct vw_step made;
+    memset(&made, 0, sizeof made);
+    made.site.python = 1;
+    snprintf(made.site.file, sizeof made.site.file, "train.py");
+    struct vw_frame caller = made.site;
+    char p[64];
+    made.site.line = 31;
+    snprintf(made.site.function, sizeof made.site.function, "shift");
+    caller.line = 40;
+    ck_assert_str_eq(vw_fact_tensor_param(&model, &k, CUDA0, &made, &caller, p, sizeof p), "ids");
+    ck_assert_str_eq(vw_fact_tensor_param(&model, &k, 0, &made, &caller, p, sizeof p), ""); /* not on the cpu */
+    caller.line = 41; /* x: held on the cpu */
+    ck_assert_str_eq(vw_fact_tensor_param(&model, &k, CUDA0, &made, &caller, p, sizeof p), "");
+    caller.line = 42; /* a call of another function */
+    ck_assert_str_eq(vw_fact_tensor_param(&model, &k, CUDA0, &made, &caller, p, sizeof p), "");
+    /* self.positions(labels): the receiver is no positional argument; the method rebinds ids (line 33) before
+     * it makes the tensor at 34, but not before 33 */
+    snprintf(made.site.function, sizeof made.site.function, "Net.positions");
+    caller.line = 43;
+    made.site.line = 34;
+    ck_assert_str_eq(vw_fact_tensor_param(&model, &k, CUDA0, &made, &caller, p, sizeof p), "");
+    snprintf(made.site.function, sizeof made.site.function, "Net.ranks");
+    caller.line = 44;
+    made.site.line = 37;
+    ck_assert_str_eq(vw_fact_tensor_param(&model, &k, CUDA0, &made, &caller, p, sizeof p), "ids");
+    trace_close();
+}
+END_TEST
+
 /* The tensors on a device the program held by a name at a mismatch (the names given after its op began), and
  * where each was made: what a fix follows when no operand of the failing op is in scope at its site. */
 START_TEST(test_model_held_on) {
@@ -1188,6 +1261,7 @@ static Suite *make_rules_suite(void) {
     tcase_add_test(tc, test_model_source_facts);
     tcase_add_test(tc, test_model_typed_source_facts);
     tcase_add_test(tc, test_model_device_param);
+    tcase_add_test(tc, test_model_tensor_param);
     tcase_add_test(tc, test_model_held_on);
     tcase_add_test(tc, test_model_used_in_failing_statement);
     tcase_add_test(tc, test_model_copied_into_is_no_use);
