@@ -5,7 +5,9 @@ the ranks' traces of one job read as one merged report, `devtrace fix --verify` 
 the job again (and says when a rank still fails), and the examples/pytorch/*_ddp_*.py examples pass
 every check tests/adapters/pytorch_examples.py makes of an example.
 
-usage: ddp_checks.py DEVTRACE PYTHON EXAMPLES_DIR WORK_DIR
+usage: ddp_checks.py DEVTRACE PYTHON EXAMPLES_DIR WORK_DIR [--verified-on-torch2]
+(--verified-on-torch2: PYTHON is a torch 1.x, and the examples' patches are run by the torch 2 twin, as
+pytorch_examples.py says; this script's own checks of fix --verify on a job are made on both)
 Prints one line per check and "N passed, N failed"; exits 1 on a failure.
 """
 
@@ -16,6 +18,7 @@ import sqlite3
 import subprocess
 import sys
 
+VERIFIED_ON_2 = sys.argv[5:] == ["--verified-on-torch2"]
 DEVTRACE, PYTHON, EXAMPLES, WORK = sys.argv[1:5]
 os.makedirs(WORK, exist_ok=True)
 results = []
@@ -228,7 +231,7 @@ check("fix --verify of a rank's trace with the job's command after --; a rank fa
 
 here = os.path.dirname(os.path.abspath(__file__))
 erc, eout, eerr = run([PYTHON, os.path.join(here, "pytorch_examples.py"), DEVTRACE, PYTHON, EXAMPLES,
-                       os.path.join(WORK, "examples"), "_ddp_"])
+                       os.path.join(WORK, "examples"), "_ddp_"] + (["--verified-on-torch2"] if VERIFIED_ON_2 else []))
 names = sorted(n for n in os.listdir(EXAMPLES) if "_ddp_" in n and n.startswith(("bug_", "ok_")))
 check("the DDP examples pass pytorch_examples.py's checks (%d examples, %d bugs)"
       % (len(names), sum(n.startswith("bug_") for n in names)),
