@@ -1420,10 +1420,10 @@ const char *vw_fact_tensor_param(struct vw_model *m, const struct vw_case *k, in
         if (nf < 2 || !calls_callee(&g, field[0], field[0] + strlen(field[0]), &bare)) continue;
         for (int i = 1; i < nf && !buf[0]; i++) {
             int pos = i - 1 + (g.ctor || (g.method && !bare)), held = 0;
-            if (pos >= g.np || !ident_like(field[i]) || !strcmp(field[i], "self")) continue;
-            for (int j = 0; j < nn && !held; j++) held = !strcmp(named[j], field[i]);
+            if (pos >= g.np || !ident_like(field[i])) continue;
+            for (int j = 0; j < nn && !held; j++) held = !strcmp(named[j], field[i]); /* (a receiver has no name) */
             const char *p = g.params[pos];
-            if (!held || !ident_like(p) || !strcmp(p, "self") || strlen(p) >= size) continue;
+            if (!held || !ident_like(p) || strlen(p) >= size) continue;
             /* the parameter still holds it where the function makes its tensor: no statement of the function
              * before it (that one included) binds the name again */
             int rebound = 0;
