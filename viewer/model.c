@@ -1407,13 +1407,12 @@ const char *vw_fact_tensor_param(struct vw_model *m, const struct vw_case *k, in
     if (!k || !caller->python || !callee_sig(m, made, &g) || !vw_src_at(m, caller->file, caller->line, &cs) ||
         !vw_src_at(m, made->site.file, made->site.line, &at))
         return buf;
+    const char *vals[256];
+    int nv = vw_facts_values(vw_model_facts(m), caller->file, cs.first, cs.last, DT_FACT_CALL_ARGS, vals, NULL, 256);
+    if (!nv) return buf; /* no call of the caller's statement with a name among its arguments: no query of names */
+    vw_facts_sort_values(vals, nv);
     char(*named)[128] = calloc(64, sizeof *named);
     int nn = named ? vw_fact_named_only_on(m, k, dev, named, 64) : 0;
-    const char *vals[256];
-    int nv = nn ? vw_facts_values(vw_model_facts(m), caller->file, cs.first, cs.last, DT_FACT_CALL_ARGS, vals, NULL,
-                                  256)
-                : 0;
-    vw_facts_sort_values(vals, nv);
     for (int r = 0; r < nv && !buf[0]; r++) {
         char v[1400], *field[9];
         int nf = vw_fact_args_fields(m, caller->file, vals[r], v, sizeof v, field, 9), bare;
