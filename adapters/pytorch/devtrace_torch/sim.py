@@ -570,6 +570,14 @@ class Simulator:
 
         self.storage_key = key
 
+        def storage_of(t):
+            """t's storage, as torch.save pickles it: untyped on torch 2 (Tensor.storage() warns there that
+            TypedStorage is deprecated: a line a program on a GPU does not print), typed on 1.x (no other)."""
+            untyped = getattr(t, "untyped_storage", None)
+            return untyped() if untyped is not None else t.storage()
+
+        self.storage_of = storage_of
+
         def tagger(storage):
             if sim.saving:
                 code = sim.saving.get(key(storage))
@@ -593,7 +601,7 @@ class Simulator:
                     code = sim.code(t)
                     if code:
                         try:
-                            k = key(t.storage())
+                            k = key(storage_of(t))
                         except Exception:
                             k = None
                         if k is not None:
@@ -632,7 +640,7 @@ class Simulator:
         if not self.loaded or not isinstance(t, self.torch.Tensor):
             return 0
         try:
-            return self.loaded.get(self.storage_key(t.storage()), 0)
+            return self.loaded.get(self.storage_key(self.storage_of(t)), 0)
         except Exception:
             return 0
 
