@@ -594,6 +594,41 @@ static int op_param_here(struct vw_model *m, const struct vw_case *k, int64_t de
     return 0;
 }
 
+/* Python: v, a device attribute of self (self.device) that a method of class cls (qualified, "Trainer") moved to
+ * the device with, written at site outside that class by the name that site's function (or the top of its file)
+ * bound to an instance of it before site (trainer = Trainer(model, lr): trainer.device), into buf; "" when none.
+ * The instance is the latest single name bound by a call of the class before site, not bound again after it. */
+static const char *py_instance_attr(struct vw_model *m, const struct vw_frame *site, const char *cls, size_t cl,
+                                    const char *v, char *buf, size_t size) {
+    struct vw_src at, src;
+    buf[0] = 0;
+    const char *cname = cls + cl; /* the class's own name: its qualified name's last component */
+    while (cname > cls && cname[-1] != '.') cname--;
+    size_t nl = (size_t)(cls + cl - cname);
+    if (!nl || !vw_src_at(m, site->file, site->line, &at)) return buf;
+    char name[128] = "";
+    for (int l = at.function_line > 0 ? at.function_line + 1 : 1; l < at.first; l++) {
+        if (!vw_src_at(m, site->file, l, &src) || src.first != l || strcmp(src.function, at.function)) continue;
+        if (name[0] && vw_src_binds(&src, name)) name[0] = 0; /* bound again: no longer the instance */
+        if (!vw_shape_ident(src.binds) || strlen(src.binds) >= sizeof name) continue;
+        for (int c = 0; c < src.ncalls; c++) {
+            const char *f = src.calls[c].func, *last = strrchr(f, '.');
+            last = last ? last + 1 : f;
+            if (strlen(last) == nl && !strncmp(last, cname, nl) && !src.calls[c].temporary) {
+                snprintf(name, sizeof name, "%s", src.binds);
+                break;
+            }
+        }
+    }
+    if (name[0] && strlen(name) + strlen(v + 4) < size) {
+        size_t n = strlen(name);
+        memcpy(buf, name, n);
+        snprintf(buf + n, size - n, "%s", v + 4);
+    }
+    if (buf[0] && !py_usable_at(m, site, buf)) buf[0] = 0;
+    return buf;
+}
+
 /* A device expression the fix may use at site, the program's own first and never a device literal the
  * program did not write there:
  *  1. one the program used in a move to dev from the function of site (the variable it moves its batches
@@ -605,7 +640,9 @@ static int op_param_here(struct vw_model *m, const struct vw_case *k, int64_t de
  *     is an attribute of self (`self.device`), or a device attribute a method of the class binds;
  *  4. native code: a variable one of the program's moves to dev used that is declared in site's function
  *     too, in scope at site;
- *  5. a name bound to a device at the top of the file of site, that one of its moves used;
+ *  5. a name bound to a device at the top of the file of site, that one of its moves used; else, Python, a
+ *     device attribute of self one of its moves used in a method of a class, written outside that class by
+ *     the name site's function bound an instance of it to (trainer = Trainer(...): trainer.device);
  *  6. Python: the device of a peer of the failing op (an operand on dev) by a name bound at site
  *     (`x.device`): code that receives its tensors from callers, a module's forward, follows them; else of a
  *     tensor on dev that site's function made before site and still held by the name it bound it to at the
@@ -630,7 +667,7 @@ static const char *device_expr(struct vw_model *m, const struct vw_case *k, int6
     /* then the sites of Python factories that made tensors on dev with the program's device= (a device variable
      * a program passes only to its factories is the program's as well) */
     int nmade = moves ? vw_fact_made_on(m, dev, k ? k->seq : INT64_MAX, moves + nmoves, 256) : 0;
-    char local[128] = "", global[128] = "", scoped[128] = "", tried[128] = "", classwide[128] = "";
+    char local[128] = "", global[128] = "", scoped[128] = "", tried[128] = "", classwide[128] = "", inst[160] = "";
     for (int mv = 0; !local[0] && mv < nmoves + nmade; mv++) {
         const struct vw_frame f = moves[mv];
         struct vw_src src;
@@ -658,6 +695,13 @@ static const char *device_expr(struct vw_model *m, const struct vw_case *k, int6
         else if (cl && !classwide[0] && !strncmp(v, "self.", 5) && !strcmp(f.file, site->file) &&
                  !strncmp(src.function, fn, cl) && src.function[cl] == '.' && !strchr(src.function + cl + 1, '.'))
             snprintf(classwide, sizeof classwide, "%s", v); /* self.device, moved with in another method */
+        else if (lang == VW_LANG_PYTHON && !inst[0] && !strncmp(v, "self.", 5)) {
+            /* self.device of another class's method, outside that class: by the instance site's function holds
+             * (trainer.device) */
+            const char *mdot = strrchr(src.function, '.');
+            if (mdot && mdot > src.function && !(cl && !strncmp(src.function, fn, cl) && src.function[cl] == '.'))
+                py_instance_attr(m, site, src.function, (size_t)(mdot - src.function), v, inst, sizeof inst);
+        }
         else if (!scoped[0] && strcmp(v, tried) && ident_like(v)) {
             /* native code: a device variable the program moves with elsewhere (a lambda, a helper it passed
              * it to) that is declared in the site's function too, in scope there */
@@ -680,6 +724,7 @@ static const char *device_expr(struct vw_model *m, const struct vw_case *k, int6
     if (cl && py_class_device_attr(m, site, var, sizeof var)[0]) return snprintf(buf, size, "%s", var), buf;
     if (scoped[0]) return snprintf(buf, size, "%s", scoped), buf;
     if (global[0]) return snprintf(buf, size, "%s", global), buf;
+    if (inst[0]) return snprintf(buf, size, "%s", inst), buf;
     if (k && vw_peer_device_expr(m, k, dev, site, var, sizeof var)[0]) return snprintf(buf, size, "%s", var), buf;
     if (bound_only) return buf;
     if (vw_code_module_device(m, k, dev, site, var, sizeof var)[0]) return snprintf(buf, size, "%s", var), buf;

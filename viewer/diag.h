@@ -280,6 +280,9 @@ int vw_fact_sibling_moved(struct vw_model *m, const struct vw_step *made, int64_
                           struct vw_step *move, char *sname, size_t size);
 /* The same, the sibling made at most `before` events before made too (a batch's halves collated in either
  * order: the labels first, then the inputs). */
+/* The call of src's statement that made step s (its function's last component is s's op: torch.rand, x.to,
+ * dt_rand in C on libdtrt), or NULL. */
+const struct vw_src_call *vw_src_making_call(const struct vw_src *src, const struct vw_step *s);
 int vw_fact_sibling_moved_near(struct vw_model *m, const struct vw_step *made, int before, int64_t dev, int64_t want,
                                int64_t seq, struct vw_step *move, char *sname, size_t size);
 /* The program's frame that called the library that called back the function that made it. */

@@ -1915,6 +1915,32 @@ int64_t vw_tensor_named(struct vw_model *m, const char *name, int64_t seq) {
     return found > 0 ? found : 0;
 }
 
+const struct vw_src_call *vw_src_making_call(const struct vw_src *src, const struct vw_step *s) {
+    size_t wl = strlen(s->what);
+    for (int i = 0; i < src->ncalls; i++) {
+        const char *f = src->calls[i].func;
+        size_t fl = strlen(f);
+        /* torch.rand, x.to, torch::rand; in C on libdtrt the runtime's own name of the op, dt_rand */
+        size_t pl = sizeof DT_OP_C_PREFIX - 1;
+        if (wl && fl >= wl && !strcmp(f + fl - wl, s->what) &&
+            (fl == wl || f[fl - wl - 1] == '.' || f[fl - wl - 1] == ':' ||
+             (fl == wl + pl && !strncmp(f, DT_OP_C_PREFIX, pl))))
+            return &src->calls[i];
+    }
+    return NULL;
+}
+
+/* The call of the statement src (at made's line) that made step made: on that line, or, the statement spanning
+ * lines, on its first (torch.where(...).cpu() is said where it begins; *first holds that line's facts then);
+ * NULL when none. */
+static const struct vw_src_call *statement_call(struct vw_model *m, const struct vw_step *made,
+                                                const struct vw_src *src, struct vw_src *first) {
+    const struct vw_src_call *c = vw_src_making_call(src, made);
+    if (!c && src->first != made->site.line && vw_src_at(m, made->site.file, src->first, first))
+        c = vw_src_making_call(first, made);
+    return c;
+}
+
 int vw_case_load(struct vw_model *m, struct vw_case *k, int64_t seq, int first, int other, const char *message,
                  int64_t op, int64_t stack, int64_t pystack) {
     memset(k, 0, sizeof *k);
@@ -1993,14 +2019,18 @@ int vw_case_load(struct vw_model *m, struct vw_case *k, int64_t seq, int first, 
         /* Python: no variable held it at the failure (an LSTM's state tuple); the one name the statement that
          * made it bound (h0 = torch.zeros(...)) */
         const struct vw_step *made = ops[i].nsteps ? &ops[i].chain[0] : NULL;
-        struct vw_src src;
+        const struct vw_src_call *call;
+        struct vw_src src, first;
         if (!ops[i].src_name[0] && made && made->tensor == ops[i].tensor && made->origin >= 0 && made->has_site &&
             vw_code_lang(m, &made->site) == VW_LANG_PYTHON && vw_src_at(m, made->site.file, made->site.line, &src) &&
-            src.binds[0] && !strchr(src.binds, ',') && src.binds_kind == DT_BINDS_CALL)
+            src.binds[0] && !strchr(src.binds, ',') && src.binds_kind == DT_BINDS_CALL &&
+            (call = statement_call(m, made, &src, &first)) && !call->temporary) /* not a temporary inside it (total +=
+                                                                           * loss(model(x), y).item()) */
             snprintf(ops[i].src_name, sizeof ops[i].src_name, "%s", src.binds);
     }
     return 0;
 }
+
 
 void vw_case_free(struct vw_case *k) {
     free(k->ops);

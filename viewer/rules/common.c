@@ -73,18 +73,7 @@ const char *rl_step_name(struct vw_model *m, const struct vw_case *k, const stru
 /* The call on the line that made s that made it (a factory the producer saw, its name the step's), from the
  * source facts; NULL when none is known. */
 const struct vw_src_call *rl_making_call(const struct vw_src *src, const struct vw_step *s) {
-    size_t wl = strlen(s->what);
-    for (int i = 0; i < src->ncalls; i++) {
-        const char *f = src->calls[i].func;
-        size_t fl = strlen(f);
-        /* torch.rand, x.to, torch::rand; in C on libdtrt the runtime's own name of the op, dt_rand */
-        size_t pl = sizeof DT_OP_C_PREFIX - 1;
-        if (wl && fl >= wl && !strcmp(f + fl - wl, s->what) &&
-            (fl == wl || f[fl - wl - 1] == '.' || f[fl - wl - 1] == ':' ||
-             (fl == wl + pl && !strncmp(f, DT_OP_C_PREFIX, pl))))
-            return &src->calls[i];
-    }
-    return NULL;
+    return vw_src_making_call(src, s);
 }
 
 /* The last statement from line `from` up to (not including) line `to` of at's function in `file` that binds

@@ -15,10 +15,13 @@ const struct vw_rule vw_rule_module_never_moved = {
            "C++ or libdtrt module the program declares was constructed) still where it was made. Example: model "
            "= nn.Linear(20, 4) and no model.to(device). Fix: the module moved once it is made (model = "
            "model.to(device), fc->to(device), dt_module_to); a module constructed inside an expression gets "
-           ".to(device) on that call; a Python module made where no device is bound, that a class of the program "
-           "calls as its attribute and that class keeps the program's device (a trainer's self.model and "
-           "self.device), is moved where that class binds the attribute, after it binds the device "
-           "(self.model.to(self.device)); a script in the .cuda() idiom gets the move it makes elsewhere, under "
+           ".to(device) on that call, unless no device is bound there and a class of the program calls it as its "
+           "attribute and keeps the program's device (Trainer(Net(), lr)): then, as for a Python module made where "
+           "no device is bound that such a class (a trainer's self.model and self.device) calls, the move goes where "
+           "that class binds the attribute, after it binds the device (self.model.to(self.device)); a module whose "
+           "tensor is named from inside its own methods (self.weight of a loss module's registered buffer) is "
+           "moved where the statement that constructed it binds it, with the device bound there "
+           "(self.criterion.to(self.device)); a script in the .cuda() idiom gets the move it makes elsewhere, under "
            "the same condition (if use_cuda: model = model.cuda()).",
     .example = "`model = nn.Linear(20, 4)` and no `model.to(device)` (`bug_fresh_model.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER | 1u << VW_FIX_MOVE_BEFORE | 1u << VW_FIX_MOVE_MODULE |

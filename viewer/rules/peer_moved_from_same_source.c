@@ -49,6 +49,7 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
             shared = vw_same_site(&p->chain[p->arrived + 1], &odd->chain[s]);
         if (!shared) continue;
         rl_at(fx, pa);
+        fx->site.tensor = odd->tensor; /* the fix moves the odd one: never a name of the peer's tensor */
         fx->words.say = VW_SAY_PEER_MOVED;
         snprintf(fx->words.name, sizeof fx->words.name, "%s",
                  p->name[0]       ? p->name
@@ -57,6 +58,13 @@ static int match_case(struct vw_model *m, const struct vw_case *k, struct vw_fix
         rl_dev_name(k->want, d1);
         rl_evidence(fx, "the peer '%s' was copied to %s from a tensor made on the same line", p->arg, d1);
         rl_code_for_odd(m, k, fx, odd->name);
+        /* no name of it bound where the peer is moved: the statement after that one which binds it, in the same
+         * function (inp = batch["input"].to(device), then tgt = batch["target"]: the move goes after tgt's) */
+        for (int s = 0; !fx->code[0] && s <= odd->arrived && s < odd->nsteps; s++) {
+            char names[8][256];
+            int nn = vw_tensor_names(m, odd->chain[s].tensor, k->seq, names, 8);
+            for (int j = 0; j < nn && !fx->code[0]; j++) rl_code_at_binding(m, k, fx, names[j]);
+        }
         return 1;
     }
     return peer_of_root(m, k, fx);
@@ -73,7 +81,9 @@ const struct vw_rule vw_rule_peer_moved_from_same_source = {
            "odd operand (or, for an operand computed from an unnamed tensor, a root made within a few events of "
            "a tensor the program moved). Example: for inputs, labels in loader: inputs = inputs.to(device), and "
            "labels used as they are. Fix: a move of the odd tensor beside its peer's move, by the name the "
-           "program has for it there.",
+           "program has for it there; where it has none yet, after the statement of that function that binds it "
+           "(inp = batch[\"input\"].to(device); tgt = batch[\"target\"]: tgt = tgt.to(device) after it), never by "
+           "the peer's name.",
     .example = "`for inputs, labels in loader:` `inputs = inputs.to(device)`, `labels` not "
                "(`bug_labels_not_moved.py`)",
     .fixes = 1u << VW_FIX_ADVICE | 1u << VW_FIX_MOVE_AFTER,

@@ -36,6 +36,27 @@ static int module_made_inline(struct vw_model *m, const struct vw_case *k, struc
     }
     if (!c) return 0;
     char d1[32], d2[32], expr[160], on[300];
+    /* no device bound where it is made inline (Trainer(Net(), lr) in a script that names none): moved where the
+     * class that calls it as its attribute, and holds the program's device, binds it (self.model.to(self.dev)) */
+    char hattr[140];
+    struct vw_frame hat, hcall;
+    int hbefore = 0;
+    if (!vw_device_expr_bound(m, k, k->want, &caller, expr, sizeof expr)[0] &&
+        vw_code_module_in_holder(m, k, &hat, &hbefore, &hcall, hattr, sizeof hattr, fx->code, sizeof fx->code)) {
+        rl_at_frame(fx, &hat, o->chain[p].seq);
+        fx->before = hbefore;
+        fx->kind = VW_FIX_MOVE_MODULE;
+        *v = RL_UNMOVED_MODULE;
+        rl_say(fx,
+               "move the %s made inside the expression at %s:%d to %s where %s binds %s, with the device that object "
+               "keeps: %s is its parameter%s, still where it was made, on %s",
+               c->func, caller.file, caller.line, rl_dev_name(k->want, d1), hat.function, hattr,
+               vw_operand_called(o, on, sizeof on), p ? " (through a view)" : "", rl_dev_name(o->dev, d2));
+        rl_evidence(fx, "a parameter (nn.Parameter) made by %s", ctor.function);
+        rl_evidence(fx, "%s calls it as %s (line %d); no device is bound at line %d, where %s(...) is called inside "
+                        "an expression", hcall.function, hattr, hcall.line, caller.line, c->func);
+        return 1;
+    }
     vw_device_expr(m, k, k->want, &caller, expr, sizeof expr);
     rl_at_frame(fx, &caller, o->chain[p].seq);
     *v = RL_UNMOVED_MODULE;
@@ -732,6 +753,30 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
             if (!fx->code[0] && rl_has_code(m, made) && vw_src_at(m, made->site.file, made->site.line, &ms) &&
                 ms.binds[0] && !strchr(ms.binds, ',') && (mc = rl_making_call(&ms, made)) && !mc->temporary)
                 rl_code_for(m, k, fx, made, ms.binds);
+        }
+    }
+    /* a module's tensor named from inside its own methods (self.weight: the module is its receiver there, no name
+     * the program holds): moved where the statement that constructed it binds it, by that name, with the device
+     * bound there (self.loss_fn = SmoothedLoss(...) in a trainer's __init__: self.loss_fn.to(self.device)) */
+    struct vw_frame cctor, ccall;
+    struct vw_src cs;
+    char cexpr[160];
+    if (*v == RL_UNMOVED_MODULE && !fx->code[0] && rl_is_python(made) &&
+        vw_fact_constructed_at(m, made, &cctor, &ccall) && ccall.python && vw_src_at(m, ccall.file, ccall.line, &cs) &&
+        cs.binds_kind == DT_BINDS_CALL &&
+        vw_device_expr_bound(m, k, k->want, &ccall, cexpr, sizeof cexpr)[0]) {
+        const char *target = cs.nattrs == 1 && !cs.binds[0] ? cs.binds_attr
+                             : !cs.nattrs && rl_ident(cs.binds) ? cs.binds
+                                                                       : NULL;
+        if (target && strlen(target) < 200) {
+            rl_at_frame(fx, &ccall, made->seq);
+            fx->site.site.line = cs.last;
+            fx->kind = VW_FIX_MOVE_MODULE;
+            vw_code_object_to(target, cexpr, fx->code, sizeof fx->code);
+            rl_say(fx, "move the module %s to %s once it is made: its %s \"%s\" is still where it was made, on %s",
+                   target, d1, made->param ? "parameter" : "buffer", odd->name, d2);
+            rl_evidence(fx, "constructed by %s and bound to %s at %s:%d", cctor.function, target, ccall.file, cs.first);
+            return 1;
         }
     }
     /* a module made where no device is bound (a script that hands it to a trainer of its own): moved where the
