@@ -640,7 +640,8 @@ static const char *py_instance_attr(struct vw_model *m, const struct vw_frame *s
  *     is an attribute of self (`self.device`), or a device attribute a method of the class binds;
  *  4. native code: a variable one of the program's moves to dev used that is declared in site's function
  *     too, in scope at site;
- *  5. a name bound to a device at the top of the file of site, that one of its moves used; else, Python, a
+ *  5. a name (Python: or an attribute of one, args.device) bound to a device at the top of the file of site,
+ *     that one of its moves used; else, Python, a
  *     device attribute of self one of its moves used in a method of a class, written outside that class by
  *     the name site's function bound an instance of it to (trainer = Trainer(...): trainer.device);
  *  6. Python: the device of a peer of the failing op (an operand on dev) by a name bound at site
@@ -708,8 +709,10 @@ static const char *device_expr(struct vw_model *m, const struct vw_case *k, int6
             snprintf(tried, sizeof tried, "%s", v);
             if (vw_code_in_scope(m, site, v)) snprintf(scoped, sizeof scoped, "%s", v);
         }
-        if (!local[0] && !scoped[0] && !global[0] && !strchr(v, '.')) {
-            /* a name the program bound to a device at the top of the file of the site */
+        if (!local[0] && !scoped[0] && !global[0] &&
+            (!strchr(v, '.') || (lang == VW_LANG_PYTHON && strncmp(v, "self.", 5)))) {
+            /* a name the program bound to a device at the top of the file of the site, or an attribute of one
+             * (args.device = torch.device(...) after args = parser.parse_args()) */
             device_var_where(m, site->file, module_level_var, (void *)v, global, sizeof global);
         }
     }

@@ -528,9 +528,17 @@ class _Facts:
         for t in targets:
             _names(t, names)
             _self_attrs(t, attrs)
-        if not names and not attrs:
-            return []
         unpack = any(isinstance(t, (ast.Tuple, ast.List)) for t in targets)
+        devs = []
+        if value is not None and not unpack and _is_device_value(value):
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    devs.append((P.FACT_DEVICE_VAR, t.id))
+                elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name):
+                    # self.device, and an attribute of another object: args.device = torch.device(...)
+                    devs.append((P.FACT_DEVICE_VAR, t.value.id + "." + t.attr))
+        if not names and not attrs:
+            return devs
         if unpack:
             kind = "unpack"
         elif kind is None:
@@ -544,13 +552,7 @@ class _Facts:
         out.append((P.FACT_BINDS_KIND, kind))
         if attrs and len(targets) == 1 and not unpack and isinstance(value, ast.Name):
             out.append((P.FACT_ATTR_FROM, value.id))  # self.pe = pe: the attribute holds what the name held
-        if value is not None and not unpack and _is_device_value(value):
-            for t in targets:
-                if isinstance(t, ast.Name):
-                    out.append((P.FACT_DEVICE_VAR, t.id))
-                elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
-                    out.append((P.FACT_DEVICE_VAR, "self." + t.attr))
-        return out
+        return out + devs
 
 
 def file_facts(path):
