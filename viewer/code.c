@@ -615,7 +615,8 @@ static const char *py_instance_attr(struct vw_model *m, const struct vw_frame *s
             const char *f = src.calls[c].func, *last = strrchr(f, '.');
             last = last ? last + 1 : f;
             if (strlen(last) == nl && !strncmp(last, cname, nl) && !src.calls[c].temporary) {
-                snprintf(name, sizeof name, "%s", src.binds);
+                size_t bl = strlen(src.binds); /* shorter than name: checked above */
+                memcpy(name, src.binds, bl + 1);
                 break;
             }
         }
@@ -641,9 +642,9 @@ static const char *py_instance_attr(struct vw_model *m, const struct vw_frame *s
  *  4. native code: a variable one of the program's moves to dev used that is declared in site's function
  *     too, in scope at site;
  *  5. a name (Python: or an attribute of one, args.device) bound to a device at the top of the file of site,
- *     that one of its moves used; else, Python, a
- *     device attribute of self one of its moves used in a method of a class, written outside that class by
- *     the name site's function bound an instance of it to (trainer = Trainer(...): trainer.device);
+ *     that one of its moves used; else, Python, a device attribute of self one of its moves used in a method of
+ *     a class, written outside that class by the name site's function bound an instance of it to (trainer =
+ *     Trainer(...): trainer.device);
  *  6. Python: the device of a peer of the failing op (an operand on dev) by a name bound at site
  *     (`x.device`): code that receives its tensors from callers, a module's forward, follows them; else of a
  *     tensor on dev that site's function made before site and still held by the name it bound it to at the

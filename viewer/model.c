@@ -2024,13 +2024,12 @@ int vw_case_load(struct vw_model *m, struct vw_case *k, int64_t seq, int first, 
         if (!ops[i].src_name[0] && made && made->tensor == ops[i].tensor && made->origin >= 0 && made->has_site &&
             vw_code_lang(m, &made->site) == VW_LANG_PYTHON && vw_src_at(m, made->site.file, made->site.line, &src) &&
             src.binds[0] && !strchr(src.binds, ',') && src.binds_kind == DT_BINDS_CALL &&
-            (call = statement_call(m, made, &src, &first)) && !call->temporary) /* not a temporary inside it (total +=
-                                                                           * loss(model(x), y).item()) */
+            /* the statement's value, not a temporary inside it (total += loss(model(x), y).item()) */
+            (call = statement_call(m, made, &src, &first)) && !call->temporary)
             snprintf(ops[i].src_name, sizeof ops[i].src_name, "%s", src.binds);
     }
     return 0;
 }
-
 
 void vw_case_free(struct vw_case *k) {
     free(k->ops);

@@ -765,15 +765,16 @@ static int analyse(struct vw_model *m, const struct vw_case *k, struct vw_fix *f
         vw_fact_constructed_at(m, made, &cctor, &ccall) && ccall.python && vw_src_at(m, ccall.file, ccall.line, &cs) &&
         cs.binds_kind == DT_BINDS_CALL &&
         vw_device_expr_bound(m, k, k->want, &ccall, cexpr, sizeof cexpr)[0]) {
-        const char *target = cs.nattrs == 1 && !cs.binds[0] ? cs.binds_attr
+        const char *target = cs.nattrs == 1 && !cs.binds[0]    ? cs.binds_attr
                              : !cs.nattrs && rl_ident(cs.binds) ? cs.binds
-                                                                       : NULL;
+                                                                : NULL;
         if (target && strlen(target) < 200) {
             rl_at_frame(fx, &ccall, made->seq);
             fx->site.site.line = cs.last;
             fx->kind = VW_FIX_MOVE_MODULE;
             vw_code_object_to(target, cexpr, fx->code, sizeof fx->code);
-            rl_say(fx, "move the module %s to %s once it is made: its %s \"%s\" is still where it was made, on %s",
+            rl_say(fx,
+                   "move the module \"%s\" to %s once it is made: its %s \"%s\" is still where it was made, on %s",
                    target, d1, made->param ? "parameter" : "buffer", odd->name, d2);
             rl_evidence(fx, "constructed by %s and bound to %s at %s:%d", cctor.function, target, ccall.file, cs.first);
             return 1;
