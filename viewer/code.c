@@ -669,7 +669,8 @@ static const char *device_expr(struct vw_model *m, const struct vw_case *k, int6
     /* then the sites of Python factories that made tensors on dev with the program's device= (a device variable
      * a program passes only to its factories is the program's as well) */
     int nmade = moves ? vw_fact_made_on(m, dev, k ? k->seq : INT64_MAX, moves + nmoves, 256) : 0;
-    char local[128] = "", global[128] = "", scoped[128] = "", tried[128] = "", classwide[128] = "", inst[160] = "";
+    char local[128] = "", global[128] = "", scoped[128] = "", tried[128] = "", classwide[128] = "", inst[160] = "",
+         inst_tried[256] = ""; /* the class whose instance was looked for last: each class's once */
     for (int mv = 0; !local[0] && mv < nmoves + nmade; mv++) {
         const struct vw_frame f = moves[mv];
         struct vw_src src;
@@ -701,8 +702,13 @@ static const char *device_expr(struct vw_model *m, const struct vw_case *k, int6
             /* self.device of another class's method, outside that class: by the instance site's function holds
              * (trainer.device) */
             const char *mdot = strrchr(src.function, '.');
-            if (mdot && mdot > src.function && !(cl && !strncmp(src.function, fn, cl) && src.function[cl] == '.'))
-                py_instance_attr(m, site, src.function, (size_t)(mdot - src.function), v, inst, sizeof inst);
+            size_t ml = mdot ? (size_t)(mdot - src.function) : 0;
+            if (ml && ml < sizeof inst_tried && !(cl && !strncmp(src.function, fn, cl) && src.function[cl] == '.') &&
+                (strlen(inst_tried) != ml || strncmp(inst_tried, src.function, ml))) {
+                memcpy(inst_tried, src.function, ml);
+                inst_tried[ml] = 0;
+                py_instance_attr(m, site, src.function, ml, v, inst, sizeof inst);
+            }
         }
         else if (!scoped[0] && strcmp(v, tried) && ident_like(v)) {
             /* native code: a device variable the program moves with elsewhere (a lambda, a helper it passed
